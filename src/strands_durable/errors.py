@@ -1,0 +1,123 @@
+"""Error types and the one table that maps them to process exit codes (README documents it)."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    CHECK_VIOLATIONS = 1
+    USAGE = 2
+    SPEC_INVALID = 3
+    RUNTIME = 10
+    IO = 12
+    SESSION_UNUSABLE = 17
+    UNSUPPORTED = 18
+    HITL_PAUSED = 19
+    BUDGET_EXCEEDED = 20
+    UNEXPECTED = 70
+    SIGINT = 130
+    SIGTERM = 143
+
+
+class DurableError(Exception):
+    """Base class for every error a user can cause or fix; carries its exit code and a one-line message."""
+
+    exit_code: ExitCode = ExitCode.UNEXPECTED
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(DurableError):
+    exit_code = ExitCode.USAGE
+
+
+class SessionNotFound(UsageError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"Session not found: {session_id}")
+        self.session_id = session_id
+
+
+class SessionCompleted(UsageError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"Session already completed: {session_id}")
+        self.session_id = session_id
+
+
+class SpecError(DurableError):
+    """A spec that does not load or validate: the message names the file, the key path and the line."""
+
+    exit_code = ExitCode.SPEC_INVALID
+
+    def __init__(self, file: str, detail: str, *, key_path: str | None = None, line: int | None = None):
+        where = file
+        if line is not None:
+            where += f":{line}"
+        if key_path:
+            where += f": {key_path}"
+        super().__init__(f"{where}: {detail}")
+        self.file = file
+        self.key_path = key_path
+        self.line = line
+        self.detail = detail
+
+
+class WorkflowFailed(DurableError):
+    """A model, tool or provider failure that survived the retry policy."""
+
+    exit_code = ExitCode.RUNTIME
+
+
+class StorageIOError(DurableError):
+    """Disk full, permission denied, read-only file system, an artifact that cannot be written."""
+
+    exit_code = ExitCode.IO
+
+
+class SessionInUse(DurableError):
+    exit_code = ExitCode.SESSION_UNUSABLE
+
+    def __init__(self, session_id: str, pid: int, host: str) -> None:
+        super().__init__(f"Session {session_id} is in use by pid {pid} on host {host}")
+        self.session_id = session_id
+        self.pid = pid
+        self.host = host
+
+
+class CorruptSession(DurableError):
+    exit_code = ExitCode.SESSION_UNUSABLE
+
+    def __init__(self, path: str, detail: str) -> None:
+        super().__init__(f"Corrupt session file {path}: {detail}")
+        self.path = path
+
+
+class Unsupported(DurableError):
+    """A feature, key or tool we cannot provide here; the message names it."""
+
+    exit_code = ExitCode.UNSUPPORTED
+
+
+class HitlPaused(DurableError):
+    exit_code = ExitCode.HITL_PAUSED
+
+
+class BudgetExceeded(DurableError):
+    exit_code = ExitCode.BUDGET_EXCEEDED
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """The process exit code for an exception that reached the top of a command."""
+    if isinstance(exc, DurableError):
+        return int(exc.exit_code)
+    if isinstance(exc, KeyboardInterrupt):
+        return int(ExitCode.SIGINT)
+    if isinstance(exc, OSError):
+        return int(ExitCode.IO)
+    return int(ExitCode.UNEXPECTED)
