@@ -1,0 +1,141 @@
+"""The one file-operations layer: every byte the project writes goes through a `FileOps` implementation.
+
+The real implementation makes writes durable (temp file in the same directory, fsync, rename, directory fsync);
+recording and faulty implementations replace it in the chaos harness. A test fails if code elsewhere writes files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+from typing import Protocol
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+TEMP_SUFFIX = ".tmp"
+
+
+class AppendHandle(Protocol):
+    def append(self, data: bytes) -> None: ...
+
+    def sync(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class FileOps:
+    """Durable local file operations. Subclasses override single operations to record or inject faults."""
+
+    # -- primitives ---------------------------------------------------------------------------------
+    def write_file(self, path: Path, data: bytes, *, sync: bool) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, FILE_MODE)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def rename(self, src: Path, dst: Path) -> None:
+        os.replace(src, dst)
+
+    def fsync_dir(self, path: Path) -> None:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def remove(self, path: Path) -> None:
+        os.unlink(path)
+
+    def rmdir(self, path: Path) -> None:
+        os.rmdir(path)
+
+    def mkdir(self, path: Path) -> None:
+        os.mkdir(path, DIR_MODE)
+
+    def truncate(self, path: Path, size: int) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def open_append(self, path: Path) -> AppendHandle:
+        return _Appender(path)
+
+    def sync_all(self) -> None:
+        """Flush every dirty page to stable storage (one barrier for many lazily written files)."""
+        os.sync()
+
+    def read_bytes(self, path: Path) -> bytes:
+        with open(path, "rb") as fh:
+            return fh.read()
+
+    # -- compositions (built only from the primitives above, so a subclass sees each step) ---------
+    def write_atomic(self, path: Path, data: bytes, *, durable: bool = True) -> None:
+        """Replace `path` with `data` atomically: temp file, (fsync), rename, (directory fsync)."""
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+        try:
+            self.write_file(tmp, data, sync=durable)
+            self.rename(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                self.remove(tmp)
+            raise
+        if durable:
+            self.fsync_dir(path.parent)
+
+    def makedirs(self, path: Path) -> None:
+        """Create `path` and missing parents (mode 0700), fsyncing each parent that gained an entry."""
+        missing: list[Path] = []
+        probe = path
+        while not probe.exists():
+            missing.append(probe)
+            probe = probe.parent
+        for directory in reversed(missing):
+            try:
+                self.mkdir(directory)
+            except FileExistsError:
+                continue
+            self.fsync_dir(directory.parent)
+
+    def remove_tree(self, path: Path) -> None:
+        """Delete a directory tree bottom-up through the primitives."""
+        for root, dirs, files in os.walk(path, topdown=False):
+            for name in files:
+                self.remove(Path(root) / name)
+            for name in dirs:
+                self.rmdir(Path(root) / name)
+        self.rmdir(path)
+        self.fsync_dir(path.parent)
+
+
+class _Appender:
+    def __init__(self, path: Path) -> None:
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, FILE_MODE)
+
+    def append(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    def sync(self) -> None:
+        os.fdatasync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def is_temp_file(name: str) -> bool:
+    return name.startswith(".") and name.endswith(TEMP_SUFFIX)

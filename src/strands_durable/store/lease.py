@@ -1,0 +1,94 @@
+"""The exclusive per-session lease: an OS lock (flock) held for the life of a run, plus who holds it.
+
+The kernel drops the lock when its holder dies, so a dead holder's lease is taken over without guessing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from strands_durable.errors import SessionInUse
+from strands_durable.store.fileops import FileOps
+from strands_durable.store.layout import LEASE_JSON, LEASE_LOCK
+
+
+@dataclass(frozen=True)
+class LeaseHolder:
+    pid: int
+    host: str
+    started_at: float
+
+
+def _read_holder(directory: Path) -> LeaseHolder | None:
+    try:
+        data = json.loads((directory / LEASE_JSON).read_bytes())
+        return LeaseHolder(int(data["pid"]), str(data["host"]), float(data["started_at"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def live_holder(directory: Path) -> LeaseHolder | None:
+    """The live holder of the session's lease, or None when nobody holds it (a dead holder holds nothing)."""
+    lock_path = directory / LEASE_LOCK
+    try:
+        fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _read_holder(directory) or LeaseHolder(0, "unknown", 0.0)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+class Lease:
+    """Held while a process runs or resumes a session. `acquire` raises SessionInUse when a live process has it."""
+
+    def __init__(self, directory: Path, session_id: str, fileops: FileOps) -> None:
+        self.directory = directory
+        self.session_id = session_id
+        self._fileops = fileops
+        self._fd = -1
+
+    def acquire(self) -> Lease:
+        lock_path = self.directory / LEASE_LOCK
+        if not lock_path.exists():
+            self._fileops.write_atomic(lock_path, b"")
+        fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            holder = _read_holder(self.directory) or LeaseHolder(0, "unknown", 0.0)
+            raise SessionInUse(self.session_id, holder.pid, holder.host) from None
+        self._fd = fd
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": time.time()}
+        try:
+            self._fileops.write_atomic(self.directory / LEASE_JSON, json.dumps(info).encode())
+        except BaseException:
+            self.release()
+            raise
+        return self
+
+    @property
+    def held(self) -> bool:
+        return self._fd >= 0
+
+    def release(self) -> None:
+        if self._fd < 0:
+            return
+        with contextlib.suppress(OSError):
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = -1

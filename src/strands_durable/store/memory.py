@@ -1,0 +1,121 @@
+"""Sessions kept in memory: the same commit semantics without a disk (tests and the benchmark baseline)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from typing import Any
+
+from strands_durable.crashpoints import CrashPoints
+from strands_durable.errors import SessionInUse, SessionNotFound, UsageError
+from strands_durable.store import layout
+from strands_durable.store.base import Session, SessionStore, SessionSummary
+from strands_durable.store.journal import HEADER_KIND
+from strands_durable.store.local import utc_now
+from strands_durable.store.state import SCHEMA_VERSION, SessionState, apply_record, fold
+
+
+class MemorySession(Session):
+    def __init__(self, store: MemoryStore, session_id: str, crash_points: CrashPoints | None) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.state = fold(store.records[session_id])
+        self.warnings: list[str] = []
+        self._crash = crash_points or CrashPoints()
+        self._closed = False
+
+    def commit(self, events: list[dict[str, Any]], *, path: str = "", synced: bool = False) -> None:
+        record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}
+        if synced:
+            record["synced"] = True
+        self._crash.emit("store.before_commit", path)
+        self.store.records[self.session_id].append(json.loads(json.dumps(record)))
+        apply_record(self.state, record)
+        self._crash.emit("store.after_commit", path)
+
+    def spec_snapshot(self) -> bytes:
+        return self.store.snapshots[self.session_id]
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.store.leases.discard(self.session_id)
+
+
+class MemoryStore(SessionStore):
+    def __init__(self) -> None:
+        self.records: dict[str, list[dict[str, Any]]] = {}
+        self.snapshots: dict[str, bytes] = {}
+        self.leases: set[str] = set()
+        self._lock = threading.Lock()
+
+    def _lease(self, session_id: str) -> None:
+        with self._lock:
+            if session_id in self.leases:
+                raise SessionInUse(session_id, 0, "memory")
+            self.leases.add(session_id)
+
+    def create(
+        self, meta: dict[str, Any], spec_snapshot: bytes, *, crash_points: CrashPoints | None = None
+    ) -> MemorySession:
+        session_id = meta["session_id"]
+        self.records[session_id] = [
+            {
+                "seq": 0,
+                "at": utc_now(),
+                "kind": HEADER_KIND,
+                "schema": SCHEMA_VERSION,
+                "events": [{"type": "session", "meta": copy.deepcopy(meta)}, {"type": "status", "status": "running"}],
+            }
+        ]
+        self.snapshots[session_id] = spec_snapshot
+        self._lease(session_id)
+        return MemorySession(self, session_id, crash_points)
+
+    def open(self, session_id: str, *, crash_points: CrashPoints | None = None) -> MemorySession:
+        if session_id not in self.records:
+            raise SessionNotFound(session_id)
+        self._lease(session_id)
+        return MemorySession(self, session_id, crash_points)
+
+    def load(self, session_id: str) -> SessionState:
+        if session_id not in self.records:
+            raise SessionNotFound(session_id)
+        return fold(self.records[session_id])
+
+    def list(self) -> list[SessionSummary]:
+        out = []
+        for session_id in self.records:
+            state = self.load(session_id)
+            out.append(
+                SessionSummary(
+                    session_id=session_id,
+                    workflow_name=str(state.meta.get("workflow_name")),
+                    pattern=str(state.meta.get("pattern")),
+                    status=state.status,
+                    stale=state.status == "running" and session_id not in self.leases,
+                    reason=state.reason,
+                    created_at=state.meta.get("created_at"),
+                    updated_at=state.updated_at,
+                    spec_path=state.meta.get("spec_path"),
+                )
+            )
+        return sorted(out, key=lambda s: s.updated_at or "", reverse=True)
+
+    def delete(self, session_id: str) -> None:
+        if session_id not in self.records:
+            raise SessionNotFound(session_id)
+        self._lease(session_id)
+        del self.records[session_id]
+        self.snapshots.pop(session_id, None)
+        self.leases.discard(session_id)
+
+    def resolve(self, id_or_prefix: str) -> str:
+        text = layout.check_id_prefix(id_or_prefix.strip().lower())
+        matches = [sid for sid in self.records if sid.startswith(text)]
+        if len(matches) != 1 or (len(text) < 8 and text not in self.records):
+            if len(matches) > 1:
+                raise UsageError(f"Ambiguous session id prefix {id_or_prefix}")
+            raise SessionNotFound(id_or_prefix)
+        return matches[0]

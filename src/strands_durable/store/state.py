@@ -1,0 +1,201 @@
+"""Session state as the pure fold of committed events; the same reducer serves loading, committing and views.
+
+Events are plain JSON dicts (they are what the journal stores). Kinds:
+  session        {meta}                                   first event of every session
+  message        {conv, agent, unit, index, message, agent_state?, cm_state?}
+  tool_started   {conv, tool_use_id}                     a non-idempotent tool is about to run
+  tool_result    {conv, result}                           one tool's result, the moment it finished
+  unit           {unit, record}                           a unit of work's outcome (response, status, ...)
+  pattern_state  {state}                                  the readable position (replaced whole)
+  status         {status, reason?}
+  artifact       {path, sha256, bytes}
+  variables      {variables, source}                      a hand edit of session.json honoured on resume
+  generation     {conv, messages, backup}                 a repair's new history for one conversation
+  conversation   {conv, cm_state?, agent_state?}          state changes not tied to a message
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+STATUSES = ("running", "paused", "completed", "failed")
+
+
+@dataclass
+class Conversation:
+    key: str
+    agent: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    units: list[str] = field(default_factory=list)  # the unit each message belongs to
+    agent_state: dict[str, Any] = field(default_factory=dict)
+    cm_state: dict[str, Any] | None = None
+    tool_results: dict[str, dict[str, Any]] = field(default_factory=dict)  # toolUseId -> toolResult
+    tools_started: set[str] = field(default_factory=set)
+    generation: int = 0
+    seqs: list[int] = field(default_factory=list)  # the journal record that committed each message
+
+    def usage(self) -> dict[str, int]:
+        total = {"input": 0, "output": 0, "total": 0}
+        for message in self.messages:
+            add_usage(total, message)
+        return total
+
+
+def add_usage(total: dict[str, int], message: dict[str, Any]) -> None:
+    usage = (message.get("metadata") or {}).get("usage") or {}
+    total["input"] += int(usage.get("inputTokens", 0))
+    total["output"] += int(usage.get("outputTokens", 0))
+    total["total"] += int(usage.get("totalTokens", 0))
+
+
+@dataclass
+class SessionState:
+    meta: dict[str, Any] = field(default_factory=dict)
+    status: str = "running"
+    reason: str | None = None
+    pattern_state: dict[str, Any] = field(default_factory=dict)
+    units: dict[str, dict[str, Any]] = field(default_factory=dict)
+    conversations: dict[str, Conversation] = field(default_factory=dict)
+    artifacts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seq: int = -1
+    synced_seq: int = -1  # the last record whose derived files were flushed to stable storage
+    updated_at: str | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.meta["session_id"]
+
+    def usage(self) -> dict[str, int]:
+        total = {"input": 0, "output": 0, "total": 0}
+        for conv in self.conversations.values():
+            for key, value in conv.usage().items():
+                total[key] += value
+        return total
+
+    def conversation(self, key: str, agent: str) -> Conversation:
+        conv = self.conversations.get(key)
+        if conv is None:
+            conv = self.conversations[key] = Conversation(key=key, agent=agent)
+        return conv
+
+
+class EventError(ValueError):
+    """An event that cannot apply to the state (a bug, or a journal written by something else)."""
+
+
+def apply_event(state: SessionState, event: dict[str, Any]) -> None:
+    kind = event.get("type")
+    handler = _HANDLERS.get(kind)  # type: ignore[arg-type]
+    if handler is None:
+        raise EventError(f"unknown event type {kind!r}")
+    handler(state, event)
+
+
+def apply_record(state: SessionState, record: dict[str, Any]) -> None:
+    state.seq = record["seq"]
+    for event in record.get("events", ()):
+        apply_event(state, event)
+    if record.get("synced"):
+        state.synced_seq = record["seq"]
+    state.updated_at = record.get("at", state.updated_at)
+
+
+def fold(records: list[dict[str, Any]]) -> SessionState:
+    state = SessionState()
+    for record in records:
+        apply_record(state, record)
+    return state
+
+
+def _session(state: SessionState, event: dict[str, Any]) -> None:
+    state.meta = copy.deepcopy(event["meta"])
+
+
+def _message(state: SessionState, event: dict[str, Any]) -> None:
+    conv = state.conversation(event["conv"], event["agent"])
+    index = event["index"]
+    if index != len(conv.messages):
+        raise EventError(f"message {index} of {conv.key} out of order (have {len(conv.messages)})")
+    message = event["message"]
+    conv.messages.append(message)
+    conv.units.append(event.get("unit", ""))
+    conv.seqs.append(state.seq)
+    if "agent_state" in event:
+        conv.agent_state = event["agent_state"]
+    if "cm_state" in event:
+        conv.cm_state = event["cm_state"]
+    if message.get("role") == "user":
+        # a results message settles the journal entries of the previous toolUse turn
+        for block in message.get("content", ()):
+            result = block.get("toolResult")
+            if result is not None:
+                conv.tool_results.pop(result.get("toolUseId"), None)
+                conv.tools_started.discard(result.get("toolUseId"))
+
+
+def _tool_started(state: SessionState, event: dict[str, Any]) -> None:
+    state.conversations[event["conv"]].tools_started.add(event["tool_use_id"])
+
+
+def _tool_result(state: SessionState, event: dict[str, Any]) -> None:
+    result = event["result"]
+    state.conversations[event["conv"]].tool_results[result["toolUseId"]] = result
+
+
+def _unit(state: SessionState, event: dict[str, Any]) -> None:
+    state.units[event["unit"]] = event["record"]
+
+
+def _pattern_state(state: SessionState, event: dict[str, Any]) -> None:
+    state.pattern_state = event["state"]
+
+
+def _status(state: SessionState, event: dict[str, Any]) -> None:
+    if event["status"] not in STATUSES:
+        raise EventError(f"unknown status {event['status']!r}")
+    state.status = event["status"]
+    state.reason = event.get("reason")
+
+
+def _artifact(state: SessionState, event: dict[str, Any]) -> None:
+    state.artifacts[event["path"]] = {"sha256": event["sha256"], "bytes": event["bytes"]}
+
+
+def _variables(state: SessionState, event: dict[str, Any]) -> None:
+    state.meta["variables"] = event["variables"]
+
+
+def _generation(state: SessionState, event: dict[str, Any]) -> None:
+    conv = state.conversations[event["conv"]]
+    conv.messages = event["messages"]
+    conv.units = event.get("units") or [""] * len(conv.messages)
+    conv.seqs = [state.seq] * len(conv.messages)
+    conv.tool_results = {}
+    conv.tools_started = set()
+    conv.generation += 1
+
+
+def _conversation(state: SessionState, event: dict[str, Any]) -> None:
+    conv = state.conversation(event["conv"], event["agent"])
+    if "cm_state" in event:
+        conv.cm_state = event["cm_state"]
+    if "agent_state" in event:
+        conv.agent_state = event["agent_state"]
+
+
+_HANDLERS = {
+    "session": _session,
+    "message": _message,
+    "tool_started": _tool_started,
+    "tool_result": _tool_result,
+    "unit": _unit,
+    "pattern_state": _pattern_state,
+    "status": _status,
+    "artifact": _artifact,
+    "variables": _variables,
+    "generation": _generation,
+    "conversation": _conversation,
+}

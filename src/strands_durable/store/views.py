@@ -1,0 +1,57 @@
+"""The readable files derived from the journal (session.json, pattern_state.json, agent and message files).
+
+They are written after the journal and may lag it, never lead it; their bytes are a pure function of state.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from strands_durable.store.state import SCHEMA_VERSION, Conversation, SessionState
+
+
+def dump(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode()
+
+
+def session_view(state: SessionState) -> dict[str, Any]:
+    meta = state.meta
+    usage = state.usage()
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "session_id": meta["session_id"],
+        "workflow_name": meta.get("workflow_name"),
+        "pattern": meta.get("pattern"),
+        "status": state.status,
+        "status_reason": state.reason,
+        "created_at": meta.get("created_at"),
+        "updated_at": state.updated_at,
+        "spec_path": meta.get("spec_path"),
+        "spec_hash": meta.get("spec_hash"),
+        "variables": meta.get("variables", {}),
+        "runtime": meta.get("runtime", {}),
+        "token_usage": {"total": usage["total"], "input": usage["input"], "output": usage["output"]},
+        "artifacts_written": sorted(state.artifacts),
+        "journal_seq": state.seq,
+    }
+
+
+def pattern_state_view(state: SessionState) -> dict[str, Any]:
+    return {"pattern": state.meta.get("pattern"), **state.pattern_state}
+
+
+def agent_view(conv: Conversation) -> dict[str, Any]:
+    return {
+        "conversation_key": conv.key,
+        "agent_id": conv.agent,
+        "message_count": len(conv.messages),
+        "generation": conv.generation,
+        "state": conv.agent_state,
+        "conversation_manager_state": conv.cm_state,
+        "token_usage": conv.usage(),
+    }
+
+
+def message_view(conv: Conversation, index: int) -> dict[str, Any]:
+    return {"message_id": index, "unit": conv.units[index], "message": conv.messages[index]}
