@@ -1,0 +1,71 @@
+"""Turn pydantic validation errors and reference problems into one SpecError line: file, line, key path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from strands_durable.errors import SpecError
+from strands_durable.spec.document import Document, KeyPath, format_key_path
+
+
+def key_path_of(loc: tuple[Any, ...], data: Any, error_type: str) -> KeyPath:
+    """The key path in the user's data for a pydantic `loc`, without the union tags pydantic inserts.
+
+    A loc element is kept when the data has it at that point; the last one is also kept when it names a
+    missing key. Anything else is a tag (`chain`, `agent`, `hitl`, ...) and is dropped.
+    """
+    path: list[str | int] = []
+    current = data
+    for index, part in enumerate(loc):
+        last = index == len(loc) - 1
+        if isinstance(current, dict) and part in current:
+            path.append(part if isinstance(part, str) else str(part))
+            current = current[part]
+        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
+            path.append(part)
+            current = current[part]
+        elif last and error_type == "missing":
+            path.append(str(part))
+    return tuple(path)
+
+
+def _shorten(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_OWN_MESSAGES = frozenset({"invalid_pattern", "invalid_unit", "invalid_tool", "invalid_mcp"})
+
+
+def describe(error: dict[str, Any], path: KeyPath) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return f"unknown key '{path[-1] if path else error['loc'][-1]}'"
+    if kind == "missing":
+        return f"missing required key '{path[-1] if path else error['loc'][-1]}'"
+    message = error["msg"]
+    if kind in _OWN_MESSAGES or kind.startswith("value_"):
+        return message.removeprefix("Value error, ")
+    return f"{message[0].lower()}{message[1:]} (got {_shorten(error.get('input'))})"
+
+
+def from_validation(exc: ValidationError, document: Document, file: str) -> SpecError:
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    path = key_path_of(tuple(first["loc"]), document.data, first["type"])
+    detail = describe(first, path)
+    if len(errors) > 1:
+        detail += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    return SpecError(file, detail, key_path=format_key_path(path) or None, line=document.line_of(path))
+
+
+def from_problems(problems: list[tuple[KeyPath, str]], document: Document, file: str) -> SpecError:
+    path, detail = problems[0]
+    if len(problems) > 1:
+        detail += f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})"
+    return SpecError(file, detail, key_path=format_key_path(path) or None, line=document.line_of(path))
+
+
+__all__ = ["describe", "from_problems", "from_validation", "key_path_of"]

@@ -1,0 +1,234 @@
+"""Parse spec bytes (YAML or JSON) into plain data, safely and within limits, with the line of every key.
+
+The limits stop hostile or broken files before they cost memory: file size, nesting depth, and the number of
+values after alias expansion (a "billion laughs" document is refused, not expanded). Duplicate keys are an
+error rather than a silent override.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from strands_durable.errors import SpecError
+
+MAX_BYTES = 1024 * 1024
+"""Largest spec file accepted (1 MiB; the biggest real spec is about 30 KiB)."""
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and sequences accepted."""
+MAX_VALUES = 100_000
+"""Most values (scalars, mappings, sequences) a document may expand to, aliases counted each time used."""
+
+KeyPath = tuple[str | int, ...]
+
+
+def format_key_path(path: KeyPath) -> str:
+    """`('pattern', 'config', 'steps', 0, 'agent')` -> `pattern.config.steps[0].agent`."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+@dataclass
+class Document:
+    """Parsed spec data plus the line (1-based) where each key path starts, where known."""
+
+    data: Any
+    lines: dict[KeyPath, int] = field(default_factory=dict)
+
+    def line_of(self, path: KeyPath) -> int | None:
+        """The line of `path`, or of its nearest ancestor that has one."""
+        for end in range(len(path), -1, -1):
+            line = self.lines.get(tuple(path[:end]))
+            if line is not None:
+                return line
+        return None
+
+
+def check_size(size: int, file: str) -> None:
+    if size > MAX_BYTES:
+        raise SpecError(file, f"file is {size} bytes; specs are limited to {MAX_BYTES} bytes")
+
+
+def parse_document(raw: bytes, *, file: str, json_format: bool) -> Document:
+    """Parse `raw` as JSON (when `json_format`) or YAML; any failure is a SpecError naming `file`."""
+    check_size(len(raw), file)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SpecError(file, f"not UTF-8 text (byte {exc.start})") from None
+    if json_format:
+        return _parse_json(text, file)
+    return _YamlBuilder(text, file).build()
+
+
+def _parse_json(text: str, file: str) -> Document:
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                raise SpecError(file, f"duplicate key '{key}'")
+            out[key] = value
+        return out
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as exc:
+        raise SpecError(file, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
+    except RecursionError:
+        raise SpecError(file, f"nesting deeper than {MAX_DEPTH} levels") from None
+    _check_depth(data, file)
+    try:  # JSON is (nearly) YAML: borrow the YAML node tree for line numbers when it parses
+        lines = _YamlBuilder(text, file).build().lines
+    except SpecError:
+        lines = {}
+    return Document(data, lines)
+
+
+def _check_depth(data: Any, file: str) -> None:
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth >= MAX_DEPTH:
+                raise SpecError(file, f"nesting deeper than {MAX_DEPTH} levels")
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
+
+
+def _mark_line(mark: Any) -> int | None:
+    return None if mark is None else mark.line + 1
+
+
+class _YamlBuilder:
+    """Builds Python data from the YAML node tree itself, counting values and recording key lines."""
+
+    def __init__(self, text: str, file: str) -> None:
+        self.text = text
+        self.file = file
+        self.lines: dict[KeyPath, int] = {}
+        self.count = 0
+        self.pair_cache: dict[int, list[tuple]] = {}
+
+    def fail(self, detail: str, mark: Any = None) -> SpecError:
+        return SpecError(self.file, detail, line=_mark_line(mark))
+
+    def build(self) -> Document:
+        self._check_events()
+        loader = yaml.SafeLoader(self.text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                raise self.fail("the file is empty; a spec is a mapping")
+            self.lines[()] = node.start_mark.line + 1
+            data = self._value(loader, node, (), 0)
+        except yaml.MarkedYAMLError as exc:
+            raise self._yaml_error(exc) from None
+        except yaml.YAMLError as exc:
+            raise self.fail(f"invalid YAML: {exc}") from None
+        finally:
+            loader.dispose()
+        return Document(data, self.lines)
+
+    def _yaml_error(self, exc: yaml.MarkedYAMLError) -> SpecError:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        return self.fail(f"invalid YAML: {problem}", mark)
+
+    def _check_events(self) -> None:
+        """Refuse deep nesting before composing (the composer recurses once per level)."""
+        depth = 0
+        try:
+            for event in yaml.parse(self.text, Loader=yaml.SafeLoader):
+                if isinstance(event, yaml.CollectionStartEvent):
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        raise self.fail(f"nesting deeper than {MAX_DEPTH} levels", event.start_mark)
+                elif isinstance(event, yaml.CollectionEndEvent):
+                    depth -= 1
+        except yaml.MarkedYAMLError as exc:
+            raise self._yaml_error(exc) from None
+        except yaml.YAMLError as exc:
+            raise self.fail(f"invalid YAML: {exc}") from None
+
+    def _value(self, loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, depth: int) -> Any:
+        self.count += 1
+        if self.count > MAX_VALUES:
+            raise self.fail(
+                f"more than {MAX_VALUES} values after expanding aliases (an alias bomb?)", node.start_mark
+            )
+        if depth > MAX_DEPTH:
+            raise self.fail(f"nesting deeper than {MAX_DEPTH} levels (a recursive alias?)", node.start_mark)
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(loader, node, path, depth)
+        if isinstance(node, yaml.SequenceNode):
+            if node.tag not in ("tag:yaml.org,2002:seq",):
+                raise self.fail(f"unsupported tag {node.tag}", node.start_mark)
+            items = []
+            for index, child in enumerate(node.value):
+                item_path = (*path, index)
+                self.lines.setdefault(item_path, child.start_mark.line + 1)
+                items.append(self._value(loader, child, item_path, depth + 1))
+            return items
+        return loader.construct_object(node, deep=True)
+
+    def _mapping(self, loader: yaml.SafeLoader, node: yaml.MappingNode, path: KeyPath, depth: int) -> Any:
+        out: dict[Any, Any] = {}
+        for key, key_node, value_node in self._pairs(loader, node, set()):
+            key_path = (*path, key if isinstance(key, str) else str(key))
+            self.lines.setdefault(key_path, key_node.start_mark.line + 1)
+            out[key] = self._value(loader, value_node, key_path, depth + 1)
+        return out
+
+    def _pairs(self, loader: yaml.SafeLoader, node: yaml.MappingNode, seen: set[int]) -> list[tuple]:
+        """(key, key node, value node) of a mapping: its own keys, then `<<` merged keys it lacks.
+
+        Merged keys are deduplicated as they are collected, so merging one mapping many times costs no
+        more than merging it once (PyYAML's own flattening would multiply them).
+        """
+        if node.tag != "tag:yaml.org,2002:map":
+            raise self.fail(f"unsupported tag {node.tag}", node.start_mark)
+        cached = self.pair_cache.get(id(node))
+        if cached is not None:
+            return cached
+        if id(node) in seen:
+            raise self.fail("a mapping merges itself (recursive `<<` alias)", node.start_mark)
+        seen = seen | {id(node)}
+        own: dict[Any, tuple] = {}
+        merged: list[yaml.Node] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+                for source in sources:
+                    if not isinstance(source, yaml.MappingNode):
+                        raise self.fail("`<<` merges mappings only", source.start_mark)
+                    merged.append(source)
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise self.fail("a mapping key must be a plain value", key_node.start_mark)
+            key = loader.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in own
+            except TypeError:
+                raise self.fail("a mapping key must be a plain value", key_node.start_mark) from None
+            if duplicate:
+                raise self.fail(f"duplicate key '{key}'", key_node.start_mark)
+            own[key] = (key, key_node, value_node)
+        pairs = list(own.values())
+        for source in merged:
+            for entry in self._pairs(loader, source, seen):
+                if entry[0] not in own:
+                    own[entry[0]] = entry
+                    pairs.append(entry)
+        self.pair_cache[id(node)] = pairs
+        return pairs
+
+
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_VALUES", "Document", "KeyPath", "format_key_path", "parse_document"]
