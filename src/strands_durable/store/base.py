@@ -43,6 +43,10 @@ class Session(ABC):
     def spec_snapshot(self) -> bytes: ...
 
     @abstractmethod
+    def abandon(self) -> None:
+        """Let go as a crashed process would: no flush, no final record; only the lease is released."""
+
+    @abstractmethod
     def close(self) -> None:
         """Flush the readable files, make everything durable and release the lease."""
 

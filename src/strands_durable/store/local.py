@@ -154,6 +154,12 @@ class LocalSession(Session):
     def spec_snapshot(self) -> bytes:
         return self._ops.read_bytes(self.directory / layout.SPEC_SNAPSHOT)
 
+    def abandon(self) -> None:
+        """Drop the session as a crashed process would: no flush, no final record, the lease released."""
+        self._closed = True
+        self._appender.close()
+        self._lease.release()
+
     def close(self) -> None:
         if self._closed:
             return

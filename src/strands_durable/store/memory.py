@@ -37,6 +37,9 @@ class MemorySession(Session):
     def spec_snapshot(self) -> bytes:
         return self.store.snapshots[self.session_id]
 
+    def abandon(self) -> None:
+        self.close()
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True

@@ -1,0 +1,327 @@
+"""One agent invocation of one unit of work, run by a real `strands.Agent` and committed as it happens.
+
+Each message is committed as the agent adds it; each tool result is committed the moment its tool finishes
+(a wrap middleware around tool execution), so a crash anywhere inside the invocation resumes exactly:
+committed results are replayed, committed model turns are never requested again, and the conversation is
+restored message for message. Non-idempotent tools that started but were not committed are answered with an
+honest synthesized error instead of running twice.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from strands_durable.crashpoints import CrashPoints
+from strands_durable.errors import DurableError, WorkflowFailed
+from strands_durable.store.base import Session
+from strands_durable.store.state import Conversation
+
+SYNTHESIZED_MARKER = "synthesized_tool_results"
+
+
+class StopRequested(BaseException):  # noqa: N818 - a request, raised to unwind to a safe point
+    """Raised at a safe point after Ctrl+C or SIGTERM asked the run to stop; the session stays resumable."""
+
+
+@dataclass
+class Invocation:
+    """What a unit asks of an agent: everything needed to build it and to address its crash points."""
+
+    unit: str  # unit id, e.g. "step[1]"
+    path: str  # crash-point path prefix, e.g. "step[1]:analyst"
+    conv_key: str  # conversation storage key
+    agent_id: str
+    system_prompt: str | None
+    prompt: str
+    tools: list[Any] = field(default_factory=list)
+    non_idempotent: frozenset[str] = frozenset()
+    model: Any = None  # a strands Model
+    provider: str = "all"  # history validation profile
+
+
+@dataclass
+class InvocationResult:
+    response: str
+    resumed: bool
+    model_calls: int
+
+
+def text_of(message: dict[str, Any]) -> str:
+    return "".join(block["text"] for block in message.get("content", ()) if "text" in block)
+
+
+def _tool_uses(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [block["toolUse"] for block in message.get("content", ()) if "toolUse" in block]
+
+
+def _synthesized_result(tool_use_id: str) -> dict[str, Any]:
+    from strands_durable.history import SYNTHESIZED_RESULT_TEXT
+
+    return {"toolUseId": tool_use_id, "status": "error", "content": [{"text": SYNTHESIZED_RESULT_TEXT}]}
+
+
+def unit_messages(conv: Conversation | None, unit: str) -> list[int]:
+    if conv is None:
+        return []
+    return [i for i, owner in enumerate(conv.units) if owner == unit]
+
+
+def finished_response(conv: Conversation | None, unit: str) -> str | None:
+    """The unit's final answer when its invocation already ended in a committed assistant text message."""
+    indices = unit_messages(conv, unit)
+    if not indices or conv is None:
+        return None
+    last = conv.messages[indices[-1]]
+    if indices[-1] == len(conv.messages) - 1 and last.get("role") == "assistant" and not _tool_uses(last):
+        return text_of(last)
+    return None
+
+
+class DurableInvoker:
+    """Runs invocations against an open session; one instance serves a whole run."""
+
+    def __init__(
+        self,
+        session: Session,
+        crash_points: CrashPoints,
+        *,
+        stop_requested: Callable[[], bool] = lambda: False,
+        validate_requests: bool = True,
+    ) -> None:
+        self.session = session
+        self.crash_points = crash_points
+        self.stop_requested = stop_requested
+        self.validate_requests = validate_requests
+
+    # -- the public entry -----------------------------------------------------------------------------
+    def invoke(self, inv: Invocation) -> InvocationResult:
+        state = self.session.state
+        conv = state.conversations.get(inv.conv_key)
+        done = finished_response(conv, inv.unit)
+        if done is not None:
+            return InvocationResult(done, resumed=True, model_calls=0)
+        started = bool(unit_messages(conv, inv.unit))
+        if started and conv is not None and unit_messages(conv, inv.unit)[-1] != len(conv.messages) - 1:
+            raise WorkflowFailed(f"conversation {inv.conv_key} continued past unfinished unit {inv.unit}")
+        agent, counters = self._build_agent(inv, conv)
+        try:
+            if started:
+                agent()  # resume: a trailing user message is answered, a trailing toolUse is executed/replayed
+            else:
+                agent(inv.prompt)
+        except BaseException as exc:  # unwrap the SDK's wrapper so our own errors and crashes surface as-is
+            raise _unwrap(exc) from None
+        conv = self.session.state.conversations[inv.conv_key]
+        self._commit_conversation_state(inv, agent, conv)
+        last = conv.messages[-1]
+        return InvocationResult(text_of(last), resumed=started, model_calls=counters["model_calls"])
+
+    # -- building the agent ---------------------------------------------------------------------------
+    def _build_agent(self, inv: Invocation, conv: Conversation | None) -> tuple[Any, dict[str, int]]:
+        from strands import Agent
+        from strands.agent.conversation_manager import SlidingWindowConversationManager
+        from strands.hooks import AfterInvocationEvent, BeforeModelCallEvent, MessageAddedEvent
+        from strands.middleware import ExecuteToolStage
+        from strands.tools.executors import SequentialToolExecutor
+
+        manager = SlidingWindowConversationManager()
+        messages: list[dict[str, Any]] = []
+        agent_state: dict[str, Any] = {}
+        if conv is not None:
+            removed = 0
+            if conv.cm_state:
+                manager.restore_from_session(copy.deepcopy(conv.cm_state))
+                removed = int(conv.cm_state.get("removed_message_count", 0))
+            messages = copy.deepcopy(conv.messages[removed:])
+            agent_state = copy.deepcopy(conv.agent_state)
+        agent = Agent(
+            model=inv.model,
+            messages=messages,
+            tools=list(inv.tools),
+            system_prompt=inv.system_prompt,
+            callback_handler=None,
+            conversation_manager=manager,
+            tool_executor=SequentialToolExecutor(),
+            agent_id=_agent_id_for_sdk(inv.agent_id),
+            state=agent_state,
+        )
+        counters = {"model_calls": 0}
+        hooks = _InvocationHooks(self, inv, agent, counters)
+        agent.hooks.add_callback(BeforeModelCallEvent, hooks.before_model_call)
+        agent.hooks.add_callback(MessageAddedEvent, hooks.message_added)
+        agent.hooks.add_callback(AfterInvocationEvent, hooks.after_invocation)
+        agent.add_middleware(ExecuteToolStage, hooks.execute_tool)
+        return agent, counters
+
+    def _commit_conversation_state(self, inv: Invocation, agent: Any, conv: Conversation) -> None:
+        cm_state = agent.conversation_manager.get_state()
+        agent_state = agent.state.get()
+        event: dict[str, Any] = {"type": "conversation", "conv": inv.conv_key, "agent": inv.agent_id}
+        if cm_state != conv.cm_state:
+            event["cm_state"] = cm_state
+        if agent_state != conv.agent_state:
+            event["agent_state"] = agent_state
+        if len(event) > 3:
+            self.session.commit([event], path=f"{inv.path}/conversation")
+
+
+def _agent_id_for_sdk(agent_id: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in agent_id) or "agent"
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    seen = 0
+    while seen < 5:
+        inner = getattr(exc, "original_exception", None) or (
+            exc.__cause__ if isinstance(exc.__cause__, (DurableError, StopRequested)) else None
+        )
+        if inner is None or inner is exc:
+            break
+        exc = inner
+        seen += 1
+    return exc
+
+
+class _InvocationHooks:
+    """The hooks and the tool middleware of one invocation: commits, replay, validation, crash points."""
+
+    def __init__(self, invoker: DurableInvoker, inv: Invocation, agent: Any, counters: dict[str, int]) -> None:
+        self.invoker = invoker
+        self.inv = inv
+        self.agent = agent
+        self.counters = counters
+        self.session = invoker.session
+        self.crash = invoker.crash_points
+
+    @property
+    def conv(self) -> Conversation | None:
+        return self.session.state.conversations.get(self.inv.conv_key)
+
+    def _turn(self) -> int:
+        """The index of the model turn in progress: assistant messages this unit has committed so far."""
+        conv = self.conv
+        if conv is None:
+            return 0
+        return sum(1 for i in unit_messages(conv, self.inv.unit) if conv.messages[i].get("role") == "assistant")
+
+    def _check_stop(self) -> None:
+        if self.invoker.stop_requested():
+            raise StopRequested()
+
+    # -- hooks ---------------------------------------------------------------------------------------
+    def before_model_call(self, event: Any) -> None:
+        self._check_stop()
+        if self.invoker.validate_requests:
+            from strands_durable.history import validate
+
+            violations = validate(
+                self.agent.messages, provider=self.inv.provider, mode="request", tools_configured=bool(self.inv.tools)
+            )
+            if violations:
+                first = violations[0]
+                raise WorkflowFailed(
+                    f"refusing to send an invalid history for {self.inv.conv_key}: {first.rule} at message "
+                    f"{first.message_index}: {first.message}"
+                )
+        self.crash.emit("model.before", f"{self.inv.path}/turn[{self._turn()}]")
+        self.counters["model_calls"] += 1
+
+    def message_added(self, event: Any) -> None:
+        message = event.message
+        turn_path = f"{self.inv.path}/turn[{self._turn()}]"
+        if message.get("role") == "assistant":
+            self.crash.emit("model.answered", turn_path)
+        conv = self.conv
+        synthesized = [
+            block["toolResult"]["toolUseId"]
+            for block in message.get("content", ())
+            if "toolResult" in block and conv is not None and block["toolResult"]["toolUseId"] in conv.tools_started
+        ]
+        if synthesized:
+            meta = message.setdefault("metadata", {})
+            meta.setdefault("strands_durable", {})[SYNTHESIZED_MARKER] = synthesized
+        stored = {k: v for k, v in message.items() if k != "tracking_id"}
+        stored = copy.deepcopy(stored)
+        record: dict[str, Any] = {
+            "type": "message",
+            "conv": self.inv.conv_key,
+            "agent": self.inv.agent_id,
+            "unit": self.inv.unit,
+            "index": len(conv.messages) if conv is not None else 0,
+            "message": stored,
+        }
+        agent_state = self.agent.state.get()
+        if conv is None or agent_state != conv.agent_state:
+            record["agent_state"] = agent_state
+        cm_state = self.agent.conversation_manager.get_state()
+        if conv is None or cm_state != conv.cm_state:
+            record["cm_state"] = cm_state
+        self.session.commit([record], path=f"{turn_path}/message")
+
+    def after_invocation(self, event: Any) -> None:
+        return None
+
+    # -- tool middleware -----------------------------------------------------------------------------
+    async def execute_tool(self, context: Any, next_fn: Any) -> Any:
+        from strands.middleware import ToolResultEvent
+
+        tool_use = context.tool_use
+        tool_use_id = tool_use["toolUseId"]
+        name = tool_use["name"]
+        conv = self.conv
+        assert conv is not None, "a tool ran before its conversation was committed"
+        tool_path = f"{self.inv.path}/turn[{self._turn() - 1}]/tool[{self._tool_index(conv, tool_use_id)}]:{name}"
+        committed = conv.tool_results.get(tool_use_id)
+        if committed is not None:
+            yield ToolResultEvent(copy.deepcopy(committed))
+            return
+        if name in self.inv.non_idempotent:
+            if tool_use_id in conv.tools_started:
+                result = _synthesized_result(tool_use_id)
+                self._commit_result(result, tool_path)
+                yield ToolResultEvent(result)
+                return
+            self.session.commit(
+                [{"type": "tool_started", "conv": self.inv.conv_key, "tool_use_id": tool_use_id}],
+                path=f"{tool_path}/started",
+            )
+        self._check_stop()
+        self.crash.emit("tool.before", tool_path)
+        final = None
+        async for item in next_fn(context):
+            if isinstance(item, ToolResultEvent):
+                final = item
+            else:
+                yield item
+        if final is None:
+            raise WorkflowFailed(f"tool {name} produced no result")
+        self.crash.emit("tool.executed", tool_path)
+        self._commit_result(final.tool_result, tool_path)
+        self.crash.emit("tool.committed", tool_path)
+        yield final
+
+    def _commit_result(self, result: dict[str, Any], tool_path: str) -> None:
+        self.session.commit(
+            [{"type": "tool_result", "conv": self.inv.conv_key, "result": copy.deepcopy(result)}],
+            path=f"{tool_path}/result",
+        )
+
+    @staticmethod
+    def _tool_index(conv: Conversation, tool_use_id: str) -> int:
+        for message in reversed(conv.messages):
+            uses = _tool_uses(message)
+            for index, use in enumerate(uses):
+                if use["toolUseId"] == tool_use_id:
+                    return index
+            if uses:
+                break
+        return 0
+
+
+def iter_pending_tool_uses(conv: Conversation) -> Iterable[dict[str, Any]]:
+    """The toolUse blocks of a trailing assistant message that still wait for results."""
+    if conv.messages and conv.messages[-1].get("role") == "assistant":
+        yield from _tool_uses(conv.messages[-1])

@@ -1,0 +1,69 @@
+"""Artifacts: rendered from the final template context, confined to --out, written atomically and recorded."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from strands_durable.errors import SpecError, StorageIOError, UsageError
+from strands_durable.spec import render
+from strands_durable.store.fileops import FileOps, is_temp_file
+
+
+def artifact_relpath(spec: Any, index: int, rendered: str) -> PurePosixPath:
+    rel = PurePosixPath(rendered.strip())
+    where = f"outputs.artifacts[{index}].path"
+    file = str(spec.source_path or "<spec>")
+    if not rendered.strip() or rel.is_absolute() or ".." in rel.parts or rendered.strip().startswith("~"):
+        raise SpecError(file, f"artifact path {rendered!r} must stay inside the output directory", key_path=where)
+    return rel
+
+
+def check_existing(spec: Any, out_dir: Path, context: dict[str, Any], *, force: bool, ours: set[str]) -> None:
+    """Refuse early (before any model call) to overwrite a file we did not write, unless --force."""
+    if force:
+        return
+    for index, artifact in enumerate(spec.outputs.artifacts):
+        try:
+            rendered = render(artifact.path, context, where=f"outputs.artifacts[{index}].path")
+        except SpecError:
+            continue  # depends on the run's results; checked again when written
+        rel = artifact_relpath(spec, index, rendered)
+        if str(rel) not in ours and (out_dir / rel).exists():
+            raise UsageError(f"Artifact already exists: {out_dir / rel} (use --force to overwrite)")
+
+
+def write_artifacts(ctx: Any, context: dict[str, Any], fileops: FileOps) -> list[str]:
+    spec = ctx.spec
+    out_dir = ctx.options.out_dir.resolve()
+    ours = set(ctx.state.artifacts)
+    written = []
+    for index, artifact in enumerate(spec.outputs.artifacts):
+        rel = artifact_relpath(spec, index, render(artifact.path, context, where=f"outputs.artifacts[{index}].path"))
+        content = render(artifact.source, context, where=f"outputs.artifacts[{index}].from").encode("utf-8")
+        target = out_dir / rel
+        if target.exists() and str(rel) not in ours and not ctx.options.force:
+            raise UsageError(f"Artifact already exists: {target} (use --force to overwrite)")
+        try:
+            fileops.makedirs(target.parent)
+            _remove_stale_temps(target, fileops)
+            fileops.write_atomic(target, content)
+        except OSError as exc:
+            raise StorageIOError(f"cannot write artifact {target}: {exc.strerror or exc}") from exc
+        ctx.session.commit(
+            [{"type": "artifact", "path": str(rel), "sha256": hashlib.sha256(content).hexdigest(), "bytes": len(content)}],
+            path=f"artifact[{index}]",
+        )
+        written.append(str(target))
+    return written
+
+
+def _remove_stale_temps(target: Path, fileops: FileOps) -> None:
+    """Temp files an interrupted write of this artifact left behind."""
+    prefix = f".{target.name}."
+    for candidate in target.parent.iterdir():
+        if candidate.name.startswith(prefix) and is_temp_file(candidate.name):
+            with contextlib.suppress(FileNotFoundError):
+                fileops.remove(candidate)

@@ -1,0 +1,96 @@
+"""The state one run carries: spec, session, variables, invoker, models, tools and the template context."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strands_durable.agent.durable import DurableInvoker
+from strands_durable.crashpoints import CrashPoints
+from strands_durable.runner.reporter import Reporter
+from strands_durable.runner.tools import ToolResolver
+from strands_durable.store.base import Session
+
+
+@dataclass
+class RunOptions:
+    """Choices of one `strands run` (recorded in the session so a resume repeats them)."""
+
+    provider: str | None = None  # overrides runtime.provider and every agent's provider
+    seed: int = 0
+    cli_vars: list[str] = field(default_factory=list)
+    out_dir: Path = Path("artifacts")
+    force: bool = False
+    hitl_response: str | None = None
+    scripts: Any = None  # for provider "scripted": agent id -> script
+    extra_tools: dict[str, Any] = field(default_factory=dict)  # name -> Strands tool (Python API)
+    model_factory: Callable[..., Any] | None = None  # (agent_id, provider, model_id, runtime) -> Model
+    crash_points: CrashPoints | None = None
+    reporter: Reporter = field(default_factory=Reporter)
+    stop_requested: Callable[[], bool] = lambda: False
+    validate_requests: bool = True
+
+
+@dataclass
+class RunContext:
+    spec: Any
+    session: Session
+    options: RunOptions
+    variables: dict[str, Any]
+    invoker: DurableInvoker
+    tools: ToolResolver
+    crash: CrashPoints
+    created_at: dt.datetime
+    provider: str
+    _models: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def state(self):  # -> SessionState
+        return self.session.state
+
+    @property
+    def reporter(self) -> Reporter:
+        return self.options.reporter
+
+    def base_template_context(self) -> dict[str, Any]:
+        runtime = self.spec.runtime.model_dump(mode="json", exclude_none=True)
+        policy = self.spec.context_policy.model_dump(mode="json", exclude_none=True) if self.spec.context_policy else {}
+        return {
+            **self.variables,
+            "name": self.spec.name,
+            "timestamp": self.created_at.isoformat(),
+            "runtime": runtime,
+            "context_policy": policy,
+            "execution_context": {"workflow": self.spec.name, "pattern": self.spec.pattern.type},
+        }
+
+    def model_for(self, agent_id: str) -> Any:
+        model = self._models.get(agent_id)
+        if model is not None:
+            return model
+        agent = self.spec.agents[agent_id]
+        provider = self.options.provider or agent.provider or self.spec.runtime.provider
+        model_id = agent.model_id or self.spec.runtime.model_id
+        runtime = self.spec.runtime.model_dump(mode="json", exclude_none=True)
+        if agent.inference is not None:
+            runtime.update(agent.inference.model_dump(mode="json", exclude_none=True))
+        if self.options.model_factory is not None:
+            model = self.options.model_factory(
+                agent_id=agent_id, provider=provider, model_id=model_id, runtime=runtime
+            )
+        else:
+            from strands_durable.models.providers import build_model
+
+            model = build_model(
+                provider,
+                model_id=model_id,
+                runtime=runtime,
+                seed=self.options.seed,
+                scripts=self.options.scripts,
+                agent_id=agent_id,
+            )
+        self._models[agent_id] = model
+        return model

@@ -1,0 +1,178 @@
+"""Our implementations of strands-cli's native tools that need no network (deterministic where it matters).
+
+Each is a real Strands tool. Files written by `file_write` go through the file-operations layer and, offline,
+are confined to the session's scratch directory.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as _dt
+import operator
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from strands_durable.store.fileops import FileOps
+
+_BINARY: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_UNARY: dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+
+
+def evaluate_arithmetic(expression: str) -> float | int:
+    """Evaluate + - * / // % ** and parentheses over numbers; anything else is a ValueError."""
+
+    def walk(node: ast.AST) -> Any:
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            left, right = walk(node.left), walk(node.right)
+            if isinstance(node.op, ast.Pow) and abs(right) > 100:
+                raise ValueError("exponent too large")
+            return _BINARY[type(node.op)](left, right)
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+            return _UNARY[type(node.op)](walk(node.operand))
+        raise ValueError(f"unsupported expression element: {type(node).__name__}")
+
+    if len(expression) > 500:
+        raise ValueError("expression too long")
+    return walk(ast.parse(expression.strip() or "0", mode="eval"))
+
+
+def build_native_tools(*, clock: Callable[[], _dt.datetime], scratch_dir: Path | None, fileops: FileOps) -> dict:
+    """name -> Strands tool for every native tool we provide locally."""
+    from strands import tool
+
+    @tool
+    def calculator(expression: str) -> str:
+        """Evaluate an arithmetic expression (+, -, *, /, //, %, ** and parentheses) and return the result.
+
+        Args:
+            expression: The arithmetic expression, for example "(2 + 3) * 4".
+        """
+        try:
+            return str(evaluate_arithmetic(expression))
+        except (ValueError, ZeroDivisionError, OverflowError, SyntaxError) as exc:
+            raise ValueError(f"cannot evaluate {expression!r}: {exc}") from None
+
+    @tool
+    def current_time(timezone: str = "UTC") -> str:
+        """Return the current date and time in ISO 8601 format.
+
+        Args:
+            timezone: Only "UTC" is supported.
+        """
+        return clock().astimezone(_dt.timezone.utc).isoformat()
+
+    def _confined(path: str) -> Path:
+        if scratch_dir is None:
+            return Path(path)
+        candidate = (scratch_dir / path.lstrip("/")).resolve()
+        if scratch_dir.resolve() not in (candidate, *candidate.parents):
+            raise ValueError(f"path {path!r} escapes the scratch directory")
+        return candidate
+
+    @tool
+    def file_read(path: str) -> str:
+        """Read a UTF-8 text file and return its contents.
+
+        Args:
+            path: The file to read.
+        """
+        target = _confined(path)
+        if not target.is_file():
+            raise ValueError(f"no such file: {path}")
+        return target.read_text(encoding="utf-8", errors="replace")[:100_000]
+
+    @tool
+    def file_write(path: str, content: str) -> str:
+        """Write UTF-8 text to a file, replacing it atomically.
+
+        Args:
+            path: The file to write.
+            content: The text to write.
+        """
+        target = _confined(path)
+        fileops.makedirs(target.parent)
+        fileops.write_atomic(target, content.encode("utf-8"))
+        return f"wrote {len(content.encode('utf-8'))} bytes to {path}"
+
+    def _lines(path: str) -> list[str]:
+        return file_read._tool_func(path).splitlines()  # type: ignore[attr-defined]
+
+    @tool
+    def head(path: str, lines: int = 10) -> str:
+        """Return the first lines of a text file.
+
+        Args:
+            path: The file to read.
+            lines: How many lines.
+        """
+        return "\n".join(_lines(path)[: max(lines, 0)])
+
+    @tool
+    def tail(path: str, lines: int = 10) -> str:
+        """Return the last lines of a text file.
+
+        Args:
+            path: The file to read.
+            lines: How many lines.
+        """
+        return "\n".join(_lines(path)[-max(lines, 1) :])
+
+    @tool
+    def grep(pattern: str, path: str) -> str:
+        """Return the lines of a text file that match a regular expression.
+
+        Args:
+            pattern: The regular expression.
+            path: The file to search.
+        """
+        regex = re.compile(pattern)
+        return "\n".join(line for line in _lines(path) if regex.search(line))
+
+    @tool
+    def spec_verify(spec_content: str) -> str:
+        """Validate a strands workflow spec given as YAML text; return "valid" or the first error.
+
+        Args:
+            spec_content: The spec's YAML text.
+        """
+        from strands_durable.errors import SpecError
+        from strands_durable.spec import load_spec_text
+
+        try:
+            loaded = load_spec_text(spec_content, source_path=Path("spec_verify.yaml"))
+        except SpecError as exc:
+            return f"invalid: {exc.detail}"
+        return f"valid {loaded.pattern.type} workflow '{loaded.name}'"
+
+    tools = [calculator, current_time, file_read, file_write, head, tail, grep, spec_verify]
+    return {t.tool_name: t for t in tools}
+
+
+# tools of strands-cli's native list that need the network, with their strands-agents-tools equivalents
+NETWORK_TOOLS = {
+    "http_request": "strands_tools.http_request",
+    "web_fetch": None,
+    "duckduckgo_search": None,
+    "tavily_search": "strands_tools.tavily",
+    "search": None,
+}
+# native tools we do not provide, and why
+UNAVAILABLE_TOOLS = {
+    "python_exec": "runs arbitrary code",
+    "notes_manager": "not implemented yet",
+    "skill_loader": "skills are not supported yet",
+}

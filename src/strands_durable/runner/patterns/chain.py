@@ -1,0 +1,58 @@
+"""chain: steps run one after another; each sees every earlier step's response; one conversation per agent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from strands_durable.runner.context import RunContext
+from strands_durable.runner.units import UnitRef, complete_unit, hitl_answer, run_agent_unit, skip_unit
+
+
+def run_chain(ctx: RunContext) -> dict[str, Any]:
+    steps = ctx.spec.pattern.config.steps
+    history: list[dict[str, Any]] = list(ctx.state.pattern_state.get("step_history", []))
+    base = ctx.base_template_context()
+    hitl_response: str | None = None
+    for index, step in enumerate(steps):
+        is_hitl = getattr(step, "type", None) == "hitl"
+        ref = UnitRef(f"step[{index}]", "hitl" if is_hitl else step.agent, index, len(steps))
+        record = skip_unit(ctx, ref)
+        if record is not None:
+            if is_hitl:
+                hitl_response = record["response"]
+            continue
+        template_ctx = _template_context(base, history, hitl_response)
+        where = f"pattern.config.steps[{index}]"
+        if is_hitl:
+            response = hitl_answer(ctx, ref, step, template_ctx, where)
+            hitl_response = response
+            entry = {"index": index, "type": "hitl", "response": response}
+        else:
+            template_ctx.update(step.vars or {})
+            response = run_agent_unit(
+                ctx,
+                ref,
+                agent_id=step.agent,
+                conv_key=step.agent,
+                input_template=step.input,
+                template_ctx=template_ctx,
+                where=where,
+                tool_names=step.tool_overrides,
+            )
+            entry = {"index": index, "agent": step.agent, "response": response}
+        history.append(entry)
+        state = {"current_step": index + 1, "total_steps": len(steps), "step_history": history}
+        complete_unit(ctx, ref, {**entry, "agent": entry.get("agent")}, state)
+    return _template_context(base, history, hitl_response)
+
+
+def _template_context(
+    base: dict[str, Any], history: list[dict[str, Any]], hitl_response: str | None
+) -> dict[str, Any]:
+    steps = [{"response": h["response"], "agent": h.get("agent"), "index": h["index"]} for h in history]
+    return {
+        **base,
+        "steps": steps,
+        "last_response": steps[-1]["response"] if steps else "",
+        "hitl_response": hitl_response,
+    }

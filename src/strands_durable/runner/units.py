@@ -1,0 +1,150 @@
+"""The unit of work every pattern is made of: an agent invocation or a human answer, committed once.
+
+A committed unit is never run again: its recorded response is returned and the reporter is told it was
+skipped. A unit's outcome and the pattern's readable position are committed together (one commit point).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from strands_durable.agent.durable import Invocation
+from strands_durable.errors import HitlPaused
+from strands_durable.runner.context import RunContext
+from strands_durable.spec import render
+
+DEFAULT_INPUT = "Proceed with your task."
+
+
+@dataclass(frozen=True)
+class UnitRef:
+    """Where a unit sits: its id, the label the reporter prints, and its place among the pattern's units."""
+
+    unit: str  # "step[1]", "task:research", ...
+    label: str  # usually the agent id
+    index: int
+    total: int | None = None
+
+    @property
+    def path(self) -> str:
+        return f"{self.unit}:{self.label}"
+
+
+def completed(ctx: RunContext, unit: str) -> dict[str, Any] | None:
+    record = ctx.state.units.get(unit)
+    if record is not None and record.get("status") == "completed":
+        return record
+    return None
+
+
+def unit_tokens(ctx: RunContext, unit: str) -> int:
+    total = 0
+    for conv in ctx.state.conversations.values():
+        for owner, message in zip(conv.units, conv.messages):
+            if owner == unit:
+                usage = (message.get("metadata") or {}).get("usage") or {}
+                total += int(usage.get("totalTokens", 0))
+    return total
+
+
+def run_agent_unit(
+    ctx: RunContext,
+    ref: UnitRef,
+    *,
+    agent_id: str,
+    conv_key: str,
+    input_template: str | None,
+    template_ctx: dict[str, Any],
+    where: str,
+    tool_names: list[str] | None = None,
+    instruction: str | None = None,
+) -> str:
+    """Run (or resume) one agent unit and return its response; the caller commits it with `complete_unit`."""
+    ctx.reporter.unit_started(ref.index, ref.total, ref.label, ref.unit)
+    ctx.crash.emit("unit.before", ref.path)
+    if input_template is None:
+        prompt = template_ctx.get("last_response") or DEFAULT_INPUT
+    else:
+        prompt = render(input_template, template_ctx, where=f"{where}.input")
+    if instruction:
+        prompt = f"{prompt}\n\n{instruction}"
+    agent = ctx.spec.agents[agent_id]
+    system_prompt = render(agent.prompt, template_ctx, where=f"agents.{agent_id}.prompt")
+    toolset = ctx.tools.for_agent(agent_id, tool_names)
+    result = ctx.invoker.invoke(
+        Invocation(
+            unit=ref.unit,
+            path=ref.path,
+            conv_key=conv_key,
+            agent_id=agent_id,
+            system_prompt=system_prompt,
+            prompt=prompt,
+            tools=toolset.tools,
+            non_idempotent=toolset.non_idempotent,
+            model=ctx.model_for(agent_id),
+        )
+    )
+    return result.response
+
+
+def complete_unit(
+    ctx: RunContext, ref: UnitRef, record: dict[str, Any], pattern_state: dict[str, Any]
+) -> None:
+    """Commit a unit's outcome and the pattern's new position as one commit point."""
+    record = {"status": "completed", **record}
+    ctx.session.commit(
+        [
+            {"type": "unit", "unit": ref.unit, "record": record},
+            {"type": "pattern_state", "state": pattern_state},
+        ],
+        path=ref.path,
+    )
+    ctx.crash.emit("unit.after", ref.path)
+    ctx.reporter.unit_completed(ref.index, ref.total, ref.label, ref.unit, unit_tokens(ctx, ref.unit))
+
+
+def skip_unit(ctx: RunContext, ref: UnitRef) -> dict[str, Any] | None:
+    record = completed(ctx, ref.unit)
+    if record is not None:
+        ctx.reporter.unit_skipped(ref.index, ref.label, ref.unit)
+    return record
+
+
+def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str, Any], where: str) -> str:
+    """The human's answer for a HITL unit, or pause the session (exit 19) with the prompt and context shown.
+
+    An answer comes from `--hitl-response`, or, once `timeout_seconds` have passed since the pause, from the
+    step's `default`.
+    """
+    if ctx.options.hitl_response is not None:
+        answer = ctx.options.hitl_response
+        ctx.options.hitl_response = None  # one answer answers one pause
+        return answer
+    pending = ctx.state.pattern_state.get("pending_hitl") or {}
+    if pending.get("unit") == ref.unit and step.default is not None and step.timeout_seconds:
+        paused_at = dt.datetime.fromisoformat(pending["paused_at"])
+        if dt.datetime.now(dt.timezone.utc) - paused_at >= dt.timedelta(seconds=step.timeout_seconds):
+            return step.default
+    prompt = render(step.prompt, template_ctx, where=f"{where}.prompt")
+    context = (
+        render(step.context_display, template_ctx, where=f"{where}.context_display") if step.context_display else ""
+    )
+    if pending.get("unit") != ref.unit:
+        state = dict(ctx.state.pattern_state)
+        state["pending_hitl"] = {
+            "unit": ref.unit,
+            "prompt": prompt,
+            "context": context,
+            "default": step.default,
+            "paused_at": dt.datetime.now(dt.timezone.utc).isoformat(),
+        }
+        ctx.session.commit(
+            [
+                {"type": "pattern_state", "state": state},
+                {"type": "status", "status": "paused", "reason": "hitl"},
+            ],
+            path=ref.path,
+        )
+    raise HitlPaused(f"Paused for human input at {ref.unit}: {prompt}" + (f"\n{context}" if context else ""))
