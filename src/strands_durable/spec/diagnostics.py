@@ -8,18 +8,22 @@ from pydantic import ValidationError
 
 from strands_durable.errors import SpecError
 from strands_durable.spec.document import Document, KeyPath, format_key_path
+from strands_durable.spec.references import Problem
 
 
 def key_path_of(loc: tuple[Any, ...], data: Any, error_type: str) -> KeyPath:
     """The key path in the user's data for a pydantic `loc`, without the union tags pydantic inserts.
 
-    A loc element is kept when the data has it at that point; the last one is also kept when it names a
-    missing key. Anything else is a tag (`chain`, `agent`, `hitl`, ...) and is dropped.
+    Our union tags are written `<like-this>` and dropped. Other loc elements are kept when the data has them
+    at that point; the last one is also kept when it names a missing key. Anything else (pydantic's own
+    `[key]`, a member type's name) is dropped.
     """
     path: list[str | int] = []
     current = data
     for index, part in enumerate(loc):
         last = index == len(loc) - 1
+        if isinstance(part, str) and part.startswith("<") and part.endswith(">"):
+            continue  # a union tag (our tags are all written <like-this>)
         if isinstance(current, dict) and part in current:
             path.append(part if isinstance(part, str) else str(part))
             current = current[part]
@@ -61,11 +65,18 @@ def from_validation(exc: ValidationError, document: Document, file: str) -> Spec
     return SpecError(file, detail, key_path=format_key_path(path) or None, line=document.line_of(path))
 
 
-def from_problems(problems: list[tuple[KeyPath, str]], document: Document, file: str) -> SpecError:
-    path, detail = problems[0]
+def from_problems(problems: list[Problem], document: Document, file: str) -> SpecError:
+    """The first problem, with the exact line of a template error when the file says where its text is."""
+    first = problems[0]
+    detail = first.detail
     if len(problems) > 1:
         detail += f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})"
-    return SpecError(file, detail, key_path=format_key_path(path) or None, line=document.line_of(path))
+    line = None
+    if first.template_line is not None:
+        line = document.line_in_text(first.path, first.template_line)
+    if line is None:
+        line = document.line_of(first.path)
+    return SpecError(file, detail, key_path=format_key_path(first.path) or None, line=line)
 
 
 __all__ = ["describe", "from_problems", "from_validation", "key_path_of"]

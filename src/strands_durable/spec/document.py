@@ -8,6 +8,7 @@ error rather than a silent override.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ MAX_VALUES = 100_000
 """Most values (scalars, mappings, sequences) a document may expand to, aliases counted each time used."""
 
 KeyPath = tuple[str | int, ...]
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_$:-]+$")
 
 
 def format_key_path(path: KeyPath) -> str:
@@ -31,8 +33,10 @@ def format_key_path(path: KeyPath) -> str:
     for part in path:
         if isinstance(part, int):
             text += f"[{part}]"
+        elif _PLAIN_KEY.match(part):
+            text += f".{part}" if text else part
         else:
-            text += f".{part}" if text else str(part)
+            text += f"[{part!r}]"
     return text
 
 
@@ -42,6 +46,13 @@ class Document:
 
     data: Any
     lines: dict[KeyPath, int] = field(default_factory=dict)
+    text_lines: dict[KeyPath, int] = field(default_factory=dict)
+    """For each text value: the line its text starts on (the line after `|` or `>` for a block)."""
+
+    def line_in_text(self, path: KeyPath, text_line: int) -> int | None:
+        """The file line of line `text_line` (1-based) of the text value at `path`, when known."""
+        start = self.text_lines.get(path)
+        return None if start is None else start + text_line - 1
 
     def line_of(self, path: KeyPath) -> int | None:
         """The line of `path`, or of its nearest ancestor that has one."""
@@ -114,6 +125,7 @@ class _YamlBuilder:
         self.text = text
         self.file = file
         self.lines: dict[KeyPath, int] = {}
+        self.text_lines: dict[KeyPath, int] = {}
         self.count = 0
         self.pair_cache: dict[int, list[tuple]] = {}
 
@@ -135,7 +147,7 @@ class _YamlBuilder:
             raise self.fail(f"invalid YAML: {exc}") from None
         finally:
             loader.dispose()
-        return Document(data, self.lines)
+        return Document(data, self.lines, self.text_lines)
 
     def _yaml_error(self, exc: yaml.MarkedYAMLError) -> SpecError:
         mark = exc.problem_mark or exc.context_mark
@@ -177,6 +189,9 @@ class _YamlBuilder:
                 self.lines.setdefault(item_path, child.start_mark.line + 1)
                 items.append(self._value(loader, child, item_path, depth + 1))
             return items
+        if node.tag == "tag:yaml.org,2002:str":
+            block = 1 if node.style in ("|", ">") else 0
+            self.text_lines.setdefault(path, node.start_mark.line + 1 + block)
         return loader.construct_object(node, deep=True)
 
     def _mapping(self, loader: yaml.SafeLoader, node: yaml.MappingNode, path: KeyPath, depth: int) -> Any:

@@ -7,7 +7,8 @@ new template or agent field is checked the moment a model declares it.
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -58,6 +59,23 @@ TEMPLATE = TemplateMarker()
 CONDITION = ConditionMarker()
 AGENT = AgentMarker()
 
+
+def markers_of(annotation: Any, metadata: list[Any]) -> frozenset[Any]:
+    """The markers on a field, also when they sit inside `X | None` (where pydantic does not lift them)."""
+    found = {item for item in metadata if item in _MARKERS}
+    stack = [annotation]
+    while stack:
+        current = stack.pop()
+        found.update(item for item in getattr(current, "__metadata__", ()) if item in _MARKERS)
+        if get_origin(current) in (Union, UnionType):
+            stack.extend(get_args(current))
+        elif get_origin(current) is Annotated:
+            stack.append(get_args(current)[0])
+    return frozenset(found)
+
+
+_MARKERS = (TEMPLATE, CONDITION, AGENT)
+
 Template = Annotated[str, TEMPLATE]
 Condition = Annotated[str, Field(min_length=1), CONDITION]
 AgentName = Annotated[str, Field(min_length=1), AGENT]
@@ -74,4 +92,5 @@ __all__ = [
     "SpecModel",
     "Template",
     "check_identifier",
+    "markers_of",
 ]

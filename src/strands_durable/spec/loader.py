@@ -83,8 +83,10 @@ def _load(
         spec = Spec.model_validate(data)
     except ValidationError as exc:
         raise diagnostics.from_validation(exc, document, file) from None
-    problems = [(problem.path, problem.detail) for problem in references.find_problems(spec)]
-    problems.extend(variables.declared_value_problems(spec))
+    problems = references.find_problems(spec)
+    problems.extend(
+        references.Problem(path, detail) for path, detail in variables.declared_value_problems(spec)
+    )
     if problems:
         raise diagnostics.from_problems(problems, document, file)
     spec._source_path = source_path

@@ -143,14 +143,14 @@ class PythonToolEntry(SpecModel):
 
 def _python_tool_kind(value: Any) -> str | None:
     if isinstance(value, str):
-        return "name"
+        return "<name>"
     if isinstance(value, dict | PythonToolEntry):
-        return "entry"
+        return "<entry>"
     return None
 
 
 PythonTool = Annotated[
-    Annotated[ToolName, Tag("name")] | Annotated[PythonToolEntry, Tag("entry")],
+    Annotated[ToolName, Tag("<name>")] | Annotated[PythonToolEntry, Tag("<entry>")],
     Discriminator(
         _python_tool_kind,
         custom_error_type="invalid_tool",
@@ -199,14 +199,14 @@ class McpHttpServer(SpecModel):
 
 def _mcp_kind(value: Any) -> str | None:
     if isinstance(value, dict):
-        return "http" if "url" in value else "stdio"
+        return "<http>" if "url" in value else "<stdio>"
     if isinstance(value, McpHttpServer | McpStdioServer):
-        return "http" if isinstance(value, McpHttpServer) else "stdio"
+        return "<http>" if isinstance(value, McpHttpServer) else "<stdio>"
     return None
 
 
 McpServer = Annotated[
-    Annotated[McpStdioServer, Tag("stdio")] | Annotated[McpHttpServer, Tag("http")],
+    Annotated[McpStdioServer, Tag("<stdio>")] | Annotated[McpHttpServer, Tag("<http>")],
     Discriminator(
         _mcp_kind,
         custom_error_type="invalid_mcp",

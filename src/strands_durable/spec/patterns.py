@@ -46,9 +46,9 @@ class AgentStep(SpecModel):
 def _hitl_or(other: str):
     def kind(value: Any) -> str | None:
         if isinstance(value, dict):
-            return "hitl" if "type" in value else other
+            return "<hitl>" if "type" in value else other
         if isinstance(value, SpecModel):
-            return "hitl" if isinstance(value, HitlFields) else other
+            return "<hitl>" if isinstance(value, HitlFields) else other
         return None
 
     return kind
@@ -56,9 +56,9 @@ def _hitl_or(other: str):
 
 def _either(agent_model: type, hitl_model: type, what: str) -> Any:
     return Annotated[
-        Annotated[agent_model, Tag("agent")] | Annotated[hitl_model, Tag("hitl")],
+        Annotated[agent_model, Tag("<agent>")] | Annotated[hitl_model, Tag("<hitl>")],
         Discriminator(
-            _hitl_or("agent"),
+            _hitl_or("<agent>"),
             custom_error_type="invalid_unit",
             custom_error_message=f"expected a mapping: an {what} with `agent`, or `type: hitl` with `prompt`",
         ),
@@ -239,17 +239,17 @@ class GraphPattern(SpecModel):
 
 def _pattern_type(value: Any) -> str | None:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return kind if kind in PATTERN_TYPES else None
+    return f"<{kind}>" if kind in PATTERN_TYPES else None
 
 
 Pattern = Annotated[
-    Annotated[ChainPattern, Tag("chain")]
-    | Annotated[WorkflowPattern, Tag("workflow")]
-    | Annotated[ParallelPattern, Tag("parallel")]
-    | Annotated[RoutingPattern, Tag("routing")]
-    | Annotated[EvaluatorOptimizerPattern, Tag("evaluator_optimizer")]
-    | Annotated[OrchestratorWorkersPattern, Tag("orchestrator_workers")]
-    | Annotated[GraphPattern, Tag("graph")],
+    Annotated[ChainPattern, Tag("<chain>")]
+    | Annotated[WorkflowPattern, Tag("<workflow>")]
+    | Annotated[ParallelPattern, Tag("<parallel>")]
+    | Annotated[RoutingPattern, Tag("<routing>")]
+    | Annotated[EvaluatorOptimizerPattern, Tag("<evaluator_optimizer>")]
+    | Annotated[OrchestratorWorkersPattern, Tag("<orchestrator_workers>")]
+    | Annotated[GraphPattern, Tag("<graph>")],
     Discriminator(
         _pattern_type,
         custom_error_type="invalid_pattern",

@@ -13,10 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from strands_durable.errors import SpecError
 from strands_durable.spec import templates
 from strands_durable.spec.document import KeyPath
-from strands_durable.spec.fields import AGENT, CONDITION, TEMPLATE
+from strands_durable.spec.fields import AGENT, CONDITION, TEMPLATE, markers_of
 from strands_durable.spec.models import Spec
 from strands_durable.spec.patterns import (
     AgentStep,
@@ -31,17 +30,19 @@ from strands_durable.spec.patterns import (
 class Problem:
     path: KeyPath
     detail: str
+    template_line: int | None = None
+    """For a template error: the line within the template text (1-based)."""
 
 
-def _walk(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, Any, list[Any]]]:
-    """Every field value of a model tree with its key path (aliases as written) and field metadata."""
+def _walk(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, Any, frozenset[Any]]]:
+    """Every field value of a model tree with its key path (aliases as written) and its markers."""
     if isinstance(value, BaseModel):
         for name, field in type(value).model_fields.items():
             child = getattr(value, name)
             if child is None:
                 continue
             child_path = (*path, field.alias or name)
-            yield child_path, child, field.metadata
+            yield child_path, child, markers_of(field.annotation, field.metadata)
             yield from _walk(child, child_path)
     elif isinstance(value, list):
         for index, item in enumerate(value):
@@ -51,22 +52,19 @@ def _walk(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, Any, list[Any]]]
             yield from _walk(item, (*path, str(key)))
 
 
-def _syntax_problem(check: Any, text: str, path: KeyPath) -> Problem | None:
-    try:
-        check(text, "")
-    except SpecError as exc:
-        return Problem(path, exc.detail)
-    return None
+def _syntax_problem(text: str, path: KeyPath, *, condition: bool = False) -> Problem | None:
+    error = templates.syntax_error(text, condition=condition)
+    return None if error is None else Problem(path, error[0], template_line=error[1])
 
 
 def check_fields(spec: Spec) -> Iterator[Problem]:
     """Templates and conditions compile; every agent-naming field names an agent."""
-    for path, value, metadata in _walk(spec, ()):
-        if TEMPLATE in metadata:
-            problem = _syntax_problem(templates.check_syntax, value, path)
-        elif CONDITION in metadata:
-            problem = _syntax_problem(templates.check_condition_syntax, value, path)
-        elif AGENT in metadata and value not in spec.agents:
+    for path, value, markers in _walk(spec, ()):
+        if TEMPLATE in markers:
+            problem = _syntax_problem(value, path)
+        elif CONDITION in markers:
+            problem = _syntax_problem(value, path, condition=True)
+        elif AGENT in markers and value not in spec.agents:
             known = ", ".join(sorted(spec.agents))
             problem = Problem(path, f"unknown agent '{value}' (agents: {known})")
         else:
@@ -76,7 +74,7 @@ def check_fields(spec: Spec) -> Iterator[Problem]:
         if isinstance(value, AgentStep) and value.vars:
             for name, item in value.vars.items():
                 if isinstance(item, str):
-                    problem = _syntax_problem(templates.check_syntax, item, (*path, "vars", name))
+                    problem = _syntax_problem(item, (*path, "vars", name))
                     if problem is not None:
                         yield problem
 

@@ -80,7 +80,7 @@ def _fail(where: str, detail: str, source: str | None, line: int | None = None) 
 
 
 def _syntax_detail(exc: jinja2.TemplateSyntaxError) -> str:
-    return f"template syntax error: {exc.message} (template line {exc.lineno})"
+    return f"template syntax error: {exc.message}"
 
 
 def _runtime_detail(exc: Exception) -> str:
@@ -91,12 +91,29 @@ def _runtime_detail(exc: Exception) -> str:
     return f"template error: {type(exc).__name__}: {exc}"
 
 
+def syntax_error(template: str, *, condition: bool = False) -> tuple[str, int] | None:
+    """(detail, line within the template) of the template's syntax error, or None when it compiles.
+
+    With `condition`, the text is read as a graph `when` condition (see `evaluate_condition`).
+    """
+    body = _condition_expression(template) if condition else None
+    if condition and template.strip() == ELSE:
+        return None
+    try:
+        if body is None:
+            _compile(template)
+        else:
+            _compile_expression(body)
+    except jinja2.TemplateSyntaxError as exc:
+        return _syntax_detail(exc), exc.lineno or 1
+    return None
+
+
 def check_syntax(template: str, where: str, *, source: str | None = None, line: int | None = None) -> None:
     """Compile `template` (no rendering); a syntax error becomes a SpecError naming `where`."""
-    try:
-        _compile(template)
-    except jinja2.TemplateSyntaxError as exc:
-        raise _fail(where, _syntax_detail(exc), source, line) from None
+    error = syntax_error(template)
+    if error is not None:
+        raise _fail(where, error[0], source, line)
 
 
 def render(template: str, context: Mapping[str, Any], *, where: str, source: str | None = None) -> str:
@@ -133,16 +150,9 @@ def check_condition_syntax(
     expr: str, where: str, *, source: str | None = None, line: int | None = None
 ) -> None:
     """Compile a graph `when` condition without evaluating it."""
-    if expr.strip() == ELSE:
-        return
-    body = _condition_expression(expr)
-    if body is None:
-        check_syntax(expr, where, source=source, line=line)
-        return
-    try:
-        _compile_expression(body)
-    except jinja2.TemplateSyntaxError as exc:
-        raise _fail(where, _syntax_detail(exc), source, line) from None
+    error = syntax_error(expr, condition=True)
+    if error is not None:
+        raise _fail(where, error[0], source, line)
 
 
 def evaluate_condition(
@@ -173,4 +183,5 @@ __all__ = [
     "check_syntax",
     "evaluate_condition",
     "render",
+    "syntax_error",
 ]
