@@ -151,8 +151,10 @@ class _YamlBuilder:
 
     def _yaml_error(self, exc: yaml.MarkedYAMLError) -> SpecError:
         mark = exc.problem_mark or exc.context_mark
-        problem = exc.problem or exc.context or "invalid YAML"
-        return self.fail(f"invalid YAML: {problem}", mark)
+        detail = f"invalid YAML: {exc.problem or exc.context or 'cannot parse'}"
+        if exc.context and exc.problem and exc.context_mark is not None:
+            detail += f" ({exc.context} on line {exc.context_mark.line + 1})"
+        return self.fail(detail, mark)
 
     def _check_events(self) -> None:
         """Refuse deep nesting before composing (the composer recurses once per level)."""
