@@ -1,4 +1,4 @@
-"""`python -m strands_durable validate`: exit 3 with exactly one line on stderr for a bad spec, 0 for a good one."""
+"""`python -m strands_durable validate`: a bad spec exits 3 with one line on stderr; a good one exits 0."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every spec in the strands-cli corpus loads and validates (one known defect is named and must stay exact)."""
+"""Every spec in the strands-cli corpus loads and validates (one known defect is named, exactly)."""
 
 from __future__ import annotations
 

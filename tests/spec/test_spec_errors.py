@@ -104,7 +104,8 @@ def test_dangling_agent_reference(write_spec):
             "pattern.config.routes.a.then[0].agent",
         ),
         (
-            "pattern:\n  type: parallel\n  config:\n    branches:\n      - {id: a, steps: [{agent: writer}]}\n"
+            "pattern:\n  type: parallel\n  config:\n    branches:\n"
+            "      - {id: a, steps: [{agent: writer}]}\n"
             "      - {id: b, steps: [{agent: writer}]}\n    reduce: {agent: nobody}\n",
             "pattern.config.reduce.agent",
         ),
@@ -284,10 +285,10 @@ def test_missing_file_and_directory(tmp_path):
 
 
 def test_python_tool_extension_key_and_unknown_tool_keys(write_spec):
-    text = (
-        BASE
-        + "tools:\n  python:\n    - calculator\n    - {callable: 'mail.send:send_email', x-idempotent: false}\n"
+    tools = (
+        "tools:\n  python:\n    - calculator\n    - {callable: 'mail.send:send_email', x-idempotent: false}\n"
     )
+    text = BASE + tools
     spec = load_spec(write_spec(text))
     entries = spec.tools.python_entries()
     assert [(entry.name, entry.idempotent) for entry in entries] == [

@@ -1,4 +1,4 @@
-"""`$ref` agents resolve against the spec's directory as written; links, absolute paths and cycles are refused."""
+"""`$ref` agents resolve against the spec's directory as written; links, absolute paths, cycles refused."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ def test_undefined_in_a_condition_is_an_error_not_false():
 
 
 def test_sandbox_refuses_python_internals():
-    with pytest.raises(SpecError, match="sandbox|unsafe|attribute"):
+    with pytest.raises(SpecError, match=r"sandbox|unsafe|attribute"):
         render("{{ ''.__class__.__mro__[1].__subclasses__() }}", {}, where="x")
     with pytest.raises(SpecError):
         render("{{ items.append(1) }}", {"items": []}, where="x")  # immutable sandbox
