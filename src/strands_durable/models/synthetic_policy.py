@@ -141,7 +141,7 @@ _STOPWORDS = frozenset(
 _FALLBACK_WORDS = ("summary", "result", "detail")
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
 _FORMAT_LINE_RE = re.compile(
-    r"^[ \t]*(?:[-*][ \t]*)?([A-Za-z][\w /()-]{0,40}?):[ \t]*<([^<>\n]{1,100})>[ \t]*$", re.MULTILINE
+    r"^[ \t]*(?:[-*][ \t]*)?([A-Za-z][\w /()-]{0,40}?):[ \t]*<([^\n]{1,100})>[ \t]*$", re.MULTILINE
 )
 _OPTIONS_RE = re.compile(r"([A-Za-z][\w-]*)\s*\(\s*([\w-]+(?:\s*/\s*[\w-]+)+)\s*\)")
 _CAPS_RE = re.compile(r"\b[A-Z]{2,}\b")
