@@ -13,8 +13,8 @@ What repair leaves alone on purpose:
 - reasoning blocks, byte for byte, and the messages holding them (no merge; strategy "drop" falls back to a
   synthesized result for a call in such a message, since removing it would edit a signed turn).
 A result separated from its call by another assistant message counts as an orphan; the journal (or a
-synthesized result) answers the call. A journal entry is used only for an id that appears once in the input:
-for a duplicated id it cannot say which call it belongs to.
+synthesized result) answers the call. A journal entry answers the first call carrying its id; a later call
+reusing the id is renamed and never answered from the journal.
 """
 
 from __future__ import annotations
@@ -108,9 +108,9 @@ class _Repair:
         self.journal = journal
         self.strategy = strategy
         self.pending = pending
-        self.original_id: dict[str, str] = {}
+        self.original_id: dict[str, str] = {}  # current toolUseId -> the id the input gave the call
+        self.journal_key: dict[str, str] = {}  # current toolUseId -> its journal key (first calls only)
         use_ids = [_tool_use_id(b, "toolUse") for m in messages for b in m["content"] if "toolUse" in b]
-        self.use_counts = Counter(use_ids)
         self.taken = set(use_ids) | {
             _tool_use_id(b, "toolResult") for m in messages for b in m["content"] if "toolResult" in b
         }
@@ -191,7 +191,11 @@ class _Repair:
 
     def _rename_tool_use_ids(self, messages: list[_Message]) -> None:
         """Give every toolUse whose id is malformed or already used a fresh id; rename its result with it (the
-        k-th result with an id answers the k-th call with that id in the message before)."""
+        k-th result with an id answers the k-th call with that id in the message before).
+
+        The journal, keyed by id, is taken to speak for the first call with an id: a later call reusing the
+        id never gets a journal result (this also keeps repair idempotent, since the renamed output no
+        longer shows the duplicate)."""
         seen: set[str] = set()
         for index, m in enumerate(messages):
             if m.role != "assistant":
@@ -204,16 +208,18 @@ class _Repair:
                 old = block["toolUse"]["toolUseId"]
                 occurrence = rank[old]
                 rank[old] += 1
-                if old not in seen and _valid_tool_use_id(old):
-                    seen.add(old)
-                    self.original_id.setdefault(old, old)
+                first = old not in seen
+                seen.add(old)
+                if first and _valid_tool_use_id(old):
+                    self.original_id[old] = self.journal_key[old] = old
                     continue
                 new = self._fresh_id(old)
                 block["toolUse"]["toolUseId"] = new
-                seen.add(new)
                 self.original_id[new] = old
+                if first:
+                    self.journal_key[new] = old
                 renamed[(old, occurrence)] = new
-                why = "is already used" if old in seen else "is not a valid id"
+                why = "is not a valid id" if first else "is already used"
                 self.act(
                     "renamed_tool_use_id", m.origin, new, f"renamed toolUse {old!r} to {new!r}: the id {why}"
                 )
@@ -399,8 +405,8 @@ class _Repair:
         return from_journal
 
     def _journal_result(self, tool_use_id: str) -> dict[str, Any] | None:
-        original = self.original_id[tool_use_id]
-        if self.use_counts[original] != 1 or original not in self.journal:
+        original = self.journal_key.get(tool_use_id)
+        if original is None or original not in self.journal:
             return None
         entry = self.journal[original]
         if not isinstance(entry, Mapping):
