@@ -39,7 +39,7 @@ class CrashPoint:
         return base if self.occurrence == 0 else f"{base}#{self.occurrence}"
 
 
-class InjectedCrash(BaseException):  # noqa: N818 - it is a crash, not an error
+class InjectedCrash(BaseException):
     """An in-process crash injected at a crash point; not an Exception, so `except Exception` lets it pass."""
 
     def __init__(self, point: CrashPoint) -> None:

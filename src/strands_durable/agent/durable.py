@@ -22,7 +22,7 @@ from strands_durable.store.state import Conversation
 SYNTHESIZED_MARKER = "synthesized_tool_results"
 
 
-class StopRequested(BaseException):  # noqa: N818 - a request, raised to unwind to a safe point
+class StopRequested(BaseException):
     """Raised at a safe point after Ctrl+C or SIGTERM asked the run to stop; the session stays resumable."""
 
 
@@ -218,7 +218,10 @@ class _InvocationHooks:
             from strands_durable.history import validate
 
             violations = validate(
-                self.agent.messages, provider=self.inv.provider, mode="request", tools_configured=bool(self.inv.tools)
+                self.agent.messages,
+                provider=self.inv.provider,
+                mode="request",
+                tools_configured=bool(self.inv.tools),
             )
             if violations:
                 first = violations[0]
@@ -231,9 +234,15 @@ class _InvocationHooks:
 
     def message_added(self, event: Any) -> None:
         message = event.message
-        turn_path = f"{self.inv.path}/turn[{self._turn()}]"
+        turn = self._turn()
         if message.get("role") == "assistant":
-            self.crash.emit("model.answered", turn_path)
+            kind = "answer"
+            self.crash.emit("model.answered", f"{self.inv.path}/turn[{turn}]")
+        elif any("toolResult" in block for block in message.get("content", ())):
+            kind, turn = "results", turn - 1
+        else:
+            kind = "prompt"
+        commit_path = f"{self.inv.path}/turn[{turn}]/{kind}"
         conv = self.conv
         synthesized = [
             block["toolResult"]["toolUseId"]
@@ -259,7 +268,7 @@ class _InvocationHooks:
         cm_state = self.agent.conversation_manager.get_state()
         if conv is None or cm_state != conv.cm_state:
             record["cm_state"] = cm_state
-        self.session.commit([record], path=f"{turn_path}/message")
+        self.session.commit([record], path=commit_path)
 
     def after_invocation(self, event: Any) -> None:
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 from dataclasses import dataclass, field, replace
@@ -156,7 +157,10 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
             options=options,
             variables=dict(meta.get("variables", {})),
             invoker=DurableInvoker(
-                session, crash, stop_requested=options.stop_requested, validate_requests=options.validate_requests
+                session,
+                crash,
+                stop_requested=options.stop_requested,
+                validate_requests=options.validate_requests,
             ),
             tools=ToolResolver(spec, provider=provider, native=native, extra=options.extra_tools),
             crash=crash,
@@ -173,7 +177,12 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
         usage = state.usage()
         options.reporter.finished("completed", tokens_before, usage["total"])
         return RunOutcome(
-            state.session_id, "completed", str(final_context.get("last_response", "")), tokens_before, usage, artifacts
+            state.session_id,
+            "completed",
+            str(final_context.get("last_response", "")),
+            tokens_before,
+            usage,
+            artifacts,
         )
     except InjectedCrash:
         abandoned = True
@@ -201,10 +210,8 @@ def _scratch_dir(store: SessionStore, state: SessionState) -> Path | None:
 
 
 def _safe_commit(session: Session, event: dict[str, Any]) -> None:
-    try:
+    with contextlib.suppress(DurableError, OSError):
         session.commit([event], path="status")
-    except (DurableError, OSError):
-        pass
 
 
 def _abandon(session: Session) -> None:

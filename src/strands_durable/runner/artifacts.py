@@ -46,16 +46,24 @@ def write_artifacts(ctx: Any, context: dict[str, Any], fileops: FileOps) -> list
         target = out_dir / rel
         if target.exists() and str(rel) not in ours and not ctx.options.force:
             raise UsageError(f"Artifact already exists: {target} (use --force to overwrite)")
+        # claim the path first: a crash between the claim and the write leaves a file this session may replace
+        ctx.session.commit(
+            [
+                {
+                    "type": "artifact",
+                    "path": str(rel),
+                    "sha256": hashlib.sha256(content).hexdigest(),
+                    "bytes": len(content),
+                }
+            ],
+            path=f"artifact[{index}]",
+        )
         try:
             fileops.makedirs(target.parent)
             _remove_stale_temps(target, fileops)
             fileops.write_atomic(target, content)
         except OSError as exc:
             raise StorageIOError(f"cannot write artifact {target}: {exc.strerror or exc}") from exc
-        ctx.session.commit(
-            [{"type": "artifact", "path": str(rel), "sha256": hashlib.sha256(content).hexdigest(), "bytes": len(content)}],
-            path=f"artifact[{index}]",
-        )
         written.append(str(target))
     return written
 

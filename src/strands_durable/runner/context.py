@@ -78,9 +78,7 @@ class RunContext:
         if agent.inference is not None:
             runtime.update(agent.inference.model_dump(mode="json", exclude_none=True))
         if self.options.model_factory is not None:
-            model = self.options.model_factory(
-                agent_id=agent_id, provider=provider, model_id=model_id, runtime=runtime
-            )
+            model = self.options.model_factory(agent_id=agent_id, provider=provider, model_id=model_id, runtime=runtime)
         else:
             from strands_durable.models.providers import build_model
 

@@ -80,7 +80,8 @@ class ToolResolver:
         where = f"agents.{agent_id}.tools"
         if name in self.extra:
             tool = self.extra[name]
-            return tool, _idempotent_attr(tool)
+            declared = self.entries.get(name)
+            return tool, _idempotent_attr(tool) and (declared is None or declared.idempotent)
         if name in self.http_ids:
             raise Unsupported(f"HTTP executor tool '{name}' ({where}) is not supported yet")
         if name in self.mcp_ids:

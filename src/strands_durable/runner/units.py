@@ -42,7 +42,7 @@ def completed(ctx: RunContext, unit: str) -> dict[str, Any] | None:
 def unit_tokens(ctx: RunContext, unit: str) -> int:
     total = 0
     for conv in ctx.state.conversations.values():
-        for owner, message in zip(conv.units, conv.messages):
+        for owner, message in zip(conv.units, conv.messages, strict=True):
             if owner == unit:
                 usage = (message.get("metadata") or {}).get("usage") or {}
                 total += int(usage.get("totalTokens", 0))
@@ -89,9 +89,7 @@ def run_agent_unit(
     return result.response
 
 
-def complete_unit(
-    ctx: RunContext, ref: UnitRef, record: dict[str, Any], pattern_state: dict[str, Any]
-) -> None:
+def complete_unit(ctx: RunContext, ref: UnitRef, record: dict[str, Any], pattern_state: dict[str, Any]) -> None:
     """Commit a unit's outcome and the pattern's new position as one commit point."""
     record = {"status": "completed", **record}
     ctx.session.commit(

@@ -60,7 +60,9 @@ def read_journal(path: Path, data: bytes) -> JournalContents:
             return JournalContents(records, offset, torn_tail=True)
         expected_seq = len(records)
         if record.get("seq") != expected_seq:
-            raise CorruptSession(str(path), f"record at byte {offset} has seq {record.get('seq')}, expected {expected_seq}")
+            raise CorruptSession(
+                str(path), f"record at byte {offset} has seq {record.get('seq')}, expected {expected_seq}"
+            )
         records.append(record)
         offset = end + 1
     if records and records[0].get("kind") != HEADER_KIND:

@@ -168,7 +168,7 @@ class LocalSession(Session):
             if not self._broken:
                 self.flush_views()
                 self._ops.sync_all()
-                self.commit([], synced=True)
+                self.commit([], path="close", synced=True)
         finally:
             self._appender.close()
             self._lease.release()

@@ -69,7 +69,10 @@ class MemoryStore(SessionStore):
                 "at": utc_now(),
                 "kind": HEADER_KIND,
                 "schema": SCHEMA_VERSION,
-                "events": [{"type": "session", "meta": copy.deepcopy(meta)}, {"type": "status", "status": "running"}],
+                "events": [
+                    {"type": "session", "meta": copy.deepcopy(meta)},
+                    {"type": "status", "status": "running"},
+                ],
             }
         ]
         self.snapshots[session_id] = spec_snapshot

@@ -46,9 +46,7 @@ def run_chain(ctx: RunContext) -> dict[str, Any]:
     return _template_context(base, history, hitl_response)
 
 
-def _template_context(
-    base: dict[str, Any], history: list[dict[str, Any]], hitl_response: str | None
-) -> dict[str, Any]:
+def _template_context(base: dict[str, Any], history: list[dict[str, Any]], hitl_response: str | None) -> dict[str, Any]:
     steps = [{"response": h["response"], "agent": h.get("agent"), "index": h["index"]} for h in history]
     return {
         **base,

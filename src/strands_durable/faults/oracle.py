@@ -1,0 +1,156 @@
+"""The oracle: what "identical" means (CONTRACT.md), and counters that prove no committed work was redone.
+
+`comparable(state)` is the normalised view two runs must share: every unit's response, every agent history
+after `history.normalize`, artifact digests, final status and token totals of committed turns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from strands_durable.history import normalize, validate
+from strands_durable.store.state import SessionState
+
+
+def comparable(state: SessionState) -> dict[str, Any]:
+    return {
+        "status": state.status,
+        "units": {unit: record.get("response") for unit, record in sorted(state.units.items())},
+        "histories": {key: normalize(conv.messages) for key, conv in sorted(state.conversations.items())},
+        "artifacts": {path: info["sha256"] for path, info in sorted(state.artifacts.items())},
+        "tokens": state.usage(),
+    }
+
+
+def first_difference(expected: Any, actual: Any, path: str = "") -> str | None:
+    """A readable description of the first place two comparable views differ, or None when equal."""
+    if type(expected) is not type(actual):
+        return f"{path or '<root>'}: expected {_brief(expected)}, got {_brief(actual)}"
+    if isinstance(expected, dict):
+        for key in list(expected) + [k for k in actual if k not in expected]:
+            if key not in actual:
+                return f"{path}.{key}: missing in the resumed run"
+            if key not in expected:
+                return f"{path}.{key}: extra in the resumed run ({_brief(actual[key])})"
+            found = first_difference(expected[key], actual[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(expected, list):
+        for index, (left, right) in enumerate(zip(expected, actual, strict=False)):
+            found = first_difference(left, right, f"{path}[{index}]")
+            if found:
+                return found
+        if len(expected) != len(actual):
+            return f"{path}: expected {len(expected)} items, got {len(actual)}"
+        return None
+    if expected != actual:
+        return f"{path}: expected {_brief(expected)}, got {_brief(actual)}"
+    return None
+
+
+def _brief(value: Any, limit: int = 160) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def stored_violations(state: SessionState, *, mode: str = "stored") -> list[str]:
+    problems = []
+    for key, conv in sorted(state.conversations.items()):
+        for violation in validate(conv.messages, mode=mode):  # type: ignore[arg-type]
+            problems.append(f"{key}: {violation.rule} at message {violation.message_index}: {violation.message}")
+    return problems
+
+
+def committed_request_digests(state: SessionState) -> set[str]:
+    """Digests of the requests whose answers are committed (the history before each stored assistant turn)."""
+    digests = set()
+    for conv in state.conversations.values():
+        for index, message in enumerate(conv.messages):
+            if message.get("role") == "assistant":
+                digests.add(_digest(conv.messages[:index]))
+    return digests
+
+
+def committed_tool_ids(state: SessionState) -> set[str]:
+    """toolUseIds whose results are committed: in the tool-result journal or in a stored results message."""
+    ids: set[str] = set()
+    for conv in state.conversations.values():
+        ids.update(conv.tool_results)
+        for message in conv.messages:
+            for block in message.get("content", ()):
+                if "toolResult" in block:
+                    ids.add(block["toolResult"]["toolUseId"])
+    return ids
+
+
+def journal_events(journal_path: Path) -> list[dict[str, Any]]:
+    """Every event in a journal file, parsed independently of the store's reader and reducer (the oracle must
+    not share the code it judges). Lines that do not parse (a torn tail) are skipped."""
+    events: list[dict[str, Any]] = []
+    for line in journal_path.read_bytes().split(b"\n"):
+        try:
+            record = json.loads(line[9:])
+        except ValueError:
+            continue
+        events.extend(record.get("events", ()))
+    return events
+
+
+def tool_ids_on_disk(journal_path: Path) -> set[str]:
+    """toolUseIds whose results a journal file holds (tool_result events or stored results messages)."""
+    ids: set[str] = set()
+    for event in journal_events(journal_path):
+        if event.get("type") == "tool_result":
+            ids.add(event["result"]["toolUseId"])
+        elif event.get("type") == "message":
+            for block in event["message"].get("content", ()):
+                if "toolResult" in block:
+                    ids.add(block["toolResult"]["toolUseId"])
+    return ids
+
+
+def _digest(messages: list[dict[str, Any]]) -> str:
+    return hashlib.sha256(json.dumps(normalize(messages), sort_keys=True).encode()).hexdigest()
+
+
+class RequestLog:
+    """Every model request of a run, by the digest of its normalised messages (thread-safe)."""
+
+    def __init__(self) -> None:
+        self.digests: list[str] = []
+        self._lock = threading.Lock()
+
+    def record(self, messages: list[dict[str, Any]]) -> None:
+        digest = _digest(messages)
+        with self._lock:
+            self.digests.append(digest)
+
+
+def counting_model(model: Any, log: RequestLog) -> Any:
+    """Wrap a strands Model so every request is recorded in `log` before it is answered."""
+    from strands.models import Model
+
+    class _Counting(Model):
+        def update_config(self, **config: Any) -> None:
+            model.update_config(**config)
+
+        def get_config(self) -> Any:
+            return model.get_config()
+
+        def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+            return model.structured_output(*args, **kwargs)
+
+        async def stream(
+            self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+        ) -> AsyncIterator[Any]:
+            log.record(list(messages))
+            async for event in model.stream(messages, tool_specs, system_prompt, **kwargs):
+                yield event
+
+    return _Counting()
