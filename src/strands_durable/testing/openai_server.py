@@ -47,11 +47,7 @@ def request_from_openai(body: Mapping[str, Any]) -> ModelRequest:
             system.extend(b["text"] for b in _part_text(message.get("content")) if "text" in b)
         elif role == "tool":
             result = {"toolUseId": message.get("tool_call_id"), "content": _part_text(message.get("content"))}
-            if (
-                messages
-                and messages[-1]["role"] == "user"
-                and all("toolResult" in b for b in messages[-1]["content"])
-            ):
+            if messages and messages[-1]["role"] == "user" and all("toolResult" in b for b in messages[-1]["content"]):
                 messages[-1]["content"].append({"toolResult": result})
             else:
                 messages.append({"role": "user", "content": [{"toolResult": result}]})
@@ -132,9 +128,7 @@ def sse_chunks(answer: Answer, *, completion_id: str, model: str) -> list[dict[s
         }
         chunks.append(chunk({"tool_calls": [head]}))
         chunks.append(
-            chunk(
-                {"tool_calls": [{"index": index, "function": {"arguments": call["function"]["arguments"]}}]}
-            )
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": call["function"]["arguments"]}}]})
         )
     chunks.append(chunk({}, "tool_calls" if answer.tool_calls else "stop"))
     chunks.append({**base, "choices": [], "usage": _usage(answer)})
@@ -151,9 +145,7 @@ def completion(answer: Answer, *, completion_id: str, model: str) -> dict[str, A
         "object": "chat.completion",
         "created": 0,
         "model": model,
-        "choices": [
-            {"index": 0, "message": message, "finish_reason": "tool_calls" if answer.tool_calls else "stop"}
-        ],
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if answer.tool_calls else "stop"}],
         "usage": _usage(answer),
     }
 
@@ -197,7 +189,7 @@ class OpenAICompatServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="openai-compat-server", daemon=True
+            target=self._httpd.serve_forever, args=(0.05,), name="openai-compat-server", daemon=True
         )
         self._thread.start()
         return self
