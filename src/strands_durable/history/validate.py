@@ -81,68 +81,58 @@ def validate(
         if not content and not (final_assistant_may_be_empty and role == "assistant" and i == n - 1):
             report("V7", i, None, "the message has empty content")
 
-        if role == "user":
-            for j, block in enumerate(content):
-                if not isinstance(block, dict):
-                    report("V0", i, j, "a content block is not an object")
-                    continue
-                result = block.get("toolResult")
-                if result is not None:
-                    if first_tool_block is None:
-                        first_tool_block = (i, j)
-                    tool_use_id = result.get("toolUseId") if isinstance(result, dict) else None
-                    if not isinstance(tool_use_id, str):
-                        report("V0", i, j, "a toolResult without a string toolUseId")
-                        continue
-                    if first_turn:
-                        report("V1", i, j, f"the first user turn holds a toolResult ({tool_use_id})")
-                    if tool_use_id not in uses:
-                        report(
-                            "V4", i, j, f"toolResult {tool_use_id} answers no toolUse of the previous turn"
-                        )
-                    elif tool_use_id in answered:
-                        report("V4", i, j, f"a second toolResult for {tool_use_id}")
-                    else:
-                        answered.add(tool_use_id)
-                    if check_v5 and saw_other_block:
-                        report("V5", i, j, f"toolResult {tool_use_id} comes after another block of the turn")
-                    if check_v9 and result.get("status") == "error" and not result.get("content"):
-                        report("V9", i, j, f"error toolResult {tool_use_id} has empty content")
-                    continue
+        in_user = role == "user"
+        for j, block in enumerate(content):
+            if not isinstance(block, dict):
+                report("V0", i, j, "a content block is not an object")
+                continue
+            if "text" in block:
                 saw_other_block = True
-                if "text" in block:
-                    if check_v8:
-                        _check_text(report, block["text"], i, j)
-                elif "toolUse" in block:
-                    report("V0", i, j, "a toolUse block in a user message")
-        else:
-            for j, block in enumerate(content):
-                if not isinstance(block, dict):
-                    report("V0", i, j, "a content block is not an object")
+                value = block["text"]
+                if value.__class__ is not str:
+                    report("V0", i, j, "a text block whose text is not a string")
+                elif check_v8 and (not value or value.isspace()):
+                    report("V8", i, j, "a blank text block")
+                continue
+            result = block.get("toolResult")
+            if result is not None:
+                if first_tool_block is None:
+                    first_tool_block = (i, j)
+                tool_use_id = result.get("toolUseId") if isinstance(result, dict) else None
+                if not in_user or not isinstance(tool_use_id, str):
+                    report("V0", i, j, "a toolResult needs a string toolUseId and belongs in a user message")
                     continue
-                if "text" in block:
-                    if check_v8:
-                        _check_text(report, block["text"], i, j)
+                if first_turn:
+                    report("V1", i, j, f"the first user turn holds a toolResult ({tool_use_id})")
+                if tool_use_id not in uses:
+                    report("V4", i, j, f"toolResult {tool_use_id} answers no toolUse of the previous turn")
+                elif tool_use_id in answered:
+                    report("V4", i, j, f"a second toolResult for {tool_use_id}")
+                else:
+                    answered.add(tool_use_id)
+                if check_v5 and saw_other_block:
+                    report("V5", i, j, f"toolResult {tool_use_id} comes after another block of the turn")
+                if check_v9 and result.get("status") == "error" and not result.get("content"):
+                    report("V9", i, j, f"error toolResult {tool_use_id} has empty content")
+                continue
+            use = block.get("toolUse")
+            if use is not None:
+                if first_tool_block is None:
+                    first_tool_block = (i, j)
+                tool_use_id = use.get("toolUseId") if isinstance(use, dict) else None
+                if in_user or not isinstance(tool_use_id, str):
+                    report(
+                        "V0", i, j, "a toolUse needs a string toolUseId and belongs in an assistant message"
+                    )
                     continue
-                use = block.get("toolUse")
-                if use is not None:
-                    if first_tool_block is None:
-                        first_tool_block = (i, j)
-                    tool_use_id = use.get("toolUseId") if isinstance(use, dict) else None
-                    if not isinstance(tool_use_id, str):
-                        report("V0", i, j, "a toolUse without a string toolUseId")
-                        continue
-                    if tool_use_id in seen_ids:
-                        report("V6", i, j, f"toolUse id {tool_use_id} is used more than once")
-                    else:
-                        seen_ids.add(tool_use_id)
-                        uses[tool_use_id] = (i, j)
-                    if not _valid_tool_use_id(tool_use_id):
-                        report(
-                            "V6", i, j, f"toolUse id {tool_use_id!r} does not match ^[a-zA-Z0-9_-]{{1,64}}$"
-                        )
-                elif "toolResult" in block:
-                    report("V0", i, j, "a toolResult block in an assistant message")
+                if tool_use_id in seen_ids:
+                    report("V6", i, j, f"toolUse id {tool_use_id} is used more than once")
+                seen_ids.add(tool_use_id)
+                uses.setdefault(tool_use_id, (i, j))
+                if not _valid_tool_use_id(tool_use_id):
+                    report("V6", i, j, f"toolUse id {tool_use_id!r} does not match ^[a-zA-Z0-9_-]{{1,64}}$")
+                continue
+            saw_other_block = True
 
     if turn_role == "user":
         _report_unanswered(report, uses, answered)
@@ -162,13 +152,6 @@ def validate(
             "V13", *first_tool_block, "the history holds tool blocks but the request carries no tool config"
         )
     return found
-
-
-def _check_text(report: Any, text: object, i: int, j: int) -> None:
-    if not isinstance(text, str):
-        report("V0", i, j, "a text block whose text is not a string")
-    elif not text or text.isspace():
-        report("V8", i, j, "a blank text block")
 
 
 def _report_unanswered(report: Any, uses: dict[str, tuple[int, int]], answered: set[str]) -> None:
