@@ -25,6 +25,7 @@ class RunOptions:
     out_dir: Path = Path("artifacts")
     force: bool = False
     hitl_response: str | None = None
+    hitl_use_defaults: bool = False  # answer every HITL step with its `default` (chaos runs, CI)
     scripts: Any = None  # for provider "scripted": agent id -> script
     extra_tools: dict[str, Any] = field(default_factory=dict)  # name -> Strands tool (Python API)
     model_factory: Callable[..., Any] | None = None  # (agent_id, provider, model_id, runtime) -> Model

@@ -120,6 +120,8 @@ def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str
         answer = ctx.options.hitl_response
         ctx.options.hitl_response = None  # one answer answers one pause
         return answer
+    if ctx.options.hitl_use_defaults and step.default is not None:
+        return step.default
     pending = ctx.state.pattern_state.get("pending_hitl") or {}
     if pending.get("unit") == ref.unit and step.default is not None and step.timeout_seconds:
         paused_at = dt.datetime.fromisoformat(pending["paused_at"])

@@ -11,6 +11,7 @@ import contextlib
 import errno
 import json
 import os
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -61,9 +62,14 @@ class LocalSession(Session):
         self._written_generation: dict[str, int] = {}
         self._broken: str | None = None
         self._closed = False
+        self._lock = threading.RLock()  # concurrent units (tasks, branches, workers) commit from threads
 
     # -- commits ------------------------------------------------------------------------------------
     def commit(self, events: list[dict[str, Any]], *, path: str = "", synced: bool = False) -> None:
+        with self._lock:
+            self._commit(events, path=path, synced=synced)
+
+    def _commit(self, events: list[dict[str, Any]], *, path: str, synced: bool) -> None:
         if self._broken:
             raise StorageIOError(f"session {self.state.session_id} cannot commit after an I/O failure: {self._broken}")
         record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}

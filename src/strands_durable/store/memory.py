@@ -26,12 +26,13 @@ class MemorySession(Session):
         self._closed = False
 
     def commit(self, events: list[dict[str, Any]], *, path: str = "", synced: bool = False) -> None:
-        record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}
-        if synced:
-            record["synced"] = True
         self._crash.emit("store.before_commit", path)
-        self.store.records[self.session_id].append(json.loads(json.dumps(record)))
-        apply_record(self.state, record)
+        with self.store._lock:
+            record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}
+            if synced:
+                record["synced"] = True
+            self.store.records[self.session_id].append(json.loads(json.dumps(record)))
+            apply_record(self.state, record)
         self._crash.emit("store.after_commit", path)
 
     def spec_snapshot(self) -> bytes:
