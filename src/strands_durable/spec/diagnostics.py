@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from strands_durable.errors import SpecError
 from strands_durable.spec.document import Document, KeyPath, format_key_path
-from strands_durable.spec.references import Problem
+
+if TYPE_CHECKING:
+    from strands_durable.spec.references import Problem
 
 
 def key_path_of(loc: tuple[Any, ...], data: Any, error_type: str) -> KeyPath:
@@ -55,6 +57,19 @@ def describe(error: dict[str, Any], path: KeyPath) -> str:
     return f"{message[0].lower()}{message[1:]} (got {_shorten(error.get('input'))})"
 
 
+def one_line(text: str) -> str:
+    """Error messages are one line, even when a key or value the user wrote has line breaks."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def single_line_error(exc: SpecError) -> SpecError:
+    """`exc` with line breaks in its detail and key path escaped (the CLI prints exactly one line)."""
+    detail, key_path = one_line(exc.detail), one_line(exc.key_path) if exc.key_path else None
+    if (detail, key_path) == (exc.detail, exc.key_path) and "\n" not in exc.file:
+        return exc
+    return SpecError(one_line(exc.file), detail, key_path=key_path, line=exc.line)
+
+
 def from_validation(exc: ValidationError, document: Document, file: str) -> SpecError:
     errors = exc.errors(include_url=False)
     first = errors[0]
@@ -76,7 +91,7 @@ def from_problems(problems: list[Problem], document: Document, file: str) -> Spe
         line = document.line_in_text(first.path, first.template_line)
     if line is None:
         line = document.line_of(first.path)
-    return SpecError(file, detail, key_path=format_key_path(first.path) or None, line=line)
+    return SpecError(file, one_line(detail), key_path=one_line(format_key_path(first.path)) or None, line=line)
 
 
-__all__ = ["describe", "from_problems", "from_validation", "key_path_of"]
+__all__ = ["describe", "from_problems", "from_validation", "key_path_of", "one_line", "single_line_error"]

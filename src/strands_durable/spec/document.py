@@ -175,9 +175,7 @@ class _YamlBuilder:
     def _value(self, loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, depth: int) -> Any:
         self.count += 1
         if self.count > MAX_VALUES:
-            raise self.fail(
-                f"more than {MAX_VALUES} values after expanding aliases (an alias bomb?)", node.start_mark
-            )
+            raise self.fail(f"more than {MAX_VALUES} values after expanding aliases (an alias bomb?)", node.start_mark)
         if depth > MAX_DEPTH:
             raise self.fail(f"nesting deeper than {MAX_DEPTH} levels (a recursive alias?)", node.start_mark)
         if isinstance(node, yaml.MappingNode):

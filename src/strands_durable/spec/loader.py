@@ -46,8 +46,11 @@ def spec_hash(path: str | Path) -> str:
 
 def load_spec(path: str | Path) -> Spec:
     """Load and validate the spec at `path` (YAML, or JSON for `.json`); raises SpecError."""
-    raw = read_spec_bytes(path)
-    return _load(raw, file=str(path), source_path=Path(os.path.abspath(path)), chain=())
+    try:
+        raw = read_spec_bytes(path)
+        return _load(raw, file=str(path), source_path=Path(os.path.abspath(path)), chain=())
+    except SpecError as exc:
+        raise diagnostics.single_line_error(exc) from None
 
 
 def load_spec_text(
@@ -58,7 +61,10 @@ def load_spec_text(
     raw = text.encode("utf-8") if isinstance(text, str) else text
     file = str(source_path) if source_path is not None else "<spec>"
     absolute = Path(os.path.abspath(source_path if source_path is not None else "spec.yaml"))
-    return _load(raw, file=file, source_path=absolute, chain=(), json_format=json_format)
+    try:
+        return _load(raw, file=file, source_path=absolute, chain=(), json_format=json_format)
+    except SpecError as exc:
+        raise diagnostics.single_line_error(exc) from None
 
 
 def _load(
@@ -84,15 +90,13 @@ def _load(
     except ValidationError as exc:
         raise diagnostics.from_validation(exc, document, file) from None
     problems = references.find_problems(spec)
-    problems.extend(
-        references.Problem(path, detail) for path, detail in variables.declared_value_problems(spec)
-    )
+    problems.extend(references.Problem(path, detail) for path, detail in variables.declared_value_problems(spec))
     if problems:
         raise diagnostics.from_problems(problems, document, file)
     spec._source_path = source_path
     spec._content_hash = hashlib.sha256(raw).hexdigest()
     spec._source_bytes = raw
-    spec._lines = document.lines
+    spec._document = document
     spec._agent_files = agent_files
     return spec
 

@@ -21,6 +21,7 @@ from pydantic import (
     field_validator,
 )
 
+from strands_durable.spec.document import Document
 from strands_durable.spec.fields import Identifier, NonEmpty, SpecModel, Template
 from strands_durable.spec.patterns import Pattern, ScalarValue
 
@@ -341,7 +342,7 @@ class Spec(SpecModel):
     _source_path: Path | None = PrivateAttr(default=None)
     _content_hash: str | None = PrivateAttr(default=None)
     _source_bytes: bytes | None = PrivateAttr(default=None)
-    _lines: dict[tuple, int] = PrivateAttr(default_factory=dict)
+    _document: Document | None = PrivateAttr(default=None)
     _agent_files: dict[str, Path] = PrivateAttr(default_factory=dict)
 
     @property
@@ -366,11 +367,7 @@ class Spec(SpecModel):
 
     def line_of(self, key_path: tuple[str | int, ...]) -> int | None:
         """The line in the spec file where `key_path` (or its nearest ancestor) starts, when known."""
-        for end in range(len(key_path), -1, -1):
-            line = self._lines.get(tuple(key_path[:end]))
-            if line is not None:
-                return line
-        return None
+        return self._document.line_of(key_path) if self._document is not None else None
 
 
 __all__ = [

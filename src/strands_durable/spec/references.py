@@ -151,9 +151,7 @@ def check_graph(config: GraphConfig, path: KeyPath) -> Iterator[Problem]:
             yield Problem((*edge_path, "from"), f"edge from unknown node '{edge.source}' (nodes: {known})")
         for target_index, target in enumerate(edge.to or []):
             if target not in nodes:
-                yield Problem(
-                    (*edge_path, "to", target_index), f"edge to unknown node '{target}' (nodes: {known})"
-                )
+                yield Problem((*edge_path, "to", target_index), f"edge to unknown node '{target}' (nodes: {known})")
         choices = edge.choose or []
         for choice_index, choice in enumerate(choices):
             choice_path = (*edge_path, "choose", choice_index)

@@ -16,6 +16,7 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from strands_durable.errors import SpecError
+from strands_durable.spec.diagnostics import single_line_error
 
 ELSE = "else"
 """The graph `when` value that always holds: the fallback choice."""
@@ -76,7 +77,7 @@ def _compile_expression(expression: str) -> Any:
 
 
 def _fail(where: str, detail: str, source: str | None, line: int | None = None) -> SpecError:
-    return SpecError(source or _DEFAULT_SOURCE, detail, key_path=where, line=line)
+    return single_line_error(SpecError(source or _DEFAULT_SOURCE, detail, key_path=where, line=line))
 
 
 def _syntax_detail(exc: jinja2.TemplateSyntaxError) -> str:
@@ -146,9 +147,7 @@ def _condition_expression(expr: str) -> str | None:
 _FALSE_TEXT = frozenset({"", "false", "0", "no", "none", "off"})
 
 
-def check_condition_syntax(
-    expr: str, where: str, *, source: str | None = None, line: int | None = None
-) -> None:
+def check_condition_syntax(expr: str, where: str, *, source: str | None = None, line: int | None = None) -> None:
     """Compile a graph `when` condition without evaluating it."""
     error = syntax_error(expr, condition=True)
     if error is not None:
