@@ -24,9 +24,7 @@ def collect() -> Callable[..., list[dict]]:
 
 
 def text_of(events: list[dict]) -> str:
-    return "".join(
-        e["contentBlockDelta"]["delta"].get("text", "") for e in events if "contentBlockDelta" in e
-    )
+    return "".join(e["contentBlockDelta"]["delta"].get("text", "") for e in events if "contentBlockDelta" in e)
 
 
 def user(text: str) -> dict[str, Any]:

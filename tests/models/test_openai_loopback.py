@@ -40,9 +40,7 @@ def test_strands_openai_model_runs_a_tool_round_trip_against_the_loopback_server
         ]
     )
     with OpenAICompatServer(policy=script) as server:
-        model = OpenAIModel(
-            client_args={"base_url": server.base_url, "api_key": "test"}, model_id="loopback-1"
-        )
+        model = OpenAIModel(client_args={"base_url": server.base_url, "api_key": "test"}, model_id="loopback-1")
         agent = Agent(model=model, tools=[reserve_table], callback_handler=None)
         result = agent("Book dinner for two at Noma.")
         requests = server.requests
@@ -87,9 +85,7 @@ TOOLS = [
 
 
 def test_streaming_chunks_follow_the_openai_shape_for_text_and_tool_calls():
-    with OpenAICompatServer(
-        policy=ScriptedPolicy([[{"name": "lookup_weather", "input": {"city": "Oslo"}}]])
-    ) as s:
+    with OpenAICompatServer(policy=ScriptedPolicy([[{"name": "lookup_weather", "input": {"city": "Oslo"}}]])) as s:
         status, body = _post(
             s.base_url + "/chat/completions",
             {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}], "tools": TOOLS},
@@ -99,9 +95,7 @@ def test_streaming_chunks_follow_the_openai_shape_for_text_and_tool_calls():
     assert chunks[0]["choices"][0]["delta"]["role"] == "assistant"
     head = chunks[1]["choices"][0]["delta"]["tool_calls"][0]
     assert head["function"]["name"] == "lookup_weather" and head["id"] == "tooluse_s0_0"
-    assert json.loads(chunks[2]["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]) == {
-        "city": "Oslo"
-    }
+    assert json.loads(chunks[2]["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]) == {"city": "Oslo"}
     assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] > 0
 
@@ -174,16 +168,12 @@ def test_openai_requests_convert_back_to_the_strands_conversation():
         {"role": "user", "content": [{"text": "Weather?"}]},
         {
             "role": "assistant",
-            "content": [
-                {"toolUse": {"toolUseId": "c1", "name": "lookup_weather", "input": {"city": "Oslo"}}}
-            ],
+            "content": [{"toolUse": {"toolUseId": "c1", "name": "lookup_weather", "input": {"city": "Oslo"}}}],
         },
         {"role": "user", "content": [{"toolResult": {"toolUseId": "c1", "content": [{"text": "sunny"}]}}]},
     ]
     assert request.tool_choice == {"any": {}}
     assert request.tool_schema("lookup_weather") == lookup_weather.tool_spec["inputSchema"]["json"]
     assert request.tool_rounds_since_prompt() == 1
-    same = ModelRequest.build(
-        request.messages, [lookup_weather.tool_spec], "Be brief.", tool_choice={"any": {}}
-    )
+    same = ModelRequest.build(request.messages, [lookup_weather.tool_spec], "Be brief.", tool_choice={"any": {}})
     assert SyntheticPolicy().answer(request).tool_calls == SyntheticPolicy().answer(same).tool_calls

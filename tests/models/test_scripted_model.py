@@ -58,9 +58,7 @@ def test_a_fresh_instance_resumes_at_the_turn_after_the_partial_history():
     first("Bill our customers.")
     partial = copy.deepcopy(first.messages[:3])  # prompt, toolUse turn, tool results: the answer is missing
     CALLS.clear()
-    resumed = Agent(
-        model=ScriptedModel(SCRIPT), tools=[send_invoice], messages=partial, callback_handler=None
-    )
+    resumed = Agent(model=ScriptedModel(SCRIPT), tools=[send_invoice], messages=partial, callback_handler=None)
     result = resumed()
     assert str(result).strip() == "Both invoices are out."
     assert CALLS == []  # no tool re-run: the model went straight to turn 2

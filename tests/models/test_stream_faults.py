@@ -44,9 +44,7 @@ def test_a_cut_stream_raises_after_exactly_k_events(after):
 
 
 def test_a_cut_stream_leaves_the_agent_history_without_a_partial_answer_and_times_limits_the_fault():
-    agent = Agent(
-        model=SyntheticModel(stream_fault=StreamFault("cut", after_events=3, times=1)), callback_handler=None
-    )
+    agent = Agent(model=SyntheticModel(stream_fault=StreamFault("cut", after_events=3, times=1)), callback_handler=None)
     with pytest.raises(StreamCut):
         agent("Describe the harbour.")
     assert [m["role"] for m in agent.messages] == ["user"]
@@ -56,21 +54,15 @@ def test_a_cut_stream_leaves_the_agent_history_without_a_partial_answer_and_time
 
 
 def test_duplicate_tool_ids_share_one_id(collect):
-    events = collect(
-        ScriptedModel(TWO_TOOLS, stream_fault=StreamFault("duplicate_tool_ids")), [user("go")], SPECS
-    )
+    events = collect(ScriptedModel(TWO_TOOLS, stream_fault=StreamFault("duplicate_tool_ids")), [user("go")], SPECS)
     ids = _tool_ids(events)
     assert len(ids) == 2 and ids[0] == ids[1]
-    lone = collect(
-        ScriptedModel(ONE_TOOL, stream_fault=StreamFault("duplicate_tool_ids")), [user("go")], SPECS
-    )
+    lone = collect(ScriptedModel(ONE_TOOL, stream_fault=StreamFault("duplicate_tool_ids")), [user("go")], SPECS)
     assert len(_tool_ids(lone)) == 2 and len(set(_tool_ids(lone))) == 1
 
 
 def test_invalid_tool_ids_break_the_api_pattern(collect):
-    events = collect(
-        ScriptedModel(TWO_TOOLS, stream_fault=StreamFault("invalid_tool_id")), [user("go")], SPECS
-    )
+    events = collect(ScriptedModel(TWO_TOOLS, stream_fault=StreamFault("invalid_tool_id")), [user("go")], SPECS)
     ids = _tool_ids(events)
     assert len(ids) == 2 and not any(TOOL_USE_ID_RE.match(i) for i in ids)
     clean = collect(ScriptedModel(TWO_TOOLS), [user("go")], SPECS)

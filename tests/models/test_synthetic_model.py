@@ -90,9 +90,7 @@ def test_tool_use_ids_are_valid_and_tool_rounds_per_prompt_are_bounded():
         agent = Agent(model=SyntheticModel(seed=seed), tools=[lookup_weather], callback_handler=None)
         agent("Compare the weather in Oslo and Rome.")
         tool_turns = [
-            m
-            for m in agent.messages
-            if m["role"] == "assistant" and any("toolUse" in b for b in m["content"])
+            m for m in agent.messages if m["role"] == "assistant" and any("toolUse" in b for b in m["content"])
         ]
         assert len(tool_turns) <= 2
         for turn in tool_turns:
@@ -168,9 +166,7 @@ class Person(BaseModel):
 
 
 def test_structured_output_through_the_agent_and_the_legacy_method():
-    result = Agent(model=SyntheticModel(), callback_handler=None)(
-        "Who wrote this?", structured_output_model=Person
-    )
+    result = Agent(model=SyntheticModel(), callback_handler=None)("Who wrote this?", structured_output_model=Person)
     assert isinstance(result.structured_output, Person)
 
     async def legacy():

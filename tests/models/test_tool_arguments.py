@@ -31,9 +31,7 @@ def string_schemas(draw):
     if draw(st.booleans()):
         schema["format"] = draw(st.sampled_from(["date", "date-time", "email", "uri", "uuid"]))
     if draw(st.booleans()):
-        schema["pattern"] = draw(
-            st.sampled_from(["^[a-z]+", "[0-9]", "^[A-Za-z_ -]+$", "^\\d{4}-\\d{2}-\\d{2}$"])
-        )
+        schema["pattern"] = draw(st.sampled_from(["^[a-z]+", "[0-9]", "^[A-Za-z_ -]+$", "^\\d{4}-\\d{2}-\\d{2}$"]))
         schema.pop("maxLength", None)
         schema.pop("minLength", None)
         schema.pop("format", None)
@@ -60,9 +58,7 @@ leaves = st.one_of(
     number_schemas(),
     st.just({"type": "boolean"}),
     st.just({"type": "null"}),
-    st.lists(st.one_of(names, st.integers(0, 9)), min_size=1, max_size=4, unique=True).map(
-        lambda v: {"enum": v}
-    ),
+    st.lists(st.one_of(names, st.integers(0, 9)), min_size=1, max_size=4, unique=True).map(lambda v: {"enum": v}),
     st.just({"const": "fixed"}),
     st.just({}),
 )
@@ -93,9 +89,7 @@ def _containers(children):
     )
     unique_arrays = st.builds(
         lambda items, low: {"type": "array", "items": items, "minItems": low, "uniqueItems": True},
-        st.sampled_from(
-            [{"type": "string"}, {"type": "integer", "minimum": 0}, {"enum": ["a", "b", "c", "d"]}]
-        ),
+        st.sampled_from([{"type": "string"}, {"type": "integer", "minimum": 0}, {"enum": ["a", "b", "c", "d"]}]),
         st.integers(0, 3),
     )
     nullable = children.map(lambda s: {"anyOf": [s, {"type": "null"}]})
@@ -116,9 +110,7 @@ tool_schemas = st.builds(
 
 
 def _valid(schema, value):
-    jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema).validate(
-        value
-    )
+    jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema).validate(value)
 
 
 @settings(max_examples=200, deadline=None)
@@ -208,3 +200,33 @@ def test_a_forced_tool_choice_is_always_honoured():
     for seed in range(10):
         calls = SyntheticPolicy(seed=seed).answer(request).tool_calls
         assert [c.name for c in calls] == ["book_trip"]
+
+
+def test_recursive_refs_terminate_and_unsatisfiable_schemas_fall_back_to_empty_arguments():
+    tree = {
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {
+                    "label": {"type": "string"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+                },
+                "required": ["label"],
+            }
+        },
+        "type": "object",
+        "properties": {"root": {"$ref": "#/$defs/node"}},
+        "required": ["root"],
+    }
+    for key in "abcdefgh":
+        _valid(tree, value_for_schema(tree, DigestRandom(key)))
+    endless = {
+        "$defs": {"n": {"type": "object", "properties": {"next": {"$ref": "#/$defs/n"}}, "required": ["next"]}},
+        "$ref": "#/$defs/n",
+    }
+    with pytest.raises(ValueError):
+        value_for_schema(endless, DigestRandom("x"))
+    spec = {"name": "walk", "description": "d", "inputSchema": {"json": endless}}
+    request = ModelRequest.build([{"role": "user", "content": [{"text": "walk"}]}], [spec], tool_choice={"any": {}})
+    calls = SyntheticPolicy().answer(request).tool_calls
+    assert calls and all(call.input == {} for call in calls)

@@ -26,9 +26,7 @@ T = TypeVar("T", bound=BaseModel)
 class PolicyModel(Model):
     """A Strands model answering from a policy; stateless apart from the count of faulted calls."""
 
-    def __init__(
-        self, policy: AnswerPolicy, *, stream_fault: StreamFault | None = None, **config: Any
-    ) -> None:
+    def __init__(self, policy: AnswerPolicy, *, stream_fault: StreamFault | None = None, **config: Any) -> None:
         self.policy = policy
         self.stream_fault = stream_fault
         self.config: dict[str, Any] = dict(config)

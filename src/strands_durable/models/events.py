@@ -53,15 +53,11 @@ def apply_fault_to_answer(answer: Answer, fault: StreamFault | None) -> Answer:
     if fault.kind == "duplicate_tool_ids" and calls:
         first = calls[0].tool_use_id
         calls = calls if len(calls) > 1 else [calls[0], calls[0]]
-        return dataclasses.replace(
-            answer, tool_calls=[dataclasses.replace(c, tool_use_id=first) for c in calls]
-        )
+        return dataclasses.replace(answer, tool_calls=[dataclasses.replace(c, tool_use_id=first) for c in calls])
     if fault.kind == "invalid_tool_id" and calls:
         return dataclasses.replace(
             answer,
-            tool_calls=[
-                dataclasses.replace(c, tool_use_id=f"{INVALID_TOOL_USE_ID} {i}") for i, c in enumerate(calls)
-            ],
+            tool_calls=[dataclasses.replace(c, tool_use_id=f"{INVALID_TOOL_USE_ID} {i}") for i, c in enumerate(calls)],
         )
     if fault.kind == "empty_text":
         return dataclasses.replace(answer, text="")
@@ -75,9 +71,7 @@ def answer_events(answer: Answer) -> list[dict[str, Any]]:
     if answer.text is not None:
         events.append({"contentBlockStart": {"contentBlockIndex": index, "start": {}}})
         pieces = [answer.text[i : i + _TEXT_PIECE] for i in range(0, len(answer.text), _TEXT_PIECE)] or [""]
-        events.extend(
-            {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": p}}} for p in pieces
-        )
+        events.extend({"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": p}}} for p in pieces)
         events.append({"contentBlockStop": {"contentBlockIndex": index}})
         index += 1
     for call in answer.tool_calls:

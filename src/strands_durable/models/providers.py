@@ -96,9 +96,7 @@ def _scripted(*, model_id: str | None, scripts: Any, agent_id: str | None, **_: 
                 "provider 'scripted' needs scripts, or runtime.model_id naming a script file (JSON or YAML)"
             )
         scripts = load_script_file(model_id)
-    return ScriptedModel(
-        select_script(scripts, agent_id), name=agent_id or "scripted", model_id=model_id or "scripted"
-    )
+    return ScriptedModel(select_script(scripts, agent_id), name=agent_id or "scripted", model_id=model_id or "scripted")
 
 
 def _openai_class(provider: str) -> Any:

@@ -15,7 +15,8 @@ from typing import Any
 from .digest import DigestRandom, canonical_json
 
 _WORDS = ("alpha", "bravo", "delta", "echo", "harbor", "lumen", "orbit", "quartz", "sierra", "tango")
-_MAX_DEPTH = 6
+_MAX_DEPTH = 6  # below this, optional properties and array items are left out
+_GIVE_UP_DEPTH = 24  # a schema that still requires more nesting is (practically) unsatisfiable
 _TYPE_ORDER = ("object", "array", "string", "integer", "number", "boolean", "null")
 
 
@@ -74,6 +75,8 @@ def _infer_types(schema: Mapping[str, Any]) -> list[str]:
 
 
 def _value(schema: Mapping[str, Any] | bool, rng: DigestRandom, root: Mapping[str, Any], depth: int) -> Any:
+    if depth > _GIVE_UP_DEPTH:
+        raise ValueError("the schema requires values nested deeper than any tool would need")
     if schema is True or schema == {}:
         return rng.choice(_WORDS)
     if schema is False:
@@ -111,9 +114,7 @@ def _value(schema: Mapping[str, Any] | bool, rng: DigestRandom, root: Mapping[st
     return _string(schema, rng)
 
 
-def _object(
-    schema: Mapping[str, Any], rng: DigestRandom, root: Mapping[str, Any], depth: int
-) -> dict[str, Any]:
+def _object(schema: Mapping[str, Any], rng: DigestRandom, root: Mapping[str, Any], depth: int) -> dict[str, Any]:
     properties: Mapping[str, Any] = schema.get("properties") or {}
     required = [name for name in schema.get("required", []) if isinstance(name, str)]
     result: dict[str, Any] = {}
@@ -159,9 +160,7 @@ def _array(schema: Mapping[str, Any], rng: DigestRandom, root: Mapping[str, Any]
     return values
 
 
-def _bounds(
-    schema: Mapping[str, Any], default_low: float, default_high: float
-) -> tuple[float, float, bool, bool]:
+def _bounds(schema: Mapping[str, Any], default_low: float, default_high: float) -> tuple[float, float, bool, bool]:
     low, high = schema.get("minimum"), schema.get("maximum")
     ex_low, ex_high = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
     low_open = high_open = False

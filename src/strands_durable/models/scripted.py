@@ -76,9 +76,7 @@ def parse_turn(raw: Any, index: int) -> ScriptedTurn:
     if isinstance(raw, list):
         raw = {"tool_calls": raw}
     if not isinstance(raw, Mapping):
-        raise ScriptError(
-            f"{where}: expected text, a list of tool calls or a mapping, got {type(raw).__name__}"
-        )
+        raise ScriptError(f"{where}: expected text, a list of tool calls or a mapping, got {type(raw).__name__}")
     unknown = set(raw) - {"text", "tool_calls", "usage"}
     if unknown:
         raise ScriptError(f"{where}: unknown keys {sorted(unknown)}")
@@ -129,8 +127,7 @@ class ScriptedPolicy:
         index = request.assistant_turns()
         if index >= len(self.turns):
             raise ScriptExhausted(
-                f"scripted model {self.name!r} has {len(self.turns)} turns; the conversation asks for turn "
-                f"{index + 1}"
+                f"scripted model {self.name!r} has {len(self.turns)} turns; the conversation asks for turn {index + 1}"
             )
         turn = self.turns[index]
         calls = [
@@ -152,9 +149,7 @@ class ScriptedModel(PolicyModel):
         stream_fault: StreamFault | None = None,
         **config: Any,
     ) -> None:
-        super().__init__(
-            ScriptedPolicy(turns, name=name), stream_fault=stream_fault, model_id=model_id, **config
-        )
+        super().__init__(ScriptedPolicy(turns, name=name), stream_fault=stream_fault, model_id=model_id, **config)
 
     @classmethod
     def from_file(cls, path: str | Path, *, agent_id: str | None = None, **config: Any) -> ScriptedModel:

@@ -39,9 +39,7 @@ class SyntheticModel(PolicyModel):
 
     def update_config(self, **model_config: Any) -> None:
         super().update_config(**model_config)
-        self.policy = SyntheticPolicy(
-            seed=self.config["seed"], max_tool_rounds=self.config["max_tool_rounds"]
-        )
+        self.policy = SyntheticPolicy(seed=self.config["seed"], max_tool_rounds=self.config["max_tool_rounds"])
 
     def latency_seconds(self) -> float:
         raw = os.environ.get(LATENCY_ENV, "").strip()

@@ -205,7 +205,10 @@ class SyntheticPolicy:
         calls = []
         for index, name in enumerate(chosen):
             schema = request.tool_schema(name) or {"type": "object"}
-            arguments = value_for_schema(schema, DigestRandom(digest, "tool-input", str(index)))
+            try:
+                arguments = value_for_schema(schema, DigestRandom(digest, "tool-input", str(index)))
+            except (ValueError, KeyError, TypeError):  # a schema we cannot satisfy: let the tool reject {}
+                arguments = {}
             if not isinstance(arguments, dict):
                 arguments = {}
             calls.append(ToolCall(name, arguments, tool_use_id(self.seed, digest, index)))
@@ -213,9 +216,7 @@ class SyntheticPolicy:
 
     # -- contracts ------------------------------------------------------------------------------------------
 
-    def _contract_answer(
-        self, contract: Contract, request: ModelRequest, digest: str, rng: DigestRandom
-    ) -> str:
+    def _contract_answer(self, contract: Contract, request: ModelRequest, digest: str, rng: DigestRandom) -> str:
         ref = f"ref-{digest[:12]}"
         words = prompt_words(strip_instructions(request.last_user_text())) or list(_FALLBACK_WORDS)
         payload: Any
@@ -226,8 +227,7 @@ class SyntheticPolicy:
         else:
             count = rng.between(1, contract.max_workers or _DEFAULT_MAX_TASKS)
             payload = [
-                {"task": f"Task {i + 1}: examine {' and '.join(rng.sample(words, 2))} ({ref})"}
-                for i in range(count)
+                {"task": f"Task {i + 1}: examine {' and '.join(rng.sample(words, 2))} ({ref})"} for i in range(count)
             ]
         body = json.dumps(payload, ensure_ascii=False)
         style = rng.choice(("bare", "fenced", "prose") if isinstance(payload, dict) else ("fenced", "prose"))
@@ -240,9 +240,7 @@ class SyntheticPolicy:
     @staticmethod
     def _evaluation(request: ModelRequest, rng: DigestRandom, words: list[str]) -> dict[str, Any]:
         asked = sum(
-            1
-            for text in request.user_texts()
-            if (c := detect_contract(text)) is not None and c.kind == "evaluation"
+            1 for text in request.user_texts() if (c := detect_contract(text)) is not None and c.kind == "evaluation"
         )
         if asked <= 1:
             score = rng.between(45, 89)
