@@ -1,4 +1,4 @@
-"""Shared fixtures for the spec tests: the strands-cli corpus and a writer for small specs in tmp_path."""
+"""Shared fixture for the spec tests: write small specs as real files in tmp_path."""
 
 from __future__ import annotations
 
@@ -7,32 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "strands-cli-v0"
-
-MINIMAL_SPEC = """\
-version: 0
-name: demo
-runtime:
-  provider: synthetic
-agents:
-  writer:
-    prompt: "Write about {{ topic }}"
-pattern:
-  type: chain
-  config:
-    steps:
-      - agent: writer
-        input: "go"
-"""
-
-
-def corpus_examples() -> list[Path]:
-    """The corpus's example specs; a missing corpus is a failure, never a skip."""
-    examples = CORPUS / "examples"
-    if not examples.is_dir():
-        raise FileNotFoundError(f"the strands-cli corpus is missing: {examples.resolve()}")
-    return sorted(examples.glob("*.yaml"))
 
 
 @pytest.fixture

@@ -65,7 +65,5 @@ def test_loading_a_spec_does_not_import_strands_agents(write_spec):
         f"load_spec({str(write_spec(GOOD))!r})\n"
         "print(sorted(m for m in sys.modules if m == 'strands' or m.startswith('strands.')))\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.strip() == "[]"

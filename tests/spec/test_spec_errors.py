@@ -43,9 +43,7 @@ def with_pattern(pattern: str) -> str:
 def test_bad_yaml_names_the_line(write_spec):
     error = spec_error(write_spec(BASE.replace("provider: synthetic", "provider: [synthetic")))
     assert error.line == 5
-    assert error.detail == (
-        "invalid YAML: expected ',' or ']', but got ':' (while parsing a flow sequence on line 4)"
-    )
+    assert error.detail == ("invalid YAML: expected ',' or ']', but got ':' (while parsing a flow sequence on line 4)")
 
 
 def test_unknown_key_names_key_path_and_line(write_spec):
@@ -219,9 +217,7 @@ def test_unknown_route(write_spec):
 
 
 def test_template_syntax_error_names_the_exact_line(write_spec):
-    text = BASE.replace(
-        '        input: "go"', "        input: |\n          fine line\n          {{ broken %}\n"
-    )
+    text = BASE.replace('        input: "go"', "        input: |\n          fine line\n          {{ broken %}\n")
     error = spec_error(write_spec(text))
     assert (error.key_path, error.line) == ("pattern.config.steps[0].input", 17)
     assert error.detail.startswith("template syntax error")
@@ -256,9 +252,7 @@ def test_unsafe_task_branch_node_and_route_ids(write_spec, bad_id):
 
 def test_artifact_path_may_not_escape_the_output_directory(write_spec):
     for path in ("/etc/passwd", "../out.md", "a/../../b.md", "{{ name }}/../../x"):
-        error = spec_error(
-            write_spec(BASE + f"outputs:\n  artifacts:\n    - path: '{path}'\n      from: x\n")
-        )
+        error = spec_error(write_spec(BASE + f"outputs:\n  artifacts:\n    - path: '{path}'\n      from: x\n"))
         assert error.key_path == "outputs.artifacts[0].path"
 
 
@@ -266,10 +260,7 @@ def test_input_default_must_fit_its_declaration(write_spec):
     text = BASE + "inputs:\n  optional:\n    n: {type: integer, default: many}\n"
     error = spec_error(write_spec(text))
     assert error.key_path == "inputs.optional.n.default" and "integer" in error.detail
-    text = (
-        BASE
-        + "inputs:\n  optional:\n    tone: {type: string, enum: [calm, loud]}\n  values:\n    tone: wild\n"
-    )
+    text = BASE + "inputs:\n  optional:\n    tone: {type: string, enum: [calm, loud]}\n  values:\n    tone: wild\n"
     error = spec_error(write_spec(text))
     assert error.key_path == "inputs.values.tone"
 
@@ -285,9 +276,7 @@ def test_missing_file_and_directory(tmp_path):
 
 
 def test_python_tool_extension_key_and_unknown_tool_keys(write_spec):
-    tools = (
-        "tools:\n  python:\n    - calculator\n    - {callable: 'mail.send:send_email', x-idempotent: false}\n"
-    )
+    tools = "tools:\n  python:\n    - calculator\n    - {callable: 'mail.send:send_email', x-idempotent: false}\n"
     text = BASE + tools
     spec = load_spec(write_spec(text))
     entries = spec.tools.python_entries()

@@ -47,9 +47,7 @@ VALUES = st.recursive(
 )
 KEYS = st.one_of(
     st.text(max_size=10),
-    st.sampled_from(
-        ["type", "agent", "id", "deps", "to", "from", "choose", "when", "$ref", "steps", "prompt"]
-    ),
+    st.sampled_from(["type", "agent", "id", "deps", "to", "from", "choose", "when", "$ref", "steps", "prompt"]),
     st.integers(min_value=-3, max_value=3),
 )
 
