@@ -36,9 +36,7 @@ def test_a_complete_tool_loop_is_valid_for_every_profile(provider: str) -> None:
 
 
 def test_stored_keys_tracking_id_and_metadata_are_ignored() -> None:
-    stored = [
-        dict(m, tracking_id=f"t{i}", metadata={"usage": {"inputTokens": 3}}) for i, m in enumerate(TOOL_LOOP)
-    ]
+    stored = [dict(m, tracking_id=f"t{i}", metadata={"usage": {"inputTokens": 3}}) for i, m in enumerate(TOOL_LOOP)]
     assert validate(stored) == []
 
 
@@ -48,13 +46,8 @@ def test_violation_names_rule_place_and_the_provider_error_it_prevents() -> None
     assert violation == Violation(
         "V3", 1, 0, "toolUse tooluse_1 has no toolResult in the next user turn", RULES["V3"].provider_error
     )
-    assert (
-        "`tool_use` ids were found without `tool_result` blocks immediately after" in violation.provider_error
-    )
-    assert (
-        str(violation)
-        == "V3 messages[1].content[0]: toolUse tooluse_1 has no toolResult in the next user turn"
-    )
+    assert "`tool_use` ids were found without `tool_result` blocks immediately after" in violation.provider_error
+    assert str(violation) == "V3 messages[1].content[0]: toolUse tooluse_1 has no toolResult in the next user turn"
 
 
 # V1 -------------------------------------------------------------------------------------------------------
