@@ -64,8 +64,12 @@ class SessionStore(ABC):
     ) -> Session: ...
 
     @abstractmethod
-    def open(self, session_id: str, *, crash_points: CrashPoints | None = None) -> Session:
-        """Lease and recover a session for running. Raises SessionNotFound, SessionInUse, CorruptSession."""
+    def open(self, session_id: str, *, crash_points: CrashPoints | None = None, check: bool = True) -> Session:
+        """Lease and recover a session for running. Raises SessionNotFound, SessionInUse, CorruptSession.
+
+        `check=False` skips verifying readable files and stored histories (for `sessions repair`, which
+        exists to fix them); the journal is always verified.
+        """
 
     @abstractmethod
     def load(self, session_id: str) -> SessionState:

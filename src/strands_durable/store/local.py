@@ -246,14 +246,16 @@ class LocalStore(SessionStore):
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptSession(str(path), f"a record does not apply: {exc}") from exc
 
-    def open(self, session_id: str, *, crash_points: CrashPoints | None = None) -> LocalSession:
+    def open(self, session_id: str, *, crash_points: CrashPoints | None = None, check: bool = True) -> LocalSession:
         directory = self._directory(session_id)
         lease = Lease(directory, session_id, self.fileops).acquire()
         try:
             state = self._read(directory, repair_tail=True)
             clean = state.synced_seq == state.seq
             self._remove_temp_files(directory)
-            verify_views(directory, state, clean=clean)
+            if check:
+                verify_views(directory, state, clean=clean)
+                verify_histories(directory, state)
             session = LocalSession(self, directory, state, lease, crash_points)
             if clean:
                 session.mark_views_written()
@@ -386,6 +388,21 @@ def verify_views(directory: Path, state: SessionState, *, clean: bool) -> None:
                 raise CorruptSession(str(path), "missing, truncated or not JSON")
             if view.get("message") != conv.messages[index] or view.get("message_id") != index:
                 raise CorruptSession(str(path), "does not match the session journal")
+
+
+def verify_histories(directory: Path, state: SessionState) -> None:
+    """Every stored conversation must be valid as stored (a trailing toolUse awaiting results is allowed)."""
+    from strands_durable.history import validate
+
+    for key, conv in state.conversations.items():
+        violations = validate(conv.messages, mode="stored")
+        if violations:
+            first = violations[0]
+            raise CorruptSession(
+                str(directory / layout.AGENTS_DIR / key),
+                f"stored history breaks {first.rule} at message {first.message_index} "
+                f"(run `strands sessions repair {state.session_id}`)",
+            )
 
 
 def hand_edited_variables(directory: Path, state: SessionState) -> dict[str, Any] | None:

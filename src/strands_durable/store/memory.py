@@ -80,7 +80,7 @@ class MemoryStore(SessionStore):
         self._lease(session_id)
         return MemorySession(self, session_id, crash_points)
 
-    def open(self, session_id: str, *, crash_points: CrashPoints | None = None) -> MemorySession:
+    def open(self, session_id: str, *, crash_points: CrashPoints | None = None, check: bool = True) -> MemorySession:
         if session_id not in self.records:
             raise SessionNotFound(session_id)
         self._lease(session_id)

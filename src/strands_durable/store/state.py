@@ -36,12 +36,10 @@ class Conversation:
     tools_started: set[str] = field(default_factory=set)
     generation: int = 0
     seqs: list[int] = field(default_factory=list)  # the journal record that committed each message
+    tokens: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0, "total": 0})
 
     def usage(self) -> dict[str, int]:
-        total = {"input": 0, "output": 0, "total": 0}
-        for message in self.messages:
-            add_usage(total, message)
-        return total
+        return dict(self.tokens)
 
 
 def add_usage(total: dict[str, int], message: dict[str, Any]) -> None:
@@ -123,6 +121,7 @@ def _message(state: SessionState, event: dict[str, Any]) -> None:
     conv.messages.append(message)
     conv.units.append(event.get("unit", ""))
     conv.seqs.append(state.seq)
+    add_usage(conv.tokens, message)
     if "agent_state" in event:
         conv.agent_state = event["agent_state"]
     if "cm_state" in event:
@@ -173,6 +172,9 @@ def _generation(state: SessionState, event: dict[str, Any]) -> None:
     conv.messages = event["messages"]
     conv.units = event.get("units") or [""] * len(conv.messages)
     conv.seqs = [state.seq] * len(conv.messages)
+    conv.tokens = {"input": 0, "output": 0, "total": 0}
+    for message in conv.messages:
+        add_usage(conv.tokens, message)
     conv.tool_results = {}
     conv.tools_started = set()
     conv.generation += 1
