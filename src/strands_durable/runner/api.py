@@ -82,6 +82,7 @@ def run_workflow(
 
 def resume(session_id: str, options: RunOptions | None = None, *, store: SessionStore | None = None) -> RunOutcome:
     """Resume a paused, failed, interrupted or stale session where its commits end."""
+    from strands_durable.runner.positions import check_committed_positions
     from strands_durable.spec import load_spec, load_spec_text, spec_hash
 
     options = options or RunOptions()
@@ -113,6 +114,7 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
         else:
             reporter.warning(f"Spec file {spec_path} is gone; running the session's spec_snapshot.yaml")
             spec = load_spec_text(session.spec_snapshot(), source_path=spec_path)
+        check_committed_positions(spec, state)
         runtime = meta.get("runtime", {})
         options = replace(
             options,

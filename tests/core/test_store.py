@@ -1,0 +1,163 @@
+"""The local store: journal recovery, corruption named and refused, permissions, foreign directories, leases."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from strands_durable.errors import CorruptSession, ExitCode, SessionInUse, SessionNotFound, UsageError
+from strands_durable.store import LocalStore
+from strands_durable.store.journal import JOURNAL_NAME
+from strands_durable.store.layout import new_session_id
+
+
+def message_event(index: int, role: str, text: str, conv: str = "writer") -> dict:
+    message = {"role": role, "content": [{"text": text}]}
+    if role == "assistant":
+        message["metadata"] = {"usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}}
+    return {"type": "message", "conv": conv, "agent": conv, "unit": "step[0]", "index": index, "message": message}
+
+
+def new_session(store: LocalStore, messages: int = 4) -> str:
+    session_id = new_session_id()
+    session = store.create({"session_id": session_id, "workflow_name": "w", "pattern": "chain", "variables": {"a": 1}},
+                           b"name: w\n")
+    for index in range(messages):
+        session.commit([message_event(index, "user" if index % 2 == 0 else "assistant", f"m{index}")])
+    session.commit([{"type": "unit", "unit": "step[0]", "record": {"status": "completed", "response": "m3"}}])
+    session.close()
+    return session_id
+
+
+def test_a_torn_journal_tail_is_cut_at_the_last_valid_record(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    session_id = new_session(store)
+    journal = store.directory_of(session_id) / JOURNAL_NAME
+    before = store.load(session_id)
+    with open(journal, "ab") as fh:
+        fh.write(b'0badc0de {"seq": 99, "events": [')  # a write that never finished
+    with store.open(session_id) as session:
+        assert session.state.seq == before.seq
+        assert len(session.state.conversations["writer"].messages) == 4
+    assert journal.read_bytes().endswith(b"\n")
+
+
+def test_a_corrupt_record_inside_the_journal_is_refused_and_named(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    session_id = new_session(store)
+    journal = store.directory_of(session_id) / JOURNAL_NAME
+    lines = journal.read_bytes().split(b"\n")
+    lines[2] = lines[2].replace(b"m1", b"mX")  # the checksum no longer holds, and records follow it
+    journal.write_bytes(b"\n".join(lines))
+    with pytest.raises(CorruptSession) as caught:
+        store.open(session_id)
+    assert str(journal) in str(caught.value)
+    assert caught.value.exit_code == ExitCode.SESSION_UNUSABLE
+
+
+def test_a_corrupt_message_file_after_a_clean_close_is_refused_and_named(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    session_id = new_session(store)
+    target = store.directory_of(session_id) / "agents" / "writer" / "messages" / "message_2.json"
+    target.write_text(target.read_text()[:20])
+    with pytest.raises(CorruptSession) as caught:
+        store.open(session_id)
+    assert str(target) in str(caught.value)
+
+
+def test_readable_files_lagging_after_a_crash_are_rederived_from_the_journal(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    session_id = new_session_id()
+    session = store.create({"session_id": session_id, "workflow_name": "w", "pattern": "chain"}, b"")
+    session.commit([message_event(0, "user", "hello")])
+    session.commit([message_event(1, "assistant", "hi")])
+    session.abandon()  # a crash: the message files were never flushed
+    messages_dir = store.directory_of(session_id) / "agents" / "writer" / "messages"
+    assert not (messages_dir / "message_1.json").exists()
+    with store.open(session_id) as reopened:
+        assert len(reopened.state.conversations["writer"].messages) == 2
+    assert json.loads((messages_dir / "message_1.json").read_text())["message"]["content"] == [{"text": "hi"}]
+
+
+def test_files_are_private_and_foreign_directories_are_left_alone(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    foreign = tmp_path / "my-notes"
+    foreign.mkdir()
+    (foreign / "keep.txt").write_text("mine")
+    (tmp_path / "session_not-a-uuid").mkdir()
+    session_id = new_session(store)
+    for root, dirs, files in os.walk(store.directory_of(session_id)):
+        for name in dirs:
+            assert stat.S_IMODE(os.stat(Path(root) / name).st_mode) == 0o700
+        for name in files:
+            assert stat.S_IMODE(os.stat(Path(root) / name).st_mode) == 0o600, name
+    assert [s.session_id for s in store.list()] == [session_id]
+    assert (foreign / "keep.txt").read_text() == "mine"
+
+
+def test_ids_are_resolved_by_unique_prefix_and_bad_ids_are_usage_errors(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    session_id = new_session(store)
+    assert store.resolve(session_id[:8]) == session_id
+    with pytest.raises(UsageError):
+        store.resolve(session_id[:5])
+    with pytest.raises(UsageError):
+        store.resolve("../../etc")
+    with pytest.raises(SessionNotFound):
+        store.resolve("00000000-0000-4000-8000-000000000000")
+
+
+def test_a_hand_edited_variable_is_honoured_with_a_warning(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    session_id = new_session(store)
+    path = store.directory_of(session_id) / "session.json"
+    view = json.loads(path.read_text())
+    view["variables"]["a"] = 2
+    path.write_text(json.dumps(view))
+    with store.open(session_id) as session:
+        assert session.state.meta["variables"] == {"a": 2}
+        assert any("edited by hand" in w for w in session.warnings)
+    assert store.load(session_id).meta["variables"] == {"a": 2}
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from strands_durable.store import LocalStore
+    session = LocalStore(sys.argv[1]).open(sys.argv[2])
+    print("holding", flush=True)
+    time.sleep(60)
+    """
+)
+
+
+def test_a_second_process_is_refused_while_the_first_lives_and_takes_over_once_it_is_dead(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    session_id = new_session(store)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path), session_id], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with pytest.raises(SessionInUse) as caught:
+            LocalStore(tmp_path).open(session_id)
+        assert f"in use by pid {holder.pid} on host" in str(caught.value)
+        assert caught.value.exit_code == ExitCode.SESSION_UNUSABLE
+        assert store.holder(session_id).pid == holder.pid
+        listed = {s.session_id: s for s in store.list()}
+        assert listed[session_id].status == "running" and not listed[session_id].stale
+    finally:
+        holder.kill()
+        holder.wait()
+    deadline = time.monotonic() + 10
+    while store.holder(session_id) is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert {s.session_id: s for s in store.list()}[session_id].display_status == "running (stale)"
+    with LocalStore(tmp_path).open(session_id) as session:
+        assert session.state.session_id == session_id
