@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -98,7 +98,3 @@ class PolicyModel(Model):
         schema = output_model.model_json_schema()
         value = value_for_schema(schema, DigestRandom(request.digest(seed), "structured-output"))
         yield {"output": output_model.model_validate(value)}
-
-
-def config_without_none(values: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in values.items() if value is not None}
