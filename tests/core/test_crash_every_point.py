@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.core.support import ExecutionLog, counted_options
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
 from strands_durable.errors import DurableError
@@ -22,6 +21,7 @@ from strands_durable.faults.oracle import (
 from strands_durable.runner.api import resume, run_workflow
 from strands_durable.store import LocalStore
 from strands_durable.store.journal import JOURNAL_NAME
+from tests.core.support import ExecutionLog, counted_options
 
 SPEC = Path(__file__).parent / "specs" / "chain-tools.strands.yaml"
 

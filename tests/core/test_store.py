@@ -28,8 +28,9 @@ def message_event(index: int, role: str, text: str, conv: str = "writer") -> dic
 
 def new_session(store: LocalStore, messages: int = 4) -> str:
     session_id = new_session_id()
-    session = store.create({"session_id": session_id, "workflow_name": "w", "pattern": "chain", "variables": {"a": 1}},
-                           b"name: w\n")
+    session = store.create(
+        {"session_id": session_id, "workflow_name": "w", "pattern": "chain", "variables": {"a": 1}}, b"name: w\n"
+    )
     for index in range(messages):
         session.commit([message_event(index, "user" if index % 2 == 0 else "assistant", f"m{index}")])
     session.commit([{"type": "unit", "unit": "step[0]", "record": {"status": "completed", "response": "m3"}}])
@@ -142,7 +143,9 @@ HOLDER = textwrap.dedent(
 def test_a_second_process_is_refused_while_the_first_lives_and_takes_over_once_it_is_dead(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
     session_id = new_session(store)
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path), session_id], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmp_path), session_id], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "holding"
         with pytest.raises(SessionInUse) as caught:
