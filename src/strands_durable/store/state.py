@@ -12,6 +12,7 @@ Events are plain JSON dicts (they are what the journal stores). Kinds:
   variables      {variables, source}                      a hand edit of session.json honoured on resume
   generation     {conv, messages, backup}                 a repair's new history for one conversation
   conversation   {conv, cm_state?, agent_state?}          state changes not tied to a message
+  attempt        {unit, conv, attempt, error, wait_s}     a model call that failed transiently and is retried
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class SessionState:
     units: dict[str, dict[str, Any]] = field(default_factory=dict)
     conversations: dict[str, Conversation] = field(default_factory=dict)
     artifacts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    attempts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # unit -> failed model attempts
     seq: int = -1
     synced_seq: int = -1  # the last record whose derived files were flushed to stable storage
     updated_at: str | None = None
@@ -188,6 +190,11 @@ def _conversation(state: SessionState, event: dict[str, Any]) -> None:
         conv.agent_state = event["agent_state"]
 
 
+def _attempt(state: SessionState, event: dict[str, Any]) -> None:
+    record = {key: value for key, value in event.items() if key not in ("type", "unit")}
+    state.attempts.setdefault(event["unit"], []).append(record)
+
+
 _HANDLERS = {
     "session": _session,
     "message": _message,
@@ -200,4 +207,5 @@ _HANDLERS = {
     "variables": _variables,
     "generation": _generation,
     "conversation": _conversation,
+    "attempt": _attempt,
 }
