@@ -1,0 +1,146 @@
+"""`failure_policy`: retry throttled and transiently failing model calls with backoff, each attempt recorded.
+
+A model call is retried as a whole: `RetryingModel` collects the stream of one attempt and hands it to the
+agent only once it ended cleanly, so a failed attempt leaves nothing behind (no partial message, nothing
+committed) and a retry can never duplicate a committed turn. Each failed attempt is reported to `on_attempt`
+(the runner commits it as an `attempt` event in the session). After the last retry a transient failure becomes
+`WorkflowFailed` (exit 10); a non-transient error passes through untouched (the SDK may handle it, e.g. a
+context-window overflow).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from strands.models import Model
+
+from strands_durable.agent.durable import StopRequested
+from strands_durable.errors import WorkflowFailed
+
+TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504, 529})
+_TRANSIENT_NAMES = (
+    "throttl",
+    "ratelimit",
+    "rate_limit",
+    "toomanyrequests",
+    "serviceunavailable",
+    "internalserver",
+    "apiconnection",
+    "apitimeout",
+    "overloaded",
+    "timeout",
+)
+DEFAULT_WAIT_MIN = 1.0
+DEFAULT_WAIT_MAX = 30.0
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to wait: `retries` after the first attempt, backoff between `wait_min`/`wait_max`."""
+
+    retries: int = 2
+    backoff: str = "exponential"  # constant | exponential | jittered
+    wait_min: float = DEFAULT_WAIT_MIN
+    wait_max: float = DEFAULT_WAIT_MAX
+
+    @classmethod
+    def from_runtime(cls, runtime: Any) -> RetryPolicy:
+        policy = getattr(runtime, "failure_policy", None)
+        if policy is None:
+            return cls()
+        wait_min = DEFAULT_WAIT_MIN if policy.wait_min is None else float(policy.wait_min)
+        wait_max = max(wait_min, DEFAULT_WAIT_MAX if policy.wait_max is None else float(policy.wait_max))
+        return cls(policy.retries, policy.backoff, wait_min, wait_max)
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt number `attempt` (0-based)."""
+        if self.backoff == "constant":
+            return self.wait_min
+        exponential = min(self.wait_max, self.wait_min * (2**attempt))
+        if self.backoff == "jittered":
+            return random.uniform(self.wait_min, max(self.wait_min, exponential))
+        return exponential
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Throttling, 429/5xx responses, dropped connections and timeouts: worth another attempt."""
+    from strands.types.exceptions import ModelThrottledException
+
+    if isinstance(exc, (ModelThrottledException, ConnectionError, TimeoutError)):
+        return True
+    for holder in (exc, getattr(exc, "response", None)):
+        status = getattr(holder, "status_code", None) or getattr(holder, "status", None)
+        if isinstance(status, int) and status in TRANSIENT_STATUS:
+            return True
+    code = ""
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):  # botocore ClientError
+        code = str(response.get("Error", {}).get("Code", ""))
+    name = (type(exc).__name__ + code).lower()
+    return any(part in name for part in _TRANSIENT_NAMES)
+
+
+AttemptRecorder = Callable[[int, BaseException, float], None]
+
+
+class RetryingModel(Model):
+    """Wraps one invocation's model: budget check before each call, whole-call retries on transient errors."""
+
+    def __init__(
+        self,
+        inner: Any,
+        policy: RetryPolicy,
+        *,
+        on_attempt: AttemptRecorder,
+        before_call: Callable[[], None] = lambda: None,
+        wait: Callable[[float], bool] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.policy = policy
+        self.on_attempt = on_attempt
+        self.before_call = before_call
+        self.wait = wait  # returns True when the run was asked to stop during the wait
+
+    def update_config(self, **config: Any) -> None:
+        self.inner.update_config(**config)
+
+    def get_config(self) -> Any:
+        return self.inner.get_config()
+
+    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+        return self.inner.structured_output(*args, **kwargs)
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        attempt = 0
+        while True:
+            self.before_call()
+            events: list[Any] = []
+            try:
+                async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
+                    events.append(event)
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                if attempt >= self.policy.retries:
+                    raise WorkflowFailed(
+                        f"model call failed after {attempt + 1} attempt(s) "
+                        f"(runtime.failure_policy.retries={self.policy.retries}): {type(exc).__name__}: {exc}"
+                    ) from exc
+                delay = self.policy.delay(attempt)
+                self.on_attempt(attempt, exc, delay)
+                if self.wait is not None and delay > 0:
+                    if await asyncio.get_running_loop().run_in_executor(None, self.wait, delay):
+                        raise StopRequested() from None
+                elif delay > 0:
+                    await asyncio.sleep(delay)
+                attempt += 1
+                continue
+            for event in events:
+                yield event
+            return
