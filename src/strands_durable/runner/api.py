@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
             scratch_dir=scratch,
             fileops=fileops,
         )
+        cancelled = threading.Event()  # concurrent units stop at their next safe point once one of them crashed
         ctx = RunContext(
             spec=spec,
             session=session,
@@ -161,13 +163,14 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
             invoker=DurableInvoker(
                 session,
                 crash,
-                stop_requested=options.stop_requested,
+                stop_requested=lambda: cancelled.is_set() or options.stop_requested(),
                 validate_requests=options.validate_requests,
             ),
             tools=ToolResolver(spec, provider=provider, native=native, extra=options.extra_tools),
             crash=crash,
             created_at=created,
             provider=provider,
+            cancelled=cancelled,
         )
         options.reporter.session_started(state.session_id, spec.name, resumed=resumed)
         tokens_before = state.usage()["total"] if resumed else 0

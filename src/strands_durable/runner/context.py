@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +47,20 @@ class RunContext:
     crash: CrashPoints
     created_at: dt.datetime
     provider: str
+    cancelled: threading.Event = field(default_factory=threading.Event)  # set: concurrent units stop at a safe point
+    lock: threading.RLock = field(default_factory=threading.RLock)  # pattern state and HITL pauses of concurrent units
+    budget: Any = None
+    retry_policy: Any = None
     _models: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from strands_durable.runner.budget import Budget
+        from strands_durable.runner.retry import RetryPolicy
+
+        if self.budget is None:
+            self.budget = Budget(self.spec.runtime.budgets, self.session, self.options.reporter)
+        if self.retry_policy is None:
+            self.retry_policy = RetryPolicy.from_runtime(self.spec.runtime)
 
     @property
     def state(self):  # -> SessionState

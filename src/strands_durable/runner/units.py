@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from strands_durable.agent.durable import Invocation
-from strands_durable.errors import HitlPaused
+from strands_durable.errors import DurableError, HitlPaused, WorkflowFailed
 from strands_durable.runner.context import RunContext
 from strands_durable.spec import render
 
@@ -64,6 +64,7 @@ def run_agent_unit(
     """Run (or resume) one agent unit and return its response; the caller commits it with `complete_unit`."""
     ctx.reporter.unit_started(ref.index, ref.total, ref.label, ref.unit)
     ctx.crash.emit("unit.before", ref.path)
+    ctx.budget.before_unit(ref.unit)
     if input_template is None:
         prompt = template_ctx.get("last_response") or DEFAULT_INPUT
     else:
@@ -73,20 +74,48 @@ def run_agent_unit(
     agent = ctx.spec.agents[agent_id]
     system_prompt = render(agent.prompt, template_ctx, where=f"agents.{agent_id}.prompt")
     toolset = ctx.tools.for_agent(agent_id, tool_names)
-    result = ctx.invoker.invoke(
-        Invocation(
-            unit=ref.unit,
-            path=ref.path,
-            conv_key=conv_key,
-            agent_id=agent_id,
-            system_prompt=system_prompt,
-            prompt=prompt,
-            tools=toolset.tools,
-            non_idempotent=toolset.non_idempotent,
-            model=ctx.model_for(agent_id),
-        )
+    invocation = Invocation(
+        unit=ref.unit,
+        path=ref.path,
+        conv_key=conv_key,
+        agent_id=agent_id,
+        system_prompt=system_prompt,
+        prompt=prompt,
+        tools=toolset.tools,
+        non_idempotent=toolset.non_idempotent,
+        model=_guarded_model(ctx, ref, conv_key, agent_id),
     )
-    return result.response
+    try:
+        return ctx.invoker.invoke(invocation).response
+    except (DurableError, AssertionError):
+        raise
+    except Exception as exc:  # a model, tool or provider failure the retry policy did not absorb: exit 10
+        raise WorkflowFailed(f"{ref.path}: {type(exc).__name__}: {exc}") from exc
+
+
+def _guarded_model(ctx: RunContext, ref: UnitRef, conv_key: str, agent_id: str) -> Any:
+    """The agent's model behind the run's budget check and failure policy; failed attempts are committed."""
+    from strands_durable.runner.retry import RetryingModel
+
+    def record_attempt(attempt: int, exc: BaseException, wait_s: float) -> None:
+        event = {
+            "type": "attempt",
+            "unit": ref.unit,
+            "conv": conv_key,
+            "attempt": attempt,
+            "error": f"{type(exc).__name__}: {exc}"[:500],
+            "wait_s": round(wait_s, 3),
+        }
+        ctx.session.commit([event], path=f"{ref.path}/attempt[{attempt}]")
+        ctx.reporter.warning(f"{ref.unit}: model call failed ({event['error']}); retrying in {wait_s:.1f}s")
+
+    return RetryingModel(
+        ctx.model_for(agent_id),
+        ctx.retry_policy,
+        on_attempt=record_attempt,
+        before_call=ctx.budget.before_model_call,
+        wait=ctx.cancelled.wait,
+    )
 
 
 def complete_unit(ctx: RunContext, ref: UnitRef, record: dict[str, Any], pattern_state: dict[str, Any]) -> None:
@@ -114,37 +143,53 @@ def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str
     """The human's answer for a HITL unit, or pause the session (exit 19) with the prompt and context shown.
 
     An answer comes from `--hitl-response`, or, once `timeout_seconds` have passed since the pause, from the
-    step's `default`.
+    step's `default`. One question is pending at a time: while another unit's question waits for its answer,
+    this unit waits too (`HitlDeferred`, nothing committed) and asks once that one is answered.
     """
-    if ctx.options.hitl_response is not None:
-        answer = ctx.options.hitl_response
-        ctx.options.hitl_response = None  # one answer answers one pause
-        return answer
-    if ctx.options.hitl_use_defaults and step.default is not None:
-        return step.default
-    pending = ctx.state.pattern_state.get("pending_hitl") or {}
-    if pending.get("unit") == ref.unit and step.default is not None and step.timeout_seconds:
-        paused_at = dt.datetime.fromisoformat(pending["paused_at"])
-        if dt.datetime.now(dt.timezone.utc) - paused_at >= dt.timedelta(seconds=step.timeout_seconds):
+    with ctx.lock:
+        pending = ctx.state.pattern_state.get("pending_hitl") or {}
+        other_pending = bool(pending) and pending.get("unit") != ref.unit
+        if ctx.options.hitl_response is not None and not other_pending:
+            answer = ctx.options.hitl_response
+            ctx.options.hitl_response = None  # one answer answers one pause
+            return answer
+        if ctx.options.hitl_use_defaults and step.default is not None:
             return step.default
-    prompt = render(step.prompt, template_ctx, where=f"{where}.prompt")
-    context = (
-        render(step.context_display, template_ctx, where=f"{where}.context_display") if step.context_display else ""
-    )
-    if pending.get("unit") != ref.unit:
-        state = dict(ctx.state.pattern_state)
-        state["pending_hitl"] = {
-            "unit": ref.unit,
-            "prompt": prompt,
-            "context": context,
-            "default": step.default,
-            "paused_at": dt.datetime.now(dt.timezone.utc).isoformat(),
-        }
-        ctx.session.commit(
-            [
-                {"type": "pattern_state", "state": state},
-                {"type": "status", "status": "paused", "reason": "hitl"},
-            ],
-            path=ref.path,
+        if pending.get("unit") == ref.unit and step.default is not None and step.timeout_seconds:
+            paused_at = dt.datetime.fromisoformat(pending["paused_at"])
+            if dt.datetime.now(dt.timezone.utc) - paused_at >= dt.timedelta(seconds=step.timeout_seconds):
+                return step.default
+        if other_pending:
+            raise HitlDeferred(f"{ref.unit} waits until the question at {pending['unit']} is answered")
+        prompt = render(step.prompt, template_ctx, where=f"{where}.prompt")
+        context = (
+            render(step.context_display, template_ctx, where=f"{where}.context_display") if step.context_display else ""
         )
+        events: list[dict[str, Any]] = []
+        if pending.get("unit") != ref.unit:
+            state = dict(ctx.state.pattern_state)
+            state["pending_hitl"] = {
+                "unit": ref.unit,
+                "prompt": prompt,
+                "context": context,
+                "default": step.default,
+                "paused_at": dt.datetime.now(dt.timezone.utc).isoformat(),
+            }
+            events.append({"type": "pattern_state", "state": state})
+        if ctx.state.status != "paused" or ctx.state.reason != "hitl":
+            events.append({"type": "status", "status": "paused", "reason": "hitl"})
+        if events:
+            ctx.session.commit(events, path=ref.path)
     raise HitlPaused(f"Paused for human input at {ref.unit}: {prompt}" + (f"\n{context}" if context else ""))
+
+
+class HitlDeferred(HitlPaused):
+    """A HITL unit that waits for another unit's pending question to be answered first."""
+
+
+def with_pending_hitl(ctx: RunContext, state: dict[str, Any]) -> dict[str, Any]:
+    """`state` plus the pending HITL question while its unit is still unanswered (concurrent patterns)."""
+    pending = ctx.state.pattern_state.get("pending_hitl")
+    if pending and completed(ctx, pending.get("unit", "")) is None:
+        return {**state, "pending_hitl": pending}
+    return state
