@@ -54,7 +54,7 @@ def run_workflow(
     spec = load_spec(spec_path)
     executor_for(spec.pattern.type)  # an unsupported pattern fails before a session exists
     variables = resolve_variables(spec, options.cli_vars)
-    created = dt.datetime.now(dt.timezone.utc)
+    created = options.created_at or dt.datetime.now(dt.timezone.utc)
     provider = options.provider or spec.runtime.provider
     out_dir = Path(options.out_dir).resolve()
     check_existing(spec, out_dir, {**variables, "name": spec.name}, force=options.force, ours=set())

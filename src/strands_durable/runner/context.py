@@ -34,6 +34,7 @@ class RunOptions:
     reporter: Reporter = field(default_factory=Reporter)
     stop_requested: Callable[[], bool] = lambda: False
     validate_requests: bool = True
+    created_at: dt.datetime | None = None  # pins a new session's creation time (chaos runs repeat one run exactly)
 
 
 @dataclass
