@@ -1,4 +1,7 @@
-"""The `strands` command line: a thin typer face over the core; heavy modules are imported inside commands."""
+"""The `strands` command line: a thin typer face over the core; heavy modules are imported inside commands.
+
+Commands: `run` (cli/run.py), `sessions ...` (cli/sessions.py), `validate` (here).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,10 @@ from typing import Annotated
 import typer
 
 from strands_durable import __version__
-from strands_durable.errors import DurableError, ExitCode, exit_code_for
+from strands_durable.cli.failure import fail, set_debug
+from strands_durable.cli.run import run
+from strands_durable.cli.sessions import sessions_app
+from strands_durable.errors import DurableError, ExitCode
 
 app = typer.Typer(
     name="strands",
@@ -18,19 +24,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-_DEBUG = False
-
-
-def fail(exc: BaseException) -> None:
-    """Print one line on stderr and exit with the contract's code (a traceback only with --debug)."""
-    if _DEBUG:
-        import traceback
-
-        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
-    message = str(exc) if isinstance(exc, DurableError) else f"{type(exc).__name__}: {exc}"
-    print(f"Error: {message}", file=sys.stderr)
-    raise typer.Exit(exit_code_for(exc))
+app.command("run")(run)
+app.add_typer(sessions_app, name="sessions")
 
 
 def _version(value: bool) -> None:
@@ -46,8 +41,7 @@ def _root(
     ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
-    global _DEBUG
-    _DEBUG = debug
+    set_debug(debug)
 
 
 @app.command()

@@ -1,0 +1,317 @@
+"""`strands run`: run a spec in a new session, or resume one, printing the user's document's lines.
+
+Heavy modules (the runner, strands-agents) are imported inside the command, never when the CLI starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, TextIO
+
+import typer
+
+from strands_durable.cli.failure import fail, set_debug
+from strands_durable.errors import DurableError, ExitCode, SessionCompleted, UsageError, exit_code_for
+
+
+@dataclass
+class RunRequest:
+    """The flags of one `strands run`, checked."""
+
+    spec: Path | None
+    resume_id: str | None
+    hitl_response: str | None
+    cli_vars: list[str]
+    provider: str | None
+    seed: int | None
+    sessions_dir: Path | None
+    out: Path | None
+    force: bool
+    save_session: bool
+    auto_resume: bool
+    json_output: bool
+    ignored_with_resume: list[str] = field(default_factory=list)
+
+
+def run(
+    spec: Annotated[Path | None, typer.Argument(help="Workflow spec (YAML or JSON).", show_default=False)] = None,
+    resume: Annotated[
+        str | None, typer.Option("--resume", metavar="ID", help="Resume a session (full id or 8+ char prefix).")
+    ] = None,
+    hitl_response: Annotated[
+        str | None, typer.Option("--hitl-response", metavar="TEXT", help="Answer the human-in-the-loop pause.")
+    ] = None,
+    var: Annotated[
+        list[str] | None, typer.Option("--var", metavar="KEY=VALUE", help="Set an input variable (repeatable).")
+    ] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="Override runtime.provider (synthetic runs offline).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the synthetic model (default 0).")] = None,
+    sessions_dir: Annotated[
+        Path | None,
+        typer.Option("--sessions-dir", metavar="DIR", help="Where sessions live (default $STRANDS_SESSIONS_DIR)."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", metavar="DIR", help="Artifact directory (default ./artifacts).")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing artifact files.")] = False,
+    no_save_session: Annotated[
+        bool, typer.Option("--no-save-session", help="Keep the session in memory only (cannot be resumed).")
+    ] = False,
+    auto_resume: Annotated[
+        bool, typer.Option("--auto-resume", help="Resume the newest unfinished session of SPEC, else start fresh.")
+    ] = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON document on stdout; messages go to stderr.")
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+) -> None:
+    """Run a workflow spec durably, or resume a session with --resume ID."""
+    set_debug(debug)
+    request = RunRequest(
+        spec=spec,
+        resume_id=resume,
+        hitl_response=hitl_response,
+        cli_vars=list(var or []),
+        provider=provider,
+        seed=seed,
+        sessions_dir=sessions_dir,
+        out=out,
+        force=force,
+        save_session=not no_save_session,
+        auto_resume=auto_resume,
+        json_output=json_output,
+    )
+    try:
+        check_flags(request)
+    except DurableError as exc:
+        fail(exc)
+    raise typer.Exit(execute(request))
+
+
+def check_flags(request: RunRequest) -> None:
+    if request.spec is None and request.resume_id is None:
+        raise UsageError("strands run needs a SPEC file, or --resume ID to continue a session")
+    if request.spec is not None and request.resume_id is not None:
+        raise UsageError("give either a SPEC file or --resume ID, not both (a resume re-reads the session's spec)")
+    if request.auto_resume and request.spec is None:
+        raise UsageError("--auto-resume needs a SPEC file")
+    if not request.save_session and (request.resume_id is not None or request.auto_resume):
+        raise UsageError("--no-save-session cannot resume: drop it to resume a saved session")
+    if request.resume_id is not None:
+        request.ignored_with_resume = [
+            flag
+            for flag, given in (
+                ("--provider", request.provider is not None),
+                ("--seed", request.seed is not None),
+                ("--out", request.out is not None),
+                ("--force", request.force),
+            )
+            if given
+        ]
+
+
+def program_name() -> str:
+    name = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return name if name in ("strands", "strands-durable") else "strands"
+
+
+def resume_command(request: RunRequest, session_id: str, *, hitl: bool = False) -> str:
+    parts = [program_name(), "run", "--resume", session_id]
+    if request.sessions_dir is not None:
+        parts += ["--sessions-dir", str(request.sessions_dir)]
+    command = " ".join(shlex.quote(part) for part in parts)
+    return command + (' --hitl-response "<your answer>"' if hitl else "")
+
+
+def execute(request: RunRequest) -> int:
+    """Run or resume; print the outcome; return the exit code."""
+    from strands_durable.agent.durable import StopRequested
+    from strands_durable.cli.output import make_reporter
+    from strands_durable.cli.signals import StopSignals
+    from strands_durable.errors import HitlPaused
+    from strands_durable.operations import retention_from_env
+    from strands_durable.runner.api import resume, run_workflow
+    from strands_durable.runner.context import RunOptions
+    from strands_durable.store import LocalStore, MemoryStore
+
+    human: TextIO = sys.stderr if request.json_output else sys.stdout
+    reporter = make_reporter(human, sys.stderr, live=not request.json_output and human.isatty())
+    try:
+        retention_from_env()  # a bad value fails before the run, not after it
+        store = LocalStore(request.sessions_dir) if request.save_session else MemoryStore()
+        session_id = session_to_resume(request, store, reporter, human)
+    except DurableError as exc:
+        return _failed(request, None, exc, human)
+    signals = StopSignals()
+    outcome: Any = None
+    failure: BaseException | None = None
+    try:
+        with signals:
+            options = RunOptions(
+                provider=request.provider,
+                seed=request.seed or 0,
+                cli_vars=request.cli_vars,
+                out_dir=request.out or Path("artifacts"),
+                force=request.force,
+                hitl_response=request.hitl_response,
+                reporter=reporter,
+                stop_requested=signals.requested,
+            )
+            if session_id is not None:
+                outcome = resume(session_id, options, store=store)
+            else:
+                outcome = run_workflow(request.spec, options, store=store)  # type: ignore[arg-type]
+    except (StopRequested, DurableError) as exc:
+        failure = exc
+    finally:
+        reporter.close()
+    session_id = reporter.session_id or session_id
+    if failure is None:
+        code = _completed(request, outcome, human)
+    elif isinstance(failure, StopRequested):
+        code = _interrupted(request, session_id, signals.exit_code, signals.signal_name, human)
+    elif isinstance(failure, HitlPaused):
+        code = _paused_for_human(request, store, session_id, failure, human)
+    else:
+        code = _failed(request, session_id, failure, human)  # type: ignore[arg-type]
+    if isinstance(store, LocalStore) and session_id is not None:
+        _apply_retention(store, session_id)
+    return code
+
+
+def session_to_resume(request: RunRequest, store: Any, reporter: Any, human: TextIO) -> str | None:
+    """The full id of the session to resume (`--resume`, or `--auto-resume`'s find), or None for a new one."""
+    from strands_durable.operations import newest_unfinished
+
+    target = request.resume_id
+    if request.auto_resume and request.spec is not None:
+        found = newest_unfinished(store, request.spec)
+        if found is None:
+            print("No unfinished session of this spec: starting a new one", file=sys.stderr)
+            return None
+        target = found.session_id
+        if request.cli_vars:
+            reporter.warning("--var is ignored with --auto-resume: the session's original variables are used")
+            request.cli_vars = []
+    if target is None:
+        return None
+    session_id = store.resolve(target)
+    if store.load(session_id).status == "completed":
+        raise SessionCompleted(session_id)
+    print(f"Resuming session: {session_id[:8]}...", file=human, flush=True)
+    for flag in request.ignored_with_resume:
+        reporter.warning(f"{flag} is ignored with --resume: the session's recorded choices are used")
+    return session_id
+
+
+def _completed(request: RunRequest, outcome: Any, human: TextIO) -> int:
+    for path in outcome.artifacts:
+        print(f"Artifact written: {path}", file=human)
+    if request.json_output:
+        _print_json(
+            {
+                "session_id": outcome.session_id,
+                "status": outcome.status,
+                "exit_code": 0,
+                "last_response": outcome.last_response,
+                "usage": outcome.usage,
+                "tokens_before": outcome.tokens_before,
+                "artifacts": outcome.artifacts,
+            }
+        )
+    return int(ExitCode.OK)
+
+
+def _interrupted(request: RunRequest, session_id: str | None, code: int, name: str, human: TextIO) -> int:
+    if not request.save_session or session_id is None:
+        print(f"Interrupted ({name}); the session was not saved (--no-save-session)", file=human)
+        command = None
+    else:
+        command = resume_command(request, session_id)
+        print(f"Interrupted ({name}): session {session_id} paused at a safe point", file=human)
+        print(f"Resume with: {command}", file=human)
+    if request.json_output:
+        _print_json(
+            {
+                "session_id": session_id,
+                "status": "paused",
+                "reason": "interrupted",
+                "exit_code": code,
+                "resume_command": command,
+            }
+        )
+    return code
+
+
+def _paused_for_human(request: RunRequest, store: Any, session_id: str | None, exc: Exception, human: TextIO) -> int:
+    code = int(ExitCode.HITL_PAUSED)
+    pending: dict[str, Any] = {}
+    if session_id is not None:
+        pending = dict(store.load(session_id).pattern_state.get("pending_hitl") or {})
+    print("⏸ Paused for human input" + (f" at {pending['unit']}" if pending.get("unit") else ""), file=human)
+    if pending:
+        print(f"Prompt: {pending.get('prompt', '')}", file=human)
+        if pending.get("context"):
+            print("Context:", file=human)
+            print(pending["context"], file=human)
+        if pending.get("default") is not None:
+            print(f"Default answer: {pending['default']}", file=human)
+    else:
+        print(str(exc), file=human)
+    command = None
+    if request.save_session and session_id is not None:
+        command = resume_command(request, session_id, hitl=True)
+        print(f"Resume with: {command}", file=human)
+    else:
+        print("The session was not saved (--no-save-session): run without it to answer and resume", file=human)
+    if request.json_output:
+        _print_json(
+            {
+                "session_id": session_id,
+                "status": "paused",
+                "reason": "hitl",
+                "exit_code": code,
+                "hitl": {k: pending.get(k) for k in ("unit", "prompt", "context", "default")},
+                "resume_command": command,
+            }
+        )
+    return code
+
+
+def _failed(request: RunRequest, session_id: str | None, exc: DurableError, human: TextIO) -> int:
+    code = exit_code_for(exc)
+    if request.json_output:
+        _print_json({"session_id": session_id, "status": "failed", "exit_code": code, "error": str(exc)})
+    elif session_id is not None and request.save_session and code not in (ExitCode.USAGE, ExitCode.SESSION_UNUSABLE):
+        command = resume_command(request, session_id)
+        print(f"Session {session_id} stopped; fix the cause and resume with: {command}", file=human)
+    try:
+        fail(exc)
+    except typer.Exit as exit_:
+        return int(exit_.exit_code)
+
+
+def _apply_retention(store: Any, session_id: str) -> None:
+    from strands_durable.operations import RETENTION_ENV, apply_retention
+
+    try:
+        report = apply_retention(store, keep={session_id})
+    except (DurableError, OSError) as exc:
+        print(f"⚠ Warning: automatic cleanup ({RETENTION_ENV}) failed: {exc}", file=sys.stderr)
+        return
+    if report is not None and report.deleted:
+        print(
+            f"Removed {len(report.deleted)} session(s) older than {os.environ[RETENTION_ENV]} ({RETENTION_ENV})",
+            file=sys.stderr,
+        )
+
+
+def _print_json(document: dict[str, Any]) -> None:
+    print(json.dumps(document, indent=2, ensure_ascii=False))

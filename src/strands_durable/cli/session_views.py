@@ -1,0 +1,131 @@
+"""How sessions look on a terminal: the `sessions list` table and the `sessions show` panel (rich, no strands)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from strands_durable.store.base import SessionSummary
+from strands_durable.store.state import SessionState
+from strands_durable.store.views import session_view
+
+_PREVIEW_CHARS = 200
+
+
+def console(*, stderr: bool = False) -> Any:
+    """A rich console; off a terminal it is wide enough that full session ids never wrap."""
+    import sys
+
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(file=stream, highlight=False, width=None if stream.isatty() else 200, soft_wrap=False)
+
+
+def local_time(text: str | None) -> str:
+    if not text:
+        return "-"
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    if value.tzinfo is not None:
+        value = value.astimezone()
+    return value.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def display_status(status: str, reason: str | None, *, stale: bool = False) -> str:
+    if stale:
+        return "running (stale)"
+    if status == "paused" and reason:
+        return f"paused ({reason})"
+    return status
+
+
+def sessions_table(summaries: list[SessionSummary]) -> Any:
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for name in ("Session ID", "Workflow", "Pattern", "Status", "Updated"):
+        table.add_column(name, no_wrap=True)
+    for summary in summaries:
+        table.add_row(
+            summary.session_id,
+            summary.workflow_name,
+            summary.pattern,
+            display_status(summary.status, summary.reason, stale=summary.stale),
+            local_time(summary.updated_at),
+        )
+    return table
+
+
+def summary_json(summary: SessionSummary) -> dict[str, Any]:
+    return {
+        "session_id": summary.session_id,
+        "workflow_name": summary.workflow_name,
+        "pattern": summary.pattern,
+        "status": summary.status,
+        "display_status": display_status(summary.status, summary.reason, stale=summary.stale),
+        "stale": summary.stale,
+        "reason": summary.reason,
+        "created_at": summary.created_at,
+        "updated_at": summary.updated_at,
+        "spec_path": summary.spec_path,
+    }
+
+
+def show_json(state: SessionState, holder: Any) -> dict[str, Any]:
+    view = session_view(state)
+    stale = state.status == "running" and holder is None
+    return {
+        "session": {**view, "display_status": display_status(state.status, state.reason, stale=stale)},
+        "pattern_state": state.pattern_state,
+        "lease": None if holder is None else {"pid": holder.pid, "host": holder.host},
+    }
+
+
+def session_panel(state: SessionState, holder: Any) -> Any:
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    view = session_view(state)
+    stale = state.status == "running" and holder is None
+    usage = view["token_usage"]
+    variables = view["variables"] or {}
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    rows = [
+        ("Session ID", view["session_id"]),
+        ("Workflow", str(view["workflow_name"])),
+        ("Pattern", str(view["pattern"])),
+        ("Status", display_status(state.status, state.reason, stale=stale)),
+        ("Created", local_time(view["created_at"])),
+        ("Updated", local_time(view["updated_at"])),
+        ("Spec", f"{view['spec_path']} (sha256 {str(view['spec_hash'])[:8]}...)"),
+        ("Variables", ", ".join(f"{k}={v}" for k, v in variables.items()) or "-"),
+        ("Token usage", f"Total: {usage['total']}  Input: {usage['input']}  Output: {usage['output']}"),
+    ]
+    if state.status == "failed" and state.reason:
+        rows.append(("Failure", state.reason))
+    if holder is not None:
+        rows.append(("In use by", f"pid {holder.pid} on host {holder.host}"))
+    if view["artifacts_written"]:
+        rows.append(("Artifacts", "\n".join(view["artifacts_written"])))
+    rows.append(("Pattern state", json.dumps(_previewed(state.pattern_state), indent=2, ensure_ascii=False)))
+    for name, value in rows:
+        grid.add_row(name, Text(value))
+    return Panel(grid, title=f"Session {view['session_id'][:8]}...", title_align="left", expand=False)
+
+
+def _previewed(value: Any) -> Any:
+    """Pattern state with long texts shortened for the panel (`show --json` and `export` keep them whole)."""
+    if isinstance(value, dict):
+        return {k: _previewed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_previewed(v) for v in value]
+    if isinstance(value, str) and len(value) > _PREVIEW_CHARS:
+        return value[:_PREVIEW_CHARS] + f"... ({len(value)} chars)"
+    return value

@@ -1,0 +1,238 @@
+"""`strands sessions ...`: list, show, delete, cleanup, export, check and repair sessions.
+
+Thin: each command resolves the id, calls a store method or an `operations` function and prints the result.
+None of them imports strands-agents.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from strands_durable.cli.failure import fail
+from strands_durable.errors import DurableError, ExitCode, SessionInUse, UsageError
+
+sessions_app = typer.Typer(
+    name="sessions",
+    help="List, inspect, export, check, repair, delete and clean up saved sessions.",
+    no_args_is_help=True,
+)
+
+STATUSES = ("running", "paused", "completed", "failed")
+STRATEGIES = ("synthesize", "drop")
+
+SessionsDir = Annotated[
+    Path | None,
+    typer.Option("--sessions-dir", metavar="DIR", help="Where sessions live (default $STRANDS_SESSIONS_DIR)."),
+]
+JsonOutput = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table or panel.")]
+SessionId = Annotated[str, typer.Argument(metavar="ID", help="Session id, or a unique prefix of 8+ characters.")]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reports_errors(command: F) -> F:
+    """Turn a DurableError or OSError raised by a command into the one-line error and its exit code."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except (DurableError, OSError) as exc:
+            fail(exc)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def open_store(sessions_dir: Path | None) -> Any:
+    from strands_durable.store.local import LocalStore
+
+    return LocalStore(sessions_dir)
+
+
+def print_json(document: Any) -> None:
+    print(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+def confirm(question: str) -> bool:
+    """Ask on stdout, read a line from stdin; anything but y/yes (or end of input) is no."""
+    print(f"{question} [y/N]: ", end="", flush=True)
+    try:
+        answer = sys.stdin.readline()
+    except (OSError, ValueError):
+        answer = ""
+    if not answer.endswith("\n"):
+        print()
+    return answer.strip().lower() in ("y", "yes")
+
+
+@sessions_app.command("list")
+@reports_errors
+def list_sessions(
+    status: Annotated[
+        str | None, typer.Option("--status", metavar="STATUS", help="Only running, paused, completed or failed.")
+    ] = None,
+    json_output: JsonOutput = False,
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """List sessions, newest first (a running session whose process died shows as `running (stale)`)."""
+    from strands_durable.cli.session_views import console, sessions_table, summary_json
+
+    if status is not None and status not in STATUSES:
+        raise UsageError(f"--status: unknown status {status!r} (expected one of: {', '.join(STATUSES)})")
+    summaries = [s for s in open_store(sessions_dir).list() if status is None or s.status == status]
+    if json_output:
+        print_json([summary_json(s) for s in summaries])
+    elif not summaries:
+        print(f"No {status} sessions found." if status else "No sessions found.")
+    else:
+        console().print(sessions_table(summaries))
+
+
+@sessions_app.command("show")
+@reports_errors
+def show(session_id: SessionId, json_output: JsonOutput = False, sessions_dir: SessionsDir = None) -> None:
+    """Show one session: ids, workflow, status, times, variables, token usage and pattern state."""
+    from strands_durable.cli.session_views import console, session_panel, show_json
+
+    store = open_store(sessions_dir)
+    full_id = store.resolve(session_id)
+    state = store.load(full_id)
+    holder = store.holder(full_id)
+    if json_output:
+        print_json(show_json(state, holder))
+    else:
+        console().print(session_panel(state, holder))
+
+
+@sessions_app.command("delete")
+@reports_errors
+def delete(
+    session_id: SessionId,
+    force: Annotated[bool, typer.Option("--force", help="Do not ask for confirmation.")] = False,
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Delete a session (asks first unless --force; refuses one a live process holds)."""
+    store = open_store(sessions_dir)
+    full_id = store.resolve(session_id)
+    holder = store.holder(full_id)
+    if holder is not None:
+        raise SessionInUse(full_id, holder.pid, holder.host)
+    if not force and not confirm(f"Delete session {full_id[:8]}...?"):
+        print("Not deleted.", file=sys.stderr)
+        return
+    store.delete(full_id)
+    print(f"✓ Deleted session {full_id}")
+
+
+@sessions_app.command("cleanup")
+@reports_errors
+def cleanup(
+    older_than: Annotated[
+        str, typer.Option("--older-than", metavar="AGE", help="Not updated for this long: 30m, 12h, 7d, 2w.")
+    ] = "7d",
+    status: Annotated[
+        list[str] | None,
+        typer.Option("--status", metavar="STATUS", help="Only sessions with this status (repeatable)."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Do not ask for confirmation.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be deleted.")] = False,
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Delete old sessions (never one a live process holds). STRANDS_SESSIONS_RETENTION does this after runs."""
+    from strands_durable.operations import cleanup_sessions, parse_age
+
+    age = parse_age(older_than)
+    for name in status or ():
+        if name not in STATUSES:
+            raise UsageError(f"--status: unknown status {name!r} (expected one of: {', '.join(STATUSES)})")
+    statuses = set(status) if status else None
+    store = open_store(sessions_dir)
+    plan = cleanup_sessions(store, age, statuses, dry_run=True)
+    for summary, why in plan.skipped:
+        print(f"Keeping {summary.session_id} ({summary.workflow_name}): {why}")
+    if not plan.deleted:
+        print(f"No sessions older than {older_than} to delete.")
+        return
+    for summary in plan.deleted:
+        print(
+            f"{'Would delete' if dry_run else 'To delete'}: {summary.session_id} ({summary.workflow_name}, "
+            f"{summary.display_status})"
+        )
+    if dry_run:
+        return
+    if not force and not confirm(f"Delete {len(plan.deleted)} session(s)?"):
+        print("Nothing deleted.", file=sys.stderr)
+        return
+    wanted = {s.session_id for s in plan.deleted}
+    report = cleanup_sessions(store, age, statuses)
+    for summary, why in report.skipped:
+        if summary.session_id in wanted:
+            print(f"Kept {summary.session_id}: {why}")
+    print(f"✓ Deleted {len(report.deleted)} session(s)")
+
+
+@sessions_app.command("export")
+@reports_errors
+def export(session_id: SessionId, sessions_dir: SessionsDir = None) -> None:
+    """Print a session as one JSON document: session, pattern_state, outputs, agents, journal."""
+    from strands_durable.operations import export_session
+
+    print_json(export_session(open_store(sessions_dir), session_id))
+
+
+@sessions_app.command("check")
+@reports_errors
+def check(session_id: SessionId, sessions_dir: SessionsDir = None) -> None:
+    """Check journal integrity, stored histories and readable files (exit 1 on violations)."""
+    from strands_durable.operations import check_session
+
+    store = open_store(sessions_dir)
+    full_id = store.resolve(session_id)
+    problems = check_session(store, full_id)
+    errors = [p for p in problems if p.severity == "error"]
+    for problem in problems:
+        print(problem)
+    if errors:
+        print(f"✗ Session {full_id}: {len(errors)} violation(s)")
+        raise typer.Exit(int(ExitCode.CHECK_VIOLATIONS))
+    warnings = len(problems)
+    print(f"✓ Session {full_id}: no violations" + (f" ({warnings} warning(s))" if warnings else ""))
+
+
+@sessions_app.command("repair")
+@reports_errors
+def repair(
+    session_id: SessionId,
+    strategy: Annotated[
+        str,
+        typer.Option("--strategy", help="For a call without a result: synthesize an error result, or drop the call."),
+    ] = "synthesize",
+    sessions_dir: SessionsDir = None,
+) -> None:
+    """Repair invalid stored histories: a new generation per conversation; old files go to backups/."""
+    from strands_durable.operations import repair_session
+
+    if strategy not in STRATEGIES:
+        raise UsageError(f"--strategy: unknown strategy {strategy!r} (expected synthesize or drop)")
+    store = open_store(sessions_dir)
+    full_id = store.resolve(session_id)
+    repaired = repair_session(store, full_id, strategy)  # type: ignore[arg-type]
+    if not repaired:
+        print(f"✓ Session {full_id}: nothing to repair (every stored history is valid)")
+        return
+    for item in repaired:
+        backup = f"; previous files in {item.backup}" if item.backup else ""
+        print(
+            f"agents/{item.conversation}: generation {item.generation}, "
+            f"{item.messages_before} -> {item.messages_after} messages{backup}"
+        )
+        for action in item.actions:
+            print(f"  - {action}")
+    print(f"✓ Session {full_id}: repaired {len(repaired)} conversation(s)")

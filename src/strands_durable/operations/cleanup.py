@@ -1,0 +1,104 @@
+"""`cleanup_sessions`: delete sessions not updated for a while; never one a live process holds.
+
+Retention: when `STRANDS_SESSIONS_RETENTION` (e.g. `7d`) is set, `strands run` applies the same cleanup after each
+run. It is off by default.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+from strands_durable.errors import DurableError, SessionInUse, SessionNotFound, UsageError
+from strands_durable.store.base import SessionStore, SessionSummary
+
+RETENTION_ENV = "STRANDS_SESSIONS_RETENTION"
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
+
+
+@dataclass
+class CleanupReport:
+    deleted: list[SessionSummary] = field(default_factory=list)  # or, in a dry run, would be deleted
+    skipped: list[tuple[SessionSummary, str]] = field(default_factory=list)  # old enough, but kept: why
+
+
+def parse_age(text: str, *, what: str = "--older-than") -> dt.timedelta:
+    """`30s`, `15m`, `12h`, `7d`, `2w` as a timedelta (UsageError naming `what` otherwise)."""
+    match = _AGE.match(text)
+    if not match:
+        raise UsageError(f"{what}: not a duration: {text!r} (use a number and a unit: 30m, 12h, 7d, 2w)")
+    return dt.timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def retention_from_env() -> dt.timedelta | None:
+    raw = os.environ.get(RETENTION_ENV, "").strip()
+    if not raw or raw.lower() in {"0", "off", "never"}:
+        return None
+    return parse_age(raw, what=RETENTION_ENV)
+
+
+def cleanup_sessions(
+    store: SessionStore,
+    older_than: dt.timedelta,
+    statuses: Collection[str] | None = None,
+    *,
+    dry_run: bool = False,
+    keep: Collection[str] = (),
+    now: dt.datetime | None = None,
+) -> CleanupReport:
+    """Delete sessions last updated more than `older_than` ago whose status is in `statuses` (all when None).
+
+    A session a live process holds is skipped (checked, and the delete itself takes the lease), whatever its
+    status, and so is every id in `keep`; `dry_run` only reports.
+    """
+    now = now or dt.datetime.now(dt.timezone.utc)
+    report = CleanupReport()
+    holder_of = getattr(store, "holder", None)
+    for summary in store.list():
+        updated = _parse_time(summary.updated_at or summary.created_at)
+        if updated is None or now - updated < older_than:
+            continue
+        if (statuses is not None and summary.status not in statuses) or summary.session_id in keep:
+            continue
+        holder = holder_of(summary.session_id) if holder_of is not None else None
+        if holder is not None or (summary.status == "running" and not summary.stale):
+            where = f" by pid {holder.pid} on host {holder.host}" if holder is not None else ""
+            report.skipped.append((summary, f"in use{where}"))
+            continue
+        if dry_run:
+            report.deleted.append(summary)
+            continue
+        try:
+            store.delete(summary.session_id)
+        except SessionInUse as exc:
+            report.skipped.append((summary, f"in use by pid {exc.pid} on host {exc.host}"))
+        except SessionNotFound:
+            continue  # deleted by someone else meanwhile
+        except DurableError as exc:
+            report.skipped.append((summary, str(exc)))
+        else:
+            report.deleted.append(summary)
+    return report
+
+
+def apply_retention(store: SessionStore, *, keep: Collection[str] = ()) -> CleanupReport | None:
+    """The automatic cleanup after a run, when `STRANDS_SESSIONS_RETENTION` is set (None when it is not);
+    `keep` holds the session just run."""
+    retention = retention_from_env()
+    if retention is None:
+        return None
+    return cleanup_sessions(store, retention, keep=keep)
+
+
+def _parse_time(text: str | None) -> dt.datetime | None:
+    if not text:
+        return None
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)

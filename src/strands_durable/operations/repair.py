@@ -1,0 +1,107 @@
+"""`repair_session`: give every conversation with a broken stored history a repaired new generation.
+
+Uses `history.repair` with the conversation's committed tool results; each changed conversation is one commit of
+a `generation` event (the local store then moves the old message files to `backups/<timestamp>/`). Messages are
+never edited in place, and a valid history is left alone.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strands_durable.errors import CorruptSession
+from strands_durable.history import RepairAction, Strategy, repair, validate
+from strands_durable.store import layout
+from strands_durable.store.base import SessionStore
+
+
+@dataclass
+class ConversationRepair:
+    """What repair changed in one conversation, and where the previous generation's files went."""
+
+    conversation: str
+    generation: int
+    messages_before: int
+    messages_after: int
+    actions: list[RepairAction] = field(default_factory=list)
+    backup: Path | None = None
+
+
+def repair_session(store: SessionStore, session_id: str, strategy: Strategy = "synthesize") -> list[ConversationRepair]:
+    """Repair every conversation of a session that needs it (takes the lease: SessionInUse while a run holds it).
+
+    Returns one entry per changed conversation; an empty list means nothing needed repair.
+    """
+    full_id = store.resolve(session_id)
+    done: list[ConversationRepair] = []
+    with store.open(full_id) as session:
+        for key, conv in sorted(session.state.conversations.items()):
+            repaired, actions = repair(conv.messages, journal=conv.tool_results, strategy=strategy)
+            if not actions:
+                continue
+            remaining = validate(repaired, mode="stored")
+            if remaining:
+                raise CorruptSession(f"agents/{key}", f"repair left an invalid history: {remaining[0]}")
+            before = len(conv.messages)
+            event: dict[str, Any] = {
+                "type": "generation",
+                "conv": key,
+                "messages": repaired,
+                "units": units_after_repair(conv.messages, conv.units, repaired),
+                "strategy": strategy,
+                "actions": [str(action) for action in actions],
+            }
+            session.commit([event], path=f"repair/{key}")
+            after = session.state.conversations[key]
+            done.append(
+                ConversationRepair(
+                    key, after.generation, before, len(after.messages), actions, _newest_backup(store, full_id, key)
+                )
+            )
+    return done
+
+
+def units_after_repair(old: list[dict[str, Any]], old_units: list[str], new: list[dict[str, Any]]) -> list[str]:
+    """The unit each repaired message belongs to: the unit of the original message it came from.
+
+    A repaired message is matched to the first original (from the last match on) that shares a content block with
+    it; an invented message (a separator, a synthesized results message) belongs to the unit before it, or to
+    the first unit when it opens the history.
+    """
+    signatures = [{_block_signature(b) for b in m.get("content", ())} for m in old]
+    units: list[str] = []
+    position = 0
+    for message in new:
+        blocks = {_block_signature(b) for b in message.get("content", ())}
+        match = next((i for i in range(position, len(old)) if blocks & signatures[i]), None)
+        if match is not None:
+            position = match
+            units.append(old_units[match])
+        else:
+            units.append(units[-1] if units else (old_units[0] if old_units else ""))
+    return units
+
+
+def _block_signature(block: dict[str, Any]) -> str:
+    if "toolUse" in block:
+        return "toolUse:" + str(block["toolUse"].get("toolUseId"))
+    if "toolResult" in block:
+        return "toolResult:" + str(block["toolResult"].get("toolUseId"))
+    return json.dumps(block, sort_keys=True, default=str)
+
+
+def _newest_backup(store: SessionStore, session_id: str, key: str) -> Path | None:
+    directory_of = getattr(store, "directory_of", None)
+    if directory_of is None:
+        return None
+    backups = directory_of(session_id) / layout.BACKUPS_DIR
+    if not backups.is_dir():
+        return None
+    for stamp in sorted(backups.iterdir(), reverse=True):
+        candidate = stamp / layout.AGENTS_DIR / key
+        if candidate.is_dir():
+            return candidate
+    return None
