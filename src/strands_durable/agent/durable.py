@@ -148,6 +148,10 @@ class DurableInvoker:
             agent_id=_agent_id_for_sdk(inv.agent_id),
             state=agent_state,
         )
+        if messages:
+            # a crash may have come between the window's trim and its commit; trimming is a pure function of
+            # the messages, so applying it again restores exactly what the uninterrupted run had
+            manager.apply_management(agent)
         counters = {"model_calls": 0}
         hooks = _InvocationHooks(self, inv, agent, counters)
         agent.hooks.add_callback(BeforeModelCallEvent, hooks.before_model_call)
@@ -165,7 +169,7 @@ class DurableInvoker:
         if agent_state != conv.agent_state:
             event["agent_state"] = agent_state
         if len(event) > 3:
-            self.session.commit([event], path=f"{inv.path}/conversation")
+            self.session.commit([event], path=f"{inv.path}/conversation", durable=False)
 
 
 def _agent_id_for_sdk(agent_id: str) -> str:
@@ -268,7 +272,9 @@ class _InvocationHooks:
         cm_state = self.agent.conversation_manager.get_state()
         if conv is None or cm_state != conv.cm_state:
             record["cm_state"] = cm_state
-        self.session.commit([record], path=commit_path)
+        # only the model's answer is not re-derivable: a prompt is rendered again, a results message is rebuilt
+        # from the durable tool-result journal; those records become durable with the next fsync
+        self.session.commit([record], path=commit_path, durable=kind == "answer")
 
     def after_invocation(self, event: Any) -> None:
         return None
@@ -313,10 +319,12 @@ class _InvocationHooks:
         yield final
 
     def _commit_result(self, result: dict[str, Any], tool_path: str) -> None:
-        self.session.commit(
-            [{"type": "tool_result", "conv": self.inv.conv_key, "result": copy.deepcopy(result)}],
-            path=f"{tool_path}/result",
-        )
+        event: dict[str, Any] = {"type": "tool_result", "conv": self.inv.conv_key, "result": copy.deepcopy(result)}
+        agent_state = self.agent.state.get()
+        conv = self.conv
+        if conv is not None and agent_state != conv.agent_state:
+            event["agent_state"] = agent_state  # a tool changed agent.state: commit it with the result
+        self.session.commit([event], path=f"{tool_path}/result")
 
     @staticmethod
     def _tool_index(conv: Conversation, tool_use_id: str) -> int:

@@ -118,8 +118,15 @@ def _guarded_model(ctx: RunContext, ref: UnitRef, conv_key: str, agent_id: str) 
     )
 
 
-def complete_unit(ctx: RunContext, ref: UnitRef, record: dict[str, Any], pattern_state: dict[str, Any]) -> None:
-    """Commit a unit's outcome and the pattern's new position as one commit point."""
+def complete_unit(
+    ctx: RunContext, ref: UnitRef, record: dict[str, Any], pattern_state: dict[str, Any], *, derived: bool = True
+) -> None:
+    """Commit a unit's outcome and the pattern's new position as one commit point.
+
+    `derived=True` (an agent unit): the outcome is read from the unit's durable conversation, so a lost record
+    is re-derived on resume without a model call, and the commit skips its fsync (the next durable commit or
+    `close` makes it durable). `derived=False` for outcomes from outside the journal (a human's answer).
+    """
     record = {"status": "completed", **record}
     ctx.session.commit(
         [
@@ -127,6 +134,7 @@ def complete_unit(ctx: RunContext, ref: UnitRef, record: dict[str, Any], pattern
             {"type": "pattern_state", "state": pattern_state},
         ],
         path=ref.path,
+        durable=not derived,
     )
     ctx.crash.emit("unit.after", ref.path)
     ctx.reporter.unit_completed(ref.index, ref.total, ref.label, ref.unit, unit_tokens(ctx, ref.unit))
@@ -185,11 +193,3 @@ def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str
 
 class HitlDeferred(HitlPaused):
     """A HITL unit that waits for another unit's pending question to be answered first."""
-
-
-def with_pending_hitl(ctx: RunContext, state: dict[str, Any]) -> dict[str, Any]:
-    """`state` plus the pending HITL question while its unit is still unanswered (concurrent patterns)."""
-    pending = ctx.state.pattern_state.get("pending_hitl")
-    if pending and completed(ctx, pending.get("unit", "")) is None:
-        return {**state, "pending_hitl": pending}
-    return state

@@ -37,7 +37,10 @@ class Session(ABC):
     warnings: list[str]
 
     @abstractmethod
-    def commit(self, events: list[dict[str, Any]], *, path: str = "") -> None: ...
+    def commit(self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True) -> None:
+        """Append one commit record. `durable=False` skips the fsync: only for records that can be re-derived
+        from durable ones (a prompt, a results message, a unit outcome read from its conversation); the next
+        durable commit or `close` makes it durable too, since the journal is one ordered file."""
 
     @abstractmethod
     def spec_snapshot(self) -> bytes: ...

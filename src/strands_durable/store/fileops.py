@@ -93,8 +93,8 @@ class FileOps:
         if durable:
             self.fsync_dir(path.parent)
 
-    def makedirs(self, path: Path) -> None:
-        """Create `path` and missing parents (mode 0700), fsyncing each parent that gained an entry."""
+    def makedirs(self, path: Path, *, durable: bool = True) -> None:
+        """Create `path` and missing parents (mode 0700), fsyncing each parent that gained an entry (`durable`)."""
         missing: list[Path] = []
         probe = path
         while not probe.exists():
@@ -105,7 +105,8 @@ class FileOps:
                 self.mkdir(directory)
             except FileExistsError:
                 continue
-            self.fsync_dir(directory.parent)
+            if durable:
+                self.fsync_dir(directory.parent)
 
     def remove_tree(self, path: Path) -> None:
         """Delete a directory tree bottom-up through the primitives."""

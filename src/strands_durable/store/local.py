@@ -12,6 +12,7 @@ import errno
 import json
 import os
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,13 @@ from strands_durable.store.fileops import FileOps, is_temp_file
 from strands_durable.store.journal import HEADER_KIND, JOURNAL_NAME, encode_record, read_journal
 from strands_durable.store.lease import Lease, live_holder
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, apply_record, fold
-from strands_durable.store.views import agent_view, dump, message_view, pattern_state_view, session_view
+from strands_durable.store.views import agent_view, dump, dump_compact, message_view, pattern_state_view, session_view
 
-# events whose commit also refreshes the readable files (messages alone may lag until the unit ends)
-_FLUSH_KINDS = frozenset({"session", "unit", "pattern_state", "status", "artifact", "variables", "generation"})
+# events whose commit refreshes the readable files at once; a unit's progress refreshes them at most every
+# VIEW_INTERVAL_S (they may lag the journal, never lead it); close always brings them up to date
+_FLUSH_KINDS = frozenset({"session", "status", "artifact", "variables", "generation"})
+_PROGRESS_KINDS = frozenset({"unit", "pattern_state"})
+VIEW_INTERVAL_S = 0.5
 
 
 def utc_now() -> str:
@@ -63,13 +67,16 @@ class LocalSession(Session):
         self._broken: str | None = None
         self._closed = False
         self._lock = threading.RLock()  # concurrent units (tasks, branches, workers) commit from threads
+        self._flushed_at = 0.0
 
     # -- commits ------------------------------------------------------------------------------------
-    def commit(self, events: list[dict[str, Any]], *, path: str = "", synced: bool = False) -> None:
+    def commit(
+        self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
+    ) -> None:
         with self._lock:
-            self._commit(events, path=path, synced=synced)
+            self._commit(events, path=path, durable=durable, synced=synced)
 
-    def _commit(self, events: list[dict[str, Any]], *, path: str, synced: bool) -> None:
+    def _commit(self, events: list[dict[str, Any]], *, path: str, durable: bool, synced: bool) -> None:
         if self._broken:
             raise StorageIOError(f"session {self.state.session_id} cannot commit after an I/O failure: {self._broken}")
         record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}
@@ -79,7 +86,8 @@ class LocalSession(Session):
         self._crash.emit("store.before_commit", path)
         try:
             self._appender.append(data)
-            self._appender.sync()
+            if durable:
+                self._appender.sync()
         except OSError as exc:
             self._undo_partial_append(exc)
             raise _io_error(exc, f"cannot write {self._journal_path}") from exc
@@ -87,7 +95,8 @@ class LocalSession(Session):
         apply_record(self.state, record)
         if self.store.strict:
             self._check_histories(events)
-        if any(event.get("type") in _FLUSH_KINDS for event in events):
+        kinds = {event.get("type") for event in events}
+        if kinds & _FLUSH_KINDS or (kinds & _PROGRESS_KINDS and time.monotonic() - self._flushed_at >= VIEW_INTERVAL_S):
             self.flush_views()
         self._crash.emit("store.after_commit", path)
 
@@ -111,15 +120,20 @@ class LocalSession(Session):
 
     # -- readable files -----------------------------------------------------------------------------
     def flush_views(self) -> None:
-        """Write the readable files that changed since the last flush (no fsync: the journal is the truth)."""
+        """Write the readable files that changed since the last flush, without fsync: the journal is the truth,
+        and after a crash any file newer than the last sync mark is re-derived from it. Message files are new
+        files written once (no temp file needed: a torn one is detected against the journal); the files that
+        are rewritten (agent.json, pattern_state.json, session.json) are replaced atomically."""
         state = self.state
+        ops = self._ops
+        self._flushed_at = time.monotonic()
         try:
             for key, conv in state.conversations.items():
                 agent_dir = self.directory / layout.AGENTS_DIR / layout.safe_key(key)
                 messages_dir = agent_dir / "messages"
                 written = self._written_messages.get(key)
                 if written is None:
-                    self._ops.makedirs(messages_dir)
+                    ops.makedirs(messages_dir, durable=False)
                     written = 0
                 if self._written_generation.get(key, 0) != conv.generation:
                     self._backup_messages(key, messages_dir)
@@ -127,18 +141,15 @@ class LocalSession(Session):
                 if written == len(conv.messages):
                     continue
                 for index in range(written, len(conv.messages)):
-                    self._ops.write_atomic(
-                        messages_dir / layout.message_file_name(index),
-                        dump(message_view(conv, index)),
-                        durable=False,
-                    )
-                self._ops.write_atomic(agent_dir / "agent.json", dump(agent_view(conv)), durable=False)
+                    target = messages_dir / layout.message_file_name(index)
+                    ops.write_file(target, dump_compact(message_view(conv, index)), sync=False)
+                ops.write_atomic(agent_dir / "agent.json", dump_compact(agent_view(conv)), durable=False)
                 self._written_messages[key] = len(conv.messages)
                 self._written_generation[key] = conv.generation
-            self._ops.write_atomic(
-                self.directory / layout.PATTERN_STATE_JSON, dump(pattern_state_view(state)), durable=False
+            ops.write_atomic(
+                self.directory / layout.PATTERN_STATE_JSON, dump_compact(pattern_state_view(state)), durable=False
             )
-            self._ops.write_atomic(self.directory / layout.SESSION_JSON, dump(session_view(state)), durable=False)
+            ops.write_atomic(self.directory / layout.SESSION_JSON, dump(session_view(state)), durable=False)
         except OSError as exc:
             raise _io_error(exc, f"cannot write the readable files of session {state.session_id}") from exc
 

@@ -25,7 +25,9 @@ class MemorySession(Session):
         self._crash = crash_points or CrashPoints()
         self._closed = False
 
-    def commit(self, events: list[dict[str, Any]], *, path: str = "", synced: bool = False) -> None:
+    def commit(
+        self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
+    ) -> None:
         self._crash.emit("store.before_commit", path)
         with self.store._lock:
             record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}

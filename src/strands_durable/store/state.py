@@ -4,7 +4,7 @@ Events are plain JSON dicts (they are what the journal stores). Kinds:
   session        {meta}                                   first event of every session
   message        {conv, agent, unit, index, message, agent_state?, cm_state?}
   tool_started   {conv, tool_use_id}                     a non-idempotent tool is about to run
-  tool_result    {conv, result}                           one tool's result, the moment it finished
+  tool_result    {conv, result, agent_state?}             one tool's result, the moment it finished
   unit           {unit, record}                           a unit of work's outcome (response, status, ...)
   pattern_state  {state}                                  the readable position (replaced whole)
   status         {status, reason?}
@@ -143,7 +143,10 @@ def _tool_started(state: SessionState, event: dict[str, Any]) -> None:
 
 def _tool_result(state: SessionState, event: dict[str, Any]) -> None:
     result = event["result"]
-    state.conversations[event["conv"]].tool_results[result["toolUseId"]] = result
+    conv = state.conversations[event["conv"]]
+    conv.tool_results[result["toolUseId"]] = result
+    if "agent_state" in event:
+        conv.agent_state = event["agent_state"]
 
 
 def _unit(state: SessionState, event: dict[str, Any]) -> None:

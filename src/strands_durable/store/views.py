@@ -12,7 +12,13 @@ from strands_durable.store.state import SCHEMA_VERSION, Conversation, SessionSta
 
 
 def dump(obj: Any) -> bytes:
-    return (json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode()
+    """Indented JSON, for the small file people read most (session.json)."""
+    return (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def dump_compact(obj: Any) -> bytes:
+    """One-line JSON (the fast C encoder) for files that grow with the run; `jq .` pretty-prints them."""
+    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
 def session_view(state: SessionState) -> dict[str, Any]:

@@ -42,7 +42,7 @@ def run_chain(ctx: RunContext) -> dict[str, Any]:
             entry = {"index": index, "agent": step.agent, "response": response}
         history.append(entry)
         state = {"current_step": index + 1, "total_steps": len(steps), "step_history": history}
-        complete_unit(ctx, ref, {**entry, "agent": entry.get("agent")}, state)
+        complete_unit(ctx, ref, {**entry, "agent": entry.get("agent")}, state, derived=not is_hitl)
     return _template_context(base, history, hitl_response)
 
 
