@@ -1,0 +1,148 @@
+"""evaluator_optimizer: a producer drafts, an evaluator scores (JSON {score, issues, fixes}), the producer
+revises, until the score reaches `accept.min_score` or `accept.max_iters` drafts were made.
+
+Every draft and every evaluation is its own committed unit (`iteration[<i>]:producer`, `iteration[<i>]:evaluator`);
+the producer and the evaluator each keep one conversation across iterations. `review_gate` asks a human between
+iterations ("stop" accepts the current draft). Template: `draft`, `evaluation.score|issues|fixes`, `iteration`
+(1-based), and in gates and artifacts `iteration_index` (0-based) and `iterations[i].draft_preview|score|issues`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from strands_durable.models.contracts import evaluation_instruction, parse_evaluation
+from strands_durable.runner.context import RunContext
+from strands_durable.runner.patterns.contract_unit import ask_with_contract
+from strands_durable.runner.patterns.steps import commit_unit
+from strands_durable.runner.units import UnitRef, hitl_answer, run_agent_unit, skip_unit
+
+EVALUATE_INPUT = "Evaluate this draft:\n\n{{ draft }}"
+REVISE_INPUT = (
+    "Revise your draft (score {{ evaluation.score }}/100).\n"
+    "{% for issue in evaluation.issues %}Issue: {{ issue }}\n{% endfor %}"
+    "{% for fix in evaluation.fixes %}Fix: {{ fix }}\n{% endfor %}"
+    "{% if hitl_response %}Reviewer: {{ hitl_response }}\n{% endif %}"
+)
+PREVIEW_CHARS = 500
+STOP_ANSWERS = frozenset({"stop", "accept", "accepted", "done"})
+
+
+def run_evaluator_optimizer(ctx: RunContext) -> dict[str, Any]:
+    config = ctx.spec.pattern.config
+    producer, evaluator, accept = config.producer, config.evaluator, config.accept
+    base = ctx.base_template_context()
+    iterations: list[dict[str, Any]] = []
+    outcome = {"accepted": False, "stopped_by": None}
+    hitl_response: str | None = None
+
+    def state() -> dict[str, Any]:
+        return {
+            "current_iteration": len(iterations),
+            "max_iters": accept.max_iters,
+            "min_score": accept.min_score,
+            "iterations": [dict(item) for item in iterations],
+            **outcome,
+        }
+
+    for i in range(accept.max_iters):
+        last = iterations[-1] if iterations else None
+        values = _context(base, iterations, hitl_response) | {"iteration": i + 1}
+        ref = UnitRef(f"iteration[{i}]:producer", producer, 2 * i, None)
+        record = skip_unit(ctx, ref)
+        if record is None:
+            revise = None if last is None else (config.revise_prompt or REVISE_INPUT)
+            draft = run_agent_unit(
+                ctx,
+                ref,
+                agent_id=producer,
+                conv_key=producer,
+                input_template=revise,
+                template_ctx=values,
+                where="pattern.config.revise_prompt" if revise else "pattern.config.producer",
+            )
+            iterations.append({"iteration": i, "draft": draft, "draft_preview": draft[:PREVIEW_CHARS]})
+            commit_unit(ctx, ref, {"agent": producer, "response": draft, "iteration": i}, state)
+        else:
+            draft = record["response"]
+            iterations.append({"iteration": i, "draft": draft, "draft_preview": draft[:PREVIEW_CHARS]})
+
+        values = _context(base, iterations, hitl_response) | {"iteration": i + 1}
+        ref = UnitRef(f"iteration[{i}]:evaluator", evaluator.agent, 2 * i + 1, None)
+        record = skip_unit(ctx, ref)
+        if record is None:
+            response, verdict, attempts = ask_with_contract(
+                ctx,
+                ref,
+                agent_id=evaluator.agent,
+                conv_key=evaluator.agent,
+                input_template=evaluator.input or EVALUATE_INPUT,
+                template_ctx=values,
+                where="pattern.config.evaluator",
+                instruction=evaluation_instruction(),
+                parse=parse_evaluation,
+                retries=2,
+                what="the evaluator",
+            )
+            record = {
+                "agent": evaluator.agent,
+                "response": response,
+                "iteration": i,
+                "score": verdict.score,
+                "issues": verdict.issues,
+                "fixes": verdict.fixes,
+                "attempts": attempts,
+            }
+            iterations[-1].update(score=verdict.score, issues=verdict.issues, fixes=verdict.fixes)
+            if verdict.score >= accept.min_score:
+                outcome.update(accepted=True, stopped_by="min_score")
+            elif i + 1 == accept.max_iters:
+                outcome["stopped_by"] = "max_iters"
+            commit_unit(ctx, ref, record, state)
+        else:
+            iterations[-1].update(score=record["score"], issues=record["issues"], fixes=record["fixes"])
+            if record["score"] >= accept.min_score:
+                outcome.update(accepted=True, stopped_by="min_score")
+            elif i + 1 == accept.max_iters:
+                outcome["stopped_by"] = "max_iters"
+        if outcome["stopped_by"] is not None:
+            break
+        if config.review_gate is not None:
+            hitl_response = _review(ctx, config.review_gate, i, _context(base, iterations, hitl_response), state)
+            if hitl_response.strip().lower() in STOP_ANSWERS:
+                outcome["stopped_by"] = "review_gate"
+                break
+    return _context(base, iterations, hitl_response) | {"iteration": len(iterations), **outcome}
+
+
+def _review(ctx: RunContext, gate: Any, i: int, values: dict[str, Any], state: Any) -> str:
+    ref = UnitRef(f"iteration[{i}]:review", "hitl", 2 * i + 1, None)
+    record = skip_unit(ctx, ref)
+    if record is not None:
+        return record["response"]
+    answer = hitl_answer(ctx, ref, gate, values, "pattern.config.review_gate")
+    commit_unit(ctx, ref, {"type": "hitl", "agent": None, "response": answer, "iteration": i}, state)
+    return answer
+
+
+def _context(base: dict[str, Any], iterations: list[dict[str, Any]], hitl_response: str | None) -> dict[str, Any]:
+    views = [
+        {
+            "draft_preview": item["draft_preview"],
+            "score": item.get("score"),
+            "issues": item.get("issues", []),
+            "fixes": item.get("fixes", []),
+        }
+        for item in iterations
+    ]
+    last = iterations[-1] if iterations else {}
+    draft = last.get("draft", "")
+    return {
+        **base,
+        "draft": draft,
+        "evaluation": {"score": last.get("score"), "issues": last.get("issues", []), "fixes": last.get("fixes", [])},
+        "iterations": views,
+        "iteration_index": max(len(iterations) - 1, 0),
+        "last_response": draft,
+        "hitl_response": hitl_response,
+    }
