@@ -28,7 +28,7 @@ class ToolSet:
     non_idempotent: frozenset[str] = frozenset()
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Entry:
     name: str  # how agents refer to it
     ref: str  # short name or callable path
