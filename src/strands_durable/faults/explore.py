@@ -1,0 +1,678 @@
+"""In-process crash exploration: one golden run, then an interrupt at each of its crash points, resumed in fresh
+objects and judged against the golden run (CONTRACT "identical"). The pytest plugin and user tests drive it.
+
+How one crash point is explored (`explore_point`):
+
+1. The run that crashes starts from the golden run's durable state just before the last commit that precedes the
+   point (its journal prefix, copied into a fresh session directory; readable files are re-derived, as after any
+   crash) and resumes from there with an `InjectedCrash` armed at the point. So the crash happens in a real run,
+   and the cost of a point does not grow with the workflow's length. A point that never fires is a failure.
+2. Right after the crash the stored histories must be valid (`mode="stored"`).
+3. A resume in fresh objects (a new `LocalStore` on the directory, as a new process would) runs until it reaches
+   a checkpoint (a commit) whose normalised snapshot equals the golden run's at that checkpoint (the convergence
+   shortcut), or to the end with `full=True` or when it never converges, where the whole comparable view, request
+   validity of every history and the completed status are checked. Committed tools must not run again, committed
+   model turns must not be requested again, and the durable state must match, not just the memory.
+4. When the resume passed the same point again, a second run crashes there too, and a third must converge.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import shutil
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash
+from strands_durable.errors import DurableError
+from strands_durable.faults.oracle import RequestLog, comparable, counting_model, first_difference, stored_violations
+from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
+from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, validate
+from strands_durable.runner.context import RunOptions
+from strands_durable.store import layout
+from strands_durable.store.journal import JOURNAL_NAME, encode_record, read_journal
+from strands_durable.store.local import LocalStore
+from strands_durable.store.state import SessionState, fold
+
+PINNED_CREATED_AT = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+"""Every chaos run of a workflow is created at this instant, so clocks, templates and tool results repeat."""
+
+INVALID_HISTORY = "invalid-history"
+"""The rule name of problems about histories a provider would reject; every other rule is a divergence."""
+
+
+class Converged(InjectedCrash):
+    """Stops a resumed run at a checkpoint equal to the golden run's; the session is let go as after a crash."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One violated rule at one crash point, with a readable detail (a first difference, an id, a message)."""
+
+    rule: str
+    detail: str
+
+    @property
+    def invalid_history(self) -> bool:
+        return self.rule == INVALID_HISTORY
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.detail}"
+
+
+@dataclass
+class ChaosTarget:
+    """What to explore: a spec, its variables and Python tools, and how the model answers."""
+
+    spec_path: Path
+    variables: dict[str, str] = field(default_factory=dict)
+    tools: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    hitl_answer: str | None = None
+    model: Callable[..., Any] | None = None  # (agent_id, model_id, runtime) -> strands Model; None: synthetic
+    full: bool = False  # run every resumed tail to the end instead of stopping at convergence
+
+    @property
+    def session_id(self) -> str:
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"strands-chaos:{self.spec_path.resolve()}:{self.seed}"))
+
+
+@dataclass(frozen=True)
+class GoldenPoint:
+    """A crash point of the golden run, where it happened, and the durable state at that moment."""
+
+    point: CrashPoint
+    index: int  # position in the golden run
+    journal_length: int  # journal bytes durable when the point was reached
+    digest: str | None  # snapshot digest, at store.after_commit points
+    completed: bool = False  # the session's status was already completed
+
+    @property
+    def id(self) -> str:
+        return self.point.id
+
+
+@dataclass
+class GoldenRun:
+    target: ChaosTarget
+    workdir: Path
+    points: list[GoldenPoint]
+    journal: bytes
+    spec_snapshot: bytes
+    meta: dict[str, Any]
+    comparable: dict[str, Any]
+    tool_executions: int
+    model_requests: int
+    problems: list[Problem]
+    checkpoints: dict[str, set[str]] = field(default_factory=dict)  # commit path -> snapshot digests
+    _by_id: dict[str, GoldenPoint] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._by_id = {p.id: p for p in self.points}
+        for p in self.points:
+            if p.digest is not None:
+                self.checkpoints.setdefault(p.point.path, set()).add(p.digest)
+
+    def point(self, point_id: str) -> GoldenPoint:
+        return self._by_id[point_id]
+
+    @property
+    def site_kinds(self) -> set[str]:
+        return {p.point.site for p in self.points}
+
+    def ordered_ids(self) -> list[str]:
+        """Point ids in an order that is the same in every process (concurrent units interleave differently)."""
+        return sorted(self._by_id, key=natural_key)
+
+    def snapshot_at(self, checkpoint: GoldenPoint) -> dict[str, Any]:
+        return snapshot_view(_fold_bytes(self.journal[: checkpoint.journal_length]))
+
+
+@dataclass
+class PointOutcome:
+    """The result of exploring one crash point (or one schedule of several)."""
+
+    point_ids: list[str]
+    fired: list[str] = field(default_factory=list)  # the points where a fault was actually injected
+    problems: list[Problem] = field(default_factory=list)
+    converged_at: str | None = None  # the checkpoint where the last resume stopped (None: ran to the end)
+    runs: int = 0
+
+    @property
+    def explored(self) -> bool:
+        return bool(self.fired) and self.fired[0] == self.point_ids[0]
+
+    @property
+    def ok(self) -> bool:
+        return self.explored and not self.problems
+
+    def describe(self) -> str:
+        lines = [f"crash point: {' -> '.join(self.point_ids)}"]
+        if not self.explored:
+            lines.append("[not-fired] the fault was never injected: the resumed run did not reach this point")
+        lines += [str(p) for p in self.problems]
+        return "\n".join(lines)
+
+
+def natural_key(text: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+
+
+# -- running one phase ------------------------------------------------------------------------------------------
+
+
+class _ObservedStore(LocalStore):
+    """A real `LocalStore` that remembers the session it opened, so subscribers can read its state."""
+
+    session: Any = None
+
+    def create(self, *args: Any, **kwargs: Any) -> Any:
+        self.session = super().create(*args, **kwargs)
+        return self.session
+
+    def open(self, *args: Any, **kwargs: Any) -> Any:
+        self.session = super().open(*args, **kwargs)
+        return self.session
+
+
+class _SizedRequestLog(RequestLog):
+    """Requests as (message count, digest of the normalised messages)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[tuple[int, list[dict[str, Any]]]] = []
+
+    def record(self, messages: list[dict[str, Any]]) -> None:
+        super().record(messages)
+        self.requests.append((len(messages), [dict(m) for m in messages]))
+
+
+def _answering_every_pause(answer: str) -> type[RunOptions]:
+    """RunOptions whose `hitl_response` answers every HITL pause of a run, not only the first."""
+
+    class AnsweringOptions(RunOptions):
+        hitl_response = property(lambda self: answer, lambda self, value: None)  # type: ignore[assignment]
+
+    return AnsweringOptions
+
+
+@dataclass
+class _Phase:
+    """What one run (golden, crashing or resuming) observed through the crash-point bus."""
+
+    emitted: list[CrashPoint] = field(default_factory=list)
+    tools_run: list[str] = field(default_factory=list)  # tool paths that executed (tool.before)
+    commits: list[str] = field(default_factory=list)  # commit paths made durable
+    requests: _SizedRequestLog = field(default_factory=_SizedRequestLog)
+    fired: CrashPoint | None = None
+    converged_at: CrashPoint | None = None
+    error: BaseException | None = None
+    completed: bool = False
+
+
+def _options(target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_dir: Path) -> RunOptions:
+    def model_factory(*, agent_id: str, provider: str, model_id: Any, runtime: Any) -> Any:
+        if target.model is not None:
+            model = target.model(agent_id=agent_id, model_id=model_id, runtime=runtime)
+        else:
+            from strands_durable.models.providers import build_model
+
+            model = build_model("synthetic", model_id=model_id, runtime=runtime, seed=target.seed)
+        return counting_model(model, requests)
+
+    options_class = _answering_every_pause(target.hitl_answer) if target.hitl_answer is not None else RunOptions
+    return options_class(
+        provider="synthetic",  # offline semantics (fixed clock, scratch directory); the model comes from the factory
+        seed=target.seed,
+        cli_vars=[f"{k}={v}" for k, v in target.variables.items()],
+        out_dir=out_dir,
+        hitl_use_defaults=True,
+        extra_tools=dict(target.tools),
+        model_factory=model_factory,
+        crash_points=bus,
+        created_at=PINNED_CREATED_AT,
+    )
+
+
+def _observe(bus: CrashPoints, phase: _Phase) -> None:
+    def record(point: CrashPoint) -> None:
+        phase.emitted.append(point)
+        if point.site == "tool.before":
+            phase.tools_run.append(point.path)
+        elif point.site == "store.after_commit":
+            phase.commits.append(point.path)
+
+    bus.subscribe(record)
+
+
+def _arm(bus: CrashPoints, phase: _Phase, target: CrashPoint, skip: int) -> None:
+    """Raise `InjectedCrash` at the `skip`-th emission (0-based) of the target's site and path in this run."""
+    seen = [0]
+
+    def crash(point: CrashPoint) -> None:
+        if phase.fired is None and point.site == target.site and point.path == target.path:
+            if seen[0] >= skip:
+                phase.fired = point
+                raise InjectedCrash(point)
+            seen[0] += 1
+
+    bus.subscribe(crash)
+
+
+def _watch_convergence(bus: CrashPoints, phase: _Phase, store: _ObservedStore, golden: GoldenRun) -> None:
+    digester = SnapshotDigest()
+
+    def check(point: CrashPoint) -> None:
+        if point.site != "store.after_commit" or store.session is None or phase.fired is not None:
+            return
+        wanted = golden.checkpoints.get(point.path)
+        if wanted and digester.digest(store.session.state) in wanted:
+            phase.converged_at = point
+            raise Converged(point)
+
+    bus.subscribe(check)
+
+
+# -- workspaces ---------------------------------------------------------------------------------------------------
+
+
+class _Workspace:
+    """Fresh directories for the runs of one exploration (each a sessions root and an output directory)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.count = 0
+
+    def new(self) -> tuple[Path, Path]:
+        self.count += 1
+        base = self.root / f"run{self.count}"
+        if base.exists():
+            shutil.rmtree(base)
+        return base / "sessions", base / "out"
+
+
+def _seed_session(golden: GoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes) -> None:
+    """A session directory holding the golden header (with this run's output directory) and `journal_tail`."""
+    directory = layout.session_dir(sessions, golden.target.session_id)
+    directory.mkdir(parents=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    header_end = golden.journal.index(b"\n") + 1
+    header = read_journal(directory / JOURNAL_NAME, golden.journal[:header_end]).records[0]
+    meta = dict(header["events"][0]["meta"])
+    meta["runtime"] = {**meta["runtime"], "out_dir": str(out_dir.resolve())}
+    header["events"] = [{**header["events"][0], "meta": meta}, *header["events"][1:]]
+    (directory / layout.SPEC_SNAPSHOT).write_bytes(golden.spec_snapshot)
+    (directory / JOURNAL_NAME).write_bytes(encode_record(header) + journal_tail)
+
+
+def _fold_bytes(journal: bytes) -> SessionState:
+    return fold(read_journal(Path(JOURNAL_NAME), journal).records)
+
+
+# -- the golden run ---------------------------------------------------------------------------------------------
+
+
+def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
+    """Run the workflow once without faults, recording every crash point and the durable state at each."""
+    from strands_durable.runner.api import run_workflow
+
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    sessions, out_dir = workdir / "golden" / "sessions", workdir / "golden" / "out"
+    store = _ObservedStore(sessions)
+    journal_path = layout.session_dir(sessions, target.session_id) / JOURNAL_NAME
+    phase = _Phase()
+    bus = CrashPoints()
+    points: list[GoldenPoint] = []
+    digester = SnapshotDigest()
+
+    def record(point: CrashPoint) -> None:
+        digest = None
+        if point.site == "store.after_commit" and store.session is not None:
+            digest = digester.digest(store.session.state)
+        completed = store.session is not None and store.session.state.status == "completed"
+        points.append(GoldenPoint(point, len(points), journal_path.stat().st_size, digest, completed))
+
+    bus.subscribe(record)
+    _observe(bus, phase)
+    options = _options(target, bus, phase.requests, out_dir)
+    outcome = run_workflow(target.spec_path, options, store=store, session_id=target.session_id)
+    directory = store.directory_of(target.session_id)
+    final = LocalStore(sessions).load(target.session_id)
+    problems = [Problem(INVALID_HISTORY, f"golden run: {v}") for v in next_request_violations(final)]
+    if outcome.status != "completed":
+        problems.append(Problem("status", f"golden run ended {outcome.status}"))
+    problems += _tool_repeats(phase.tools_run, "golden run")
+    return GoldenRun(
+        target=target,
+        workdir=workdir,
+        points=points,
+        journal=(directory / JOURNAL_NAME).read_bytes(),
+        spec_snapshot=(directory / layout.SPEC_SNAPSHOT).read_bytes(),
+        meta=final.meta,
+        comparable=comparable(final),
+        tool_executions=len(phase.tools_run),
+        model_requests=len(phase.requests.requests),
+        problems=problems,
+    )
+
+
+def next_request_violations(state: SessionState) -> list[str]:
+    """What a provider would reject if each finished conversation were continued with a new prompt (nothing
+    may dangle: every toolUse answered, no empty or misplaced block)."""
+    follow_up = {"role": "user", "content": [{"text": "continue"}]}
+    problems = []
+    for key, conv in sorted(state.conversations.items()):
+        for v in validate([*conv.messages, follow_up], mode="request"):
+            problems.append(f"{key}: {v.rule} at message {v.message_index}: {v.message}")
+    return problems
+
+
+def _tool_repeats(tools_run: list[str], where: str) -> list[Problem]:
+    seen: set[str] = set()
+    problems = []
+    for path in tools_run:
+        if path in seen:
+            problems.append(Problem("tool-rerun", f"{where}: tool call {path} executed twice"))
+        seen.add(path)
+    return problems
+
+
+# -- exploring ----------------------------------------------------------------------------------------------------
+
+
+class _Exploration:
+    """The state of one exploration: the phases run so far and what they committed."""
+
+    def __init__(self, golden: GoldenRun, workdir: Path, outcome: PointOutcome) -> None:
+        self.golden = golden
+        self.workspace = _Workspace(workdir)
+        self.outcome = outcome
+        self.sessions: Path | None = None
+        self.out_dir: Path | None = None
+        self.committed_tools: set[str] = set()  # tool paths (and turn paths for results messages) committed
+        self.non_idempotent: set[str] = {
+            p.point.path[: -len("/started")] for p in golden.points if p.point.path.endswith("/started")
+        }
+        self.executed: dict[str, int] = {}
+
+    @property
+    def session_id(self) -> str:
+        return self.golden.target.session_id
+
+    def problem(self, rule: str, detail: str) -> None:
+        self.outcome.problems.append(Problem(rule, detail))
+
+    # -- directories --
+    def seed_prefix(self, length: int) -> None:
+        header_end = self.golden.journal.index(b"\n") + 1
+        self.sessions, self.out_dir = self.workspace.new()
+        _seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
+        for point in self.golden.points:
+            if point.journal_length > length:
+                break
+            if point.point.site == "store.after_commit":
+                self._note_commit(point.point.path)
+
+    def _note_commit(self, path: str) -> None:
+        if path.endswith("/result"):
+            self.committed_tools.add(path[: -len("/result")])
+        elif path.endswith("/results"):
+            self.committed_tools.add(path[: -len("/results")] + "/")
+
+    def is_committed(self, tool_path: str) -> bool:
+        return tool_path in self.committed_tools or any(
+            tool_path.startswith(turn) for turn in self.committed_tools if turn.endswith("/")
+        )
+
+    def load(self) -> SessionState:
+        assert self.sessions is not None
+        return LocalStore(self.sessions).load(self.session_id)
+
+    # -- one run --
+    def resume(self, *, arm: tuple[CrashPoint, int] | None, converge: bool, label: str) -> _Phase:
+        """Resume the current session in fresh objects; check tools and requests against what was committed."""
+        from strands_durable.runner.api import resume
+
+        assert self.sessions is not None and self.out_dir is not None
+        phase = _Phase()
+        bus = CrashPoints()
+        store = _ObservedStore(self.sessions)
+        _observe(bus, phase)
+        if arm is not None:
+            _arm(bus, phase, *arm)
+        if converge:
+            _watch_convergence(bus, phase, store, self.golden)
+        before = self.load()
+        if before.status == "completed":
+            phase.completed = True
+            return phase
+        self.outcome.runs += 1
+        try:
+            outcome = resume(
+                self.session_id, _options(self.golden.target, bus, phase.requests, self.out_dir), store=store
+            )
+            phase.completed = outcome.status == "completed"
+            if not phase.completed:
+                self.problem("status", f"{label} ended {outcome.status}")
+        except InjectedCrash:
+            pass
+        except (DurableError, Exception) as exc:  # a resume that fails is a finding, never an aborted session
+            phase.error = exc
+            self.problem("resume-failed", f"{label} failed: {type(exc).__name__}: {exc}")
+        self._check_phase(phase, before, label)
+        for path in phase.commits:
+            self._note_commit(path)
+        return phase
+
+    def _check_phase(self, phase: _Phase, before: SessionState, label: str) -> None:
+        for path in phase.tools_run:
+            if self.is_committed(path):
+                self.problem("tool-rerun", f"{label}: committed tool call {path} executed again")
+            self.executed[path] = self.executed.get(path, 0) + 1
+            if path in self.non_idempotent and self.executed[path] > 1:
+                self.problem(
+                    "tool-rerun", f"{label}: non-idempotent tool call {path} executed {self.executed[path]} times"
+                )
+        for count, messages in phase.requests.requests:
+            if _answer_committed(before, messages, count):
+                self.problem(
+                    "model-rerequest",
+                    f"{label}: a model turn committed before it started was requested again ({count} messages)",
+                )
+
+    def check_stored(self, label: str) -> SessionState:
+        state = self.load()
+        for violation in stored_violations(state, mode="stored"):
+            self.problem(INVALID_HISTORY, f"{label}: {violation}")
+        return state
+
+    def check_end(self, phase: _Phase, synthesized: set[str]) -> None:
+        """After the last resume: the durable state equals the golden run's (at convergence or at the end)."""
+        state = self.check_stored("after resume")
+        golden = self.golden
+        if phase.converged_at is not None and not synthesized:
+            self.outcome.converged_at = phase.converged_at.id
+            checkpoint_path = phase.converged_at.path
+            if SnapshotDigest().digest(state) not in golden.checkpoints.get(checkpoint_path, set()):
+                expected = next(p for p in golden.points if p.digest in golden.checkpoints[checkpoint_path])
+                difference = first_difference(golden.snapshot_at(expected), snapshot_view(state))
+                self.problem(
+                    "durable-state",
+                    f"the resumed run converged in memory but its stored session differs at {difference}",
+                )
+            return
+        if phase.error is not None:
+            return
+        if state.status != "completed":
+            self.problem("status", f"the resumed run ended {state.status}, not completed")
+            return
+        for violation in next_request_violations(state):
+            self.problem(INVALID_HISTORY, f"after completion: {violation}")
+        if synthesized:
+            self._check_synthesized(state, synthesized)
+            return
+        difference = first_difference(golden.comparable, comparable(state))
+        if difference:
+            self.problem("identical", f"differs from the golden run at {difference}")
+        self._check_out_dir(state)
+
+    def _check_synthesized(self, state: SessionState, synthesized: set[str]) -> None:
+        found: set[str] = set()
+        for conv in state.conversations.values():
+            for message in conv.messages:
+                for block in message.get("content", ()):
+                    result = block.get("toolResult")
+                    if result and result.get("toolUseId") in synthesized:
+                        texts = "".join(c.get("text", "") for c in result.get("content", ()))
+                        if result.get("status") == "error" and SYNTHESIZED_RESULT_TEXT in texts:
+                            found.add(result["toolUseId"])
+        for tool_use_id in sorted(synthesized - found):
+            self.problem(
+                "synthesized-result",
+                f"non-idempotent tool call {tool_use_id} started before the crash; its result is not the synthesized "
+                "error",
+            )
+
+    def _check_out_dir(self, state: SessionState) -> None:
+        assert self.out_dir is not None
+        on_disk = {str(p.relative_to(self.out_dir)) for p in self.out_dir.rglob("*") if p.is_file()}
+        if on_disk != set(state.artifacts):
+            self.problem(
+                "identical", f"output directory holds {sorted(on_disk)}, the session recorded {sorted(state.artifacts)}"
+            )
+
+
+def _answer_committed(state: SessionState, request: list[dict[str, Any]], count: int) -> bool:
+    """Whether `state` already holds an assistant answer to this exact request (normalised messages)."""
+    if not request:
+        return False
+    last = {"role": request[-1].get("role"), "content": request[-1].get("content")}
+    wanted = None
+    for conv in state.conversations.values():
+        messages = conv.messages
+        for end in range(count, len(messages)):
+            if messages[end].get("role") != "assistant":
+                continue
+            candidate = messages[end - 1]
+            if candidate.get("role") != last["role"] or candidate.get("content") != last["content"]:
+                continue
+            if wanted is None:
+                wanted = normalize(request)
+            if normalize(messages[end - count : end]) == wanted:
+                return True
+    return False
+
+
+def _pending_synthesized(state: SessionState) -> set[str]:
+    """toolUseIds of non-idempotent tools that started but whose results are not committed."""
+    pending: set[str] = set()
+    for conv in state.conversations.values():
+        answered = set(conv.tool_results)
+        for message in conv.messages:
+            for block in message.get("content", ()):
+                if "toolResult" in block:
+                    answered.add(block["toolResult"]["toolUseId"])
+        pending |= conv.tools_started - answered
+    return pending
+
+
+def _cut_for(golden: GoldenRun, target: GoldenPoint) -> GoldenPoint | None:
+    """The last store.before_commit point strictly before `target`: the crashing run starts just before that
+    commit, so it makes the commit itself and every point attached to it (tool.committed, unit.after) is reached.
+    Points after the run completed (closing the session) are reached from before the completing commit."""
+    for point in reversed(golden.points[: target.index]):
+        if point.point.site == "store.before_commit" and not point.completed:
+            return point
+    return None
+
+
+def _skip_count(golden: GoldenRun, target: GoldenPoint, start_index: int) -> int:
+    """Which emission of the target's site and path to crash at, in a run that starts at `start_index`."""
+    before = sum(
+        1
+        for p in golden.points[:start_index]
+        if p.point.site == target.point.site and p.point.path == target.point.path
+    )
+    return max(0, target.point.occurrence - before)
+
+
+def explore_point(golden: GoldenRun, point_id: str, workdir: Path) -> PointOutcome:
+    """Crash at one golden crash point, resume, crash again at the same point if the resume passes it."""
+    return explore_schedule(golden, [point_id], workdir, repeat_last=True)
+
+
+def explore_schedule(
+    golden: GoldenRun, point_ids: list[str], workdir: Path, *, repeat_last: bool = False
+) -> PointOutcome:
+    """Crash at each point of `point_ids` in turn (each in the resume of the previous crash), then resume to
+    convergence or the end. With `repeat_last`, also crash a second time at the last point when a resume
+    passes it again, and require that run to converge as well."""
+    outcome = PointOutcome(point_ids=list(point_ids))
+    ex = _Exploration(golden, workdir, outcome)
+    targets = [golden.point(pid) for pid in point_ids]
+    first = targets[0]
+    cut = _cut_for(golden, first)
+    header_end = golden.journal.index(b"\n") + 1
+    ex.seed_prefix(cut.journal_length if cut is not None else header_end)
+    start_index = cut.index if cut is not None else 0
+    crash_index = start_index
+    label = "crashing run"
+    for number, target in enumerate(targets):
+        phase = ex.resume(
+            arm=(target.point, _skip_count(golden, target, crash_index if number else start_index)),
+            converge=False,
+            label=label,
+        )
+        if phase.fired is None:
+            if number == 0 or phase.error is not None:
+                return outcome  # the first fault never fired: the point counts as unexplored and fails
+            # a later fault of a schedule may lie behind the resume's path; the run went on to the end
+            ex.check_end(phase, set())
+            return outcome
+        outcome.fired.append(target.id)
+        crash_index = target.index
+        label = f"resume after the crash at {target.id}"
+    last = targets[-1]
+    while True:  # at most twice: the resume crashes again at the last point if it passes it, then converges
+        crashed = ex.check_stored(f"right after the crash at {outcome.fired[-1]}")
+        synthesized = _pending_synthesized(crashed)
+        again = repeat_last and len(outcome.fired) == len(targets)
+        final = ex.resume(
+            arm=(last.point, 0) if again else None,
+            converge=not golden.target.full and not synthesized,
+            label=label,
+        )
+        if final.fired is None:
+            break
+        outcome.fired.append(last.id)
+        label = f"resume after a second crash at {last.id}"
+    ex.check_end(final, synthesized)
+    return outcome
+
+
+def iter_points(golden: GoldenRun, max_points: int | None = None, seed: int = 0) -> Iterator[str]:
+    """The point ids to explore, in a stable order; at most `max_points`, spread over every site kind."""
+    ids = golden.ordered_ids()
+    if max_points is None or max_points >= len(ids):
+        yield from ids
+        return
+    import random
+
+    by_site: dict[str, list[str]] = {}
+    for point_id in ids:
+        by_site.setdefault(golden.point(point_id).point.site, []).append(point_id)
+    rng = random.Random(seed)
+    for group in by_site.values():
+        rng.shuffle(group)
+    chosen: list[str] = []
+    sites = [s for s in SITES if s in by_site]
+    while len(chosen) < max_points:
+        for site in sites:
+            if by_site[site] and len(chosen) < max_points:
+                chosen.append(by_site[site].pop())
+    yield from sorted(chosen, key=natural_key)

@@ -1,0 +1,99 @@
+"""The normalised session snapshot at a checkpoint, and its digest, for the chaos explorer's convergence shortcut.
+
+A snapshot holds what a resumed run's future depends on: every conversation's messages after
+`history.normalize`, its tool-result journal (pending results, started non-idempotent tools), its conversation
+manager and agent state, every unit's record, the pattern state, artifacts, status and token totals. Two states
+whose snapshots are byte-equal continue identically (as long as nothing lives only in memory, which the crash
+points of every later unit check). `SnapshotDigest` keeps per-conversation digests between calls, so digesting
+after each commit of a run costs the changed conversation, not the whole session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from strands_durable.history import normalize
+from strands_durable.store.state import Conversation, SessionState
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+
+
+def _hash(value: Any) -> str:
+    return hashlib.sha256(_canonical(value)).hexdigest()
+
+
+def conversation_view(conv: Conversation) -> dict[str, Any]:
+    """One conversation, normalised: messages, pending journal entries, manager and agent state."""
+    pending = [{"toolResult": result} for result in conv.tool_results.values()]
+    last_uses = [
+        block["toolUse"]["toolUseId"]
+        for block in (conv.messages[-1].get("content", ()) if conv.messages else ())
+        if "toolUse" in block
+    ]
+    started = [
+        {"toolUse": {"toolUseId": tool_id, "started": True}} for tool_id in last_uses if tool_id in conv.tools_started
+    ]
+    # one normalize call over messages + journal, so the journal's toolUseIds get the messages' names
+    normalised = normalize([*conv.messages, {"role": "journal", "content": pending + started}])
+    return {
+        "agent": conv.agent,
+        "messages": normalised[:-1],
+        "journal": normalised[-1]["content"],
+        "cm_state": conv.cm_state,
+        "agent_state": conv.agent_state,
+    }
+
+
+def snapshot_view(state: SessionState) -> dict[str, Any]:
+    """The whole normalised snapshot as one JSON-able dict (for readable differences)."""
+    return {
+        "status": state.status,
+        "units": dict(sorted(state.units.items())),
+        "pattern_state": state.pattern_state,
+        "conversations": {key: conversation_view(conv) for key, conv in sorted(state.conversations.items())},
+        "artifacts": {path: info.get("sha256") for path, info in sorted(state.artifacts.items())},
+        "tokens": state.usage(),
+    }
+
+
+class SnapshotDigest:
+    """Digests of one state as it changes commit by commit (a conversation is re-digested only when it changed)."""
+
+    def __init__(self) -> None:
+        self._conversations: dict[str, tuple[tuple[Any, ...], str]] = {}
+
+    def _conversation(self, conv: Conversation) -> str:
+        marker = (
+            conv.generation,
+            len(conv.messages),
+            len(conv.tool_results),
+            len(conv.tools_started),
+            id(conv.cm_state),
+            id(conv.agent_state),
+        )
+        cached = self._conversations.get(conv.key)
+        if cached is not None and cached[0] == marker:
+            return cached[1]
+        digest = _hash(conversation_view(conv))
+        self._conversations[conv.key] = (marker, digest)
+        return digest
+
+    def digest(self, state: SessionState) -> str:
+        parts = {
+            "status": state.status,
+            "units": state.units,
+            "pattern_state": state.pattern_state,
+            "conversations": {key: self._conversation(conv) for key, conv in state.conversations.items()},
+            "artifacts": {path: info.get("sha256") for path, info in state.artifacts.items()},
+            "tokens": state.usage(),
+        }
+        return _hash(parts)
+
+
+def snapshot_digest(state: SessionState) -> str:
+    """The digest of one state, computed from scratch."""
+    return SnapshotDigest().digest(state)
