@@ -41,7 +41,7 @@ def completed(ctx: RunContext, unit: str) -> dict[str, Any] | None:
 
 def unit_tokens(ctx: RunContext, unit: str) -> int:
     total = 0
-    for conv in ctx.state.conversations.values():
+    for conv in list(ctx.state.conversations.values()):  # concurrent units add conversations
         for owner, message in zip(conv.units, conv.messages, strict=True):
             if owner == unit:
                 usage = (message.get("metadata") or {}).get("usage") or {}

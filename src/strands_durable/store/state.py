@@ -70,7 +70,7 @@ class SessionState:
 
     def usage(self) -> dict[str, int]:
         total = {"input": 0, "output": 0, "total": 0}
-        for conv in self.conversations.values():
+        for conv in list(self.conversations.values()):  # other threads may add one
             for key, value in conv.usage().items():
                 total[key] += value
         return total
