@@ -42,7 +42,7 @@ def completed(ctx: RunContext, unit: str) -> dict[str, Any] | None:
 def unit_tokens(ctx: RunContext, unit: str) -> int:
     total = 0
     for conv in list(ctx.state.conversations.values()):  # concurrent units add conversations
-        for owner, message in zip(conv.units, conv.messages, strict=True):
+        for owner, message in zip(conv.units, conv.messages, strict=False):
             if owner == unit:
                 usage = (message.get("metadata") or {}).get("usage") or {}
                 total += int(usage.get("totalTokens", 0))
