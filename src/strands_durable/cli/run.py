@@ -96,12 +96,12 @@ def run(
 
 
 def check_flags(request: RunRequest) -> None:
+    if request.auto_resume and request.spec is None:
+        raise UsageError("--auto-resume needs a SPEC file")
     if request.spec is None and request.resume_id is None:
         raise UsageError("strands run needs a SPEC file, or --resume ID to continue a session")
     if request.spec is not None and request.resume_id is not None:
         raise UsageError("give either a SPEC file or --resume ID, not both (a resume re-reads the session's spec)")
-    if request.auto_resume and request.spec is None:
-        raise UsageError("--auto-resume needs a SPEC file")
     if not request.save_session and (request.resume_id is not None or request.auto_resume):
         raise UsageError("--no-save-session cannot resume: drop it to resume a saved session")
     if request.resume_id is not None:

@@ -37,7 +37,7 @@ def repair_session(store: SessionStore, session_id: str, strategy: Strategy = "s
     """
     full_id = store.resolve(session_id)
     done: list[ConversationRepair] = []
-    with store.open(full_id) as session:
+    with store.open(full_id, check=False) as session:
         for key, conv in sorted(session.state.conversations.items()):
             repaired, actions = repair(conv.messages, journal=conv.tool_results, strategy=strategy)
             if not actions:
