@@ -29,7 +29,8 @@ from typing import Any
 
 from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash
 from strands_durable.errors import DurableError
-from strands_durable.faults.oracle import RequestLog, comparable, counting_model, first_difference, stored_violations
+from strands_durable.faults.oracle import RequestLog, comparable, counting_model, stored_violations
+from strands_durable.faults.report import readable_difference
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
 from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, validate
 from strands_durable.runner.context import RunOptions
@@ -500,7 +501,7 @@ class _Exploration:
             checkpoint_path = phase.converged_at.path
             if SnapshotDigest().digest(state) not in golden.checkpoints.get(checkpoint_path, set()):
                 expected = next(p for p in golden.points if p.digest in golden.checkpoints[checkpoint_path])
-                difference = first_difference(golden.snapshot_at(expected), snapshot_view(state))
+                difference = readable_difference(golden.snapshot_at(expected), snapshot_view(state))
                 self.problem(
                     "durable-state",
                     f"the resumed run converged in memory but its stored session differs at {difference}",
@@ -516,7 +517,7 @@ class _Exploration:
         if synthesized:
             self._check_synthesized(state, synthesized)
             return
-        difference = first_difference(golden.comparable, comparable(state))
+        difference = readable_difference(golden.comparable, comparable(state))
         if difference:
             self.problem("identical", f"differs from the golden run at {difference}")
         self._check_out_dir(state)

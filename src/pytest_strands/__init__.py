@@ -1,0 +1,1 @@
+"""pytest-strands: the `pytest --strands-chaos` durability gate for strands-durable workflows (see `plugin`)."""

@@ -1,0 +1,257 @@
+"""pytest --strands-chaos: interrupt every step and tool-call boundary of each workflow, resume, prove it exact.
+
+Inert until `--strands-chaos` (or `strands_chaos = true` in the ini file). Then each spec file named
+`*.strands.yaml`, `*.strands.yml` or `*.strands.json` (plus the ini's `strands_chaos_specs`) becomes a golden
+item, one item per crash point of the golden run (named by the crash-point id, so `-k` reruns one), and a
+`schedules` item (several interrupts per run, hypothesis). The `strands_chaos` fixture and marker run a spec
+with your own variables and Python tools. The machinery lives in `strands_durable.faults`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# (flag, ini name, type, help); every option has an ini equivalent, the command line wins
+OPTIONS = [
+    ("--strands-chaos", "strands_chaos", bool, "run spec files as chaos tests (interrupt, resume, compare)"),
+    ("--strands-chaos-seed", "strands_chaos_seed", int, "seed of the synthetic model and of point sampling (0)"),
+    ("--strands-chaos-max-points", "strands_chaos_max_points", int, "explore at most N crash points per workflow"),
+    ("--strands-chaos-faults", "strands_chaos_faults", str, "fault classes, comma-separated (interrupt)"),
+    ("--strands-chaos-report", "strands_chaos_report", str, "write the chaos totals and every item as JSON"),
+    ("--strands-record", "strands_record", bool, "run each spec's real provider once and record its cassette"),
+    ("--strands-chaos-full", "strands_chaos_full", bool, "run every resumed tail to the end (no convergence)"),
+    ("--strands-chaos-schedules", "strands_chaos_schedules", int, "multi-fault schedules per workflow (10)"),
+]
+SUITE = pytest.StashKey[Any]()
+TOTALS = pytest.StashKey[Any]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("strands-chaos", "durability chaos runs (strands-durable)")
+    for flag, ini, kind, help_text in OPTIONS:
+        if kind is bool:
+            group.addoption(flag, action="store_true", default=None, dest=ini, help=help_text)
+            parser.addini(ini, help_text, type="bool", default=False)
+        else:
+            group.addoption(flag, action="store", default=None, dest=ini, type=kind, help=help_text)
+            parser.addini(ini, help_text, default="")
+    parser.addini("strands_chaos_specs", "more spec files to run under chaos", type="paths", default=[])
+    parser.addini("strands_chaos_hitl_answer", "answer every HITL step with this (default: the step's default)")
+
+
+def _setting(config: pytest.Config, name: str, kind: type) -> Any:
+    value = config.getoption(name)
+    if value is None:
+        value = config.getini(name)
+        if kind is int:
+            value = int(value) if str(value).strip() else None
+    return value
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "strands_chaos(**options): a test using the strands_chaos fixture; runs only with --strands-chaos"
+    )
+    if not _setting(config, "strands_chaos", bool):
+        return
+    from strands_durable.faults.report import ChaosTotals
+    from strands_durable.faults.suite import ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
+
+    try:
+        report = _setting(config, "strands_chaos_report", str)
+        schedules = _setting(config, "strands_chaos_schedules", int)
+        settings = ChaosSettings(
+            seed=_setting(config, "strands_chaos_seed", int) or 0,
+            max_points=_setting(config, "strands_chaos_max_points", int),
+            faults=parse_faults(_setting(config, "strands_chaos_faults", str)),
+            report=Path(report) if report else None,
+            record=bool(_setting(config, "strands_record", bool)),
+            full=bool(_setting(config, "strands_chaos_full", bool)),
+            schedules=10 if schedules is None else schedules,
+            hitl_answer=config.getini("strands_chaos_hitl_answer") or None,
+        )
+    except (ChaosUsageError, ValueError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[SUITE] = ChaosSuite(settings)
+    config.stash[TOTALS] = ChaosTotals(seed=settings.seed, faults=settings.faults, mode=settings.mode)
+    config.pluginmanager.register(ChaosReporting(config), "strands-chaos-reporting")
+    config.args.extend(str(p) for p in config.getini("strands_chaos_specs") if str(p) not in config.args)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    suite = config.stash.get(SUITE, None)
+    if suite is not None:
+        suite.close()
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    suite = config.stash.get(SUITE, None)
+    if suite is None:
+        return None
+    s = suite.settings
+    return f"strands-chaos: seed {s.seed}, faults {','.join(s.faults)}, mode {s.mode}, scratch {suite.workdir}"
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    from strands_durable.faults.suite import SPEC_SUFFIXES
+
+    if SUITE not in parent.config.stash:
+        return None
+    listed = {Path(p).resolve() for p in parent.config.getini("strands_chaos_specs")}
+    if file_path.name.endswith(SPEC_SUFFIXES) or file_path.resolve() in listed:
+        return SpecFile.from_parent(parent, path=file_path)
+    return None
+
+
+# -- items --------------------------------------------------------------------------------------------------
+
+
+class ChaosFailure(AssertionError):
+    """A crash point (or golden run, or schedule) that broke a rule; its text is what the user reads."""
+
+
+class SpecFile(pytest.File):
+    def collect(self):  # type: ignore[override]
+        suite = self.config.stash[SUITE]
+        try:
+            golden = suite.golden(suite.target(self.path))
+        except Exception as exc:  # a spec or provider error: one failing golden item says it in one line
+            yield GoldenItem.from_parent(self, name="golden", golden=None, error=f"{type(exc).__name__}: {exc}")
+            return
+        yield GoldenItem.from_parent(self, name="golden", golden=golden, error=None)
+        for point_id in suite.point_ids(golden):
+            yield CrashPointItem.from_parent(self, name=point_id, golden=golden)
+        if suite.settings.schedules > 0:
+            yield ScheduleItem.from_parent(self, name="schedules", golden=golden)
+
+
+class _ChaosItem(pytest.Item):
+    def __init__(self, *, golden: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.golden = golden
+
+    @property
+    def workflow(self) -> str:
+        return self.path.name
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ChaosFailure):
+            return f"{self.workflow}::{self.name}\n{excinfo.value}"
+        return super().repr_failure(excinfo, style=style)  # type: ignore[return-value]
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"strands-chaos {self.name}"
+
+
+class GoldenItem(_ChaosItem):
+    def __init__(self, *, error: str | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        from strands_durable.faults.explore import Problem
+        from strands_durable.faults.suite import golden_properties
+
+        problems = self.golden.problems if self.golden is not None else [Problem("golden-run", str(self.error))]
+        self.user_properties.extend(golden_properties(self.workflow, self.golden, problems))
+        if problems:
+            raise ChaosFailure("the golden run (no faults) failed:\n" + "\n".join(str(p) for p in problems))
+
+
+class CrashPointItem(_ChaosItem):
+    def runtest(self) -> None:
+        from strands_durable.faults.suite import outcome_properties
+
+        outcome = self.config.stash[SUITE].explore(self.golden, self.name)
+        self.user_properties.extend(outcome_properties(self.workflow, self.golden, outcome))
+        if not outcome.ok:
+            raise ChaosFailure(outcome.describe())
+
+
+class ScheduleItem(_ChaosItem):
+    def runtest(self) -> None:
+        from strands_durable.faults.schedule import explore_schedules
+        from strands_durable.faults.suite import outcome_properties
+
+        suite = self.config.stash[SUITE]
+        result = explore_schedules(self.golden, self.golden.workdir / "schedules", examples=suite.settings.schedules)
+        if result.failure is not None:
+            self.user_properties.extend(outcome_properties(self.workflow, self.golden, result.failure))
+            raise ChaosFailure(f"minimal failing schedule of {result.examples} tried:\n{result.failure.describe()}")
+
+
+# -- the fixture and marker ---------------------------------------------------------------------------------------
+
+
+class ChaosFixture:
+    """`strands_chaos.run(spec, variables=..., tools=..., hitl_answer=..., max_points=...)`: golden run and every
+    crash point of your own spec, in this test; raises `ChaosFailure` listing the failing points."""
+
+    def __init__(self, suite: Any, node: pytest.Item, defaults: dict[str, Any]) -> None:
+        self.suite = suite
+        self.node = node
+        self.defaults = defaults
+
+    def run(self, spec: str | Path | None = None, **options: Any) -> list[Any]:
+        from strands_durable.faults.suite import golden_properties, outcome_properties
+
+        options = {**self.defaults, **options}
+        spec_path = Path(spec or options.pop("spec"))
+        options.pop("spec", None)
+        max_points = options.pop("max_points", None)
+        golden = self.suite.golden(self.suite.target(spec_path, **options))
+        self.node.user_properties.extend(golden_properties(spec_path.name, golden, golden.problems))
+        if golden.problems:
+            raise ChaosFailure("the golden run failed:\n" + "\n".join(map(str, golden.problems)))
+        outcomes = []
+        for point_id in self.suite.point_ids(golden, max_points):
+            outcome = self.suite.explore(golden, point_id)
+            self.node.user_properties.extend(outcome_properties(spec_path.name, golden, outcome))
+            outcomes.append(outcome)
+        failing = [o for o in outcomes if not o.ok]
+        if failing:
+            shown = "\n\n".join(o.describe() for o in failing[:5])
+            raise ChaosFailure(f"{len(failing)} of {len(outcomes)} crash points of {spec_path.name} failed:\n{shown}")
+        return outcomes
+
+
+@pytest.fixture
+def strands_chaos(request: pytest.FixtureRequest) -> ChaosFixture:
+    suite = request.config.stash.get(SUITE, None)
+    if suite is None:
+        pytest.skip("strands-chaos tests run with --strands-chaos")
+    marker = request.node.get_closest_marker("strands_chaos")
+    return ChaosFixture(suite, request.node, dict(marker.kwargs) if marker else {})
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("strands_chaos") and SUITE not in item.config.stash:
+        pytest.skip("strands-chaos tests run with --strands-chaos")
+
+
+# -- totals: the summary line, the JSON report (also under pytest-xdist: reports carry the properties) -------
+
+
+class ChaosReporting:
+    """Registered only under --strands-chaos: adds up item properties wherever reports arrive (the controller
+    under xdist), prints the summary line and writes the JSON report."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.totals = config.stash[TOTALS]
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            self.totals.add(report.nodeid, report.outcome, report.user_properties)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not hasattr(self.config, "workerinput"):
+            terminalreporter.write_line(self.totals.line())
+
+    def pytest_sessionfinish(self) -> None:
+        report = self.config.stash[SUITE].settings.report
+        if report is not None and not hasattr(self.config, "workerinput"):
+            self.totals.write_json(report)

@@ -1,0 +1,144 @@
+"""Cassettes: a real provider's answers recorded once, keyed by the normalised request, replayed offline.
+
+A cassette is one JSON file next to its spec (`<spec file>.cassette.json`). It holds, for each request digest
+(`ModelRequest.digest`: messages without ids' randomness or metadata, system prompt, tool specs, tool choice), the
+Strands stream events the provider answered with. It never holds a request's text, headers or credentials, only
+digests and answers. Replay is offline; a request the cassette does not hold raises `CassetteMiss`, which the
+chaos explorer reports as a divergence (the workflow asked something the recording never asked).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from strands.models import Model
+
+from strands_durable.errors import WorkflowFailed
+from strands_durable.models.request import ModelRequest
+
+CASSETTE_VERSION = 1
+
+
+class CassetteMiss(WorkflowFailed):
+    """A model request the cassette has no answer for."""
+
+
+def cassette_path(spec_path: Path) -> Path:
+    return spec_path.with_name(spec_path.name + ".cassette.json")
+
+
+def request_key(messages: Any, tool_specs: Any, system_prompt: Any, kwargs: dict[str, Any]) -> str:
+    request = ModelRequest.build(
+        list(messages),
+        tool_specs,
+        system_prompt,
+        system_prompt_content=kwargs.get("system_prompt_content"),
+        tool_choice=kwargs.get("tool_choice"),
+    )
+    return request.digest()
+
+
+class Cassette:
+    """Recorded answers by request digest; thread-safe (concurrent units record and replay from threads)."""
+
+    def __init__(self, path: Path, responses: dict[str, list[dict[str, Any]]] | None = None) -> None:
+        self.path = path
+        self.responses: dict[str, list[dict[str, Any]]] = dict(responses or {})
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, path: Path) -> Cassette:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("version") != CASSETTE_VERSION:
+            raise ValueError(f"{path}: not a version {CASSETTE_VERSION} strands-chaos cassette")
+        return cls(path, data.get("responses") or {})
+
+    def save(self) -> None:
+        body = {"version": CASSETTE_VERSION, "responses": dict(sorted(self.responses.items()))}
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.replace(self.path)
+
+    def record(self, key: str, events: list[dict[str, Any]]) -> None:
+        with self._lock:
+            self.responses[key] = events
+
+    def answer(self, key: str, agent_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            events = self.responses.get(key)
+        if events is None:
+            raise CassetteMiss(
+                f"model request {key[:12]} of agent {agent_id!r} is not in the cassette {self.path.name}; "
+                "the workflow asked something the recording never asked (record again with --strands-record)"
+            )
+        return events
+
+    def recording_model(self, model: Any, agent_id: str) -> Any:
+        """Wrap a real strands Model: every answer is stored under its request's digest."""
+        return _CassetteModel(self, agent_id, inner=model)
+
+    def replaying_model(self, agent_id: str) -> Any:
+        """A strands Model answering only from the cassette."""
+        return _CassetteModel(self, agent_id, inner=None)
+
+
+class _CassetteModel(Model):
+    """Replays from the cassette (`inner` None) or records what `inner`, a real model, answers."""
+
+    def __init__(self, cassette: Cassette, agent_id: str, *, inner: Any) -> None:
+        self.cassette = cassette
+        self.agent_id = agent_id
+        self.inner = inner
+        self.config: dict[str, Any] = {"model_id": "cassette"}
+
+    def update_config(self, **config: Any) -> None:
+        if self.inner is not None:
+            self.inner.update_config(**config)
+        self.config.update(config)
+
+    def get_config(self) -> Any:
+        return self.inner.get_config() if self.inner is not None else self.config
+
+    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+        raise WorkflowFailed("structured output is not supported with cassettes")
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        key = request_key(messages, tool_specs, system_prompt, kwargs)
+        if self.inner is None:
+            for event in self.cassette.answer(key, self.agent_id):
+                yield json.loads(json.dumps(event))
+            return
+        events: list[dict[str, Any]] = []
+        async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
+            events.append(json.loads(json.dumps(event, default=str)))
+            yield event
+        self.cassette.record(key, events)
+
+
+def recording_factory(cassette: Cassette, spec_path: Path) -> Any:
+    """A model factory for the chaos explorer: each agent's real provider (from the spec), recorded."""
+    from strands_durable.models.providers import build_model
+    from strands_durable.spec import load_spec
+
+    spec = load_spec(spec_path)
+
+    def factory(*, agent_id: str, model_id: Any, runtime: Any) -> Any:
+        provider = spec.agents[agent_id].provider or spec.runtime.provider
+        return cassette.recording_model(build_model(provider, model_id=model_id, runtime=runtime), agent_id)
+
+    return factory
+
+
+def replaying_factory(cassette: Cassette) -> Any:
+    """A model factory for the chaos explorer answering every agent from the cassette (offline)."""
+
+    def factory(*, agent_id: str, model_id: Any, runtime: Any) -> Any:
+        return cassette.replaying_model(agent_id)
+
+    return factory

@@ -1,0 +1,136 @@
+"""Chaos totals: the summary line CI greps, the JSON report, and readable differences for failures.
+
+Each explored item reports its counts as pytest `user_properties` (so they reach JUnit XML and, under
+pytest-xdist, the controller); `ChaosTotals` adds them up wherever the reports arrive.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROPERTY_PREFIX = "strands_chaos_"
+
+
+def summary_line(*, points: int, workflows: int, sites: int, divergences: int, invalid: int, seed: int) -> str:
+    return (
+        f"strands-chaos: {points} crash points explored in {workflows} workflows ({sites} site kinds), "
+        f"{divergences} divergences, {invalid} invalid histories, seed {seed}"
+    )
+
+
+@dataclass
+class ChaosTotals:
+    seed: int
+    faults: list[str]
+    mode: str
+    workflows: set[str] = field(default_factory=set)
+    sites: set[str] = field(default_factory=set)
+    points: int = 0
+    divergences: int = 0
+    invalid: int = 0
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, nodeid: str, outcome: str, user_properties: list[tuple[str, Any]]) -> None:
+        """Add one item's reports: its properties hold one record per explored workflow run or point, each
+        starting with `strands_chaos_workflow`."""
+        for record in records_of(user_properties):
+            self.workflows.add(str(record["workflow"]))
+            self.sites.update(s for s in str(record.get("sites", "")).split(",") if s)
+            self.points += int(record.get("explored", 0))
+            self.divergences += int(record.get("divergences", 0))
+            self.invalid += int(record.get("invalid_histories", 0))
+            problems = record.get("problems")
+            self.items.append(
+                {
+                    "nodeid": nodeid,
+                    "outcome": outcome,
+                    **{k: v for k, v in record.items() if k != "problems"},
+                    "problems": json.loads(problems) if isinstance(problems, str) else [],
+                }
+            )
+
+    def line(self) -> str:
+        return summary_line(
+            points=self.points,
+            workflows=len(self.workflows),
+            sites=len(self.sites),
+            divergences=self.divergences,
+            invalid=self.invalid,
+            seed=self.seed,
+        )
+
+    def write_json(self, path: Path) -> None:
+        body = {
+            "summary": self.line(),
+            "crash_points_explored": self.points,
+            "workflows": sorted(self.workflows),
+            "site_kinds": sorted(self.sites),
+            "divergences": self.divergences,
+            "invalid_histories": self.invalid,
+            "seed": self.seed,
+            "faults": self.faults,
+            "mode": self.mode,
+            "items": self.items,
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def records_of(user_properties: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    for name, value in user_properties:
+        if not name.startswith(PROPERTY_PREFIX):
+            continue
+        key = name[len(PROPERTY_PREFIX) :]
+        if key == "workflow":
+            records.append({})
+        if records:
+            records[-1][key] = value
+    return records
+
+
+# -- readable differences -------------------------------------------------------------------------------------
+
+
+def first_differing_values(expected: Any, actual: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first place two JSON-like values differ: (path, expected value, actual value), or None."""
+    if type(expected) is not type(actual):
+        return path or "<root>", expected, actual
+    if isinstance(expected, dict):
+        for key in list(expected) + [k for k in actual if k not in expected]:
+            if key not in actual or key not in expected:
+                return f"{path}.{key}", expected.get(key, "<missing>"), actual.get(key, "<missing>")
+            found = first_differing_values(expected[key], actual[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(expected, list):
+        for index, (left, right) in enumerate(zip(expected, actual, strict=False)):
+            found = first_differing_values(left, right, f"{path}[{index}]")
+            if found:
+                return found
+        if len(expected) != len(actual):
+            return path, expected, actual
+        return None
+    return None if expected == actual else (path, expected, actual)
+
+
+def readable_difference(expected: Any, actual: Any, *, context: int = 2, limit: int = 40) -> str | None:
+    """Where two views first differ, with a unified diff of the differing values (golden -> resumed)."""
+    found = first_differing_values(expected, actual)
+    if found is None:
+        return None
+    path, left, right = found
+
+    def lines(value: Any) -> list[str]:
+        text = value if isinstance(value, str) else json.dumps(value, indent=1, ensure_ascii=False, default=str)
+        return text.splitlines() or [""]
+
+    diff = list(difflib.unified_diff(lines(left), lines(right), "golden", "resumed", n=context, lineterm=""))
+    if len(diff) > limit:
+        diff = [*diff[:limit], f"... ({len(diff) - limit} more diff lines)"]
+    return f"{path}\n" + "\n".join("    " + line for line in diff)

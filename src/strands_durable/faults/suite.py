@@ -1,0 +1,174 @@
+"""A chaos suite: the settings of one `pytest --strands-chaos` session and the work behind each of its items.
+
+The pytest plugin (`pytest_strands.plugin`) is a thin face over this: it turns spec files into a golden item,
+one item per crash point and one schedules item, and reports each item's counts as properties.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strands_durable.faults.cassette import Cassette, cassette_path, recording_factory, replaying_factory
+from strands_durable.faults.explore import (
+    ChaosTarget,
+    GoldenRun,
+    PointOutcome,
+    Problem,
+    explore_point,
+    iter_points,
+    run_golden,
+)
+from strands_durable.faults.report import PROPERTY_PREFIX
+
+FAULT_CLASSES = ("interrupt", "kill", "power", "disk", "concurrent")
+AVAILABLE_FAULTS = ("interrupt",)
+SPEC_SUFFIXES = (".strands.yaml", ".strands.yml", ".strands.json")
+
+
+class ChaosUsageError(ValueError):
+    """A bad chaos option (the plugin turns it into pytest's usage error)."""
+
+
+def parse_faults(text: str | None) -> list[str]:
+    names = [part.strip() for part in (text or "interrupt").split(",") if part.strip()]
+    for name in names:
+        if name not in FAULT_CLASSES:
+            raise ChaosUsageError(
+                f"--strands-chaos-faults: unknown fault class {name!r}; choose from {', '.join(FAULT_CLASSES)}"
+            )
+        if name not in AVAILABLE_FAULTS:
+            raise ChaosUsageError(
+                f"--strands-chaos-faults: fault class {name!r} is not available in this version "
+                f"(available: {', '.join(AVAILABLE_FAULTS)})"
+            )
+    return names or ["interrupt"]
+
+
+@dataclass
+class ChaosSettings:
+    seed: int = 0
+    max_points: int | None = None  # per workflow
+    faults: list[str] = field(default_factory=lambda: ["interrupt"])
+    report: Path | None = None
+    record: bool = False
+    full: bool = False
+    schedules: int = 10  # hypothesis examples per workflow
+    hitl_answer: str | None = None
+
+    @property
+    def mode(self) -> str:
+        return "full" if self.full else "convergence"
+
+
+def default_workdir() -> Path:
+    """Scratch space for chaos runs: STRANDS_CHAOS_TMPDIR, else /dev/shm when writable (crash runs create and
+    delete many small files), else the system temp directory."""
+    chosen = os.environ.get("STRANDS_CHAOS_TMPDIR")
+    if not chosen and os.access("/dev/shm", os.W_OK):
+        chosen = "/dev/shm"
+    return Path(tempfile.mkdtemp(prefix="strands-chaos-", dir=chosen or None))
+
+
+class ChaosSuite:
+    def __init__(self, settings: ChaosSettings, workdir: Path | None = None) -> None:
+        self.settings = settings
+        self.workdir = workdir or default_workdir()
+        self._count = 0
+
+    def close(self) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _dir(self, name: str) -> Path:
+        self._count += 1
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", name)[-60:]
+        return self.workdir / f"{self._count:04d}-{slug}"
+
+    def target(
+        self,
+        spec_path: Path,
+        *,
+        variables: dict[str, str] | None = None,
+        tools: dict[str, Any] | None = None,
+        hitl_answer: str | None = None,
+    ) -> ChaosTarget:
+        """The target for a spec: the cassette's answers when one exists (recorded first with `record`),
+        otherwise the synthetic model, whatever `runtime.provider` says."""
+        target = ChaosTarget(
+            spec_path=Path(spec_path),
+            variables=dict(variables or {}),
+            tools=dict(tools or {}),
+            seed=self.settings.seed,
+            hitl_answer=hitl_answer if hitl_answer is not None else self.settings.hitl_answer,
+            full=self.settings.full,
+        )
+        path = cassette_path(target.spec_path)
+        if self.settings.record:
+            cassette = Cassette(path)
+            target.model = recording_factory(cassette, target.spec_path)
+            run_golden(target, self._dir("record"))
+            cassette.save()
+            target.model = replaying_factory(cassette)
+        elif path.is_file():
+            target.model = replaying_factory(Cassette.load(path))
+        return target
+
+    def golden(self, target: ChaosTarget) -> GoldenRun:
+        return run_golden(target, self._dir(target.spec_path.name))
+
+    def explore(self, golden: GoldenRun, point_id: str) -> PointOutcome:
+        return explore_point(golden, point_id, golden.workdir / "points")
+
+    def point_ids(self, golden: GoldenRun, max_points: int | None = None) -> list[str]:
+        limit = max_points if max_points is not None else self.settings.max_points
+        return list(iter_points(golden, limit, self.settings.seed))
+
+
+# -- item properties (JUnit XML and the totals) ---------------------------------------------------------------
+
+
+def golden_properties(workflow: str, golden: GoldenRun | None, problems: list[Problem]) -> list[tuple[str, Any]]:
+    props: dict[str, Any] = {
+        "workflow": workflow,
+        "explored": 0,
+        "divergences": int(any(not p.invalid_history for p in problems)),
+        "invalid_histories": int(any(p.invalid_history for p in problems)),
+        "problems": json.dumps([str(p) for p in problems]),
+    }
+    if golden is not None:
+        props.update(
+            crash_points=len(golden.points),
+            site_kinds_found=",".join(sorted(golden.site_kinds)),
+            tool_executions=golden.tool_executions,
+            model_requests=golden.model_requests,
+        )
+    return _prefixed(props)
+
+
+def outcome_properties(workflow: str, golden: GoldenRun, outcome: PointOutcome) -> list[tuple[str, Any]]:
+    """One explored point (or schedule): counted once, as diverged and/or invalid when it found problems."""
+    unexplored = not outcome.explored
+    return _prefixed(
+        {
+            "workflow": workflow,
+            "point": " -> ".join(outcome.point_ids),
+            "explored": int(outcome.explored),
+            "sites": golden.point(outcome.point_ids[0]).point.site if outcome.explored else "",
+            "fired": " -> ".join(outcome.fired),
+            "converged_at": outcome.converged_at or "",
+            "runs": outcome.runs,
+            "divergences": int(unexplored or any(not p.invalid_history for p in outcome.problems)),
+            "invalid_histories": int(any(p.invalid_history for p in outcome.problems)),
+            "problems": json.dumps([str(p) for p in outcome.problems]),
+        }
+    )
+
+
+def _prefixed(props: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [(PROPERTY_PREFIX + name, value) for name, value in props.items()]
