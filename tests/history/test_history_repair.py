@@ -273,3 +273,35 @@ def test_malformed_input_and_unknown_strategy_are_errors() -> None:
 
 def test_empty_history_is_fine() -> None:
     assert repair([]) == ([], [])
+
+
+def test_repeated_result_of_a_renamed_call_counts_as_a_duplicate_not_an_orphan() -> None:
+    history = [user(text("a")), assistant(use("call:0")), user(result("call:0", "x"), result("call:0", "x"))]
+    repaired, actions = repair(history)
+    assert repaired[2] == user(result("call_0", "x"))
+    assert kinds(actions) == ["renamed_tool_use_id", "dropped_duplicate_result"]
+
+
+def test_two_calls_of_one_turn_sharing_an_id_pair_with_results_in_order() -> None:
+    history = [
+        user(text("a")),
+        assistant(use("tooluse_1"), use("tooluse_1")),
+        user(result("tooluse_1", "x"), result("tooluse_1", "y")),
+    ]
+    repaired, actions = repair(history)
+    assert [b["toolUse"]["toolUseId"] for b in repaired[1]["content"]] == ["tooluse_1", "tooluse_1_1"]
+    assert repaired[2] == user(result("tooluse_1", "x"), result("tooluse_1_1", "y"))
+    assert kinds(actions) == ["renamed_tool_use_id"]
+
+
+def test_a_reused_pending_id_pauses_only_the_last_call_carrying_it() -> None:
+    history = [
+        user(text("a")),
+        assistant(use("tooluse_1")),
+        user(text("b")),
+        assistant(use("tooluse_1")),
+    ]
+    repaired, actions = repair(history, pending_interrupts=frozenset({"tooluse_1"}))
+    assert kinds(actions) == ["renamed_tool_use_id", "synthesized_result"]
+    assert repaired[2] == user(synthesized("tooluse_1"), text("b"), metadata=marker("tooluse_1"))
+    assert validate(repaired, "all", "stored") == []

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-VOLATILE_MESSAGE_KEYS = frozenset(
-    {"tracking_id", "metadata", "latencyMs", "timestamp", "created_at", "updated_at"}
-)
+from .copying import copy_message_data
+
+VOLATILE_MESSAGE_KEYS = frozenset({"tracking_id", "metadata", "latencyMs", "timestamp", "created_at", "updated_at"})
 """Message-level keys that differ between identical runs: Strands' random `tracking_id`, `metadata` (usage,
 latency metrics, repair markers) and timestamps. Only message-level keys are dropped; block contents (a tool's
 input may well hold a "timestamp") are kept as they are."""
@@ -29,9 +28,7 @@ def normalize(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
     normalized: list[dict[str, Any]] = []
     for message in messages:
-        copied = {
-            key: copy.deepcopy(value) for key, value in message.items() if key not in VOLATILE_MESSAGE_KEYS
-        }
+        copied = {key: copy_message_data(value) for key, value in message.items() if key not in VOLATILE_MESSAGE_KEYS}
         content = copied.get("content")
         if isinstance(content, list):
             for block in content:

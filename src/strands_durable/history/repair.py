@@ -9,7 +9,8 @@ merge or where the history starts with one.
 What repair leaves alone on purpose:
 - the trailing assistant message's calls when nothing follows it: that is the stored shape of a batch whose
   results are still coming (the resume path replays committed results and re-runs the rest);
-- calls whose toolUseId is in `pending_interrupts` (a human-in-the-loop pause);
+- calls whose toolUseId is in `pending_interrupts` (a human-in-the-loop pause; if the id was reused, the
+  last call carrying it is the paused one);
 - reasoning blocks, byte for byte, and the messages holding them (no merge; strategy "drop" falls back to a
   synthesized result for a call in such a message, since removing it would edit a signed turn).
 A result separated from its call by another assistant message counts as an orphan; the journal (or a
@@ -19,13 +20,13 @@ reusing the id is renamed and never answered from the journal.
 
 from __future__ import annotations
 
-import copy
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .copying import copy_message_data
 from .types import (
     METADATA_KEY,
     SDK_INTERRUPTED_TEXT,
@@ -110,6 +111,7 @@ class _Repair:
         self.pending = pending
         self.original_id: dict[str, str] = {}  # current toolUseId -> the id the input gave the call
         self.journal_key: dict[str, str] = {}  # current toolUseId -> its journal key (first calls only)
+        self.last_call: dict[str, str] = {}  # input id -> current toolUseId of the last call carrying it
         use_ids = [_tool_use_id(b, "toolUse") for m in messages for b in m["content"] if "toolUse" in b]
         self.taken = set(use_ids) | {
             _tool_use_id(b, "toolResult") for m in messages for b in m["content"] if "toolResult" in b
@@ -118,8 +120,8 @@ class _Repair:
         working = [
             _Message(
                 i,
-                {key: None if key == "content" else copy.deepcopy(value) for key, value in m.items()},
-                copy.deepcopy(list(m["content"])),
+                {key: None if key == "content" else copy_message_data(value) for key, value in m.items()},
+                copy_message_data(list(m["content"])),
             )
             for i, m in enumerate(messages)
         ]
@@ -191,7 +193,8 @@ class _Repair:
 
     def _rename_tool_use_ids(self, messages: list[_Message]) -> None:
         """Give every toolUse whose id is malformed or already used a fresh id; rename its result with it (the
-        k-th result with an id answers the k-th call with that id in the message before).
+        k-th result with an id answers the k-th call with that id in the message before; further results
+        with the id repeat the first call's).
 
         The journal, keyed by id, is taken to speak for the first call with an id: a later call reusing the
         id never gets a journal result (this also keeps repair idempotent, since the renamed output no
@@ -211,28 +214,30 @@ class _Repair:
                 first = old not in seen
                 seen.add(old)
                 if first and _valid_tool_use_id(old):
-                    self.original_id[old] = self.journal_key[old] = old
+                    self.original_id[old] = self.journal_key[old] = self.last_call[old] = old
                     continue
                 new = self._fresh_id(old)
                 block["toolUse"]["toolUseId"] = new
                 self.original_id[new] = old
+                self.last_call[old] = new
                 if first:
                     self.journal_key[new] = old
                 renamed[(old, occurrence)] = new
                 why = "is not a valid id" if first else "is already used"
-                self.act(
-                    "renamed_tool_use_id", m.origin, new, f"renamed toolUse {old!r} to {new!r}: the id {why}"
-                )
+                self.act("renamed_tool_use_id", m.origin, new, f"renamed toolUse {old!r} to {new!r}: the id {why}")
             follower = messages[index + 1] if index + 1 < len(messages) else None
             if not renamed or follower is None or follower.role != "user":
                 continue
+            calls_with = rank.copy()
             rank.clear()
             for block in follower.content:
                 if "toolResult" not in block:
                     continue
                 old = block["toolResult"]["toolUseId"]
-                new = renamed.get((old, rank[old]))
+                # a result beyond the calls with its id repeats the first call's (and is dropped as such)
+                occurrence = rank[old] if rank[old] < calls_with[old] else 0
                 rank[old] += 1
+                new = renamed.get((old, occurrence))
                 if new is not None:
                     block["toolResult"]["toolUseId"] = new
 
@@ -259,9 +264,7 @@ class _Repair:
                 if m.content:
                     out.append(m)
                 else:
-                    self.act(
-                        "dropped_empty_message", m.origin, None, "dropped a user message of orphan results"
-                    )
+                    self.act("dropped_empty_message", m.origin, None, "dropped a user message of orphan results")
                 continue
             out.append(m)
             follower = messages[i] if i < len(messages) else None
@@ -334,7 +337,7 @@ class _Repair:
         remaining_calls: list[dict[str, Any]] = []
         for block in calls.content:
             tool_use_id = _tool_use_id(block, "toolUse") if "toolUse" in block else None
-            if tool_use_id is None or tool_use_id in found or self.original_id[tool_use_id] in self.pending:
+            if tool_use_id is None or tool_use_id in found or self._paused(tool_use_id):
                 remaining_calls.append(block)
                 continue
             from_journal = self._journal_result(tool_use_id)
@@ -359,11 +362,7 @@ class _Repair:
                 )
                 synthesized.append(tool_use_id)
                 remaining_calls.append(block)
-                note = (
-                    " (its message holds reasoning, so the call is not dropped)"
-                    if self.strategy == "drop"
-                    else ""
-                )
+                note = " (its message holds reasoning, so the call is not dropped)" if self.strategy == "drop" else ""
                 self.act(
                     "synthesized_result",
                     results.origin,
@@ -382,9 +381,7 @@ class _Repair:
         for block in (*kept, *added):
             self._fill_empty_error(block, results.origin)
         if out_of_place:
-            self.act(
-                "moved_results_first", results.origin, None, "moved toolResult blocks before the other blocks"
-            )
+            self.act("moved_results_first", results.origin, None, "moved toolResult blocks before the other blocks")
         results.content = kept + added + others
         _mark_synthesized(results.data, synthesized)
 
@@ -404,6 +401,10 @@ class _Repair:
         )
         return from_journal
 
+    def _paused(self, tool_use_id: str) -> bool:
+        original = self.original_id[tool_use_id]
+        return original in self.pending and self.last_call[original] == tool_use_id
+
     def _journal_result(self, tool_use_id: str) -> dict[str, Any] | None:
         original = self.journal_key.get(tool_use_id)
         if original is None or original not in self.journal:
@@ -411,7 +412,7 @@ class _Repair:
         entry = self.journal[original]
         if not isinstance(entry, Mapping):
             raise TypeError(f"journal entry for {original} is not a toolResult mapping: {entry!r}")
-        result = copy.deepcopy(dict(entry))
+        result = copy_message_data(dict(entry))
         result["toolUseId"] = tool_use_id
         return {"toolResult": result}
 

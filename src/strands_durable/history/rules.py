@@ -72,8 +72,7 @@ RULES: dict[str, Rule] = {
         ),
         Rule(
             "V3",
-            "an assistant turn with toolUse ids U is followed by a user turn whose toolResult ids are "
-            "exactly U",
+            "an assistant turn with toolUse ids U is followed by a user turn whose toolResult ids are exactly U",
             "Anthropic: `tool_use` ids were found without `tool_result` blocks immediately after; "
             "Bedrock: Expected toolResult blocks at messages.N.content for the following Ids; "
             "OpenAI: An assistant message with 'tool_calls' must be followed by tool messages responding "
@@ -116,8 +115,7 @@ RULES: dict[str, Rule] = {
         Rule(
             "V9",
             "a toolResult with status error has non-empty content",
-            "Bedrock: The content field at messages.N.content.0.toolResult cannot be empty when status "
-            "value is error.",
+            "Bedrock: The content field at messages.N.content.0.toolResult cannot be empty when status value is error.",
             frozenset({_BEDROCK}),
         ),
         Rule(

@@ -121,9 +121,7 @@ def validate(
                     first_tool_block = (i, j)
                 tool_use_id = use.get("toolUseId") if isinstance(use, dict) else None
                 if in_user or not isinstance(tool_use_id, str):
-                    report(
-                        "V0", i, j, "a toolUse needs a string toolUseId and belongs in an assistant message"
-                    )
+                    report("V0", i, j, "a toolUse needs a string toolUseId and belongs in an assistant message")
                     continue
                 if tool_use_id in seen_ids:
                     report("V6", i, j, f"toolUse id {tool_use_id} is used more than once")
@@ -148,9 +146,7 @@ def validate(
     if thinking is not None and "V11" in active:
         _check_thinking(report, messages, thinking)
     if tools_configured is False and first_tool_block is not None:
-        report(
-            "V13", *first_tool_block, "the history holds tool blocks but the request carries no tool config"
-        )
+        report("V13", *first_tool_block, "the history holds tool blocks but the request carries no tool config")
     return found
 
 
