@@ -108,20 +108,25 @@ def run_evaluator_optimizer(ctx: RunContext) -> dict[str, Any]:
         if outcome["stopped_by"] is not None:
             break
         if config.review_gate is not None:
-            hitl_response = _review(ctx, config.review_gate, i, _context(base, iterations, hitl_response), state)
-            if hitl_response.strip().lower() in STOP_ANSWERS:
-                outcome["stopped_by"] = "review_gate"
+            hitl_response = _review(
+                ctx, config.review_gate, i, _context(base, iterations, hitl_response), outcome, state
+            )
+            if outcome["stopped_by"] is not None:
                 break
     return _context(base, iterations, hitl_response) | {"iteration": len(iterations), **outcome}
 
 
-def _review(ctx: RunContext, gate: Any, i: int, values: dict[str, Any], state: Any) -> str:
+def _review(ctx: RunContext, gate: Any, i: int, values: dict[str, Any], outcome: dict[str, Any], state: Any) -> str:
+    """The human's word between iterations; "stop" (or "accept", "done") ends the loop with the current draft."""
     ref = UnitRef(f"iteration[{i}]:review", "hitl", 2 * i + 1, None)
     record = skip_unit(ctx, ref)
-    if record is not None:
-        return record["response"]
-    answer = hitl_answer(ctx, ref, gate, values, "pattern.config.review_gate")
-    commit_unit(ctx, ref, {"type": "hitl", "agent": None, "response": answer, "iteration": i}, state)
+    answer = (
+        record["response"] if record is not None else hitl_answer(ctx, ref, gate, values, "pattern.config.review_gate")
+    )
+    if answer.strip().lower() in STOP_ANSWERS:
+        outcome["stopped_by"] = "review_gate"
+    if record is None:
+        commit_unit(ctx, ref, {"type": "hitl", "agent": None, "response": answer, "iteration": i}, state)
     return answer
 
 
