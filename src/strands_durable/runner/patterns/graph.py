@@ -45,7 +45,7 @@ def run_graph(ctx: RunContext) -> dict[str, Any]:
         k = walk["iteration_counts"].get(node_id, 0) + 1
         if k > config.max_iterations:
             raise WorkflowFailed(
-                f"graph node '{node_id}' would run for the {k}th time; pattern.config.max_iterations is "
+                f"graph node '{node_id}' would run {k} times; pattern.config.max_iterations is "
                 f"{config.max_iterations} (path so far: {' -> '.join(walk['path'])})"
             )
         if max_steps is not None and len(walk["path"]) >= max_steps:
