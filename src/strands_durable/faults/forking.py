@@ -1,0 +1,88 @@
+"""Real child processes forked from a warm parent (strands already imported), for the kill and concurrent faults.
+
+A child runs one function and leaves with `os._exit` on every path (no atexit handlers, no pytest teardown, no
+flushing of the parent's buffers). The parent must not hold a session or lease open while forking: a forked
+child shares the parent's open file descriptions, so its flock would be the parent's. `fork_child` refuses to
+fork while other threads run (a forked child would inherit their locks in whatever state they were in).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from strands_durable.errors import exit_code_for
+
+CHILD_CRASHED = 70  # an exception that is not a DurableError escaped the child's function
+
+
+@dataclass(frozen=True)
+class ChildExit:
+    """How a child ended: `code` for a normal exit, `signal` when a signal killed it."""
+
+    code: int | None
+    signal: int | None
+
+    def describe(self) -> str:
+        if self.signal is not None:
+            return f"killed by {signal.Signals(self.signal).name}"
+        return f"exit {self.code}"
+
+
+def fork_child(body: Callable[[], int | None], *, env: dict[str, str] | None = None, quiet: bool = True) -> int:
+    """Fork; the child runs `body` and exits with its return value (or the exit code of what it raised)."""
+    if threading.active_count() > 1:
+        raise RuntimeError("refusing to fork while other threads run (their locks would be inherited)")
+    pid = os.fork()
+    if pid:
+        return pid
+    code = CHILD_CRASHED
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+            signal.signal(signum, signal.SIG_DFL)
+        if quiet:
+            devnull = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(devnull, 0)
+            null_out = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null_out, 1)
+            os.dup2(null_out, 2)
+        if env:
+            os.environ.update(env)
+        result = body()
+        code = 0 if result is None else int(result)
+    except BaseException as exc:  # every path ends in os._exit: a child never returns into the parent's code
+        code = exit_code_for(exc) if not isinstance(exc, (SystemExit,)) else int(exc.code or 0)
+    finally:
+        os._exit(code)
+
+
+def wait_child(pid: int, timeout: float = 120.0) -> ChildExit:
+    """Wait for a child; one that outlives `timeout` is killed (and reported as killed by SIGKILL)."""
+    deadline = time.monotonic() + timeout
+    pause = 0.0002
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return _decode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
+            return _decode(status)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
+
+
+def _decode(status: int) -> ChildExit:
+    if os.WIFSIGNALED(status):
+        return ChildExit(None, os.WTERMSIG(status))
+    return ChildExit(os.WEXITSTATUS(status), None)
+
+
+def run_in_child(
+    body: Callable[[], int | None], *, env: dict[str, str] | None = None, timeout: float = 120.0
+) -> ChildExit:
+    return wait_child(fork_child(body, env=env), timeout)
