@@ -116,8 +116,8 @@ class LiveReporter(LineReporter):
 
         with self._lock:
             self._running.pop(unit, None)
+            self._refresh()  # drop its spinner first, so the finished line never sits above a stale one
             self.console.print(Text("✓ ", style="green") + Text(complete_line(index, total, label, tokens)))
-            self._refresh()
 
     def close(self) -> None:
         with self._lock:
@@ -138,7 +138,7 @@ class LiveReporter(LineReporter):
             self._live = Live(group, console=self.console, refresh_per_second=10, transient=True)
             self._live.start()
         else:
-            self._live.update(group)
+            self._live.update(group, refresh=True)
 
 
 def make_reporter(out: TextIO, err: TextIO, *, live: bool) -> LineReporter:

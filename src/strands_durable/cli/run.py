@@ -39,7 +39,9 @@ class RunRequest:
 
 
 def run(
-    spec: Annotated[Path | None, typer.Argument(help="Workflow spec (YAML or JSON).", show_default=False)] = None,
+    spec: Annotated[
+        Path | None, typer.Argument(metavar="SPEC", help="Workflow spec (YAML or JSON).", show_default=False)
+    ] = None,
     resume: Annotated[
         str | None, typer.Option("--resume", metavar="ID", help="Resume a session (full id or 8+ char prefix).")
     ] = None,
@@ -50,9 +52,12 @@ def run(
         list[str] | None, typer.Option("--var", metavar="KEY=VALUE", help="Set an input variable (repeatable).")
     ] = None,
     provider: Annotated[
-        str | None, typer.Option("--provider", help="Override runtime.provider (synthetic runs offline).")
+        str | None,
+        typer.Option("--provider", metavar="NAME", help="Override runtime.provider (synthetic runs offline)."),
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the synthetic model (default 0).")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", metavar="N", help="Seed of the synthetic model (default 0).")
+    ] = None,
     sessions_dir: Annotated[
         Path | None,
         typer.Option("--sessions-dir", metavar="DIR", help="Where sessions live (default $STRANDS_SESSIONS_DIR)."),
@@ -72,7 +77,11 @@ def run(
     ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
-    """Run a workflow spec durably, or resume a session with --resume ID."""
+    """Run a workflow spec, or resume a session.
+
+    Every step, model turn and tool result is committed as it finishes. Ctrl+C stops at the next safe point
+    (exit 130) and prints the command that resumes the session; a second Ctrl+C aborts at once.
+    """
     set_debug(debug)
     request = RunRequest(
         spec=spec,

@@ -43,21 +43,25 @@ def display_status(status: str, reason: str | None, *, stale: bool = False) -> s
     return status
 
 
-def sessions_table(summaries: list[SessionSummary]) -> Any:
-    from rich.table import Table
+LIST_COLUMNS = ("Session ID", "Workflow", "Pattern", "Status", "Updated")
 
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for name in ("Session ID", "Workflow", "Pattern", "Status", "Updated"):
-        table.add_column(name, no_wrap=True)
-    for summary in summaries:
-        table.add_row(
+
+def sessions_table(summaries: list[SessionSummary]) -> str:
+    """The `sessions list` table as aligned plain text (rich is too slow for thousands of rows)."""
+    rows = [LIST_COLUMNS] + [
+        (
             summary.session_id,
             summary.workflow_name,
             summary.pattern,
             display_status(summary.status, summary.reason, stale=summary.stale),
             local_time(summary.updated_at),
         )
-    return table
+        for summary in summaries
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(LIST_COLUMNS))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    )
 
 
 def summary_json(summary: SessionSummary) -> dict[str, Any]:

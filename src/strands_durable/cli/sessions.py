@@ -21,6 +21,7 @@ from strands_durable.errors import DurableError, ExitCode, SessionInUse, UsageEr
 sessions_app = typer.Typer(
     name="sessions",
     help="List, inspect, export, check, repair, delete and clean up saved sessions.",
+    short_help="List, inspect, check, repair and clean up sessions.",
     no_args_is_help=True,
 )
 
@@ -81,8 +82,11 @@ def list_sessions(
     json_output: JsonOutput = False,
     sessions_dir: SessionsDir = None,
 ) -> None:
-    """List sessions, newest first (a running session whose process died shows as `running (stale)`)."""
-    from strands_durable.cli.session_views import console, sessions_table, summary_json
+    """List sessions, newest first.
+
+    A running session whose process died shows as `running (stale)`; it can be resumed.
+    """
+    from strands_durable.cli.session_views import sessions_table, summary_json
 
     if status is not None and status not in STATUSES:
         raise UsageError(f"--status: unknown status {status!r} (expected one of: {', '.join(STATUSES)})")
@@ -92,13 +96,16 @@ def list_sessions(
     elif not summaries:
         print(f"No {status} sessions found." if status else "No sessions found.")
     else:
-        console().print(sessions_table(summaries))
+        print(sessions_table(summaries))
 
 
 @sessions_app.command("show")
 @reports_errors
 def show(session_id: SessionId, json_output: JsonOutput = False, sessions_dir: SessionsDir = None) -> None:
-    """Show one session: ids, workflow, status, times, variables, token usage and pattern state."""
+    """Show one session in detail.
+
+    Ids, workflow, status, times, variables, token usage and pattern state.
+    """
     from strands_durable.cli.session_views import console, session_panel, show_json
 
     store = open_store(sessions_dir)
@@ -118,7 +125,10 @@ def delete(
     force: Annotated[bool, typer.Option("--force", help="Do not ask for confirmation.")] = False,
     sessions_dir: SessionsDir = None,
 ) -> None:
-    """Delete a session (asks first unless --force; refuses one a live process holds)."""
+    """Delete a session.
+
+    Asks first unless --force; refuses a session a live process holds (exit 17).
+    """
     store = open_store(sessions_dir)
     full_id = store.resolve(session_id)
     holder = store.holder(full_id)
@@ -145,7 +155,10 @@ def cleanup(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be deleted.")] = False,
     sessions_dir: SessionsDir = None,
 ) -> None:
-    """Delete old sessions (never one a live process holds). STRANDS_SESSIONS_RETENTION does this after runs."""
+    """Delete sessions not updated for a while.
+
+    Never one a live process holds. Set STRANDS_SESSIONS_RETENTION (e.g. 7d) to do this after every run.
+    """
     from strands_durable.operations import cleanup_sessions, parse_age
 
     age = parse_age(older_than)
@@ -181,7 +194,10 @@ def cleanup(
 @sessions_app.command("export")
 @reports_errors
 def export(session_id: SessionId, sessions_dir: SessionsDir = None) -> None:
-    """Print a session as one JSON document: session, pattern_state, outputs, agents, journal."""
+    """Print a session as one JSON document.
+
+    Keys: session, pattern_state, outputs, agents, journal.
+    """
     from strands_durable.operations import export_session
 
     print_json(export_session(open_store(sessions_dir), session_id))
@@ -190,7 +206,10 @@ def export(session_id: SessionId, sessions_dir: SessionsDir = None) -> None:
 @sessions_app.command("check")
 @reports_errors
 def check(session_id: SessionId, sessions_dir: SessionsDir = None) -> None:
-    """Check journal integrity, stored histories and readable files (exit 1 on violations)."""
+    """Check a session's files and histories.
+
+    Journal integrity, stored histories and readable files against the journal; exit 1 on violations.
+    """
     from strands_durable.operations import check_session
 
     store = open_store(sessions_dir)
@@ -216,7 +235,10 @@ def repair(
     ] = "synthesize",
     sessions_dir: SessionsDir = None,
 ) -> None:
-    """Repair invalid stored histories: a new generation per conversation; old files go to backups/."""
+    """Repair invalid stored conversation histories.
+
+    Writes a new generation per changed conversation; the old message files move to backups/.
+    """
     from strands_durable.operations import repair_session
 
     if strategy not in STRATEGIES:
