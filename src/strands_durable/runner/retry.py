@@ -141,6 +141,52 @@ class RetryingModel(Model):
                     await asyncio.sleep(delay)
                 attempt += 1
                 continue
+            malformed = malformed_answer(events)
+            if malformed is not None:  # never hand a broken answer to the agent (it would be committed)
+                if attempt >= self.policy.retries:
+                    raise WorkflowFailed(
+                        f"model answer rejected after {attempt + 1} attempt(s) "
+                        f"(runtime.failure_policy.retries={self.policy.retries}): {malformed}"
+                    )
+                delay = self.policy.delay(attempt)
+                self.on_attempt(attempt, MalformedAnswer(malformed), delay)
+                if self.wait is not None and delay > 0:
+                    if await asyncio.get_running_loop().run_in_executor(None, self.wait, delay):
+                        raise StopRequested() from None
+                elif delay > 0:
+                    await asyncio.sleep(delay)
+                attempt += 1
+                continue
             for event in events:
                 yield event
             return
+
+
+class MalformedAnswer(Exception):
+    """A model answer that streamed to its end but cannot be a valid turn (F6); retried like a dropped stream."""
+
+
+def malformed_answer(events: list[Any]) -> str | None:
+    """Why a whole answer's stream events cannot be committed as a turn, or None when they can: duplicate or
+    invalid toolUse ids, or no tool call and no non-blank text (an empty or blank-only message)."""
+    from strands_durable.models.answer import TOOL_USE_ID_RE
+
+    ids: list[str] = []
+    text: list[str] = []
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        start = event.get("contentBlockStart", {}).get("start", {})
+        if "toolUse" in start:
+            ids.append(str(start["toolUse"].get("toolUseId", "")))
+        delta = event.get("contentBlockDelta", {}).get("delta", {})
+        if "text" in delta:
+            text.append(str(delta["text"]))
+    for tool_use_id in ids:
+        if not TOOL_USE_ID_RE.match(tool_use_id):
+            return f"toolUse id {tool_use_id!r} does not match {TOOL_USE_ID_RE.pattern}"
+    if len(set(ids)) != len(ids):
+        return "the answer uses one toolUse id more than once"
+    if not ids and not "".join(text).strip():
+        return "the answer has neither text nor a tool call"
+    return None
