@@ -179,7 +179,9 @@ class ScheduleItem(_ChaosItem):
         suite = self.config.stash[SUITE]
         result = explore_schedules(self.golden, self.golden.workdir / "schedules", examples=suite.settings.schedules)
         if result.failure is not None:
-            self.user_properties.extend(outcome_properties(self.workflow, self.golden, result.failure))
+            self.user_properties.extend(
+                outcome_properties(self.workflow, self.golden, result.failure, counts_as_point=False)
+            )
             raise ChaosFailure(f"minimal failing schedule of {result.examples} tried:\n{result.failure.describe()}")
 
 
@@ -196,13 +198,19 @@ class ChaosFixture:
         self.defaults = defaults
 
     def run(self, spec: str | Path | None = None, **options: Any) -> list[Any]:
+        from strands_durable.faults.explore import Problem
         from strands_durable.faults.suite import golden_properties, outcome_properties
 
         options = {**self.defaults, **options}
         spec_path = Path(spec or options.pop("spec"))
         options.pop("spec", None)
         max_points = options.pop("max_points", None)
-        golden = self.suite.golden(self.suite.target(spec_path, **options))
+        try:
+            golden = self.suite.golden(self.suite.target(spec_path, **options))
+        except Exception as exc:
+            problem = Problem("golden-run", f"{type(exc).__name__}: {exc}")
+            self.node.user_properties.extend(golden_properties(spec_path.name, None, [problem]))
+            raise ChaosFailure(f"the golden run failed:\n{problem}") from None
         self.node.user_properties.extend(golden_properties(spec_path.name, golden, golden.problems))
         if golden.problems:
             raise ChaosFailure("the golden run failed:\n" + "\n".join(map(str, golden.problems)))

@@ -34,7 +34,7 @@ def add_research_spec(pytester: pytest.Pytester, name: str = "research.strands.y
 # Each mutation is a conftest for the inner session: a bug planted in the product (not a fault seam), applied
 # when the inner session configures and never undone (the inner session runs in its own process).
 MUTATIONS = {
-    "store_forgets_last_commit": '''
+    "store_forgets_last_commit": """
 from strands_durable.store import local
 from strands_durable.store.journal import JournalContents
 
@@ -48,8 +48,8 @@ def _forgetful(path, data):
     return JournalContents(contents.records[:-1], last_start, torn_tail=True)
 
 local.read_journal = _forgetful
-''',
-    "runner_reruns_committed_tools": '''
+""",
+    "runner_reruns_committed_tools": """
 from strands_durable.agent import durable
 
 _real = durable._InvocationHooks.execute_tool
@@ -62,8 +62,8 @@ async def _forgets_results(self, context, next_fn):
         yield item
 
 durable._InvocationHooks.execute_tool = _forgets_results
-''',
-    "orphan_tool_use_after_resume": '''
+""",
+    "orphan_tool_use_after_resume": """
 from strands_durable.agent import durable
 
 _real_build = durable.DurableInvoker._build_agent
@@ -81,8 +81,8 @@ def _added(self, event):
 
 durable.DurableInvoker._build_agent = _build
 durable._InvocationHooks.message_added = _added
-''',
-    "memory_only_state_two_units_later": '''
+""",
+    "memory_only_state_two_units_later": """
 import weakref
 
 from strands_durable.runner.patterns import chain
@@ -100,5 +100,5 @@ def _remembering(ctx, ref, **kwargs):
     return response
 
 chain.run_agent_unit = _remembering
-''',
+""",
 }

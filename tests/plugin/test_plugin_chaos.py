@@ -42,10 +42,14 @@ def test_each_crash_point_is_an_item_named_by_its_id_and_the_summary_line_counts
     assert len(points) == 12 and all(item["explored"] == 1 and item["problems"] == [] for item in points)
     assert {item["nodeid"].split("::")[1] for item in points} == {item["point"] for item in points}
 
-    cases = [{p.get("name"): p.get("value") for p in case.iter("property")} for case in ET.parse(junit).iter("testcase")]
+    cases = [
+        {p.get("name"): p.get("value") for p in case.iter("property")} for case in ET.parse(junit).iter("testcase")
+    ]
     by_point = {case["strands_chaos_point"]: case for case in cases if "strands_chaos_point" in case}
     assert set(by_point) == {item["point"] for item in points}
-    assert all(case["strands_chaos_explored"] == "1" and case["strands_chaos_problems"] == "[]" for case in by_point.values())
+    assert all(
+        case["strands_chaos_explored"] == "1" and case["strands_chaos_problems"] == "[]" for case in by_point.values()
+    )
     assert all(case["strands_chaos_converged_at"].endswith("store.after_commit") for case in by_point.values())
 
 
@@ -90,7 +94,7 @@ def test_ini_options_work_like_the_flags(pytester: pytest.Pytester) -> None:
 def test_a_point_the_resumed_run_never_reaches_fails(pytester: pytest.Pytester) -> None:
     add_research_spec(pytester)
     pytester.makeconftest(
-        '''
+        """
 from strands_durable import crashpoints
 
 _real = crashpoints.CrashPoints.emit
@@ -104,7 +108,7 @@ def _emit(self, site, path=""):
     return _real(self, site, path)
 
 crashpoints.CrashPoints.emit = _emit
-'''
+"""
     )
     result = pytester.runpytest_subprocess("--strands-chaos", "-p", "no:cacheprovider", "-k", "step[2] and unit.before")
     result.assert_outcomes(failed=1)

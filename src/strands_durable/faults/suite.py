@@ -151,14 +151,17 @@ def golden_properties(workflow: str, golden: GoldenRun | None, problems: list[Pr
     return _prefixed(props)
 
 
-def outcome_properties(workflow: str, golden: GoldenRun, outcome: PointOutcome) -> list[tuple[str, Any]]:
-    """One explored point (or schedule): counted once, as diverged and/or invalid when it found problems."""
+def outcome_properties(
+    workflow: str, golden: GoldenRun, outcome: PointOutcome, *, counts_as_point: bool = True
+) -> list[tuple[str, Any]]:
+    """One explored point (or a failing schedule, which is not a crash point of its own): counted once, as
+    diverged and/or invalid when it found problems."""
     unexplored = not outcome.explored
     return _prefixed(
         {
             "workflow": workflow,
             "point": " -> ".join(outcome.point_ids),
-            "explored": int(outcome.explored),
+            "explored": int(outcome.explored and counts_as_point),
             "sites": golden.point(outcome.point_ids[0]).point.site if outcome.explored else "",
             "fired": " -> ".join(outcome.fired),
             "converged_at": outcome.converged_at or "",
