@@ -246,7 +246,9 @@ def test_repair_writes_a_new_generation_keeps_a_backup_and_check_then_passes(str
 
     assert strands("sessions", "check", session_id).returncode == 0
     again = strands("sessions", "repair", session_id)
-    assert again.stdout == f"✓ Session {session_id}: nothing to repair (every stored history is valid)\n"
+    assert again.stdout == (
+        f"✓ Session {session_id}: nothing to repair (histories valid, readable files match the journal)\n"
+    )
     messages = json.loads(strands("sessions", "export", session_id).stdout)["agents"]["writer"]["messages"]
     assert messages[2]["content"][0]["toolResult"]["toolUseId"] == "t1"
 
@@ -267,3 +269,25 @@ def test_repair_refuses_a_bad_strategy_and_a_live_session(strands, store):
     with store.open(session_id, check=False):
         held = strands("sessions", "repair", session_id)
     assert held.returncode == 17 and "is in use by pid" in held.stderr
+
+
+def test_a_damaged_readable_file_blocks_resume_with_17_until_repair_writes_it_again(strands, write_spec, sessions_dir):
+    from tests.cli.support import HITL_CHAIN
+
+    paused = strands("run", write_spec(HITL_CHAIN))
+    assert paused.returncode == 19, paused.stderr
+    session_id = session_ids_in(paused.stdout)[0]
+    message_file = sessions_dir / f"session_{session_id}" / "agents" / "writer" / "messages" / "message_0.json"
+    message_file.write_text("{}")
+    blocked = strands("run", "--resume", session_id, "--hitl-response", "yes")
+    assert blocked.returncode == 17
+    assert blocked.stderr == f"Error: Corrupt session file {message_file}: does not match the session journal\n"
+    repaired = strands("sessions", "repair", session_id)
+    assert repaired.returncode == 0, repaired.stderr
+    assert repaired.stdout.splitlines() == [
+        "agents/writer/messages/message_0.json: written again from the journal",
+        f"✓ Session {session_id}: rewrote 1 readable file(s)",
+    ]
+    assert strands("sessions", "check", session_id).returncode == 0
+    resumed = strands("run", "--resume", session_id, "--hitl-response", "yes")
+    assert resumed.returncode == 0, resumed.stderr

@@ -245,11 +245,11 @@ def repair(
         raise UsageError(f"--strategy: unknown strategy {strategy!r} (expected synthesize or drop)")
     store = open_store(sessions_dir)
     full_id = store.resolve(session_id)
-    repaired = repair_session(store, full_id, strategy)  # type: ignore[arg-type]
-    if not repaired:
-        print(f"✓ Session {full_id}: nothing to repair (every stored history is valid)")
+    report = repair_session(store, full_id, strategy)  # type: ignore[arg-type]
+    if not report.changed:
+        print(f"✓ Session {full_id}: nothing to repair (histories valid, readable files match the journal)")
         return
-    for item in repaired:
+    for item in report.conversations:
         backup = f"; previous files in {item.backup}" if item.backup else ""
         print(
             f"agents/{item.conversation}: generation {item.generation}, "
@@ -257,4 +257,11 @@ def repair(
         )
         for action in item.actions:
             print(f"  - {action}")
-    print(f"✓ Session {full_id}: repaired {len(repaired)} conversation(s)")
+    for where in report.rewritten:
+        print(f"{where}: written again from the journal")
+    parts = []
+    if report.conversations:
+        parts.append(f"repaired {len(report.conversations)} conversation(s)")
+    if report.rewritten:
+        parts.append(f"rewrote {len(report.rewritten)} readable file(s)")
+    print(f"✓ Session {full_id}: {', '.join(parts)}")

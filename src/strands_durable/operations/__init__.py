@@ -13,7 +13,7 @@ from strands_durable.operations.cleanup import (
     retention_from_env,
 )
 from strands_durable.operations.export import export_session
-from strands_durable.operations.repair import ConversationRepair, repair_session
+from strands_durable.operations.repair import ConversationRepair, RepairReport, repair_session
 from strands_durable.operations.resumable import newest_unfinished
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "CleanupReport",
     "ConversationRepair",
     "Problem",
+    "RepairReport",
     "apply_retention",
     "check_session",
     "cleanup_sessions",

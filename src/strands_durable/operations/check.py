@@ -57,7 +57,7 @@ def check_session(store: SessionStore, session_id: str) -> list[Problem]:
             Problem("warning", "lease", f"in use by pid {holder.pid} on host {holder.host}; files may be changing")
         )
     problems.extend(_check_histories(state))
-    problems.extend(_check_readable_files(directory, state))
+    problems.extend(readable_file_problems(directory, state))
     return problems
 
 
@@ -113,7 +113,8 @@ def _trailing_tool_uses(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [block["toolUse"] for block in messages[-1].get("content", ()) if "toolUse" in block]
 
 
-def _check_readable_files(directory: Path, state: SessionState) -> list[Problem]:
+def readable_file_problems(directory: Path, state: SessionState) -> list[Problem]:
+    """The readable files (session.json, pattern_state.json, agents/...) that disagree with the journal."""
     clean = state.synced_seq == state.seq
     lag: Severity = "error" if clean else "warning"
     lag_note = "" if clean else " (written after the last flush; re-derived on the next resume)"

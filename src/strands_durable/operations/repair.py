@@ -1,8 +1,10 @@
-"""`repair_session`: give every conversation with a broken stored history a repaired new generation.
+"""`repair_session`: give every conversation with a broken stored history a repaired new generation, and write
+readable files that disagree with the journal again.
 
 Uses `history.repair` with the conversation's committed tool results; each changed conversation is one commit of
 a `generation` event (the local store then moves the old message files to `backups/<timestamp>/`). Messages are
-never edited in place, and a valid history is left alone.
+never edited in place, and a valid history is left alone. Damaged readable files (session.json, a message file)
+are derived again from the journal, which is the truth.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from strands_durable.errors import CorruptSession
 from strands_durable.history import RepairAction, Strategy, repair, validate
+from strands_durable.operations.check import readable_file_problems
 from strands_durable.store import layout
 from strands_durable.store.base import SessionStore
 
@@ -30,13 +33,21 @@ class ConversationRepair:
     backup: Path | None = None
 
 
-def repair_session(store: SessionStore, session_id: str, strategy: Strategy = "synthesize") -> list[ConversationRepair]:
-    """Repair every conversation of a session that needs it (takes the lease: SessionInUse while a run holds it).
+@dataclass
+class RepairReport:
+    conversations: list[ConversationRepair] = field(default_factory=list)  # one per changed conversation
+    rewritten: list[str] = field(default_factory=list)  # readable files found damaged and written again
 
-    Returns one entry per changed conversation; an empty list means nothing needed repair.
-    """
+    @property
+    def changed(self) -> bool:
+        return bool(self.conversations or self.rewritten)
+
+
+def repair_session(store: SessionStore, session_id: str, strategy: Strategy = "synthesize") -> RepairReport:
+    """Repair a session's histories and readable files (takes the lease: SessionInUse while a run holds it)."""
     full_id = store.resolve(session_id)
-    done: list[ConversationRepair] = []
+    report = RepairReport()
+    done = report.conversations
     with store.open(full_id, check=False) as session:
         for key, conv in sorted(session.state.conversations.items()):
             repaired, actions = repair(conv.messages, journal=conv.tool_results, strategy=strategy)
@@ -61,7 +72,14 @@ def repair_session(store: SessionStore, session_id: str, strategy: Strategy = "s
                     key, after.generation, before, len(after.messages), actions, _newest_backup(store, full_id, key)
                 )
             )
-    return done
+        rewrite_views = getattr(session, "rewrite_views", None)
+        directory_of = getattr(store, "directory_of", None)
+        if rewrite_views is not None and directory_of is not None:
+            damaged = readable_file_problems(directory_of(full_id), session.state)
+            report.rewritten = sorted({p.where for p in damaged if p.severity == "error"})
+            if report.rewritten:
+                rewrite_views()
+    return report
 
 
 def units_after_repair(old: list[dict[str, Any]], old_units: list[str], new: list[dict[str, Any]]) -> list[str]:

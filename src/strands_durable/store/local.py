@@ -167,6 +167,12 @@ class LocalSession(Session):
             self._written_messages[key] = len(conv.messages)
             self._written_generation[key] = conv.generation
 
+    def rewrite_views(self) -> None:
+        """Write every readable file again from the journal (`sessions repair` of damaged or missing files)."""
+        with self._lock:
+            self._written_messages.clear()
+            self.flush_views()
+
     # -- lifecycle ----------------------------------------------------------------------------------
     def spec_snapshot(self) -> bytes:
         return self._ops.read_bytes(self.directory / layout.SPEC_SNAPSHOT)
