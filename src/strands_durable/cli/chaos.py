@@ -1,0 +1,63 @@
+"""`strands chaos SPEC... --budget 10m`: the real-fault soak (kill, power, disk, concurrent, stream, compound).
+
+Prints a progress display on stderr, then the summary; writes the JSON report with `--report`. Exit 0 when no
+fault class found anything (zero is the bar), 1 when one did, 2 for bad flags.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from strands_durable.cli.failure import fail
+from strands_durable.errors import DurableError, ExitCode, UsageError
+
+
+def chaos(
+    specs: Annotated[list[Path], typer.Argument(help="Workflow specs (*.strands.yaml) to break and resume.")],
+    budget: Annotated[
+        str, typer.Option("--budget", help="Time to spend (30s, 10m, 2h); checked between items.")
+    ] = "10m",
+    faults: Annotated[
+        str, typer.Option("--faults", help="Fault classes: kill,power,disk,concurrent,stream,compound or all.")
+    ] = "all",
+    report: Annotated[Path | None, typer.Option("--report", help="Write the JSON report to this file.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic model and of random kills.")] = 0,
+    workdir: Annotated[
+        Path | None, typer.Option("--workdir", help="Scratch directory (default: a new temporary one).")
+    ] = None,
+    rounds: Annotated[int | None, typer.Option("--rounds", help="Stop after this many rounds (0: gate only).")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress display.")] = True,
+) -> None:
+    """Soak specs under real faults and print crash points, unique states, divergences, invalid histories and
+    data lost per fault class (zero is the bar)."""
+    from strands_durable.faults.real import parse_fault_classes
+    from strands_durable.faults.soak import soak, write_report
+    from strands_durable.operations import parse_age
+
+    try:
+        budget_s = parse_age(budget, what="--budget").total_seconds()
+        classes = parse_fault_classes(faults)
+        missing = [str(s) for s in specs if not s.is_file()]
+        if missing:
+            raise UsageError(f"spec file not found: {missing[0]}")
+        result = soak(
+            [s.resolve() for s in specs],
+            faults=classes,
+            budget_s=budget_s,
+            seed=seed,
+            workdir=workdir,
+            progress=progress,
+            max_rounds=None if rounds is None else max(1, rounds),
+        )
+        if report is not None:
+            write_report(result, report)
+    except (DurableError, OSError) as exc:
+        fail(exc)
+    for line in result.summary_lines():
+        print(line)
+    if report is not None:
+        print(f"report: {report}")
+    raise typer.Exit(0 if result.passed else int(ExitCode.CHECK_VIOLATIONS))
