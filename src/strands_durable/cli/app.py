@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from strands_durable import __version__
+from strands_durable.cli.chaos import chaos
 from strands_durable.cli.failure import fail, set_debug
 from strands_durable.cli.run import run
 from strands_durable.cli.sessions import sessions_app
@@ -27,6 +28,7 @@ app = typer.Typer(
 )
 app.command("run")(run)
 app.add_typer(sessions_app, name="sessions")
+app.command("chaos")(chaos)
 
 
 def _version(value: bool) -> None:
@@ -64,9 +66,30 @@ def validate(
 
 def main() -> None:
     try:
-        app()
+        code = app(standalone_mode=False)
     except KeyboardInterrupt:
         sys.exit(int(ExitCode.SIGINT))
+    except typer.Abort:
+        print("Aborted.", file=sys.stderr)
+        sys.exit(int(ExitCode.SIGINT))
+    except typer.TyperException as exc:  # click's own usage errors: one line too, like every other error
+        sys.exit(usage_failure(exc))
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def usage_failure(exc: typer.TyperException) -> int:
+    """Print a flag or argument error as one `Error:` line (with where to find help); return its exit code."""
+    code = int(getattr(exc, "exit_code", ExitCode.USAGE))
+    if type(exc).__name__ == "NoArgsIsHelpError":  # `strands sessions` alone: the help is the answer
+        ctx = getattr(exc, "ctx", None)
+        print(ctx.get_help() if ctx is not None else str(exc))
+        return 0
+    format_message = getattr(exc, "format_message", None)
+    message = format_message() if callable(format_message) else str(exc)
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    print(f"Error: {message}{hint}", file=sys.stderr)
+    return code
 
 
 __all__ = ["app", "fail", "main"]
