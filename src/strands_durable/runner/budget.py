@@ -76,6 +76,6 @@ class Budget:
         elapsed = self.clock() - self.started
         if elapsed >= self.max_duration_s:
             raise BudgetExceeded(
-                f"time budget exceeded: this run has taken {elapsed:.1f}s, "
+                f"time budget exceeded: this run has taken {elapsed:.3f}s, "
                 f"runtime.budgets.max_duration_s={self.max_duration_s}"
             )
