@@ -220,3 +220,26 @@ def test_a_bad_retention_value_fails_before_running(strands, write_spec, session
         "30m, 12h, 7d, 2w)\n"
     )
     assert not sessions_dir.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("run", "--bogus"), "Error: No such option: --bogus"),
+        (("run", "--seed", "many", "x.yaml"), "Error: Invalid value for '--seed'"),
+        (("sessions", "show"), "Error: Missing argument 'ID'."),
+        (("launch",), "Error: No such command 'launch'."),
+    ],
+)
+def test_flag_and_argument_errors_are_one_line_with_exit_2(strands, args, message):
+    result = strands(*args)
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message) and lines[0].endswith(" --help')")
+    assert result.stdout == ""
+
+
+def test_bare_group_prints_its_help(strands):
+    result = strands("sessions")
+    assert result.returncode == 0
+    assert result.stdout.startswith("Usage: ") and "cleanup" in result.stdout and "repair" in result.stdout
