@@ -105,6 +105,7 @@ class KillingFileOps(FileOps):
     def __init__(self, kill_at: int) -> None:
         self.kill_at = kill_at
         self.seen = 0
+        self._ops = FileOps()  # the real operations
 
     def _step(self) -> None:
         self.seen += 1
@@ -113,39 +114,39 @@ class KillingFileOps(FileOps):
 
     def write_file(self, path: Path, data: bytes, *, sync: bool) -> None:
         self._step()
-        super().write_file(path, data, sync=sync)
+        self._ops.write_file(path, data, sync=sync)
 
     def rename(self, src: Path, dst: Path) -> None:
         self._step()
-        super().rename(src, dst)
+        self._ops.rename(src, dst)
 
     def fsync_dir(self, path: Path) -> None:
         self._step()
-        super().fsync_dir(path)
+        self._ops.fsync_dir(path)
 
     def remove(self, path: Path) -> None:
         self._step()
-        super().remove(path)
+        self._ops.remove(path)
 
     def rmdir(self, path: Path) -> None:
         self._step()
-        super().rmdir(path)
+        self._ops.rmdir(path)
 
     def mkdir(self, path: Path) -> None:
         self._step()
-        super().mkdir(path)
+        self._ops.mkdir(path)
 
     def truncate(self, path: Path, size: int) -> None:
         self._step()
-        super().truncate(path, size)
+        self._ops.truncate(path, size)
 
     def sync_all(self) -> None:
         self._step()
-        super().sync_all()
+        self._ops.sync_all()
 
     def open_append(self, path: Path) -> AppendHandle:
         owner = self
-        inner = super().open_append(path)
+        inner = self._ops.open_append(path)
 
         class _Killing:
             def append(self, data: bytes) -> None:

@@ -43,6 +43,7 @@ class FaultyFileOps(FileOps):
         self.sticky = sticky
         self.seen = 0
         self.fired: str | None = None  # "<kind> <path>" of the first injected failure
+        self._ops = FileOps()  # the real operations, reached when no fault is injected
 
     def heal(self) -> None:
         self.fail_at = None
@@ -61,45 +62,40 @@ class FaultyFileOps(FileOps):
 
     def write_file(self, path: Path, data: bytes, *, sync: bool) -> None:
         if self._hit("write", path):
-            super().write_file(path, data[: len(data) // 2], sync=False)  # the disk filled up mid-write
+            self._ops.write_file(path, data[: len(data) // 2], sync=False)  # the disk filled up mid-write
             raise self._error(path)
-        super().write_file(path, data, sync=False)
-        if sync:
-            if self._hit("fsync", path):
-                raise self._error(path)
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        if sync and self._hit("fsync", path):
+            self._ops.write_file(path, data, sync=False)  # written, but its fsync fails
+            raise self._error(path)
+        self._ops.write_file(path, data, sync=sync)
 
     def rename(self, src: Path, dst: Path) -> None:
         if self._hit("rename", dst):
             raise self._error(dst)
-        super().rename(src, dst)
+        self._ops.rename(src, dst)
 
     def fsync_dir(self, path: Path) -> None:
         if self._hit("fsync", path):
             raise self._error(path)
-        super().fsync_dir(path)
+        self._ops.fsync_dir(path)
 
     def mkdir(self, path: Path) -> None:
         if self._hit("write", path):
             raise self._error(path)
-        super().mkdir(path)
+        self._ops.mkdir(path)
 
     def truncate(self, path: Path, size: int) -> None:
         if self._hit("write", path):
             raise self._error(path)
-        super().truncate(path, size)
+        self._ops.truncate(path, size)
 
     def sync_all(self) -> None:
         if self._hit("fsync", None):
             raise self._error(None)
-        super().sync_all()
+        self._ops.sync_all()
 
     def open_append(self, path: Path) -> AppendHandle:
-        return _FaultyAppender(self, path, super().open_append(path))
+        return _FaultyAppender(self, path, self._ops.open_append(path))
 
 
 class _FaultyAppender:

@@ -21,7 +21,9 @@ import random
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError, ExitCode
@@ -53,7 +55,13 @@ DEFAULT_LATENCY_MS = 5
 
 
 def _crashing_run(
-    target: FaultTarget, sessions: Path, out_dir: Path, ledger: ToolLedger, point_id: str | None, signum: int
+    target: FaultTarget,
+    sessions: Path,
+    out_dir: Path,
+    ledger: ToolLedger,
+    point_id: str | None,
+    signum: int,
+    store_factory: Callable[[Path], Any] = LocalStore,
 ) -> int:
     """A child's run from scratch that raises `signum` on itself at crash point `point_id` (None: never)."""
     from strands_durable.agent.durable import StopRequested
@@ -76,7 +84,7 @@ def _crashing_run(
             run_workflow(
                 target.spec_path,
                 run_options(target, out_dir, bus, stop_requested=stops.requested),
-                store=LocalStore(sessions),
+                store=store_factory(sessions),
                 session_id=target.session_id,
             )
         except (StopRequested, KeyboardInterrupt):
@@ -108,9 +116,11 @@ def explore_kill(
     seed: int = 0,
     golden: Golden | None = None,
     run: FaultRun | None = None,
+    store_factory: Callable[[Path], Any] = LocalStore,
 ) -> FaultRun:
     """Kill a real child at every crash point of the golden run with each signal (SIGINT and SIGTERM at every
-    `graceful_every`-th point), then at `random_moments` random times; resume each and judge it."""
+    `graceful_every`-th point), then at `random_moments` random times; resume each and judge it.
+    `store_factory` builds the killed child's store (a deliberately broken one in the harness's tests)."""
     run = run or FaultRun(FAULT, target.name)
     golden = golden or run_golden(target, workdir / "golden")
     points = list(dict.fromkeys(golden.point_ids))
@@ -120,7 +130,7 @@ def explore_kill(
         for name in signals:
             if name != "SIGKILL" and index % max(1, graceful_every):
                 continue
-            kill_at_point(golden, point_id, name, workdir / "kill", run)
+            kill_at_point(golden, point_id, name, workdir / "kill", run, store_factory)
     if random_moments:
         rng = random.Random(seed)
         duration = _calibrate(golden.target, workdir / "kill", latency_ms)
@@ -130,7 +140,14 @@ def explore_kill(
     return run
 
 
-def kill_at_point(golden: Golden, point_id: str, signal_name: str, workspace: Path, run: FaultRun) -> None:
+def kill_at_point(
+    golden: Golden,
+    point_id: str,
+    signal_name: str,
+    workspace: Path,
+    run: FaultRun,
+    store_factory: Callable[[Path], Any] = LocalStore,
+) -> None:
     """One child killed by `signal_name` at crash point `point_id`, then resumed and judged."""
     signum = SIGNALS[signal_name]
     reset_dir(workspace)
@@ -139,7 +156,9 @@ def kill_at_point(golden: Golden, point_id: str, signal_name: str, workspace: Pa
         workspace / "out",
         ToolLedger(workspace / "tools.log", durable=False),
     )
-    ended = run_in_child(lambda: _crashing_run(golden.target, sessions, out_dir, ledger, point_id, signum))
+    ended = run_in_child(
+        lambda: _crashing_run(golden.target, sessions, out_dir, ledger, point_id, signum, store_factory)
+    )
     run.explored += 1
     if ended.code == NOT_FIRED:
         run.add(point_id, signal_name, "not-fired", "the child finished without reaching the crash point")

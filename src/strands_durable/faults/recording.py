@@ -36,6 +36,7 @@ class RecordingFileOps(FileOps):
     def __init__(self) -> None:
         self.log: list[Op] = []
         self._lock = threading.Lock()
+        self._ops = FileOps()  # the real operations; this layer records each one after it succeeded
 
     def _add(self, op: Op) -> None:
         with self._lock:
@@ -46,7 +47,7 @@ class RecordingFileOps(FileOps):
 
     def write_file(self, path: Path, data: bytes, *, sync: bool) -> None:
         existed = path.exists()
-        super().write_file(path, data, sync=sync)
+        self._ops.write_file(path, data, sync=sync)
         with self._lock:
             if not existed:
                 self.log.append(Op("create", path))
@@ -55,38 +56,38 @@ class RecordingFileOps(FileOps):
                 self.log.append(Op("fsync", path))
 
     def rename(self, src: Path, dst: Path) -> None:
-        super().rename(src, dst)
+        self._ops.rename(src, dst)
         self._add(Op("rename", src, dst))
 
     def fsync_dir(self, path: Path) -> None:
-        super().fsync_dir(path)
+        self._ops.fsync_dir(path)
         self._add(Op("fsync_dir", path))
 
     def remove(self, path: Path) -> None:
-        super().remove(path)
+        self._ops.remove(path)
         self._add(Op("remove", path))
 
     def rmdir(self, path: Path) -> None:
-        super().rmdir(path)
+        self._ops.rmdir(path)
         self._add(Op("rmdir", path))
 
     def mkdir(self, path: Path) -> None:
-        super().mkdir(path)
+        self._ops.mkdir(path)
         self._add(Op("mkdir", path))
 
     def truncate(self, path: Path, size: int) -> None:
-        super().truncate(path, size)
+        self._ops.truncate(path, size)
         self._add(Op("truncate", path, size=size))
 
     def open_append(self, path: Path) -> AppendHandle:
         existed = path.exists()
-        handle = super().open_append(path)
+        handle = self._ops.open_append(path)
         if not existed:
             self._add(Op("create", path))
         return _RecordingAppender(self, path, handle)
 
     def sync_all(self) -> None:
-        super().sync_all()
+        self._ops.sync_all()
         self._add(Op("sync_all"))
 
     def counts(self) -> dict[str, int]:
