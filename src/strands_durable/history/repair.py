@@ -98,6 +98,8 @@ def _tool_use_id(block: dict[str, Any], kind: str) -> str | None:
 
 
 class _Repair:
+    """One repair run: the passes of the module docstring over working copies, recording every action."""
+
     def __init__(
         self,
         messages: Sequence[Mapping[str, Any]],
