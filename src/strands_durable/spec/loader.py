@@ -5,6 +5,7 @@ Every failure is a SpecError (exit 3) naming the file, and the key path and line
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import stat
@@ -44,11 +45,26 @@ def spec_hash(path: str | Path) -> str:
     return hashlib.sha256(read_spec_bytes(path)).hexdigest()
 
 
+_PARSED: dict[tuple[str, str, str], Spec] = {}
+"""(file, absolute path, sha256 of the bytes) -> a validated spec without `$ref` agents: a resume (or a chaos run,
+which resumes hundreds of times) parses an unchanged spec file once per process and gets a deep copy."""
+_PARSED_LIMIT = 32
+
+
 def load_spec(path: str | Path) -> Spec:
     """Load and validate the spec at `path` (YAML, or JSON for `.json`); raises SpecError."""
     try:
         raw = read_spec_bytes(path)
-        return _load(raw, file=str(path), source_path=Path(os.path.abspath(path)), chain=())
+        key = (str(path), os.path.abspath(path), hashlib.sha256(raw).hexdigest())
+        cached = _PARSED.get(key)
+        if cached is None:
+            cached = _load(raw, file=str(path), source_path=Path(key[1]), chain=())
+            if cached._agent_files:  # referenced agent files may change on their own: never cached
+                return cached
+            if len(_PARSED) >= _PARSED_LIMIT:
+                _PARSED.pop(next(iter(_PARSED)))
+            _PARSED[key] = cached
+        return copy.deepcopy(cached)
     except SpecError as exc:
         raise diagnostics.single_line_error(exc) from None
 
