@@ -437,7 +437,9 @@ class _Exploration:
         return LocalStore(self.sessions).load(self.session_id)
 
     # -- one run --
-    def resume(self, *, arm: tuple[CrashPoint, int] | None, converge: bool, label: str) -> _Phase:
+    def resume(
+        self, *, arm: tuple[CrashPoint, int] | None, converge: bool, label: str, before: SessionState | None = None
+    ) -> _Phase:
         """Resume the current session in fresh objects; check tools and requests against what was committed."""
         from strands_durable.runner.api import resume
 
@@ -450,7 +452,7 @@ class _Exploration:
             _arm(bus, phase, *arm)
         if converge:
             _watch_convergence(bus, phase, store, self.golden)
-        before = self.load()
+        before = before if before is not None else self.load()
         if before.status == "completed":
             phase.completed = True
             return phase
@@ -653,6 +655,7 @@ def explore_schedule(
             arm=(last.point, 0) if again else None,
             converge=not golden.target.full and not synthesized,
             label=label,
+            before=crashed,
         )
         if final.fired is None:
             break
