@@ -198,10 +198,14 @@ class LocalSession(Session):
 
 
 class LocalStore(SessionStore):
-    def __init__(self, root: Path | str | None = None, *, fileops: FileOps | None = None, strict: bool = False):
+    def __init__(
+        self, root: Path | str | None = None, *, fileops: FileOps | None = None, strict: bool | None = None
+    ) -> None:
+        """`strict` validates every conversation a commit touches (`mode="stored"`); it defaults to the
+        environment variable STRANDS_DURABLE_STRICT (the test suite turns it on)."""
         self.root = Path(root).expanduser() if root is not None else layout.default_sessions_dir()
         self.fileops = fileops or FileOps()
-        self.strict = strict
+        self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
 
     # -- creating and opening ------------------------------------------------------------------------
     def create(
