@@ -19,6 +19,7 @@ from strands.models import Model
 
 from strands_durable.errors import WorkflowFailed
 from strands_durable.models.request import ModelRequest
+from strands_durable.store.fileops import FileOps
 
 CASSETTE_VERSION = 1
 
@@ -59,9 +60,8 @@ class Cassette:
 
     def save(self) -> None:
         body = {"version": CASSETTE_VERSION, "responses": dict(sorted(self.responses.items()))}
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-        tmp.replace(self.path)
+        data = json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        FileOps().write_atomic(self.path, data.encode("utf-8"))
 
     def record(self, key: str, events: list[dict[str, Any]]) -> None:
         with self._lock:

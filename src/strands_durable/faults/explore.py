@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -35,12 +34,15 @@ from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
 from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, validate
 from strands_durable.runner.context import RunOptions
 from strands_durable.store import layout
+from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME, encode_record, read_journal
 from strands_durable.store.local import LocalStore
 from strands_durable.store.state import SessionState, fold
 
 PINNED_CREATED_AT = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 """Every chaos run of a workflow is created at this instant, so clocks, templates and tool results repeat."""
+
+_OPS = FileOps()  # chaos scratch files go through the project's one file-operations layer too
 
 INVALID_HISTORY = "invalid-history"
 """The rule name of problems about histories a provider would reject; every other rule is a divergence."""
@@ -294,22 +296,22 @@ class _Workspace:
         self.count += 1
         base = self.root / f"run{self.count}"
         if base.exists():
-            shutil.rmtree(base)
+            _OPS.remove_tree(base)
         return base / "sessions", base / "out"
 
 
 def _seed_session(golden: GoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes) -> None:
     """A session directory holding the golden header (with this run's output directory) and `journal_tail`."""
     directory = layout.session_dir(sessions, golden.target.session_id)
-    directory.mkdir(parents=True)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    _OPS.makedirs(directory, durable=False)
+    _OPS.makedirs(out_dir, durable=False)
     header_end = golden.journal.index(b"\n") + 1
     header = read_journal(directory / JOURNAL_NAME, golden.journal[:header_end]).records[0]
     meta = dict(header["events"][0]["meta"])
     meta["runtime"] = {**meta["runtime"], "out_dir": str(out_dir.resolve())}
     header["events"] = [{**header["events"][0], "meta": meta}, *header["events"][1:]]
-    (directory / layout.SPEC_SNAPSHOT).write_bytes(golden.spec_snapshot)
-    (directory / JOURNAL_NAME).write_bytes(encode_record(header) + journal_tail)
+    _OPS.write_atomic(directory / layout.SPEC_SNAPSHOT, golden.spec_snapshot, durable=False)
+    _OPS.write_atomic(directory / JOURNAL_NAME, encode_record(header) + journal_tail, durable=False)
 
 
 def _fold_bytes(journal: bytes) -> SessionState:
@@ -324,7 +326,7 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
     from strands_durable.runner.api import run_workflow
 
     if workdir.exists():
-        shutil.rmtree(workdir)
+        _OPS.remove_tree(workdir)
     sessions, out_dir = workdir / "golden" / "sessions", workdir / "golden" / "out"
     store = _ObservedStore(sessions)
     journal_path = layout.session_dir(sessions, target.session_id) / JOURNAL_NAME

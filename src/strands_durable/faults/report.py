@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from strands_durable.store.fileops import FileOps
+
 PROPERTY_PREFIX = "strands_chaos_"
 
 
@@ -76,8 +78,9 @@ class ChaosTotals:
             "mode": self.mode,
             "items": self.items,
         }
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        ops = FileOps()
+        ops.makedirs(path.parent.resolve())
+        ops.write_atomic(path, (json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 def records_of(user_properties: list[tuple[str, Any]]) -> list[dict[str, Any]]:

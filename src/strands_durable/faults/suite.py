@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from strands_durable.faults.explore import (
     run_golden,
 )
 from strands_durable.faults.report import PROPERTY_PREFIX
+from strands_durable.store.fileops import FileOps
 
 FAULT_CLASSES = ("interrupt", "kill", "power", "disk", "concurrent")
 AVAILABLE_FAULTS = ("interrupt",)
@@ -83,7 +83,8 @@ class ChaosSuite:
         self._count = 0
 
     def close(self) -> None:
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.workdir.exists():
+            FileOps().remove_tree(self.workdir)
 
     def _dir(self, name: str) -> Path:
         self._count += 1
