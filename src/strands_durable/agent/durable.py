@@ -106,7 +106,7 @@ class DurableInvoker:
         started = bool(unit_messages(conv, inv.unit))
         if started and conv is not None and unit_messages(conv, inv.unit)[-1] != len(conv.messages) - 1:
             raise WorkflowFailed(f"conversation {inv.conv_key} continued past unfinished unit {inv.unit}")
-        agent, counters = self._build_agent(inv, conv)
+        agent, counters = self._build_agent(inv, conv, started=started)
         try:
             if started:
                 agent()  # resume: a trailing user message is answered, a trailing toolUse is executed/replayed
@@ -114,13 +114,13 @@ class DurableInvoker:
                 agent(inv.prompt)
         except BaseException as exc:  # unwrap the SDK's wrapper so our own errors and crashes surface as-is
             raise _unwrap(exc) from None
+        # the window's trim at the end of the invocation is committed with this conversation's next message
         conv = self.session.state.conversations[inv.conv_key]
-        self._commit_conversation_state(inv, agent, conv)
         last = conv.messages[-1]
         return InvocationResult(text_of(last), resumed=started, model_calls=counters["model_calls"])
 
     # -- building the agent ---------------------------------------------------------------------------
-    def _build_agent(self, inv: Invocation, conv: Conversation | None) -> tuple[Any, dict[str, int]]:
+    def _build_agent(self, inv: Invocation, conv: Conversation | None, *, started: bool) -> tuple[Any, dict[str, int]]:
         from strands import Agent
         from strands.agent.conversation_manager import SlidingWindowConversationManager
         from strands.hooks import AfterInvocationEvent, BeforeModelCallEvent, MessageAddedEvent
@@ -148,9 +148,10 @@ class DurableInvoker:
             agent_id=_agent_id_for_sdk(inv.agent_id),
             state=agent_state,
         )
-        if messages:
-            # a crash may have come between the window's trim and its commit; trimming is a pure function of
-            # the messages, so applying it again restores exactly what the uninterrupted run had
+        if messages and not started:
+            # the uninterrupted run trimmed the window when the previous invocation ended, and that trim is only
+            # committed with this unit's first message: apply it again (a pure function of the messages). A unit
+            # already under way was restored from the window state committed with its own messages.
             manager.apply_management(agent)
         counters = {"model_calls": 0}
         hooks = _InvocationHooks(self, inv, agent, counters)
@@ -159,17 +160,6 @@ class DurableInvoker:
         agent.hooks.add_callback(AfterInvocationEvent, hooks.after_invocation)
         agent.add_middleware(ExecuteToolStage, hooks.execute_tool)
         return agent, counters
-
-    def _commit_conversation_state(self, inv: Invocation, agent: Any, conv: Conversation) -> None:
-        cm_state = agent.conversation_manager.get_state()
-        agent_state = agent.state.get()
-        event: dict[str, Any] = {"type": "conversation", "conv": inv.conv_key, "agent": inv.agent_id}
-        if cm_state != conv.cm_state:
-            event["cm_state"] = cm_state
-        if agent_state != conv.agent_state:
-            event["agent_state"] = agent_state
-        if len(event) > 3:
-            self.session.commit([event], path=f"{inv.path}/conversation", durable=False)
 
 
 def _agent_id_for_sdk(agent_id: str) -> str:
