@@ -163,17 +163,25 @@ class KillingFileOps(FileOps):
         return _Killing()
 
 
-def needs_repair(golden: Golden, sessions: Path, out_dir: Path) -> None:
+def needs_repair(golden: Golden, sessions: Path, out_dir: Path) -> bool:
     """A cleanly paused session with a blank text block in a stored history (a new generation) and a
-    truncated message file in another conversation, when there is one."""
+    truncated message file in another conversation, when there is one. False: nothing to break (no model
+    answer was committed before the pause)."""
     from strands_durable.faults.disk import _paused
 
     directory = _paused(golden, sessions, out_dir)
-    session = LocalStore(sessions).open(golden.target.session_id, check=False)
+    session = LocalStore(sessions, strict=False).open(golden.target.session_id, check=False)  # broken on purpose
     try:
-        key, conv = sorted(session.state.conversations.items())[0]
+        candidates = [
+            (key, conv, index)
+            for key, conv in sorted(session.state.conversations.items())
+            for index, message in enumerate(conv.messages)
+            if message.get("role") == "assistant"
+        ]
+        if not candidates:
+            return False
+        key, conv, index = candidates[0]
         messages: list[dict[str, Any]] = copy.deepcopy(conv.messages)
-        index = next(i for i, m in enumerate(messages) if m.get("role") == "assistant")
         messages[index]["content"].append({"text": "  "})
         event = {
             "type": "generation",
@@ -189,6 +197,7 @@ def needs_repair(golden: Golden, sessions: Path, out_dir: Path) -> None:
     others = sorted(p for p in (directory / layout.AGENTS_DIR).glob("*/messages/message_0.json") if p.parts[-3] != key)
     if others:
         FileOps().write_file(others[0], others[0].read_bytes()[:11], sync=False)
+    return True
 
 
 def _repair_child(target: FaultTarget, sessions: Path, kill_at: int) -> int:
@@ -208,7 +217,9 @@ def crash_during_repair(golden: Golden, workspace: Path, run: FaultRun, *, strid
     while kill_at < MAX_OPS:
         reset_dir(workspace)
         sessions, out_dir = workspace / "sessions", workspace / "out"
-        needs_repair(golden, sessions, out_dir)
+        if not needs_repair(golden, sessions, out_dir):
+            run.outcomes["no committed answer to break before the pause"] += 1
+            return
         wait_for_threads()
         ended = run_in_child(lambda sessions=sessions, kill_at=kill_at: _repair_child(target, sessions, kill_at))
         if ended == ChildExit(0, None):
