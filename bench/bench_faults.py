@@ -1,0 +1,121 @@
+"""Fault harness benchmark: kill-mode crash points per second (SIGKILL of a real forked child at each point, a
+resume, the judgement) against in-process crash points per second on the same points.
+
+    .venv/bin/python bench/bench_faults.py [--spec examples/chain-research.strands.yaml] [--points 30] [--rounds 3]
+
+Two in-process baselines: `same scheme` does exactly the kill harness's work without a process (a run from the
+start that raises InjectedCrash at the point, a resume in fresh objects, the same judgement); `plugin explorer`
+is `faults.explore.explore_point` (the pytest plugin's, which starts from the journal prefix and stops at
+convergence), when it is importable. Rounds alternate the modes so machine load hits them alike; the median
+round counts. Prints one line per measurement and the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
+from strands_durable.faults.common import FaultRun, FaultTarget, Golden, judge_final, reset_dir, run_golden, run_options
+from strands_durable.faults.kill import kill_at_point
+from strands_durable.runner.api import resume, run_workflow
+from strands_durable.store.local import LocalStore
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def in_process(golden: Golden, points: list[str], workspace: Path) -> float:
+    """Points per second of the same scheme without a child process."""
+    target = golden.target
+    started = time.perf_counter()
+    for point_id in points:
+        reset_dir(workspace)
+        sessions, out_dir = workspace / "sessions", workspace / "out"
+        bus = CrashPoints()
+        fired: list[CrashPoint] = []
+
+        def crash(point: CrashPoint, point_id: str = point_id, fired: list[CrashPoint] = fired) -> None:
+            if not fired and point.id == point_id:
+                fired.append(point)
+                raise InjectedCrash(point)
+
+        bus.subscribe(crash)
+        with contextlib.suppress(InjectedCrash):
+            run_workflow(
+                target.spec_path,
+                run_options(target, out_dir, bus),
+                store=LocalStore(sessions),
+                session_id=target.session_id,
+            )
+        if LocalStore(sessions).load(target.session_id).status != "completed":
+            resume(target.session_id, run_options(target, out_dir, CrashPoints()), store=LocalStore(sessions))
+        assert not judge_final(golden, sessions)
+    return len(points) / (time.perf_counter() - started)
+
+
+def killed(golden: Golden, points: list[str], workspace: Path) -> float:
+    run = FaultRun("kill", golden.target.name)
+    started = time.perf_counter()
+    for point_id in points:
+        kill_at_point(golden, point_id, "SIGKILL", workspace, run)
+    rate = len(points) / (time.perf_counter() - started)
+    assert not run.findings and run.outcomes["resumed"] == len(points), run.findings[:3]
+    return rate
+
+
+def plugin_explorer(spec: Path, points: int, workdir: Path):  # -> callable or None
+    try:
+        from strands_durable.faults.explore import ChaosTarget, explore_point
+        from strands_durable.faults.explore import run_golden as plugin_golden
+    except ImportError:
+        return None
+    golden = plugin_golden(ChaosTarget(spec), workdir / "plugin-golden")
+    ids = golden.ordered_ids()
+    chosen = [ids[int(i * len(ids) / points)] for i in range(points)]
+
+    def measure() -> float:
+        started = time.perf_counter()
+        for number, point_id in enumerate(chosen):
+            outcome = explore_point(golden, point_id, workdir / f"plugin-{number}")
+            assert outcome.ok, outcome.describe()
+        return len(chosen) / (time.perf_counter() - started)
+
+    return measure
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", type=Path, default=REPO / "examples" / "chain-research.strands.yaml")
+    parser.add_argument("--points", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="bench-faults-"))
+    target = FaultTarget(args.spec)
+    golden = run_golden(target, workdir / "golden")
+    ids = list(dict.fromkeys(golden.point_ids))
+    points = [ids[int(i * len(ids) / args.points)] for i in range(min(args.points, len(ids)))]
+    plugin = plugin_explorer(args.spec, len(points), workdir)
+    rates: dict[str, list[float]] = {"in-process (same scheme)": [], "kill (SIGKILL, forked child)": []}
+    if plugin is not None:
+        rates["in-process (plugin explorer)"] = []
+    for _ in range(args.rounds):
+        rates["in-process (same scheme)"].append(in_process(golden, points, workdir / "inproc"))
+        rates["kill (SIGKILL, forked child)"].append(killed(golden, points, workdir / "kill"))
+        if plugin is not None:
+            rates["in-process (plugin explorer)"].append(plugin())
+    print(f"{args.spec.name}: {len(points)} of {len(ids)} crash points, {args.rounds} alternating rounds (median)")
+    medians = {name: statistics.median(values) for name, values in rates.items()}
+    for name, rate in medians.items():
+        print(f"  {name:<32} {rate:7.2f} crash points/s")
+    kill_rate = medians["kill (SIGKILL, forked child)"]
+    for name, rate in medians.items():
+        if name.startswith("in-process"):
+            print(f"  ratio {name} / kill: {rate / kill_rate:.2f}x (target: within 3x)")
+
+
+if __name__ == "__main__":
+    main()
