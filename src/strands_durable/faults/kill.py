@@ -48,6 +48,7 @@ FAULT = "kill"
 SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}
 STOP_CODES = {signal.SIGINT: int(ExitCode.SIGINT), signal.SIGTERM: int(ExitCode.SIGTERM)}
 NOT_FIRED = 99  # the child finished without reaching its crash point
+_NO_NOTICE = -1  # a descriptor that is never open: the handlers' notice is dropped (they ignore OSError)
 DEFAULT_LATENCY_MS = 5
 
 
@@ -78,7 +79,7 @@ def _crashing_run(
             os.kill(os.getpid(), signum)
 
     bus.subscribe(at_point)
-    stops = StopSignals()
+    stops = StopSignals(notice_fd=_NO_NOTICE)  # the CLI's handlers, without their notice on the terminal
     with stops:
         try:
             run_workflow(
