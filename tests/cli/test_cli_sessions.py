@@ -20,7 +20,9 @@ def completed_id(strands, write_spec) -> str:
 
 
 def _broken_session(store) -> str:
-    """A session whose stored history has a tool call answered by a plain user message (what old SDK bugs left)."""
+    """A session whose stored history has a tool call answered by a plain user message (what old SDK bugs left).
+    Written with strict validation off, as an older tool that wrote it would have."""
+    store.strict = False
     session = make_session(store, workflow="broken")
     key = "writer"
 

@@ -39,6 +39,7 @@ class Invocation:
     tools: list[Any] = field(default_factory=list)
     non_idempotent: frozenset[str] = frozenset()
     model: Any = None  # a strands Model
+    invocation_state: dict[str, Any] = field(default_factory=dict)  # passed to the agent call (tool_context)
     provider: str = "all"  # history validation profile
 
 
@@ -108,10 +109,11 @@ class DurableInvoker:
             raise WorkflowFailed(f"conversation {inv.conv_key} continued past unfinished unit {inv.unit}")
         agent, counters = self._build_agent(inv, conv, started=started)
         try:
-            if started:
-                agent()  # resume: a trailing user message is answered, a trailing toolUse is executed/replayed
+            call_state = dict(inv.invocation_state)
+            if started:  # resume: a trailing user message is answered, a trailing toolUse is executed/replayed
+                agent(invocation_state=call_state)
             else:
-                agent(inv.prompt)
+                agent(inv.prompt, invocation_state=call_state)
         except BaseException as exc:  # unwrap the SDK's wrapper so our own errors and crashes surface as-is
             raise _unwrap(exc) from None
         # the window's trim at the end of the invocation is committed with this conversation's next message

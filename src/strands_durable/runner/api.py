@@ -134,7 +134,7 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
 
 def _execute(spec: Any, session: Session, options: RunOptions, store: SessionStore, *, resumed: bool) -> RunOutcome:
     from strands_durable.runner.artifacts import write_artifacts
-    from strands_durable.runner.native_tools import build_native_tools
+    from strands_durable.runner.native_tools import ENVIRONMENT_KEY, NativeToolEnvironment, native_tools
     from strands_durable.runner.patterns import executor_for
     from strands_durable.runner.tools import OFFLINE_PROVIDERS, ToolResolver
 
@@ -149,7 +149,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
         os.environ.setdefault("BYPASS_TOOL_CONSENT", "true")
         offline = provider in OFFLINE_PROVIDERS
         scratch = _scratch_dir(store, state) if offline else None
-        native = build_native_tools(
+        environment = NativeToolEnvironment(
             clock=(lambda: created) if offline else (lambda: dt.datetime.now(dt.timezone.utc)),
             scratch_dir=scratch,
             fileops=fileops,
@@ -166,11 +166,12 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
                 stop_requested=lambda: cancelled.is_set() or options.stop_requested(),
                 validate_requests=options.validate_requests,
             ),
-            tools=ToolResolver(spec, provider=provider, native=native, extra=options.extra_tools),
+            tools=ToolResolver(spec, provider=provider, native=native_tools(), extra=options.extra_tools),
             crash=crash,
             created_at=created,
             provider=provider,
             cancelled=cancelled,
+            invocation_state={ENVIRONMENT_KEY: environment},
         )
         options.reporter.session_started(state.session_id, spec.name, resumed=resumed)
         tokens_before = state.usage()["total"] if resumed else 0

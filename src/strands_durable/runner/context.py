@@ -52,6 +52,7 @@ class RunContext:
     lock: threading.RLock = field(default_factory=threading.RLock)  # pattern state and HITL pauses of concurrent units
     budget: Any = None
     retry_policy: Any = None
+    invocation_state: dict[str, Any] = field(default_factory=dict)  # handed to every agent call (native tools)
     _models: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

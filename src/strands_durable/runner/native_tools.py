@@ -1,16 +1,19 @@
 """Our implementations of strands-cli's native tools that need no network (deterministic where it matters).
 
-Each is a real Strands tool. Files written by `file_write` go through the file-operations layer and, offline,
-are confined to the session's scratch directory.
+Each is a real Strands tool, built once per process; the run's clock, scratch directory and file layer reach it
+through the agent call's `invocation_state`. Files written by `file_write` go through the file-operations layer
+and, offline, are confined to the session's scratch directory; offline, `current_time` is the session's clock.
 """
 
 from __future__ import annotations
 
 import ast
 import datetime as _dt
+import functools
 import operator
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +53,49 @@ def evaluate_arithmetic(expression: str) -> float | int:
     return walk(ast.parse(expression.strip() or "0", mode="eval"))
 
 
-def build_native_tools(*, clock: Callable[[], _dt.datetime], scratch_dir: Path | None, fileops: FileOps) -> dict:
-    """name -> Strands tool for every native tool we provide locally."""
+@dataclass(frozen=True)
+class NativeToolEnvironment:
+    """What the native tools of one run need: its clock, its scratch directory (offline runs), its file layer.
+
+    The tools are built once per process (Strands' @tool builds pydantic models, which is slow) and read the
+    run's environment from the agent call's `invocation_state` under ENVIRONMENT_KEY.
+    """
+
+    clock: Callable[[], _dt.datetime]
+    scratch_dir: Path | None
+    fileops: FileOps
+
+
+ENVIRONMENT_KEY = "strands_durable.native_tools"
+
+
+def _environment(tool_context: Any) -> NativeToolEnvironment:
+    environment = (tool_context.invocation_state or {}).get(ENVIRONMENT_KEY)
+    if environment is None:
+        raise RuntimeError("native tool called outside a strands-durable run")
+    return environment
+
+
+def _confined(environment: NativeToolEnvironment, path: str) -> Path:
+    scratch = environment.scratch_dir
+    if scratch is None:
+        return Path(path)
+    candidate = (scratch / path.lstrip("/")).resolve()
+    if scratch.resolve() not in (candidate, *candidate.parents):
+        raise ValueError(f"path {path!r} escapes the scratch directory")
+    return candidate
+
+
+def _read_text(environment: NativeToolEnvironment, path: str) -> str:
+    target = _confined(environment, path)
+    if not target.is_file():
+        raise ValueError(f"no such file: {path}")
+    return target.read_text(encoding="utf-8", errors="replace")[:100_000]
+
+
+@functools.cache
+def native_tools() -> dict[str, Any]:
+    """name -> Strands tool for every native tool we provide locally (built once per process)."""
     from strands import tool
 
     @tool
@@ -66,73 +110,60 @@ def build_native_tools(*, clock: Callable[[], _dt.datetime], scratch_dir: Path |
         except (ValueError, ZeroDivisionError, OverflowError, SyntaxError) as exc:
             raise ValueError(f"cannot evaluate {expression!r}: {exc}") from None
 
-    @tool
-    def current_time(timezone: str = "UTC") -> str:
+    @tool(context=True)
+    def current_time(tool_context: Any, timezone: str = "UTC") -> str:
         """Return the current date and time in ISO 8601 format.
 
         Args:
             timezone: Only "UTC" is supported.
         """
-        return clock().astimezone(_dt.timezone.utc).isoformat()
+        return _environment(tool_context).clock().astimezone(_dt.timezone.utc).isoformat()
 
-    def _confined(path: str) -> Path:
-        if scratch_dir is None:
-            return Path(path)
-        candidate = (scratch_dir / path.lstrip("/")).resolve()
-        if scratch_dir.resolve() not in (candidate, *candidate.parents):
-            raise ValueError(f"path {path!r} escapes the scratch directory")
-        return candidate
-
-    @tool
-    def file_read(path: str) -> str:
+    @tool(context=True)
+    def file_read(path: str, tool_context: Any) -> str:
         """Read a UTF-8 text file and return its contents.
 
         Args:
             path: The file to read.
         """
-        target = _confined(path)
-        if not target.is_file():
-            raise ValueError(f"no such file: {path}")
-        return target.read_text(encoding="utf-8", errors="replace")[:100_000]
+        return _read_text(_environment(tool_context), path)
 
-    @tool
-    def file_write(path: str, content: str) -> str:
+    @tool(context=True)
+    def file_write(path: str, content: str, tool_context: Any) -> str:
         """Write UTF-8 text to a file, replacing it atomically.
 
         Args:
             path: The file to write.
             content: The text to write.
         """
-        target = _confined(path)
-        fileops.makedirs(target.parent)
-        fileops.write_atomic(target, content.encode("utf-8"))
+        environment = _environment(tool_context)
+        target = _confined(environment, path)
+        environment.fileops.makedirs(target.parent)
+        environment.fileops.write_atomic(target, content.encode("utf-8"))
         return f"wrote {len(content.encode('utf-8'))} bytes to {path}"
 
-    def _lines(path: str) -> list[str]:
-        return file_read._tool_func(path).splitlines()  # type: ignore[attr-defined]
-
-    @tool
-    def head(path: str, lines: int = 10) -> str:
+    @tool(context=True)
+    def head(path: str, tool_context: Any, lines: int = 10) -> str:
         """Return the first lines of a text file.
 
         Args:
             path: The file to read.
             lines: How many lines.
         """
-        return "\n".join(_lines(path)[: max(lines, 0)])
+        return "\n".join(_read_text(_environment(tool_context), path).splitlines()[: max(lines, 0)])
 
-    @tool
-    def tail(path: str, lines: int = 10) -> str:
+    @tool(context=True)
+    def tail(path: str, tool_context: Any, lines: int = 10) -> str:
         """Return the last lines of a text file.
 
         Args:
             path: The file to read.
             lines: How many lines.
         """
-        return "\n".join(_lines(path)[-max(lines, 1) :])
+        return "\n".join(_read_text(_environment(tool_context), path).splitlines()[-max(lines, 1) :])
 
-    @tool
-    def grep(pattern: str, path: str) -> str:
+    @tool(context=True)
+    def grep(pattern: str, path: str, tool_context: Any) -> str:
         """Return the lines of a text file that match a regular expression.
 
         Args:
@@ -140,10 +171,11 @@ def build_native_tools(*, clock: Callable[[], _dt.datetime], scratch_dir: Path |
             path: The file to search.
         """
         regex = re.compile(pattern)
-        return "\n".join(line for line in _lines(path) if regex.search(line))
+        text = _read_text(_environment(tool_context), path)
+        return "\n".join(line for line in text.splitlines() if regex.search(line))
 
-    @tool
-    def spec_verify(spec_content: str) -> str:
+    @tool(context=True)
+    def spec_verify(spec_content: str, tool_context: Any) -> str:
         """Validate a strands workflow spec given as YAML text; return "valid" or the first error.
 
         Args:

@@ -84,6 +84,7 @@ def run_agent_unit(
         tools=toolset.tools,
         non_idempotent=toolset.non_idempotent,
         model=_guarded_model(ctx, ref, conv_key, agent_id),
+        invocation_state=ctx.invocation_state,
     )
     try:
         return ctx.invoker.invoke(invocation).response

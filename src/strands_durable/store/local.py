@@ -162,6 +162,25 @@ class LocalSession(Session):
         self._ops.mkdir(messages_dir)
         self._ops.fsync_dir(messages_dir.parent)
 
+    def mark_intact_message_files(self) -> None:
+        """After a crash: count the message files already on disk with the right bytes as written, so only the
+        missing or damaged ones are written again (re-deriving a long session would otherwise rewrite them all)."""
+        for key, conv in self.state.conversations.items():
+            messages_dir = self.directory / layout.AGENTS_DIR / key / "messages"
+            if conv.generation or not messages_dir.is_dir():
+                continue  # written from scratch (a repaired history's old files go to backups first)
+            intact = 0
+            for index in range(len(conv.messages)):
+                try:
+                    on_disk = (messages_dir / layout.message_file_name(index)).read_bytes()
+                except OSError:
+                    break
+                if on_disk != dump_compact(message_view(conv, index)):
+                    break
+                intact += 1
+            self._written_messages[key] = intact
+            self._written_generation[key] = conv.generation
+
     def mark_views_written(self) -> None:
         for key, conv in self.state.conversations.items():
             self._written_messages[key] = len(conv.messages)
@@ -280,6 +299,8 @@ class LocalStore(SessionStore):
             session = LocalSession(self, directory, state, lease, crash_points)
             if clean:
                 session.mark_views_written()
+            else:
+                session.mark_intact_message_files()
             edited = hand_edited_variables(directory, state)
             if edited is not None:
                 session.warnings.append(
