@@ -126,6 +126,9 @@ class SpecFile(pytest.File):
             yield CrashPointItem.from_parent(self, name=point_id, golden=golden)
         if suite.settings.schedules > 0:
             yield ScheduleItem.from_parent(self, name="schedules", golden=golden)
+        for fault in suite.settings.faults:
+            if fault != "interrupt":
+                yield RealFaultItem.from_parent(self, name=f"fault:{fault}", golden=golden, fault=fault)
 
 
 class _ChaosItem(pytest.Item):
@@ -183,6 +186,23 @@ class ScheduleItem(_ChaosItem):
                 outcome_properties(self.workflow, self.golden, result.failure, counts_as_point=False)
             )
             raise ChaosFailure(f"minimal failing schedule of {result.examples} tried:\n{result.failure.describe()}")
+
+
+class RealFaultItem(_ChaosItem):
+    """One real-fault class (kill, power, disk, concurrent) over the spec at its gate bounds (faults/real.py)."""
+
+    def __init__(self, *, fault: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fault = fault
+
+    def runtest(self) -> None:
+        from strands_durable.faults.real import explore_plugin_fault
+
+        suite = self.config.stash[SUITE]
+        properties, findings = explore_plugin_fault(self.fault, self.golden, suite.workdir, suite.settings.seed)
+        self.user_properties.extend(properties)
+        if findings:
+            raise ChaosFailure("\n".join(findings[:20]))
 
 
 # -- the fixture and marker ---------------------------------------------------------------------------------------

@@ -64,14 +64,14 @@ def test_a_crash_point_reruns_alone_with_k_and_with_its_node_id(pytester: pytest
     by_id.assert_outcomes(passed=1)
 
 
-def test_unknown_or_unavailable_fault_classes_are_usage_errors(pytester: pytest.Pytester) -> None:
+def test_unknown_fault_classes_are_usage_errors_and_real_ones_are_items(pytester: pytest.Pytester) -> None:
     add_research_spec(pytester)
     unknown = pytester.runpytest_inprocess("--strands-chaos", "--strands-chaos-faults=interrupt,meteor")
     assert unknown.ret == pytest.ExitCode.USAGE_ERROR
     assert "unknown fault class 'meteor'; choose from interrupt, kill, power, disk, concurrent" in unknown.stderr.str()
-    later = pytester.runpytest_inprocess("--strands-chaos", "--strands-chaos-faults=kill")
-    assert later.ret == pytest.ExitCode.USAGE_ERROR
-    assert "fault class 'kill' is not available" in later.stderr.str()
+    real = pytester.runpytest_inprocess("--strands-chaos", "--strands-chaos-faults=kill,disk", "--collect-only", "-q")
+    assert "research.strands.yaml::fault:kill" in real.stdout.str()
+    assert "research.strands.yaml::fault:disk" in real.stdout.str()
 
 
 def test_ini_options_work_like_the_flags(pytester: pytest.Pytester) -> None:

@@ -7,6 +7,7 @@ on every example (seconds per class), `full` explores every point the class know
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -90,3 +91,32 @@ def find_faults(
     """The findings of one fault class over one spec (empty: the store survived every fault)."""
     target = FaultTarget(Path(spec_path), seed=seed)
     return explore_fault(fault, target, workdir, level=level, seed=seed, **overrides).findings
+
+
+def explore_plugin_fault(fault: str, golden: Any, workdir: Path, seed: int) -> tuple[list[tuple[str, Any]], list[str]]:
+    """For the pytest plugin: run `fault` at gate bounds over the plugin's golden run (`faults.explore.GoldenRun`,
+    whose target may answer from a cassette) and return (the item's report properties, the findings' texts)."""
+    from strands_durable.faults.report import PROPERTY_PREFIX
+
+    chaos_target = golden.target
+    factory = None
+    if chaos_target.model is not None:
+        model = chaos_target.model
+
+        def factory(*, agent_id: str, provider: str, model_id: Any, runtime: Any) -> Any:
+            return model(agent_id=agent_id, model_id=model_id, runtime=runtime)
+
+    target = FaultTarget(chaos_target.spec_path, dict(chaos_target.variables), chaos_target.seed, factory)
+    run = explore_fault(fault, target, workdir / "real-faults" / target.name / fault, level="gate", seed=seed)
+    summary = run.summary()
+    record = {
+        "workflow": Path(chaos_target.spec_path).name,
+        "point": f"fault:{fault}",
+        "fault": fault,
+        "explored": run.explored,
+        "unique_states": run.unique_states,
+        "divergences": summary["divergences"] + summary["data_lost"],
+        "invalid_histories": summary["invalid_histories"],
+        "problems": json.dumps([str(f) for f in run.findings]),
+    }
+    return [(PROPERTY_PREFIX + key, value) for key, value in record.items()], [str(f) for f in run.findings]

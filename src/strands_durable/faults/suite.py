@@ -28,7 +28,7 @@ from strands_durable.faults.report import PROPERTY_PREFIX
 from strands_durable.store.fileops import FileOps
 
 FAULT_CLASSES = ("interrupt", "kill", "power", "disk", "concurrent")
-AVAILABLE_FAULTS = ("interrupt",)
+AVAILABLE_FAULTS = ("interrupt", "kill", "power", "disk", "concurrent")  # real faults: faults/real.py
 SPEC_SUFFIXES = (".strands.yaml", ".strands.yml", ".strands.json")
 
 
