@@ -89,14 +89,13 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
     options = options or RunOptions()
     store = store or default_store()
     full_id = store.resolve(session_id)
-    if store.load(full_id).status == "completed":
-        raise SessionCompleted(full_id)
     crash = options.crash_points or CrashPoints()
     session = store.open(full_id, crash_points=crash)
+    if session.state.status == "completed":
+        session.abandon()  # let go without writing anything: a completed session stays as it is
+        raise SessionCompleted(full_id)
     try:
         state = session.state
-        if state.status == "completed":
-            raise SessionCompleted(full_id)
         meta = state.meta
         reporter = options.reporter
         for warning in session.warnings:

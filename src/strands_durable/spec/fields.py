@@ -16,9 +16,10 @@ ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]+$")
 
 
 class SpecModel(BaseModel):
-    """Strict: unknown keys are errors and values keep the types the file gave them ("5" is not 5)."""
+    """Strict: unknown keys are errors and values keep the types the file gave them ("5" is not 5). Frozen: a
+    loaded spec is shared (load_spec caches it), so nothing may reassign its fields."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=False, populate_by_name=False)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
 
 
 def check_identifier(value: str) -> str:

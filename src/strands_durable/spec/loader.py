@@ -5,7 +5,6 @@ Every failure is a SpecError (exit 3) naming the file, and the key path and line
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import os
 import stat
@@ -47,7 +46,8 @@ def spec_hash(path: str | Path) -> str:
 
 _PARSED: dict[tuple[str, str, str], Spec] = {}
 """(file, absolute path, sha256 of the bytes) -> a validated spec without `$ref` agents: a resume (or a chaos run,
-which resumes hundreds of times) parses an unchanged spec file once per process and gets a deep copy."""
+which resumes hundreds of times) parses an unchanged spec file once per process. Specs are frozen models and
+are shared, never copied."""
 _PARSED_LIMIT = 32
 
 
@@ -64,7 +64,7 @@ def load_spec(path: str | Path) -> Spec:
             if len(_PARSED) >= _PARSED_LIMIT:
                 _PARSED.pop(next(iter(_PARSED)))
             _PARSED[key] = cached
-        return copy.deepcopy(cached)
+        return cached
     except SpecError as exc:
         raise diagnostics.single_line_error(exc) from None
 

@@ -307,7 +307,8 @@ class LocalStore(SessionStore):
                     f"Using variables edited by hand in {directory / layout.SESSION_JSON}: {json.dumps(edited)}"
                 )
                 session.commit([{"type": "variables", "variables": edited, "source": "session.json"}])
-            session.flush_views()
+            if not clean:
+                session.flush_views()  # re-derive what the crash left behind
             return session
         except BaseException:
             lease.release()
