@@ -69,9 +69,9 @@ from strands_durable.agent import durable
 _real_build = durable.DurableInvoker._build_agent
 _real_added = durable._InvocationHooks.message_added
 
-def _build(self, inv, conv):
+def _build(self, inv, conv, **kwargs):
     self.mutant_resumed = bool(durable.unit_messages(conv, inv.unit))
-    return _real_build(self, inv, conv)
+    return _real_build(self, inv, conv, **kwargs)
 
 def _added(self, event):
     results = any("toolResult" in block for block in event.message.get("content", ()))
