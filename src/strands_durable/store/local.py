@@ -119,16 +119,17 @@ class LocalSession(Session):
                 raise AssertionError(f"strict store: invalid stored history for {key}: {violations[0]}")
 
     # -- readable files -----------------------------------------------------------------------------
-    def flush_views(self) -> None:
+    def flush_views(self, *, messages: bool = True) -> None:
         """Write the readable files that changed since the last flush, without fsync: the journal is the truth,
         and after a crash any file newer than the last sync mark is re-derived from it. Message files are new
         files written once (no temp file needed: a torn one is detected against the journal); the files that
-        are rewritten (agent.json, pattern_state.json, session.json) are replaced atomically."""
+        are rewritten (agent.json, pattern_state.json, session.json) are replaced atomically. `messages=False`
+        writes only session.json and pattern_state.json."""
         state = self.state
         ops = self._ops
         self._flushed_at = time.monotonic()
         try:
-            for key, conv in state.conversations.items():
+            for key, conv in state.conversations.items() if messages else ():
                 agent_dir = self.directory / layout.AGENTS_DIR / layout.safe_key(key)
                 messages_dir = agent_dir / "messages"
                 written = self._written_messages.get(key)
@@ -308,7 +309,9 @@ class LocalStore(SessionStore):
                 )
                 session.commit([{"type": "variables", "variables": edited, "source": "session.json"}])
             if not clean:
-                session.flush_views()  # re-derive what the crash left behind
+                # re-derive what the crash left behind: the summary files now, message files with the next
+                # throttled flush or at close (a long session need not rewrite them before it can continue)
+                session.flush_views(messages=False)
             return session
         except BaseException:
             lease.release()
