@@ -39,7 +39,10 @@ TABLE: dict[str, Expected] = {
     "customer-support-intake-composite-openai.yaml": Expected(variables={"subject": "Login", "body": "Locked out."}),
     "evaluator-optimizer-hitl-review-openai.yaml": Expected(variables={"topic": "durable workflows"}),
     "evaluator-optimizer-writing-ollama.yaml": Expected(
-        3, "template syntax error", why="the spec's revise_prompt has `{{ fix %}` (line 86): a defect in the file"
+        3,
+        "template syntax error",
+        why="validates with a warning, but its revise_prompt has `{{ fix %}` (line 86), a defect in the file; the "
+        "first evaluation scores below min_score, so the run renders it and fails there",
     ),
     "github-api-example-openai.yaml": Expected(
         18,

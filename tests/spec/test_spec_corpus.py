@@ -1,4 +1,4 @@
-"""Every spec in the strands-cli corpus loads and validates (one known defect is named, exactly)."""
+"""Every spec in the strands-cli corpus loads and validates (one known defect is warned about, exactly)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.errors import SpecError
 from strands_durable.spec import PATTERN_TYPES, load_spec, spec_hash
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "strands-cli-v0"
 EXAMPLES = sorted((CORPUS / "examples").glob("*.yaml"))
 
-# Corpus files with a genuine defect. validate reports it (exit 3) rather than leaving it for the runner to
-# hit halfway through a paid run: `{{ fix %}` opens a print tag and closes a block tag.
+# Corpus files with a genuine defect on a path a run may never take: `{{ fix %}` in `revise_prompt` (rendered only
+# after an evaluation below min_score) opens a print tag and closes a block tag. The spec validates with a warning
+# naming line, key and defect; a run that renders it fails there with exit 3.
 KNOWN_DEFECTS = {
     "evaluator-optimizer-writing-ollama.yaml": (
         86,
@@ -30,14 +30,15 @@ def test_corpus_is_present_and_complete():
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_corpus_example_validates(path: Path):
+    spec = load_spec(path)
     if path.name in KNOWN_DEFECTS:
         line, key_path, detail = KNOWN_DEFECTS[path.name]
-        with pytest.raises(SpecError) as info:
-            load_spec(path)
-        assert (info.value.line, info.value.key_path) == (line, key_path)
-        assert info.value.detail.startswith(detail)
-        return
-    spec = load_spec(path)
+        assert spec.warnings == [
+            f"{path}:{line}: {key_path}: {detail} (rendered only when an evaluation scores below "
+            "accept.min_score; the run fails there)"
+        ]
+    else:
+        assert spec.warnings == []
     assert spec.pattern.type in PATTERN_TYPES
     assert spec.source_path == path.resolve() or spec.source_path.resolve() == path.resolve()
     assert spec.content_hash == spec_hash(path)
@@ -47,8 +48,7 @@ def test_corpus_example_validates(path: Path):
 def test_corpus_covers_all_seven_patterns():
     seen = set()
     for path in EXAMPLES:
-        if path.name not in KNOWN_DEFECTS:
-            seen.add(load_spec(path).pattern.type)
+        seen.add(load_spec(path).pattern.type)
     assert seen == set(PATTERN_TYPES)
 
 

@@ -61,6 +61,8 @@ def validate(
         loaded = load_spec(spec)
     except DurableError as exc:
         fail(exc)
+    for warning in loaded.warnings:
+        print(f"Warning: {warning}", file=sys.stderr)
     print(f"✓ {spec}: valid {loaded.pattern.type} workflow '{loaded.name}'")
 
 

@@ -139,6 +139,8 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
 
     state = session.state
     meta = state.meta
+    for warning in spec.warnings:
+        options.reporter.warning(warning)
     crash = options.crash_points or CrashPoints()
     fileops = getattr(store, "fileops", None) or FileOps()
     created = dt.datetime.fromisoformat(meta["created_at"])

@@ -107,8 +107,12 @@ def _load(
         raise diagnostics.from_validation(exc, document, file) from None
     problems = references.find_problems(spec)
     problems.extend(references.Problem(path, detail) for path, detail in variables.declared_value_problems(spec))
-    if problems:
-        raise diagnostics.from_problems(problems, document, file)
+    errors = [problem for problem in problems if not problem.warning]
+    if errors:
+        raise diagnostics.from_problems(errors, document, file)
+    spec._warnings = [
+        diagnostics.from_problems([problem], document, file).message for problem in problems if problem.warning
+    ]
     spec._source_path = source_path
     spec._content_hash = hashlib.sha256(raw).hexdigest()
     spec._source_bytes = raw

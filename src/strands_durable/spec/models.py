@@ -344,6 +344,7 @@ class Spec(SpecModel):
     _source_bytes: bytes | None = PrivateAttr(default=None)
     _document: Document | None = PrivateAttr(default=None)
     _agent_files: dict[str, Path] = PrivateAttr(default_factory=dict)
+    _warnings: list[str] = PrivateAttr(default_factory=list)
 
     @property
     def source_path(self) -> Path | None:
@@ -359,6 +360,11 @@ class Spec(SpecModel):
     def source_bytes(self) -> bytes:
         """The exact bytes that were loaded and hashed (for a snapshot that matches `content_hash`)."""
         return self._source_bytes or b""
+
+    @property
+    def warnings(self) -> list[str]:
+        """One line per defect on a path the run may never take (see references.CONDITIONAL_TEMPLATES)."""
+        return list(self._warnings)
 
     @property
     def agent_files(self) -> dict[str, Path]:

@@ -32,6 +32,8 @@ class Problem:
     detail: str
     template_line: int | None = None
     """For a template error: the line within the template text (1-based)."""
+    warning: bool = False
+    """A defect on a path that may never run: reported by `validate`, fatal only if the run renders it."""
 
 
 def _walk(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, Any, frozenset[Any]]]:
@@ -57,11 +59,23 @@ def _syntax_problem(text: str, path: KeyPath, *, condition: bool = False) -> Pro
     return None if error is None else Problem(path, error[0], template_line=error[1])
 
 
+CONDITIONAL_TEMPLATES = {"revise_prompt": "an evaluation scores below accept.min_score"}
+"""Template fields a run may never render: a syntax error there is a warning at load time (real specs carry
+such defects and still run to completion when the path is not taken), and an exit-3 error if it is rendered."""
+
+
 def check_fields(spec: Spec) -> Iterator[Problem]:
     """Templates and conditions compile; every agent-naming field names an agent."""
     for path, value, markers in _walk(spec, ()):
         if TEMPLATE in markers:
             problem = _syntax_problem(value, path)
+            if problem is not None and path and path[-1] in CONDITIONAL_TEMPLATES:
+                problem = Problem(
+                    problem.path,
+                    f"{problem.detail} (rendered only when {CONDITIONAL_TEMPLATES[path[-1]]}; the run fails there)",
+                    problem.template_line,
+                    warning=True,
+                )
         elif CONDITION in markers:
             problem = _syntax_problem(value, path, condition=True)
         elif AGENT in markers and value not in spec.agents:
