@@ -9,31 +9,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands.models import Model
-
 from strands_durable.faults.oracle import RequestLog, counting_model
 from strands_durable.models import SyntheticModel
+from strands_durable.models.wrapping import WrappedModel
 from strands_durable.runner.context import RunOptions
 from strands_durable.runner.reporter import RecordingReporter
 from tests.core.support import ExecutionLog, counting_tools
 
 
-class _PerAgent(Model):
+class _PerAgent(WrappedModel):
     """Counts the calls of one agent's model, optionally failing some of them first."""
 
     def __init__(self, inner: Any, agent_id: str, probe: Probe) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.agent_id = agent_id
         self.probe = probe
-
-    def update_config(self, **config: Any) -> None:
-        self.inner.update_config(**config)
-
-    def get_config(self) -> Any:
-        return self.inner.get_config()
-
-    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
-        return self.inner.structured_output(*args, **kwargs)
 
     async def stream(
         self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kw: Any

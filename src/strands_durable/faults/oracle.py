@@ -134,23 +134,14 @@ class RequestLog:
 
 def counting_model(model: Any, log: RequestLog) -> Any:
     """Wrap a strands Model so every request is recorded in `log` before it is answered."""
-    from strands.models import Model
+    from strands_durable.models.wrapping import WrappedModel
 
-    class _Counting(Model):
-        def update_config(self, **config: Any) -> None:
-            model.update_config(**config)
-
-        def get_config(self) -> Any:
-            return model.get_config()
-
-        def structured_output(self, *args: Any, **kwargs: Any) -> Any:
-            return model.structured_output(*args, **kwargs)
-
+    class _Counting(WrappedModel):
         async def stream(
             self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
         ) -> AsyncIterator[Any]:
             log.record(list(messages))
-            async for event in model.stream(messages, tool_specs, system_prompt, **kwargs):
+            async for event in super().stream(messages, tool_specs, system_prompt, **kwargs):
                 yield event
 
-    return _Counting()
+    return _Counting(model)

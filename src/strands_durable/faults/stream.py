@@ -45,9 +45,8 @@ class _CallCounter:
 
 def faulting_factory(seed: int, fault: StreamFault, call: int) -> Any:
     """A model factory whose models answer call number `call` of the run (0-based, all agents) with `fault`."""
-    from strands.models import Model
-
     from strands_durable.models.providers import build_model
+    from strands_durable.models.wrapping import WrappedModel
 
     counter = _CallCounter()
 
@@ -56,23 +55,17 @@ def faulting_factory(seed: int, fault: StreamFault, call: int) -> Any:
         faulty = build_model("synthetic", model_id=model_id, runtime=runtime, seed=seed)
         faulty.stream_fault = fault  # type: ignore[attr-defined]
 
-        class _FaultOnCall(Model):
+        class _FaultOnCall(WrappedModel):
             def update_config(self, **config: Any) -> None:
-                healthy.update_config(**config)
+                super().update_config(**config)
                 faulty.update_config(**config)
-
-            def get_config(self) -> Any:
-                return healthy.get_config()
-
-            def structured_output(self, *args: Any, **kwargs: Any) -> Any:
-                return healthy.structured_output(*args, **kwargs)
 
             async def stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
                 model = faulty if counter.next() == call else healthy
                 async for event in model.stream(*args, **kwargs):
                     yield event
 
-        return _FaultOnCall()
+        return _FaultOnCall(healthy)
 
     return factory
 

@@ -7,7 +7,6 @@ warning, not a violation.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from strands_durable.store import layout
 from strands_durable.store.base import SessionStore
 from strands_durable.store.fileops import is_temp_file
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
-from strands_durable.store.local import LocalStore
+from strands_durable.store.local import LocalStore, read_json_object
 from strands_durable.store.state import SessionState, fold
 from strands_durable.store.views import agent_view, pattern_state_view, session_view
 
@@ -120,7 +119,7 @@ def readable_file_problems(directory: Path, state: SessionState) -> list[Problem
     lag_note = "" if clean else " (written after the last flush; re-derived on the next resume)"
     problems: list[Problem] = []
 
-    view = _read_json(directory / layout.SESSION_JSON)
+    view = read_json_object(directory / layout.SESSION_JSON)
     expected = session_view(state)
     if view is None:
         problems.append(Problem(lag, layout.SESSION_JSON, "missing or not a JSON object" + lag_note))
@@ -139,7 +138,7 @@ def readable_file_problems(directory: Path, state: SessionState) -> list[Problem
                 Problem("warning", layout.SESSION_JSON, "variables were edited by hand; the next resume uses them")
             )
 
-    pattern_view = _read_json(directory / layout.PATTERN_STATE_JSON)
+    pattern_view = read_json_object(directory / layout.PATTERN_STATE_JSON)
     if pattern_view != pattern_state_view(state):
         what = "missing or not a JSON object" if pattern_view is None else "does not match the journal"
         problems.append(Problem(lag, layout.PATTERN_STATE_JSON, what + lag_note))
@@ -150,7 +149,7 @@ def readable_file_problems(directory: Path, state: SessionState) -> list[Problem
         problems.append(Problem("error", f"agents/{name}", "has no conversation in the journal"))
     for key, conv in sorted(state.conversations.items()):
         agent_dir = agents_dir / key
-        record = _read_json(agent_dir / "agent.json")
+        record = read_json_object(agent_dir / "agent.json")
         if record is None or record.get("message_count") != len(conv.messages):
             problems.append(Problem(lag, f"agents/{key}/agent.json", "missing or out of date" + lag_note))
         elif record != agent_view(conv):
@@ -180,7 +179,7 @@ def _check_message_files(
     for index, message in enumerate(messages):
         where = f"agents/{key}/messages/{layout.message_file_name(index)}"
         durable = clean or seqs[index] <= state.synced_seq
-        view = _read_json(messages_dir / layout.message_file_name(index))
+        view = read_json_object(messages_dir / layout.message_file_name(index))
         if view is None:
             detail = "missing or not JSON"
         elif view.get("message_id") != index or view.get("message") != message:
@@ -200,11 +199,3 @@ def _message_index(name: str) -> int | None:
     if dot and suffix == "json" and stem.startswith(prefix) and stem[len(prefix) :].isdigit():
         return int(stem[len(prefix) :])
     return None
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None

@@ -16,10 +16,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from strands.models import Model
-
 from strands_durable.agent.durable import StopRequested
 from strands_durable.errors import WorkflowFailed
+from strands_durable.models.wrapping import WrappedModel
 
 TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504, 529})
 _TRANSIENT_NAMES = (
@@ -87,7 +86,7 @@ def is_transient(exc: BaseException) -> bool:
 AttemptRecorder = Callable[[int, BaseException, float], None]
 
 
-class RetryingModel(Model):
+class RetryingModel(WrappedModel):
     """Wraps one invocation's model: budget check before each call, whole-call retries on transient errors."""
 
     def __init__(
@@ -99,20 +98,11 @@ class RetryingModel(Model):
         before_call: Callable[[], None] = lambda: None,
         wait: Callable[[float], bool] | None = None,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.policy = policy
         self.on_attempt = on_attempt
         self.before_call = before_call
         self.wait = wait  # returns True when the run was asked to stop during the wait
-
-    def update_config(self, **config: Any) -> None:
-        self.inner.update_config(**config)
-
-    def get_config(self) -> Any:
-        return self.inner.get_config()
-
-    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
-        return self.inner.structured_output(*args, **kwargs)
 
     async def stream(
         self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any

@@ -347,7 +347,7 @@ class LocalStore(SessionStore):
         summaries = []
         for session_id in self.session_ids():
             directory = self.root / f"{layout.SESSION_PREFIX}{session_id}"
-            view = _read_json(directory / layout.SESSION_JSON)
+            view = read_json_object(directory / layout.SESSION_JSON)
             if view is None or view.get("session_id") != session_id:
                 try:
                     view = session_view(self._read(directory, repair_tail=False))
@@ -405,7 +405,8 @@ class LocalStore(SessionStore):
         return matches[0]
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def read_json_object(path: Path) -> dict[str, Any] | None:
+    """A file's JSON object, or None when it is missing, unreadable or not an object."""
     try:
         data = json.loads(path.read_bytes())
     except (OSError, ValueError):
@@ -421,7 +422,7 @@ def verify_views(directory: Path, state: SessionState, *, clean: bool) -> None:
     """
     if clean:
         for name in (layout.SESSION_JSON, layout.PATTERN_STATE_JSON):
-            if _read_json(directory / name) is None:
+            if read_json_object(directory / name) is None:
                 raise CorruptSession(str(directory / name), "missing or not a JSON object")
     for key, conv in state.conversations.items():
         messages_dir = directory / layout.AGENTS_DIR / key / "messages"
@@ -429,7 +430,7 @@ def verify_views(directory: Path, state: SessionState, *, clean: bool) -> None:
             if not clean and seq > state.synced_seq:
                 break
             path = messages_dir / layout.message_file_name(index)
-            view = _read_json(path)
+            view = read_json_object(path)
             if view is None:
                 raise CorruptSession(str(path), "missing, truncated or not JSON")
             if view.get("message") != conv.messages[index] or view.get("message_id") != index:
@@ -453,7 +454,7 @@ def verify_histories(directory: Path, state: SessionState) -> None:
 
 def hand_edited_variables(directory: Path, state: SessionState) -> dict[str, Any] | None:
     """Variables a user edited in session.json (the document's advanced workflow), or None when unchanged."""
-    view = _read_json(directory / layout.SESSION_JSON)
+    view = read_json_object(directory / layout.SESSION_JSON)
     if view is None or not isinstance(view.get("variables"), dict):
         return None
     if view["variables"] != state.meta.get("variables", {}):
