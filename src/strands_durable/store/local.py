@@ -92,7 +92,9 @@ class LocalSession(Session):
             self._undo_partial_append(exc)
             raise _io_error(exc, f"cannot write {self._journal_path}") from exc
         self._journal_size += len(data)
-        apply_record(self.state, record)
+        # fold what was written, not the caller's objects: the state never aliases a structure the runner may
+        # still change, and in memory is exactly what a reader of the journal gets
+        apply_record(self.state, json.loads(data[9:]))
         if self.store.strict:
             self._check_histories(events)
         kinds = {event.get("type") for event in events}
