@@ -17,9 +17,16 @@ from tests.core.support import crash_and_resume, golden_run
 SPEC = Path(__file__).parent / "specs" / "chain-tools.strands.yaml"
 
 
+def _files(directory: Path) -> dict[str, bytes]:
+    """Every file under an output directory with its bytes (no temp file may be left, no extra file written)."""
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
 def explore(root: Path, select=lambda point: True) -> tuple[list[str], int]:
     """Crash at every selected point of the golden run and resume; the failures found and points explored."""
     golden, points = golden_run(root / "golden", SPEC)
+    golden_files = _files(root / "golden" / "out")
+    assert golden_files, "the golden run writes an artifact"
     chosen = [p for p in points if select(p)]
     failures = []
     for index, target in enumerate(chosen):
@@ -27,6 +34,8 @@ def explore(root: Path, select=lambda point: True) -> tuple[list[str], int]:
         difference = first_difference(golden, comparable(final))
         if difference:
             problems.append(f"differs from the uninterrupted run at {difference}")
+        if final.status == "completed" and _files(root / f"p{index}" / "out") != golden_files:
+            problems.append(f"output directory holds {_files(root / f'p{index}' / 'out')}, expected {golden_files}")
         failures += [f"{target}: {p}" for p in problems]
     return failures, len(chosen)
 
