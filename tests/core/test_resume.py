@@ -227,3 +227,26 @@ def test_resume_refuses_a_spec_whose_committed_step_was_renamed(tmp_path: Path) 
         resume(session_id, _scripted(ExecutionLog(tmp_path / "e.log")), store=store)
     assert "analyst" in str(caught.value)
     assert store.load(session_id).status == "running"
+
+
+def test_resume_refuses_a_workflow_whose_committed_task_was_renamed(tmp_path: Path) -> None:
+    spec = tmp_path / "release.strands.yaml"
+    shutil.copy(REPO / "examples" / "workflow-release-plan.strands.yaml", spec)
+    store = LocalStore(tmp_path / "sessions")
+    with pytest.raises(InjectedCrash):
+        run_workflow(
+            spec,
+            RunOptions(out_dir=tmp_path / "out", crash_points=_crash_at("task:plan:planner/unit.before")),
+            store=store,
+        )
+    (session_id,) = store.session_ids()
+    assert {"task:research", "task:risks"} <= set(store.load(session_id).units)
+    spec.write_text(
+        spec.read_text()
+        .replace("id: risks", "id: hazards")
+        .replace("[research, risks]", "[research, hazards]")
+        .replace("tasks.risks.", "tasks.hazards.")
+    )
+    with pytest.raises(SpecError) as caught:
+        resume(session_id, RunOptions(), store=store)
+    assert "task:risks" in str(caught.value)

@@ -17,6 +17,20 @@ def check_committed_positions(spec: Any, state: SessionState) -> None:
                 f"the session has a committed conversation for agent '{conv.agent}', which the spec no longer defines",
                 key_path=f"agents.{conv.agent}",
             )
+    positions = _static_positions(spec)
+    if positions is not None:
+        for unit, record in state.units.items():
+            if unit in positions:
+                expected = positions[unit]
+                recorded = record.get("agent") or "hitl"
+                if recorded != expected:
+                    raise SpecError(
+                        file,
+                        f"committed unit {unit} ran agent '{recorded}' but the spec now names '{expected}'",
+                        key_path="pattern.config",
+                    )
+            elif unit.split("/")[0].split(":")[0] in ("task", "branch", "route") and unit != "reduce":
+                raise SpecError(file, f"committed unit {unit} no longer exists in the spec", key_path="pattern.config")
     if spec.pattern.type == "chain":
         steps = spec.pattern.config.steps
         for unit, record in state.units.items():
@@ -37,3 +51,28 @@ def check_committed_positions(spec: Any, state: SessionState) -> None:
                     f"committed step {index} ran agent '{recorded}' but the spec now names '{expected}'",
                     key_path=f"pattern.config.steps[{index}].agent",
                 )
+
+
+def _agent_of(step: Any) -> str:
+    return getattr(step, "agent", None) or "hitl"
+
+
+def _static_positions(spec: Any) -> dict[str, str] | None:
+    """unit id -> agent for the units a workflow, parallel or routing spec defines up front (None otherwise)."""
+    config = spec.pattern.config
+    kind = spec.pattern.type
+    if kind == "workflow":
+        return {f"task:{task.id}": _agent_of(task) for task in config.tasks}
+    if kind == "parallel":
+        return {
+            f"branch:{branch.id}/step[{index}]": _agent_of(step)
+            for branch in config.branches
+            for index, step in enumerate(branch.steps)
+        }
+    if kind == "routing":
+        return {
+            f"route:{name}/step[{index}]": _agent_of(step)
+            for name, route in config.routes.items()
+            for index, step in enumerate(route.then)
+        }
+    return None

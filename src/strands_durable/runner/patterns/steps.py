@@ -55,7 +55,8 @@ def commit_unit(ctx: RunContext, ref: UnitRef, record: dict[str, Any], build_sta
         pending = ctx.state.pattern_state.get("pending_hitl")
         if pending and pending.get("unit") != ref.unit and completed(ctx, pending.get("unit", "")) is None:
             state = {**state, "pending_hitl": pending}
-        complete_unit(ctx, ref, record, state)
+        # a human's answer exists nowhere else: it is fsynced; an agent's outcome is re-derived from its conversation
+        complete_unit(ctx, ref, record, state, derived=record.get("type") != "hitl")
 
 
 def sequence_context(base: dict[str, Any], entries: list[dict[str, Any]]) -> dict[str, Any]:
