@@ -190,6 +190,7 @@ class _Display:
                 TimeElapsedColumn(),
                 console=Console(stderr=True),
                 transient=False,
+                auto_refresh=False,  # no refresh thread: the kill and concurrent classes fork, which needs one thread
             )
             self._progress.__enter__()
             self._task = self._progress.add_task("starting", total=self.budget_s)
@@ -198,6 +199,7 @@ class _Display:
     def update(self, elapsed: float, description: str) -> None:
         if self._progress is not None:
             self._progress.update(self._task, completed=min(elapsed, self.budget_s), description=description)
+            self._progress.refresh()
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
