@@ -9,6 +9,7 @@ honest synthesized error instead of running twice.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -110,10 +111,8 @@ class DurableInvoker:
         agent, counters = self._build_agent(inv, conv, started=started)
         try:
             call_state = dict(inv.invocation_state)
-            if started:  # resume: a trailing user message is answered, a trailing toolUse is executed/replayed
-                agent(invocation_state=call_state)
-            else:
-                agent(inv.prompt, invocation_state=call_state)
+            # resume: a trailing user message is answered, a trailing toolUse is executed/replayed
+            _call_agent(agent, None if started else inv.prompt, call_state)
         except BaseException as exc:  # unwrap the SDK's wrapper so our own errors and crashes surface as-is
             raise _unwrap(exc) from None
         # the window's trim at the end of the invocation is committed with this conversation's next message
@@ -162,6 +161,16 @@ class DurableInvoker:
         agent.hooks.add_callback(AfterInvocationEvent, hooks.after_invocation)
         agent.add_middleware(ExecuteToolStage, hooks.execute_tool)
         return agent, counters
+
+
+def _call_agent(agent: Any, prompt: Any, invocation_state: dict[str, Any]) -> Any:
+    """Run one invocation on an event loop in this thread. The SDK's synchronous `agent()` starts a thread pool
+    and a thread per call (~1 ms, most of a short unit's overhead); inside a running loop we must use it."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(agent.invoke_async(prompt, invocation_state=invocation_state))
+    return agent(prompt, invocation_state=invocation_state)
 
 
 def _agent_id_for_sdk(agent_id: str) -> str:
