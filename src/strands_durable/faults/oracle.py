@@ -27,31 +27,46 @@ def comparable(state: SessionState) -> dict[str, Any]:
     }
 
 
-def first_difference(expected: Any, actual: Any, path: str = "") -> str | None:
-    """A readable description of the first place two comparable views differ, or None when equal."""
+MISSING = object()
+
+
+def first_differing_values(expected: Any, actual: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first place two JSON-like values differ: (path, expected value, actual value), or None when equal.
+    A key or item present on one side only gives `MISSING` on the other."""
     if type(expected) is not type(actual):
-        return f"{path or '<root>'}: expected {_brief(expected)}, got {_brief(actual)}"
+        return path or "<root>", expected, actual
     if isinstance(expected, dict):
         for key in list(expected) + [k for k in actual if k not in expected]:
-            if key not in actual:
-                return f"{path}.{key}: missing in the resumed run"
-            if key not in expected:
-                return f"{path}.{key}: extra in the resumed run ({_brief(actual[key])})"
-            found = first_difference(expected[key], actual[key], f"{path}.{key}")
+            if key not in actual or key not in expected:
+                return f"{path}.{key}", expected.get(key, MISSING), actual.get(key, MISSING)
+            found = first_differing_values(expected[key], actual[key], f"{path}.{key}")
             if found:
                 return found
         return None
     if isinstance(expected, list):
         for index, (left, right) in enumerate(zip(expected, actual, strict=False)):
-            found = first_difference(left, right, f"{path}[{index}]")
+            found = first_differing_values(left, right, f"{path}[{index}]")
             if found:
                 return found
         if len(expected) != len(actual):
-            return f"{path}: expected {len(expected)} items, got {len(actual)}"
+            return path, expected, actual
         return None
-    if expected != actual:
-        return f"{path}: expected {_brief(expected)}, got {_brief(actual)}"
-    return None
+    return None if expected == actual else (path, expected, actual)
+
+
+def first_difference(expected: Any, actual: Any) -> str | None:
+    """A one-line description of the first place two comparable views differ, or None when equal."""
+    found = first_differing_values(expected, actual)
+    if found is None:
+        return None
+    path, left, right = found
+    if right is MISSING:
+        return f"{path}: missing in the resumed run"
+    if left is MISSING:
+        return f"{path}: extra in the resumed run ({_brief(right)})"
+    if isinstance(left, list) and isinstance(right, list) and len(left) != len(right):
+        return f"{path}: expected {len(left)} items, got {len(right)}"
+    return f"{path}: expected {_brief(left)}, got {_brief(right)}"
 
 
 def _brief(value: Any, limit: int = 160) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from strands_durable.faults.oracle import MISSING, first_differing_values
 from strands_durable.store.fileops import FileOps
 
 PROPERTY_PREFIX = "strands_chaos_"
@@ -99,29 +100,6 @@ def records_of(user_properties: list[tuple[str, Any]]) -> list[dict[str, Any]]:
 # -- readable differences -------------------------------------------------------------------------------------
 
 
-def first_differing_values(expected: Any, actual: Any, path: str = "") -> tuple[str, Any, Any] | None:
-    """The first place two JSON-like values differ: (path, expected value, actual value), or None."""
-    if type(expected) is not type(actual):
-        return path or "<root>", expected, actual
-    if isinstance(expected, dict):
-        for key in list(expected) + [k for k in actual if k not in expected]:
-            if key not in actual or key not in expected:
-                return f"{path}.{key}", expected.get(key, "<missing>"), actual.get(key, "<missing>")
-            found = first_differing_values(expected[key], actual[key], f"{path}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(expected, list):
-        for index, (left, right) in enumerate(zip(expected, actual, strict=False)):
-            found = first_differing_values(left, right, f"{path}[{index}]")
-            if found:
-                return found
-        if len(expected) != len(actual):
-            return path, expected, actual
-        return None
-    return None if expected == actual else (path, expected, actual)
-
-
 def readable_difference(expected: Any, actual: Any, *, context: int = 2, limit: int = 40) -> str | None:
     """Where two views first differ, with a unified diff of the differing values (golden -> resumed)."""
     found = first_differing_values(expected, actual)
@@ -130,6 +108,8 @@ def readable_difference(expected: Any, actual: Any, *, context: int = 2, limit: 
     path, left, right = found
 
     def lines(value: Any) -> list[str]:
+        if value is MISSING:
+            return ["<missing>"]
         text = value if isinstance(value, str) else json.dumps(value, indent=1, ensure_ascii=False, default=str)
         return text.splitlines() or [""]
 
