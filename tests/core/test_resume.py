@@ -148,18 +148,7 @@ def test_tokens_accumulate_across_resumes_and_a_completed_session_is_refused(tmp
     golden = run_workflow(
         SPEC, _scripted(ExecutionLog(tmp_path / "g.log"), out_dir=tmp_path / "gout"), store=golden_store
     )
-    store = LocalStore(tmp_path / "sessions")
-    with pytest.raises(InjectedCrash):
-        run_workflow(
-            SPEC,
-            _scripted(
-                ExecutionLog(tmp_path / "e.log"),
-                out_dir=tmp_path / "out",
-                crash_points=_crash_at("step[2]:writer/unit.before"),
-            ),
-            store=store,
-        )
-    (session_id,) = store.session_ids()
+    store, session_id = _paused_session(tmp_path, SPEC)
     before = store.load(session_id).usage()["total"]
     reporter = RecordingReporter()
     outcome = resume(session_id, _scripted(ExecutionLog(tmp_path / "e.log"), reporter=reporter), store=store)

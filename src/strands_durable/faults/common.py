@@ -85,6 +85,11 @@ class FaultRun:
     def add(self, point: str, variant: str, rule: str, detail: str) -> None:
         self.findings.append(Finding(self.fault, point, variant, rule, detail))
 
+    def judge(self, golden: Golden, sessions: Path, point: str, variant: str) -> None:
+        """Add a finding for each way the session in `sessions` falls short of the golden run (`judge_final`)."""
+        for rule, detail in judge_final(golden, sessions):
+            self.add(point, variant, rule, detail)
+
     @property
     def unique_states(self) -> int:
         return len(self.states)

@@ -25,7 +25,6 @@ from strands_durable.faults.common import (
     FaultTarget,
     Golden,
     ToolLedger,
-    judge_final,
     non_idempotent_tools,
     reset_dir,
     run_golden,
@@ -90,8 +89,7 @@ def crash_during_resume(golden: Golden, first: str, nth: int, workspace: Path, r
         run.add(point, variant, "resume-failed", f"the last resume failed: {exc}")
         return
     run.outcomes["resumed after two deaths"] += 1
-    for rule, detail in judge_final(golden, sessions):
-        run.add(point, variant, rule, detail)
+    run.judge(golden, sessions, point, variant)
     for detail in ledger.reruns(non_idempotent_tools(golden)):
         run.add(point, variant, "tool-rerun", detail)
 
@@ -239,8 +237,7 @@ def crash_during_repair(golden: Golden, workspace: Path, run: FaultRun, *, strid
             run.add(point, variant, "repair", f"after a death during repair, repair and resume fail: {exc}")
             continue
         run.outcomes["repaired and resumed after a death during repair"] += 1
-        for rule, detail in judge_final(golden, sessions):
-            run.add(point, variant, rule, detail)
+        run.judge(golden, sessions, point, variant)
 
 
 def explore_compound(

@@ -24,7 +24,6 @@ from strands_durable.faults.common import (
     FaultTarget,
     Golden,
     ToolLedger,
-    judge_final,
     non_idempotent_tools,
     reset_dir,
     run_golden,
@@ -188,7 +187,6 @@ def takeover(
 
 
 def _judge(golden: Golden, sessions: Path, ledger: ToolLedger, point: str, variant: str, run: FaultRun) -> None:
-    for rule, detail in judge_final(golden, sessions):
-        run.add(point, variant, rule, detail)
+    run.judge(golden, sessions, point, variant)
     for detail in ledger.reruns(non_idempotent_tools(golden)):
         run.add(point, variant, "tool-rerun", detail)

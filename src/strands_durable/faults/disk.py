@@ -22,7 +22,7 @@ from pathlib import Path
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError, ExitCode, SessionNotFound, exit_code_for
-from strands_durable.faults.common import FaultRun, FaultTarget, Golden, judge_final, reset_dir, run_golden, run_options
+from strands_durable.faults.common import FaultRun, FaultTarget, Golden, reset_dir, run_golden, run_options
 from strands_durable.store import layout
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.journal import JOURNAL_NAME
@@ -246,8 +246,7 @@ def _resume_healed(golden: Golden, sessions: Path, out_dir: Path, point: str, va
             )
             return
     run.outcomes["resumed"] += 1
-    for rule, detail in judge_final(golden, sessions):
-        run.add(point, variant, rule, detail)
+    run.judge(golden, sessions, point, variant)
 
 
 # -- damaged files of a paused session ----------------------------------------------------------------------------
@@ -328,8 +327,7 @@ def damage_one(golden: Golden, kind: str, workspace: Path, run: FaultRun) -> Non
         leftovers = [p for p in directory.rglob("*.tmp")]
         if leftovers:
             run.add(point, variant, "temp-files", f"temp files left after the resume: {[p.name for p in leftovers]}")
-    for rule, detail in judge_final(golden, sessions):
-        run.add(point, variant, rule, detail)
+    run.judge(golden, sessions, point, variant)
 
 
 def _damage(ops: FileOps, directory: Path, kind: str) -> Path:

@@ -32,7 +32,6 @@ from strands_durable.faults.common import (
     FaultTarget,
     Golden,
     ToolLedger,
-    judge_final,
     non_idempotent_tools,
     reset_dir,
     run_golden,
@@ -229,8 +228,7 @@ def _after_death(
             return
         wait_for_threads()
     run.outcomes["resumed"] += 1
-    for rule, detail in judge_final(golden, sessions):
-        run.add(point, variant, rule, detail)
+    run.judge(golden, sessions, point, variant)
     for detail in ledger.reruns(non_idempotent_tools(golden)):
         run.add(point, variant, "tool-rerun", detail)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import DurableError, exit_code_for
-from strands_durable.faults.common import FaultRun, FaultTarget, Golden, judge_final, reset_dir, run_golden, run_options
+from strands_durable.faults.common import FaultRun, FaultTarget, Golden, reset_dir, run_golden, run_options
 from strands_durable.faults.oracle import stored_violations
 from strands_durable.models.events import StreamFault
 from strands_durable.store.local import LocalStore
@@ -134,5 +134,4 @@ def stream_fault_at(golden: Golden, fault: StreamFault, call: int, workspace: Pa
             return
     else:
         run.outcomes["completed (retried or harmless)"] += 1
-    for rule, detail in judge_final(golden, sessions):
-        run.add(point, variant, rule, detail)
+    run.judge(golden, sessions, point, variant)
