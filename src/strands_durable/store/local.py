@@ -24,7 +24,7 @@ from strands_durable.store.base import Session, SessionStore, SessionSummary
 from strands_durable.store.fileops import FileOps, is_temp_file
 from strands_durable.store.journal import HEADER_KIND, JOURNAL_NAME, encode_record, read_journal
 from strands_durable.store.lease import Lease, live_holder
-from strands_durable.store.state import SCHEMA_VERSION, SessionState, apply_record, fold
+from strands_durable.store.state import SCHEMA_VERSION, SessionState, apply_record, compact_events, fold
 from strands_durable.store.views import agent_view, dump, dump_compact, message_view, pattern_state_view, session_view
 
 # events whose commit refreshes the readable files at once; a unit's progress refreshes them at most every
@@ -79,6 +79,7 @@ class LocalSession(Session):
     def _commit(self, events: list[dict[str, Any]], *, path: str, durable: bool, synced: bool) -> None:
         if self._broken:
             raise StorageIOError(f"session {self.state.session_id} cannot commit after an I/O failure: {self._broken}")
+        events = compact_events(self.state, events)
         record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}
         if synced:
             record["synced"] = True

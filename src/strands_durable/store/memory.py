@@ -13,7 +13,7 @@ from strands_durable.store import layout
 from strands_durable.store.base import Session, SessionStore, SessionSummary
 from strands_durable.store.journal import HEADER_KIND
 from strands_durable.store.local import utc_now
-from strands_durable.store.state import SCHEMA_VERSION, SessionState, apply_record, fold
+from strands_durable.store.state import SCHEMA_VERSION, SessionState, apply_record, compact_events, fold
 
 
 class MemorySession(Session):
@@ -30,6 +30,7 @@ class MemorySession(Session):
     ) -> None:
         self._crash.emit("store.before_commit", path)
         with self.store._lock:
+            events = compact_events(self.state, events)
             record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}
             if synced:
                 record["synced"] = True

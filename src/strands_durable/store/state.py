@@ -6,7 +6,8 @@ Events are plain JSON dicts (they are what the journal stores). Kinds:
   tool_started   {conv, tool_use_id}                     a non-idempotent tool is about to run
   tool_result    {conv, result, agent_state?}             one tool's result, the moment it finished
   unit           {unit, record}                           a unit of work's outcome (response, status, ...)
-  pattern_state  {state}                                  the readable position (replaced whole)
+  pattern_state  {state} | {set?, extend?, unset?}        the readable position: replaced whole, or a change to
+                                                          the previous one (`pattern_state_delta`)
   status         {status, reason?}
   artifact       {path, sha256, bytes}
   variables      {variables, source}                      a hand edit of session.json honoured on resume
@@ -21,8 +22,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: pattern_state events may be deltas
 STATUSES = ("running", "paused", "completed", "failed")
+_MISSING = object()
 
 
 @dataclass
@@ -154,7 +156,60 @@ def _unit(state: SessionState, event: dict[str, Any]) -> None:
 
 
 def _pattern_state(state: SessionState, event: dict[str, Any]) -> None:
-    state.pattern_state = event["state"]
+    if "state" in event:
+        state.pattern_state = event["state"]
+        return
+    new = dict(state.pattern_state)  # never mutated in place: readers may hold the previous dict or its lists
+    new.update(event.get("set", {}))
+    for key, items in event.get("extend", {}).items():
+        new[key] = [*new.get(key, ()), *items]
+    for key in event.get("unset", ()):
+        new.pop(key, None)
+    state.pattern_state = new
+
+
+def pattern_state_delta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The `pattern_state` event that turns `old` into `new`, as a change to its top-level keys.
+
+    Patterns replace their state whole at every unit while lists such as `step_history` only grow, so journaling
+    the whole state would make the journal (and every read of it) quadratic in the workflow's length; a list that
+    extends the old one is journaled as its new items only.
+    """
+    if not old:
+        return {"type": "pattern_state", "state": new}
+    changed: dict[str, Any] = {}
+    extended: dict[str, list[Any]] = {}
+    for key, value in new.items():
+        before = old.get(key, _MISSING)
+        if before is _MISSING or before != value:
+            if isinstance(before, list) and isinstance(value, list) and value[: len(before)] == before:
+                extended[key] = value[len(before) :]
+            else:
+                changed[key] = value
+    event: dict[str, Any] = {"type": "pattern_state"}
+    if changed:
+        event["set"] = changed
+    if extended:
+        event["extend"] = extended
+    unset = [key for key in old if key not in new]
+    if unset:
+        event["unset"] = unset
+    return event
+
+
+def compact_events(state: SessionState, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`events` with each whole `pattern_state` replaced by its delta against the state it will apply to."""
+    if not any(e.get("type") == "pattern_state" and "state" in e for e in events):
+        return events
+    current = state.pattern_state
+    compacted = []
+    for event in events:
+        if event.get("type") == "pattern_state" and "state" in event:
+            compacted.append(pattern_state_delta(current, event["state"]))
+            current = event["state"]
+        else:
+            compacted.append(event)
+    return compacted
 
 
 def _status(state: SessionState, event: dict[str, Any]) -> None:
