@@ -1,15 +1,20 @@
 """Real children killed by SIGKILL, SIGINT and SIGTERM at crash points and at random moments resume to the
-golden result; a store that keeps commits in process memory is caught; forked children never share a lease."""
+golden result; a child started from the golden journal prefix dies at its point in the golden state; a store that
+keeps commits in process memory and a resume that forgets a committed message are caught."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from strands_durable.faults.common import FaultTarget, Golden
+from strands_durable.faults.common import FaultRun, FaultTarget, Golden
 from strands_durable.faults.forking import ChildExit, run_in_child
-from strands_durable.faults.kill import explore_kill
+from strands_durable.faults.kill import GoldenJournal, WatchedStore, explore_kill, kill_at_point
+from strands_durable.faults.snapshot import snapshot_digest
 from strands_durable.store.fileops import AppendHandle, FileOps
-from strands_durable.store.local import LocalStore
+from strands_durable.store.journal import JOURNAL_NAME, read_journal
+from strands_durable.store.local import LocalSession, LocalStore
+from strands_durable.store.state import fold
 from tests.faults.conftest import describe
 
 
@@ -22,7 +27,28 @@ def test_kills_at_crash_points_and_at_random_moments_resume_to_the_golden_result
     assert run.explored == 16 + 2 * 4 + 3
     assert run.outcomes["resumed"] >= 16 + 2 * 4
     assert run.unique_states > 8
+    # the first point comes before any commit: its three children start from scratch
+    assert run.outcomes["started-at-prefix"] == 16 + 2 * 4 - 3 and run.outcomes["converged"] >= 16
     assert not run.findings, describe(run.findings)
+
+
+def test_a_child_started_at_the_golden_prefix_dies_at_its_point_in_the_golden_state(
+    chain_golden: Golden, tmp_path: Path
+) -> None:
+    journal = GoldenJournal.of(chain_golden)
+    assert journal is not None
+    run = FaultRun("kill", "chain")
+    point_ids = chain_golden.point_ids[:: max(1, len(chain_golden.point_ids) // 24)]
+    for point_id in point_ids:
+        outcome = kill_at_point(chain_golden, point_id, "SIGKILL", tmp_path / "kill", run, journal=journal)
+        point = journal.by_id[point_id]
+        durable_then = fold(read_journal(Path(JOURNAL_NAME), chain_golden.journal[: point.journal_length]).records)
+        assert outcome.died_at == point_id
+        assert outcome.crash_digest == snapshot_digest(durable_then), f"the child died elsewhere than {point_id}"
+        if point.index > 2:  # the first points come before any commit: those children start from scratch
+            assert 0 < outcome.start_index < point.index
+    assert not run.findings, describe(run.findings)
+    assert run.outcomes["converged"] >= len(point_ids) - 2
 
 
 class _BufferedJournal(FileOps):
@@ -59,6 +85,31 @@ def test_kill_catches_a_store_that_keeps_commits_in_memory(
         store_factory=lambda root: LocalStore(root, fileops=_BufferedJournal()),
     )
     assert {f.rule for f in run.findings} & {"tool-rerun", "identical", "resume-failed"}, describe(run.findings)
+
+
+class _ForgetfulResume(WatchedStore):
+    """A broken resume: the session it opens has lost its latest committed message (in memory only)."""
+
+    def open(self, *args: Any, **kwargs: Any) -> LocalSession:
+        session = super().open(*args, **kwargs)
+        conversations = [conv for conv in session.state.conversations.values() if conv.seqs]
+        if conversations:
+            latest = max(conversations, key=lambda conv: conv.seqs[-1])
+            for column in (latest.messages, latest.units, latest.seqs):
+                column.pop()
+        return session
+
+
+def test_kill_at_convergence_catches_a_resume_that_forgets_a_committed_message(
+    chain_target: FaultTarget, chain_golden: Golden, tmp_path: Path
+) -> None:
+    run = explore_kill(
+        chain_target, tmp_path, signals=("SIGKILL",), max_points=10, golden=chain_golden, resume_store=_ForgetfulResume
+    )
+    assert run.outcomes["converged"] > 0
+    # converged in memory, yet the journal up to that checkpoint is not the golden run's: only the disk shows it
+    assert "durable-state" in {f.rule for f in run.findings}, describe(run.findings)
+    assert len({f.point for f in run.findings}) >= 8, describe(run.findings)
 
 
 def test_a_child_leaves_through_os_exit_on_every_path() -> None:

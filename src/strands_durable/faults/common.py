@@ -13,7 +13,7 @@ import datetime as dt
 import json
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,9 @@ from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError
 from strands_durable.faults.oracle import comparable, first_difference, stored_violations
 from strands_durable.runner.context import RunOptions
+from strands_durable.store import layout
 from strands_durable.store.fileops import FileOps
+from strands_durable.store.journal import JOURNAL_NAME
 from strands_durable.store.local import LocalStore
 from strands_durable.store.state import SessionState
 
@@ -113,12 +115,18 @@ class FaultRun:
 
 @dataclass
 class Golden:
-    """The uninterrupted run: its comparable view and the crash points it passed, in order."""
+    """The uninterrupted run: its comparable view and the crash points it passed, in order.
+
+    `run_golden` also keeps the journal's bytes, the spec snapshot and the journal's length when each point was
+    reached (`journal_lengths[i]` for `points[i]`), so a crash can start from the golden run's journal prefix."""
 
     target: FaultTarget
     comparable: dict[str, Any]
     point_ids: list[str]
     points: list[CrashPoint]
+    journal: bytes = b""
+    spec_snapshot: bytes = b""
+    journal_lengths: list[int] = field(default_factory=list)
 
 
 def run_options(
@@ -147,21 +155,40 @@ def run_options(
 
 
 def run_golden(target: FaultTarget, workdir: Path) -> Golden:
-    """Run the workflow once without faults; record its crash points and final comparable view."""
+    """Run the workflow once without faults; record its crash points, the journal's length at each, the journal
+    and the final comparable view."""
     from strands_durable.runner.api import run_workflow
 
     reset_dir(workdir)
     bus = CrashPoints()
     points: list[CrashPoint] = []
-    bus.subscribe(points.append)
+    lengths: list[int] = []
     store = LocalStore(workdir / "sessions")
+    directory = layout.session_dir(workdir / "sessions", target.session_id)
+
+    def record(point: CrashPoint) -> None:
+        points.append(point)
+        try:
+            lengths.append((directory / JOURNAL_NAME).stat().st_size)
+        except FileNotFoundError:
+            lengths.append(0)
+
+    bus.subscribe(record)
     outcome = run_workflow(
         target.spec_path, run_options(target, workdir / "out", bus), store=store, session_id=target.session_id
     )
     if outcome.status != "completed":
         raise DurableError(f"{target.spec_path}: the golden run ended {outcome.status}, not completed")
     state = store.load(target.session_id)
-    return Golden(target, comparable(state), [p.id for p in points], points)
+    return Golden(
+        target,
+        comparable(state),
+        [p.id for p in points],
+        points,
+        journal=(directory / JOURNAL_NAME).read_bytes(),
+        spec_snapshot=(directory / layout.SPEC_SNAPSHOT).read_bytes(),
+        journal_lengths=lengths,
+    )
 
 
 def judge_final(golden: Golden, sessions: Path, *, require_identical: bool = True) -> list[tuple[str, str]]:
@@ -228,11 +255,17 @@ class ToolLedger:
         bus.subscribe(self._record)
 
     def _record(self, point: CrashPoint) -> None:
-        if point.site not in ("tool.before", "tool.committed"):
+        self.record_points([point])
+
+    def record_points(self, points: Iterable[CrashPoint]) -> None:
+        """Append the tool points among `points` (also those of a run whose journal prefix an exploration
+        starts from: what that prefix committed must not run again either)."""
+        lines = [json.dumps([p.site, p.path]) + "\n" for p in points if p.site in ("tool.before", "tool.committed")]
+        if not lines:
             return
         handle = self._ops.open_append(self.path)
         try:
-            handle.append((json.dumps([point.site, point.path]) + "\n").encode())
+            handle.append("".join(lines).encode())
             if self.durable:
                 handle.sync()
         finally:

@@ -1,14 +1,19 @@
 """Process death (F3): SIGKILL, SIGINT and SIGTERM of a real child process, at every crash point and at random.
 
 Children fork from this warm process (strands already imported), so a kill costs a fork, not an interpreter
-start. At a crash point the child itself raises the signal the moment the crash-point event reaches it (the
-kernel delivers SIGKILL at once, so the process dies exactly there); SIGINT and SIGTERM go through the same
+start. At a crash point the child starts from the golden run's journal prefix (as the in-process explorer does:
+just before the last commit that precedes the point, copied into a fresh session directory) and raises the
+signal on itself the moment the point's emission reaches it (the kernel delivers SIGKILL at once, so the process
+dies exactly there; the child first names the point in a scratch file). SIGINT and SIGTERM go through the same
 two-stage handlers as `strands run`, so the run stops at its next safe point, is left `paused` and exits 130 or
-143. At random moments the parent sends the signal while the child runs with `STRANDS_SYNTHETIC_LATENCY_MS`.
+143. At random moments the parent sends the signal while a child runs from the start with
+`STRANDS_SYNTHETIC_LATENCY_MS`.
 
-Every crashed session is then resumed by another child and judged in the parent: the stored histories were
-valid at the moment of death, the resume completes identical to the golden run, and the tool ledger (an fsynced
-file shared by every process) shows no committed tool ran again.
+Every crashed session is then resumed in the parent, in fresh objects, and judged from what is on disk: the
+stored histories were valid at the moment of death; the resume reaches a checkpoint whose durable state equals
+the golden run's there (the convergence shortcut; with `full`, or when it never converges, it runs to the end
+and the whole run must be identical to the golden run); the tool ledger (a file shared by every process) shows
+no committed tool ran again.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +42,17 @@ from strands_durable.faults.common import (
     reset_dir,
     run_golden,
     run_options,
+    write_scratch,
 )
+from strands_durable.faults.explore import Converged, GoldenPoint, _cut_for, _seed_session, _skip_count
 from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
 from strands_durable.faults.oracle import stored_violations
+from strands_durable.faults.report import readable_difference
+from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
 from strands_durable.store import layout
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
-from strands_durable.store.local import LocalStore
+from strands_durable.store.local import LocalSession, LocalStore
+from strands_durable.store.state import SessionState, fold
 
 FAULT = "kill"
 SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}
@@ -49,6 +60,60 @@ STOP_CODES = {signal.SIGINT: int(ExitCode.SIGINT), signal.SIGTERM: int(ExitCode.
 NOT_FIRED = 99  # the child finished without reaching its crash point
 _NO_NOTICE = -1  # a descriptor that is never open: the handlers' notice is dropped (they ignore OSError)
 DEFAULT_LATENCY_MS = 5
+FIRED_REPORT = "fired.json"  # the crash point a child names just before it signals itself
+
+
+# -- the golden journal -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class GoldenJournal:
+    """The golden run as the explorer's prefix helpers read it: its journal, and each crash point with the journal
+    length, the snapshot digest (at commits) and the status at that moment. Built once per golden run."""
+
+    target: FaultTarget
+    journal: bytes
+    spec_snapshot: bytes
+    points: list[GoldenPoint]
+    checkpoints: dict[str, set[str]] = field(default_factory=dict)  # commit path -> snapshot digests
+    by_id: dict[str, GoldenPoint] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, golden: Golden) -> GoldenJournal | None:
+        """None when the golden run kept no journal (a `Golden` built by hand): crashes then start from scratch."""
+        if not golden.journal or len(golden.journal_lengths) != len(golden.points):
+            return None
+        records = read_journal(Path(JOURNAL_NAME), golden.journal).records
+        ends, offset = [], 0
+        for line in golden.journal.splitlines(keepends=True):
+            offset += len(line)
+            ends.append(offset)
+        state, folded, digester = SessionState(), 0, SnapshotDigest()
+        points: list[GoldenPoint] = []
+        for index, (point, length) in enumerate(zip(golden.points, golden.journal_lengths, strict=True)):
+            while folded < len(records) and ends[folded] <= length:
+                fold([records[folded]], state)
+                folded += 1
+            digest = digester.digest(state) if point.site == "store.after_commit" else None
+            points.append(GoldenPoint(point, index, length, digest, state.status == "completed"))
+        journal = cls(golden.target, golden.journal, golden.spec_snapshot, points)
+        for p in points:
+            journal.by_id.setdefault(p.id, p)
+            if p.digest is not None:
+                journal.checkpoints.setdefault(p.point.path, set()).add(p.digest)
+        return journal
+
+    def snapshot_at(self, point: GoldenPoint) -> dict[str, Any]:
+        return snapshot_view(fold(read_journal(Path(JOURNAL_NAME), self.journal[: point.journal_length]).records))
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """Where a crashing child signals itself: the `skip`-th emission (0-based) of a site and path in its run."""
+
+    site: str
+    path: str
+    skip: int = 0
 
 
 # -- the children -----------------------------------------------------------------------------------------------
@@ -59,49 +124,122 @@ def _crashing_run(
     sessions: Path,
     out_dir: Path,
     ledger: ToolLedger,
-    point_id: str | None,
+    crash_at: str | Trigger | None,
     signum: int,
     store_factory: Callable[[Path], Any] = LocalStore,
+    *,
+    resume: bool = False,
+    report: Path | None = None,
 ) -> int:
-    """A child's run from scratch that raises `signum` on itself at crash point `point_id` (None: never)."""
+    """A child's run that raises `signum` on itself at `crash_at` (a point id, or a `Trigger`; None: never):
+    from scratch, or with `resume` from the session already in `sessions` (a golden journal prefix). Before
+    the signal it writes the point it reached to `report` (the kernel keeps the bytes of a killed process)."""
     from strands_durable.agent.durable import StopRequested
     from strands_durable.cli.signals import StopSignals
+    from strands_durable.runner.api import resume as resume_session
     from strands_durable.runner.api import run_workflow
 
     bus = CrashPoints()
     ledger.subscribe(bus)
     fired: list[CrashPoint] = []
+    seen = [0]
+
+    def reached(point: CrashPoint) -> bool:
+        if isinstance(crash_at, str):
+            return point.id == crash_at
+        if crash_at is None or point.site != crash_at.site or point.path != crash_at.path:
+            return False
+        seen[0] += 1
+        return seen[0] > crash_at.skip
 
     def at_point(point: CrashPoint) -> None:
-        if not fired and point.id == point_id:
+        if not fired and reached(point):
             fired.append(point)
+            if report is not None:
+                write_scratch(report, json.dumps([point.site, point.path, point.occurrence]).encode())
             os.kill(os.getpid(), signum)
 
     bus.subscribe(at_point)
     stops = StopSignals(notice_fd=_NO_NOTICE)  # the CLI's handlers, without their notice on the terminal
+    options = run_options(target, out_dir, bus, stop_requested=stops.requested)
     with stops:
         try:
-            run_workflow(
-                target.spec_path,
-                run_options(target, out_dir, bus, stop_requested=stops.requested),
-                store=store_factory(sessions),
-                session_id=target.session_id,
-            )
+            if resume:
+                resume_session(target.session_id, options, store=store_factory(sessions))
+            else:
+                run_workflow(target.spec_path, options, store=store_factory(sessions), session_id=target.session_id)
         except (StopRequested, KeyboardInterrupt):
             return stops.exit_code
-    return 0 if fired or point_id is None else NOT_FIRED
+    return 0 if fired or crash_at is None else NOT_FIRED
 
 
-def _resuming_run(target: FaultTarget, sessions: Path, out_dir: Path, ledger: ToolLedger) -> int:
+class WatchedStore(LocalStore):
+    """A real `LocalStore` that remembers the session it opened, so the convergence check can read its state."""
+
+    session: LocalSession | None = None
+
+    def open(self, *args: Any, **kwargs: Any) -> LocalSession:
+        self.session = super().open(*args, **kwargs)
+        return self.session
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """Where a resume stopped: the checkpoint whose snapshot equalled the golden run's, and its journal record."""
+
+    point: CrashPoint
+    seq: int
+
+
+def _resuming_run(
+    target: FaultTarget,
+    sessions: Path,
+    out_dir: Path,
+    ledger: ToolLedger,
+    *,
+    converge_to: GoldenJournal | None = None,
+    store_factory: Callable[[Path], WatchedStore] = WatchedStore,
+) -> Convergence | None:
+    """Resume the session in fresh objects; with `converge_to`, stop at the first commit whose snapshot (in
+    memory) equals the golden run's at that checkpoint. The durable state there is judged afterwards."""
     from strands_durable.runner.api import resume
 
     bus = CrashPoints()
     ledger.subscribe(bus)
-    resume(target.session_id, run_options(target, out_dir, bus), store=LocalStore(sessions))
-    return 0
+    store = store_factory(sessions)
+    reached: list[Convergence] = []
+    if converge_to is not None:
+        digester = SnapshotDigest()
+
+        def check(point: CrashPoint) -> None:
+            session = store.session
+            wanted = converge_to.checkpoints.get(point.path)
+            if point.site != "store.after_commit" or session is None or not wanted or reached:
+                return
+            if digester.digest(session.state) in wanted:
+                reached.append(Convergence(point, session.state.seq))
+                raise Converged(point)
+
+        bus.subscribe(check)
+    try:
+        resume(target.session_id, run_options(target, out_dir, bus), store=store)
+    except Converged:
+        return reached[0]
+    return None
 
 
 # -- exploring ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class KillOutcome:
+    """What happened at one crash point: where the crashing child started and died, where the resume stopped."""
+
+    point: str
+    start_index: int = 0  # the golden point the crashing child started before (0: from scratch)
+    died_at: str | None = None  # the point the child named just before its signal, numbered as in the golden run
+    crash_digest: str | None = None  # the snapshot digest of the stored session right after the death
+    converged_at: str | None = None  # the checkpoint the resume stopped at (None: it ran to the end)
 
 
 def explore_kill(
@@ -117,12 +255,16 @@ def explore_kill(
     golden: Golden | None = None,
     run: FaultRun | None = None,
     store_factory: Callable[[Path], Any] = LocalStore,
+    resume_store: Callable[[Path], WatchedStore] = WatchedStore,
+    full: bool = False,
 ) -> FaultRun:
     """Kill a real child at every crash point of the golden run with each signal (SIGINT and SIGTERM at every
     `graceful_every`-th point), then at `random_moments` random times; resume each and judge it.
-    `store_factory` builds the killed child's store (a deliberately broken one in the harness's tests)."""
+    `store_factory` builds the killed child's store and `resume_store` the resuming one (deliberately broken
+    ones in the harness's tests); `full` runs every resume to the end instead of stopping at convergence."""
     run = run or FaultRun(FAULT, target.name)
     golden = golden or run_golden(target, workdir / "golden")
+    journal = GoldenJournal.of(golden)
     points = list(dict.fromkeys(golden.point_ids))
     if max_points is not None and len(points) > max_points:
         points = [points[int(i * len(points) / max_points)] for i in range(max_points)]
@@ -130,7 +272,17 @@ def explore_kill(
         for name in signals:
             if name != "SIGKILL" and index % max(1, graceful_every):
                 continue
-            kill_at_point(golden, point_id, name, workdir / "kill", run, store_factory)
+            kill_at_point(
+                golden,
+                point_id,
+                name,
+                workdir / "kill",
+                run,
+                store_factory,
+                journal=journal,
+                resume_store=resume_store,
+                full=full,
+            )
     if random_moments:
         rng = random.Random(seed)
         duration = _calibrate(golden.target, workdir / "kill", latency_ms)
@@ -147,33 +299,103 @@ def kill_at_point(
     workspace: Path,
     run: FaultRun,
     store_factory: Callable[[Path], Any] = LocalStore,
-) -> None:
-    """One child killed by `signal_name` at crash point `point_id`, then resumed and judged."""
+    *,
+    journal: GoldenJournal | None = None,
+    resume_store: Callable[[Path], WatchedStore] = WatchedStore,
+    full: bool = False,
+) -> KillOutcome:
+    """One child killed by `signal_name` at crash point `point_id`, then resumed and judged. The child starts
+    from the golden journal prefix before the point when `journal` (`GoldenJournal.of(golden)`) has one."""
     signum = SIGNALS[signal_name]
-    reset_dir(workspace)
-    sessions, out_dir, ledger = (
-        workspace / "sessions",
-        workspace / "out",
-        ToolLedger(workspace / "tools.log", durable=False),
-    )
-    ended = run_in_child(
-        lambda: _crashing_run(golden.target, sessions, out_dir, ledger, point_id, signum, store_factory)
-    )
+    outcome = KillOutcome(point_id)
+    target = journal.by_id.get(point_id) if journal is not None else None
+    cut = _cut_for(journal, target) if journal is not None and target is not None else None
+    ended, ledger = _crash_child(golden, point_id, signum, workspace, store_factory, journal, cut)
+    if ended.code == NOT_FIRED and cut is not None:
+        # concurrent units interleave: the prefix may already hold the point's own commit (another unit's commit
+        # came between its write and its after_commit point); such a point is reached from the start
+        cut = None
+        ended, ledger = _crash_child(golden, point_id, signum, workspace, store_factory, journal, cut)
+    outcome.start_index = cut.index if cut is not None else 0
+    run.outcomes["started-at-prefix" if cut is not None else "started-from-scratch"] += 1
     run.explored += 1
     if ended.code == NOT_FIRED:
         run.add(point_id, signal_name, "not-fired", "the child finished without reaching the crash point")
-        return
-    expected = _expected_exits(signum)
-    if ended not in expected:
+        return outcome
+    outcome.died_at = _named_point(workspace / FIRED_REPORT, golden, outcome.start_index)
+    if ended not in _expected_exits(signum):
         run.add(point_id, signal_name, "unclean-stop", f"the child ended with {ended.describe()}")
-        return
-    _after_death(golden, point_id, signal_name, workspace, ledger, run, graceful=signum != signal.SIGKILL)
+        return outcome
+    if outcome.died_at != point_id:
+        run.add(point_id, signal_name, "wrong-point", f"the child signalled itself at {outcome.died_at}")
+        return outcome
+    converge_to = journal if journal is not None and not full and not non_idempotent_tools(golden) else None
+    _after_death(
+        golden,
+        point_id,
+        signal_name,
+        workspace,
+        ledger,
+        run,
+        graceful=signum != signal.SIGKILL,
+        converge_to=converge_to,
+        resume_store=resume_store,
+        outcome=outcome,
+    )
+    return outcome
+
+
+def _crash_child(
+    golden: Golden,
+    point_id: str,
+    signum: int,
+    workspace: Path,
+    store_factory: Callable[[Path], Any],
+    journal: GoldenJournal | None,
+    cut: GoldenPoint | None,
+) -> tuple[ChildExit, ToolLedger]:
+    """Fork the child that dies at `point_id`: from the golden journal prefix before `cut` (the ledger then
+    starts with the prefix's tool points), or from scratch when there is no cut."""
+    reset_dir(workspace)
+    sessions, out_dir = workspace / "sessions", workspace / "out"
+    ledger = ToolLedger(workspace / "tools.log", durable=False)
+    crash_at: str | Trigger = point_id
+    if journal is not None and cut is not None:
+        target = journal.by_id[point_id]
+        header_end = journal.journal.index(b"\n") + 1
+        _seed_session(journal, sessions, out_dir, journal.journal[header_end : cut.journal_length])
+        ledger.record_points(p.point for p in journal.points[: cut.index])
+        crash_at = Trigger(target.point.site, target.point.path, _skip_count(journal, target, cut.index))
+    ended = run_in_child(
+        lambda: _crashing_run(
+            golden.target,
+            sessions,
+            out_dir,
+            ledger,
+            crash_at,
+            signum,
+            store_factory,
+            resume=cut is not None,
+            report=workspace / FIRED_REPORT,
+        )
+    )
+    return ended, ledger
+
+
+def _named_point(report: Path, golden: Golden, start_index: int) -> str | None:
+    """The point the child named, its occurrence counted as in the golden run (the child's run started at the
+    golden point `start_index`, so emissions before that are not in its count)."""
+    if not report.exists():
+        return None
+    site, path, occurrence = json.loads(report.read_bytes())
+    earlier = sum(1 for p in golden.points[:start_index] if p.site == site and p.path == path)
+    return CrashPoint(site, path, occurrence + earlier if start_index else occurrence).id
 
 
 def kill_at_random(
     golden: Golden, signal_name: str, delay: float, workspace: Path, run: FaultRun, latency_ms: int
 ) -> None:
-    """One child (with model latency) signalled by the parent `delay` seconds after it started."""
+    """One child (with model latency, from scratch) signalled by the parent `delay` seconds after it started."""
     signum = SIGNALS[signal_name]
     reset_dir(workspace)
     sessions, out_dir, ledger = (
@@ -206,31 +428,75 @@ def _expected_exits(signum: int) -> set[ChildExit]:
 
 
 def _after_death(
-    golden: Golden, point: str, variant: str, workspace: Path, ledger: ToolLedger, run: FaultRun, *, graceful: bool
+    golden: Golden,
+    point: str,
+    variant: str,
+    workspace: Path,
+    ledger: ToolLedger,
+    run: FaultRun,
+    *,
+    graceful: bool,
+    converge_to: GoldenJournal | None = None,
+    resume_store: Callable[[Path], WatchedStore] = WatchedStore,
+    outcome: KillOutcome | None = None,
 ) -> None:
     sessions, out_dir = workspace / "sessions", workspace / "out"
     session_id = golden.target.session_id
+    journal_path = layout.session_dir(sessions, session_id) / JOURNAL_NAME
     try:
         crashed = LocalStore(sessions).load(session_id)
     except DurableError as exc:
         run.add(point, variant, "resume-failed", f"the killed session does not load: {exc}")
         return
-    run.states.add(journal_digest(layout.session_dir(sessions, session_id) / JOURNAL_NAME))
+    run.states.add(journal_digest(journal_path))
+    if outcome is not None:
+        outcome.crash_digest = SnapshotDigest().digest(crashed)
     for violation in stored_violations(crashed, mode="stored"):
         run.add(point, variant, "invalid-history", f"right after the kill: {violation}")
     if graceful and crashed.status not in ("paused", "completed"):
         run.add(point, variant, "status", f"a graceful stop left the session {crashed.status}, not paused")
+    converged = None
     if crashed.status != "completed":
         try:  # the resume runs here, in fresh objects: only the death needs a real process
-            _resuming_run(golden.target, sessions, out_dir, ledger)
+            converged = _resuming_run(
+                golden.target, sessions, out_dir, ledger, converge_to=converge_to, store_factory=resume_store
+            )
         except DurableError as exc:
             run.add(point, variant, "resume-failed", f"the resume failed: {exc}")
             return
-        wait_for_threads()
+        finally:
+            wait_for_threads()
     run.outcomes["resumed"] += 1
-    run.judge(golden, sessions, point, variant)
+    if converged is not None and converge_to is not None:
+        run.outcomes["converged"] += 1
+        if outcome is not None:
+            outcome.converged_at = converged.point.id
+        for rule, detail in _judge_converged(converge_to, journal_path, converged):
+            run.add(point, variant, rule, detail)
+    else:
+        run.judge(golden, sessions, point, variant)
     for detail in ledger.reruns(non_idempotent_tools(golden)):
         run.add(point, variant, "tool-rerun", detail)
+
+
+def _judge_converged(journal: GoldenJournal, journal_path: Path, converged: Convergence) -> list[tuple[str, str]]:
+    """(rule, detail) problems of a resume that stopped at convergence, read from disk: every stored history is
+    valid, and the journal up to the converged checkpoint folds to the golden run's snapshot there (concurrent
+    units may have committed more before the run stopped)."""
+    try:
+        records = read_journal(journal_path, journal_path.read_bytes()).records
+    except DurableError as exc:
+        return [("resume-failed", f"the session cannot be read after the resume: {exc}")]
+    problems = [("invalid-history", f"after the resume: {v}") for v in stored_violations(fold(records), mode="stored")]
+    stored = fold(records[: converged.seq + 1])
+    wanted = journal.checkpoints[converged.point.path]
+    if SnapshotDigest().digest(stored) not in wanted:
+        expected = next(p for p in journal.points if p.digest in wanted)
+        difference = readable_difference(journal.snapshot_at(expected), snapshot_view(stored))
+        problems.append(
+            ("durable-state", f"the resume converged in memory but its stored session differs at {difference}")
+        )
+    return problems
 
 
 def wait_for_threads(timeout: float = 5.0) -> None:
