@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from strands_durable.agent.durable import StopRequested
+from strands_durable.cli.signals import StopSignals  # imported here, in the warm parent, not in every child
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError, ExitCode
 from strands_durable.faults.common import (
@@ -49,6 +51,7 @@ from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, 
 from strands_durable.faults.oracle import stored_violations
 from strands_durable.faults.report import readable_difference
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
+from strands_durable.runner.api import resume, run_workflow
 from strands_durable.store import layout
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
 from strands_durable.store.local import LocalSession, LocalStore
@@ -128,17 +131,12 @@ def _crashing_run(
     signum: int,
     store_factory: Callable[[Path], Any] = LocalStore,
     *,
-    resume: bool = False,
+    from_prefix: bool = False,
     report: Path | None = None,
 ) -> int:
     """A child's run that raises `signum` on itself at `crash_at` (a point id, or a `Trigger`; None: never):
-    from scratch, or with `resume` from the session already in `sessions` (a golden journal prefix). Before
-    the signal it writes the point it reached to `report` (the kernel keeps the bytes of a killed process)."""
-    from strands_durable.agent.durable import StopRequested
-    from strands_durable.cli.signals import StopSignals
-    from strands_durable.runner.api import resume as resume_session
-    from strands_durable.runner.api import run_workflow
-
+    from scratch, or with `from_prefix` a resume of the session already in `sessions` (a golden journal
+    prefix). Before the signal it names the point in `report` (the kernel keeps a killed process's writes)."""
     bus = CrashPoints()
     ledger.subscribe(bus)
     fired: list[CrashPoint] = []
@@ -164,8 +162,8 @@ def _crashing_run(
     options = run_options(target, out_dir, bus, stop_requested=stops.requested)
     with stops:
         try:
-            if resume:
-                resume_session(target.session_id, options, store=store_factory(sessions))
+            if from_prefix:
+                resume(target.session_id, options, store=store_factory(sessions))
             else:
                 run_workflow(target.spec_path, options, store=store_factory(sessions), session_id=target.session_id)
         except (StopRequested, KeyboardInterrupt):
@@ -202,8 +200,6 @@ def _resuming_run(
 ) -> Convergence | None:
     """Resume the session in fresh objects; with `converge_to`, stop at the first commit whose snapshot (in
     memory) equals the golden run's at that checkpoint. The durable state there is judged afterwards."""
-    from strands_durable.runner.api import resume
-
     bus = CrashPoints()
     ledger.subscribe(bus)
     store = store_factory(sessions)
@@ -375,7 +371,7 @@ def _crash_child(
             crash_at,
             signum,
             store_factory,
-            resume=cut is not None,
+            from_prefix=cut is not None,
             report=workspace / FIRED_REPORT,
         )
     )
