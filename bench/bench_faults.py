@@ -3,11 +3,13 @@ resume, the judgement) against in-process crash points per second on the same po
 
     .venv/bin/python bench/bench_faults.py [--spec examples/chain-research.strands.yaml] [--points 30] [--rounds 3]
 
-Two in-process baselines: `same scheme` does exactly the kill harness's work without a process (a run from the
-start that raises InjectedCrash at the point, a resume in fresh objects, the same judgement); `plugin explorer`
-is `faults.explore.explore_point` (the pytest plugin's, which starts from the journal prefix and stops at
-convergence), when it is importable. Rounds alternate the modes so machine load hits them alike; the median
-round counts. Prints one line per measurement and the ratios.
+Kill mode is `faults.kill.kill_at_point`: the child starts from the golden journal prefix before the point and
+dies there by SIGKILL; the resume (in the parent) stops at convergence and is judged from disk. Two in-process
+baselines: `from the start` raises InjectedCrash at the point in a run from the start, resumes in fresh objects
+to the end and judges the whole run (kill mode's scheme before it started at the prefix); `plugin explorer` is
+`faults.explore.explore_point` (the pytest plugin's: journal-prefix start, convergence stop, and a second crash
+when the resume passes the point again), when it is importable. Rounds alternate the modes so machine load hits
+them alike; the median round counts. Prints one line per measurement and the ratios.
 """
 
 from __future__ import annotations
@@ -21,15 +23,18 @@ from pathlib import Path
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
 from strands_durable.faults.common import FaultRun, FaultTarget, Golden, judge_final, reset_dir, run_golden, run_options
-from strands_durable.faults.kill import kill_at_point
+from strands_durable.faults.kill import GoldenJournal, kill_at_point
 from strands_durable.runner.api import resume, run_workflow
 from strands_durable.store.local import LocalStore
 
 REPO = Path(__file__).resolve().parents[1]
+KILL = "kill (SIGKILL, forked child)"
+SCRATCH = "in-process (from the start)"
+PLUGIN = "in-process (plugin explorer)"
 
 
 def in_process(golden: Golden, points: list[str], workspace: Path) -> float:
-    """Points per second of the same scheme without a child process."""
+    """Points per second of a crash in a run from the start, a resume to the end, the final judgement."""
     target = golden.target
     started = time.perf_counter()
     for point_id in points:
@@ -60,8 +65,9 @@ def in_process(golden: Golden, points: list[str], workspace: Path) -> float:
 def killed(golden: Golden, points: list[str], workspace: Path) -> float:
     run = FaultRun("kill", golden.target.name)
     started = time.perf_counter()
+    journal = GoldenJournal.of(golden)  # once per golden run, counted in the rate
     for point_id in points:
-        kill_at_point(golden, point_id, "SIGKILL", workspace, run)
+        kill_at_point(golden, point_id, "SIGKILL", workspace, run, journal=journal)
     rate = len(points) / (time.perf_counter() - started)
     assert not run.findings and run.outcomes["resumed"] == len(points), run.findings[:3]
     return rate
@@ -99,19 +105,19 @@ def main() -> None:
     ids = list(dict.fromkeys(golden.point_ids))
     points = [ids[int(i * len(ids) / args.points)] for i in range(min(args.points, len(ids)))]
     plugin = plugin_explorer(args.spec, len(points), workdir)
-    rates: dict[str, list[float]] = {"in-process (same scheme)": [], "kill (SIGKILL, forked child)": []}
+    rates: dict[str, list[float]] = {SCRATCH: [], KILL: []}
     if plugin is not None:
-        rates["in-process (plugin explorer)"] = []
+        rates[PLUGIN] = []
     for _ in range(args.rounds):
-        rates["in-process (same scheme)"].append(in_process(golden, points, workdir / "inproc"))
-        rates["kill (SIGKILL, forked child)"].append(killed(golden, points, workdir / "kill"))
+        rates[SCRATCH].append(in_process(golden, points, workdir / "inproc"))
+        rates[KILL].append(killed(golden, points, workdir / "kill"))
         if plugin is not None:
-            rates["in-process (plugin explorer)"].append(plugin())
+            rates[PLUGIN].append(plugin())
     print(f"{args.spec.name}: {len(points)} of {len(ids)} crash points, {args.rounds} alternating rounds (median)")
     medians = {name: statistics.median(values) for name, values in rates.items()}
     for name, rate in medians.items():
         print(f"  {name:<32} {rate:7.2f} crash points/s")
-    kill_rate = medians["kill (SIGKILL, forked child)"]
+    kill_rate = medians[KILL]
     for name, rate in medians.items():
         if name.startswith("in-process"):
             print(f"  ratio {name} / kill: {rate / kill_rate:.2f}x (target: within 3x)")
