@@ -51,8 +51,9 @@ class JournalContents:
     torn_tail: bool  # the file has bytes after the last valid record (an unsynced or torn final write)
 
 
-def read_journal(path: Path, data: bytes) -> JournalContents:
+def read_journal(path: Path, data: bytes, *, first_seq: int = 0) -> JournalContents:
     """Parse journal bytes. A bad final line is a torn tail; a bad line followed by good ones is corruption.
+    `first_seq` > 0 reads a part of a journal that starts at that record (no header expected).
 
     Checksums are verified line by line and the payloads are then decoded in one `json.loads` call (a JSON array
     of them), which halves the cost of reading a long journal; a payload that fails to decode on its own (a
@@ -80,11 +81,12 @@ def read_journal(path: Path, data: bytes) -> JournalContents:
         records = _decode_one_by_one(path, payloads)
         if len(records) < len(payloads):  # only the final line may fail: a torn tail
             torn_at = sum(len(p) + 10 for p in payloads[: len(records)])
-    for expected_seq, record in enumerate(records):
+    for number, record in enumerate(records):
+        expected_seq = first_seq + number
         if record.get("seq") != expected_seq:
-            at = sum(len(p) + 10 for p in payloads[:expected_seq])
+            at = sum(len(p) + 10 for p in payloads[:number])
             raise CorruptSession(str(path), f"record at byte {at} has seq {record.get('seq')}, expected {expected_seq}")
-    if records and records[0].get("kind") != HEADER_KIND:
+    if records and first_seq == 0 and records[0].get("kind") != HEADER_KIND:
         raise CorruptSession(str(path), "first record is not a strands-durable journal header")
     if torn_at >= 0:
         return JournalContents(records, torn_at, torn_tail=True)

@@ -169,10 +169,16 @@ class LocalSession(Session):
     def mark_intact_message_files(self) -> None:
         """After a crash: count the message files already on disk with the right bytes as written, so only the
         missing or damaged ones are written again (re-deriving a long session would otherwise rewrite them all)."""
+        try:
+            on_disk_keys = set(os.listdir(self.directory / layout.AGENTS_DIR))
+        except FileNotFoundError:
+            return
         for key, conv in self.state.conversations.items():
-            messages_dir = self.directory / layout.AGENTS_DIR / key / "messages"
-            if conv.generation or not messages_dir.is_dir():
+            if conv.generation or key not in on_disk_keys:
                 continue  # written from scratch (a repaired history's old files go to backups first)
+            messages_dir = self.directory / layout.AGENTS_DIR / key / "messages"
+            if not messages_dir.is_dir():
+                continue
             intact = 0
             for index in range(len(conv.messages)):
                 try:
@@ -428,10 +434,11 @@ def verify_views(directory: Path, state: SessionState, *, clean: bool) -> None:
             if read_json_object(directory / name) is None:
                 raise CorruptSession(str(directory / name), "missing or not a JSON object")
     for key, conv in state.conversations.items():
-        messages_dir = directory / layout.AGENTS_DIR / key / "messages"
+        messages_dir = None
         for index, seq in enumerate(conv.seqs):
             if not clean and seq > state.synced_seq:
                 break
+            messages_dir = messages_dir or directory / layout.AGENTS_DIR / key / "messages"
             path = messages_dir / layout.message_file_name(index)
             view = read_json_object(path)
             if view is None:

@@ -19,6 +19,7 @@ Events are plain JSON dicts (they are what the journal stores). Kinds:
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,22 @@ class Conversation:
     def usage(self) -> dict[str, int]:
         return dict(self.tokens)
 
+    def copy(self) -> Conversation:
+        """A copy whose containers can change independently (the messages themselves are shared)."""
+        return Conversation(
+            key=self.key,
+            agent=self.agent,
+            messages=list(self.messages),
+            units=list(self.units),
+            agent_state=self.agent_state,
+            cm_state=self.cm_state,
+            tool_results=dict(self.tool_results),
+            tools_started=set(self.tools_started),
+            generation=self.generation,
+            seqs=list(self.seqs),
+            tokens=dict(self.tokens),
+        )
+
 
 def add_usage(total: dict[str, int], message: dict[str, Any]) -> None:
     usage = (message.get("metadata") or {}).get("usage") or {}
@@ -65,6 +82,7 @@ class SessionState:
     seq: int = -1
     synced_seq: int = -1  # the last record whose derived files were flushed to stable storage
     updated_at: str | None = None
+    shared: set[str] = field(default_factory=set, repr=False, compare=False)  # conversations `copy_state` shares
 
     @property
     def session_id(self) -> str:
@@ -77,9 +95,15 @@ class SessionState:
                 total[key] += value
         return total
 
-    def conversation(self, key: str, agent: str) -> Conversation:
+    def conversation(self, key: str, agent: str | None = None) -> Conversation:
+        """The conversation `key` to change (created for `agent` when new; a shared one is copied first)."""
+        if key in self.shared:
+            self.shared.discard(key)
+            self.conversations[key] = self.conversations[key].copy()
         conv = self.conversations.get(key)
         if conv is None:
+            if agent is None:
+                raise KeyError(key)
             conv = self.conversations[key] = Conversation(key=key, agent=agent)
         return conv
 
@@ -105,11 +129,30 @@ def apply_record(state: SessionState, record: dict[str, Any]) -> None:
     state.updated_at = record.get("at", state.updated_at)
 
 
-def fold(records: list[dict[str, Any]]) -> SessionState:
-    state = SessionState()
+def fold(records: list[dict[str, Any]], state: SessionState | None = None) -> SessionState:
+    """The state after `records`, folded into `state` (default: a new, empty one)."""
+    state = SessionState() if state is None else state
     for record in records:
         apply_record(state, record)
     return state
+
+
+def copy_state(state: SessionState) -> SessionState:
+    """A copy that more records can be folded into without touching `state`.
+
+    Conversations are shared until a record changes one (then that one is copied: `SessionState.conversation`);
+    messages, results and the dicts the reducer only ever replaces whole are always shared, so a copy costs a
+    few dict copies, not the history. `state` itself must not be folded into afterwards.
+    """
+    return dataclasses.replace(
+        state,
+        meta=dict(state.meta),
+        units=dict(state.units),
+        conversations=dict(state.conversations),
+        artifacts=dict(state.artifacts),
+        attempts={unit: list(attempts) for unit, attempts in state.attempts.items()},
+        shared=set(state.conversations),
+    )
 
 
 def _session(state: SessionState, event: dict[str, Any]) -> None:
@@ -140,12 +183,12 @@ def _message(state: SessionState, event: dict[str, Any]) -> None:
 
 
 def _tool_started(state: SessionState, event: dict[str, Any]) -> None:
-    state.conversations[event["conv"]].tools_started.add(event["tool_use_id"])
+    state.conversation(event["conv"]).tools_started.add(event["tool_use_id"])
 
 
 def _tool_result(state: SessionState, event: dict[str, Any]) -> None:
     result = event["result"]
-    conv = state.conversations[event["conv"]]
+    conv = state.conversation(event["conv"])
     conv.tool_results[result["toolUseId"]] = result
     if "agent_state" in event:
         conv.agent_state = event["agent_state"]
@@ -228,7 +271,7 @@ def _variables(state: SessionState, event: dict[str, Any]) -> None:
 
 
 def _generation(state: SessionState, event: dict[str, Any]) -> None:
-    conv = state.conversations[event["conv"]]
+    conv = state.conversation(event["conv"])
     conv.messages = event["messages"]
     conv.units = event.get("units") or [""] * len(conv.messages)
     conv.seqs = [state.seq] * len(conv.messages)
