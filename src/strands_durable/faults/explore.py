@@ -9,18 +9,24 @@ How one crash point is explored (`explore_point`):
    and the cost of a point does not grow with the workflow's length. A point that never fires is a failure.
 2. Right after the crash the stored histories must be valid (`mode="stored"`).
 3. A resume in fresh objects (a new `LocalStore` on the directory, as a new process would) runs until it reaches
-   a checkpoint (a commit) whose normalised snapshot equals the golden run's at that checkpoint (the convergence
-   shortcut), or to the end with `full=True` or when it never converges, where the whole comparable view, request
-   validity of every history and the completed status are checked. Committed tools must not run again, committed
-   model turns must not be requested again, and the durable state must match, not just the memory.
+   a checkpoint (a commit) whose normalised snapshot equals the golden run's at one of its checkpoints (the
+   convergence shortcut), or to the end with `full=True` or when it never converges, where the whole comparable
+   view, request validity of every history and the completed status are checked. Committed tools must not run
+   again, committed model turns must not be requested again, and the durable state must match, not just the
+   memory. Any golden checkpoint will do, not only the one at the same commit: a resume from that durable state
+   is what the crash point right after that golden commit explores, so stopping there loses nothing, and runs
+   whose concurrent units interleave differently from the golden run meet it long before the end.
 4. When the resume passed the same point again, a second run crashes there too, and a third must converge.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import gc
 import re
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +34,7 @@ from typing import Any
 
 from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash
 from strands_durable.errors import DurableError
-from strands_durable.faults.oracle import RequestLog, comparable, counting_model, stored_violations
+from strands_durable.faults.oracle import RequestLog, comparable, counting_model, history_violations
 from strands_durable.faults.report import readable_difference
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
 from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, validate
@@ -37,7 +43,9 @@ from strands_durable.store import layout
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME, encode_record, read_journal
 from strands_durable.store.local import LocalStore
-from strands_durable.store.state import SessionState, fold
+from strands_durable.store.state import SessionState, apply_record, copy_state, fold
+
+_GOLDEN_STATES_KEPT = 32
 
 PINNED_CREATED_AT = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 """Every chaos run of a workflow is created at this instant, so clocks, templates and tool results repeat."""
@@ -111,14 +119,23 @@ class GoldenRun:
     tool_executions: int
     model_requests: int
     problems: list[Problem]
-    checkpoints: dict[str, set[str]] = field(default_factory=dict)  # commit path -> snapshot digests
+    checkpoint_states: dict[str, GoldenPoint] = field(default_factory=dict)  # snapshot digest -> first checkpoint
+    digester: SnapshotDigest = field(default_factory=SnapshotDigest)  # shared by the explorations of this run
+    valid_histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # last stored-valid, per key
     _by_id: dict[str, GoldenPoint] = field(default_factory=dict)
+    commits: list[tuple[int, str]] = field(default_factory=list)  # (journal length, path) of each commit
+    non_idempotent: set[str] = field(default_factory=set)  # tool paths that emitted a `started` point
+    _states: OrderedDict[int, SessionState] = field(default_factory=OrderedDict)  # journal length -> state
 
     def __post_init__(self) -> None:
         self._by_id = {p.id: p for p in self.points}
         for p in self.points:
             if p.digest is not None:
-                self.checkpoints.setdefault(p.point.path, set()).add(p.digest)
+                self.checkpoint_states.setdefault(p.digest, p)
+        self.commits = [(p.journal_length, p.point.path) for p in self.points if p.point.site == "store.after_commit"]
+        self.non_idempotent = {
+            p.point.path[: -len("/started")] for p in self.points if p.point.path.endswith("/started")
+        }
 
     def point(self, point_id: str) -> GoldenPoint:
         return self._by_id[point_id]
@@ -132,7 +149,26 @@ class GoldenRun:
         return sorted(self._by_id, key=natural_key)
 
     def snapshot_at(self, checkpoint: GoldenPoint) -> dict[str, Any]:
-        return snapshot_view(_fold_bytes(self.journal[: checkpoint.journal_length]))
+        return snapshot_view(self.state_at(checkpoint.journal_length))
+
+    def state_at(self, length: int) -> SessionState:
+        """The durable state after the first `length` bytes of the golden journal (a copy the caller may fold
+        more records into). Folded from the nearest shorter state already made, so exploring the points in
+        order folds each record about once instead of the whole prefix per point."""
+        state = self._states.get(length)
+        if state is None:
+            base = max((known for known in self._states if known <= length), default=0)
+            if base:
+                state = copy_state(self._states[base])
+                tail = read_journal(Path(JOURNAL_NAME), self.journal[base:length], first_seq=state.seq + 1)
+                fold(tail.records, state)
+            else:
+                state = _fold_bytes(self.journal[:length])
+            self._states[length] = state
+            while len(self._states) > _GOLDEN_STATES_KEPT:
+                self._states.popitem(last=False)
+        self._states.move_to_end(length)
+        return copy_state(state)
 
 
 @dataclass
@@ -214,6 +250,7 @@ class _Phase:
     fired: CrashPoint | None = None
     converged_at: CrashPoint | None = None
     converged_seq: int = -1  # the journal record of the converged checkpoint
+    converged_digest: str = ""  # the golden checkpoint state it equals
     error: BaseException | None = None
     completed: bool = False
 
@@ -268,15 +305,16 @@ def _arm(bus: CrashPoints, phase: _Phase, target: CrashPoint, skip: int) -> None
 
 
 def _watch_convergence(bus: CrashPoints, phase: _Phase, store: _ObservedStore, golden: GoldenRun) -> None:
-    digester = SnapshotDigest()
+    digester = golden.digester
 
     def check(point: CrashPoint) -> None:
         if point.site != "store.after_commit" or store.session is None or phase.fired is not None:
             return
-        wanted = golden.checkpoints.get(point.path)
-        if wanted and digester.digest(store.session.state) in wanted:
+        digest = digester.digest(store.session.state)
+        if digest in golden.checkpoint_states:
             phase.converged_at = point
             phase.converged_seq = store.session.state.seq
+            phase.converged_digest = digest
             raise Converged(point)
 
     bus.subscribe(check)
@@ -300,8 +338,11 @@ class _Workspace:
         return base / "sessions", base / "out"
 
 
-def _seed_session(golden: GoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes) -> None:
-    """A session directory holding the golden header (with this run's output directory) and `journal_tail`."""
+def _seed_session(
+    golden: GoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes
+) -> tuple[bytes, dict[str, Any]]:
+    """A session directory holding the golden header (with this run's output directory) and `journal_tail`;
+    returns the journal's bytes and the session's metadata."""
     directory = layout.session_dir(sessions, golden.target.session_id)
     _OPS.makedirs(directory, durable=False)
     _OPS.makedirs(out_dir, durable=False)
@@ -311,7 +352,9 @@ def _seed_session(golden: GoldenRun, sessions: Path, out_dir: Path, journal_tail
     meta["runtime"] = {**meta["runtime"], "out_dir": str(out_dir.resolve())}
     header["events"] = [{**header["events"][0], "meta": meta}, *header["events"][1:]]
     _OPS.write_atomic(directory / layout.SPEC_SNAPSHOT, golden.spec_snapshot, durable=False)
-    _OPS.write_atomic(directory / JOURNAL_NAME, encode_record(header) + journal_tail, durable=False)
+    journal = encode_record(header) + journal_tail
+    _OPS.write_atomic(directory / JOURNAL_NAME, journal, durable=False)
+    return journal, meta
 
 
 def _fold_bytes(journal: bytes) -> SessionState:
@@ -363,6 +406,7 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
         tool_executions=len(phase.tools_run),
         model_requests=len(phase.requests.requests),
         problems=problems,
+        digester=digester,
     )
 
 
@@ -400,10 +444,10 @@ class _Exploration:
         self.sessions: Path | None = None
         self.out_dir: Path | None = None
         self.committed_tools: set[str] = set()  # tool paths (and turn paths for results messages) committed
-        self.non_idempotent: set[str] = {
-            p.point.path[: -len("/started")] for p in golden.points if p.point.path.endswith("/started")
-        }
+        self.non_idempotent = golden.non_idempotent
         self.executed: dict[str, int] = {}
+        self.seed = b""  # the journal this exploration started from, as written
+        self.seed_state: SessionState | None = None  # its state
 
     @property
     def session_id(self) -> str:
@@ -416,12 +460,15 @@ class _Exploration:
     def seed_prefix(self, length: int) -> None:
         header_end = self.golden.journal.index(b"\n") + 1
         self.sessions, self.out_dir = self.workspace.new()
-        _seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
-        for point in self.golden.points:
-            if point.journal_length > length:
+        self.seed, meta = _seed_session(
+            self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length]
+        )
+        self.seed_state = self.golden.state_at(length)
+        self.seed_state.meta = meta
+        for journal_length, path in self.golden.commits:
+            if journal_length > length:
                 break
-            if point.point.site == "store.after_commit":
-                self._note_commit(point.point.path)
+            self._note_commit(path)
 
     def _note_commit(self, path: str) -> None:
         if path.endswith("/result"):
@@ -434,9 +481,27 @@ class _Exploration:
             tool_path.startswith(turn) for turn in self.committed_tools if turn.endswith("/")
         )
 
-    def load(self) -> SessionState:
+    def load(self, *, upto_seq: int | None = None) -> SessionState:
+        """The session's durable state, read from its journal on disk (up to record `upto_seq`).
+
+        The journal must begin with the bytes this exploration seeded it with (the store appends, never
+        rewrites); their state is known, so only the records after them are decoded and folded. Anything else
+        on disk is read from scratch, as `LocalStore.load` does.
+        """
         assert self.sessions is not None
-        return LocalStore(self.sessions).load(self.session_id)
+        path = layout.session_dir(self.sessions, self.session_id) / JOURNAL_NAME
+        data = _OPS.read_bytes(path)
+        if self.seed_state is None or not data.startswith(self.seed):
+            state = LocalStore(self.sessions).load(self.session_id)
+            if upto_seq is not None and upto_seq < state.seq:
+                state = fold(read_journal(path, data).records[: upto_seq + 1])
+            return state
+        state = copy_state(self.seed_state)
+        for record in read_journal(path, data[len(self.seed) :], first_seq=state.seq + 1).records:
+            if upto_seq is not None and record["seq"] > upto_seq:
+                break
+            apply_record(state, record)
+        return state
 
     # -- one run --
     def resume(
@@ -494,8 +559,15 @@ class _Exploration:
 
     def check_stored(self, label: str) -> SessionState:
         state = self.load()
-        for violation in stored_violations(state, mode="stored"):
-            self.problem(INVALID_HISTORY, f"{label}: {violation}")
+        valid = self.golden.valid_histories
+        for key, conv in sorted(state.conversations.items()):
+            if valid.get(key) == conv.messages:  # validated before (pointer-time for the shared messages)
+                continue
+            violations = history_violations(key, conv.messages)
+            for violation in violations:
+                self.problem(INVALID_HISTORY, f"{label}: {violation}")
+            if not violations:
+                valid[key] = list(conv.messages)
         return state
 
     def check_end(self, phase: _Phase, synthesized: set[str]) -> None:
@@ -504,13 +576,10 @@ class _Exploration:
         golden = self.golden
         if phase.converged_at is not None and not synthesized:
             self.outcome.converged_at = phase.converged_at.id
-            checkpoint_path = phase.converged_at.path
             # concurrent units may have committed more before the run stopped: judge the journal up to the checkpoint
-            assert self.sessions is not None
-            journal = (layout.session_dir(self.sessions, self.session_id) / JOURNAL_NAME).read_bytes()
-            stored = fold(read_journal(Path(JOURNAL_NAME), journal).records[: phase.converged_seq + 1])
-            if SnapshotDigest().digest(stored) not in golden.checkpoints.get(checkpoint_path, set()):
-                expected = next(p for p in golden.points if p.digest in golden.checkpoints[checkpoint_path])
+            stored = self.load(upto_seq=phase.converged_seq)
+            if golden.digester.digest(stored) != phase.converged_digest:
+                expected = golden.checkpoint_states[phase.converged_digest]
                 difference = readable_difference(golden.snapshot_at(expected), snapshot_view(stored))
                 self.problem(
                     "durable-state",
@@ -623,6 +692,24 @@ def explore_schedule(
     """Crash at each point of `point_ids` in turn (each in the resume of the previous crash), then resume to
     convergence or the end. With `repeat_last`, also crash a second time at the last point when a resume
     passes it again, and require that run to converge as well."""
+    with _old_objects_frozen():
+        return _explore_schedule(golden, point_ids, workdir, repeat_last=repeat_last)
+
+
+@contextlib.contextmanager
+def _old_objects_frozen() -> Iterator[None]:
+    """Exclude the objects that exist before a crash point's runs (strands, the golden run and its states) from
+    garbage collection while they run. The runs allocate JSON trees by the hundred thousand; each full collection
+    they trigger would otherwise walk every long-lived object again (a quarter of a 50-step chain's exploration
+    time). The objects are handed back to the collector afterwards."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *, repeat_last: bool) -> PointOutcome:
     outcome = PointOutcome(point_ids=list(point_ids))
     ex = _Exploration(golden, workdir, outcome)
     targets = [golden.point(pid) for pid in point_ids]

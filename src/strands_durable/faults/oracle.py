@@ -77,9 +77,15 @@ def _brief(value: Any, limit: int = 160) -> str:
 def stored_violations(state: SessionState, *, mode: str = "stored") -> list[str]:
     problems = []
     for key, conv in sorted(state.conversations.items()):
-        for violation in validate(conv.messages, mode=mode):  # type: ignore[arg-type]
-            problems.append(f"{key}: {violation.rule} at message {violation.message_index}: {violation.message}")
+        problems += history_violations(key, conv.messages, mode=mode)
     return problems
+
+
+def history_violations(key: str, messages: list[dict[str, Any]], *, mode: str = "stored") -> list[str]:
+    return [
+        f"{key}: {v.rule} at message {v.message_index}: {v.message}"
+        for v in validate(messages, mode=mode)  # type: ignore[arg-type]
+    ]
 
 
 def committed_request_digests(state: SessionState) -> set[str]:

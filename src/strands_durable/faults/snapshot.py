@@ -5,7 +5,7 @@ A snapshot holds what a resumed run's future depends on: every conversation's me
 manager and agent state, every unit's record, the pattern state, artifacts, status and token totals. Two states
 whose snapshots are byte-equal continue identically (as long as nothing lives only in memory, which the crash
 points of every later unit check). `SnapshotDigest` keeps per-conversation digests between calls, so digesting
-after each commit of a run costs the changed conversation, not the whole session.
+after each commit of a run, or the next crash point's states, costs the changed conversations, not the session.
 """
 
 from __future__ import annotations
@@ -60,26 +60,45 @@ def snapshot_view(state: SessionState) -> dict[str, Any]:
     }
 
 
+def _same(before: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    return before[:4] == now[:4] and before[4] is now[4] and before[5] is now[5]
+
+
 class SnapshotDigest:
-    """Digests of one state as it changes commit by commit (a conversation is re-digested only when it changed)."""
+    """Digests of states that share most of their conversations (one run commit by commit, or the runs that
+    explore neighbouring crash points): a conversation is digested again only when what its view is made of
+    changed. The last digested inputs of each conversation are kept as shallow copies (messages are never
+    changed in place once committed) and compared by equality, which in C takes pointer time for shared
+    messages and stays far cheaper than normalising and hashing for equal copies read again from disk."""
 
     def __init__(self) -> None:
-        self._conversations: dict[str, tuple[tuple[Any, ...], str]] = {}
+        self._conversations: dict[str, tuple[Conversation, tuple[Any, ...], tuple[Any, ...], str]] = {}
+
+    @staticmethod
+    def _marker(conv: Conversation) -> tuple[Any, ...]:
+        """What changes when the reducer changes a conversation object in place (its dicts are replaced whole;
+        the cache holds them, so an identity cannot be reused by another object)."""
+        counts = (conv.generation, len(conv.messages), len(conv.tool_results), len(conv.tools_started))
+        return (*counts, conv.cm_state, conv.agent_state)
+
+    @staticmethod
+    def _inputs(conv: Conversation) -> tuple[Any, ...]:
+        return (
+            conv.agent,
+            list(conv.messages),
+            list(conv.tool_results.items()),
+            frozenset(conv.tools_started),
+            _canonical([conv.cm_state, conv.agent_state]),
+        )
 
     def _conversation(self, conv: Conversation) -> str:
-        marker = (
-            conv.generation,
-            len(conv.messages),
-            len(conv.tool_results),
-            len(conv.tools_started),
-            id(conv.cm_state),
-            id(conv.agent_state),
-        )
         cached = self._conversations.get(conv.key)
-        if cached is not None and cached[0] == marker:
-            return cached[1]
-        digest = _hash(conversation_view(conv))
-        self._conversations[conv.key] = (marker, digest)
+        marker = self._marker(conv)
+        if cached is not None and cached[0] is conv and _same(cached[1], marker):
+            return cached[3]
+        inputs = self._inputs(conv)
+        digest = cached[3] if cached is not None and cached[2] == inputs else _hash(conversation_view(conv))
+        self._conversations[conv.key] = (conv, marker, inputs, digest)
         return digest
 
     def digest(self, state: SessionState) -> str:
@@ -87,7 +106,7 @@ class SnapshotDigest:
             "status": state.status,
             "units": state.units,
             "pattern_state": state.pattern_state,
-            "conversations": {key: self._conversation(conv) for key, conv in state.conversations.items()},
+            "conversations": {key: self._conversation(conv) for key, conv in list(state.conversations.items())},
             "artifacts": {path: info.get("sha256") for path, info in state.artifacts.items()},
             "tokens": state.usage(),
         }

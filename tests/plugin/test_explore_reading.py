@@ -1,0 +1,85 @@
+"""The explorer's shortcuts must see exactly what a fresh reader sees: the judge's journal reading (seeded prefix
+state + the records after it), the shared snapshot digester, and copy-on-write state copies."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from strands_durable.faults.explore import ChaosTarget, PointOutcome, _cut_for, _Exploration, run_golden
+from strands_durable.faults.snapshot import SnapshotDigest, snapshot_digest, snapshot_view
+from strands_durable.store.journal import JOURNAL_NAME, read_journal
+from strands_durable.store.local import LocalStore
+from strands_durable.store.state import copy_state, fold
+from tests.plugin.support import RESEARCH
+
+
+@pytest.fixture(scope="module")
+def golden(tmp_path_factory: pytest.TempPathFactory):
+    return run_golden(ChaosTarget(RESEARCH), tmp_path_factory.mktemp("golden"))
+
+
+def fresh(ex: _Exploration, upto_seq: int | None = None):
+    path = ex.sessions / f"session_{ex.session_id}" / JOURNAL_NAME
+    records = read_journal(path, path.read_bytes()).records
+    return fold(records if upto_seq is None else records[: upto_seq + 1])
+
+
+def test_the_judge_reads_what_a_fresh_reader_reads(golden, tmp_path: Path) -> None:
+    points = [p for p in golden.points if p.point.site == "tool.executed"][:3]
+    assert points
+    for target in points:
+        ex = _Exploration(golden, tmp_path / target.point.path.replace("/", "_"), PointOutcome([target.id]))
+        cut = _cut_for(golden, target)
+        ex.seed_prefix(cut.journal_length)
+        assert snapshot_view(ex.load()) == snapshot_view(fresh(ex))
+        phase = ex.resume(arm=(target.point, 0), converge=False, label="crash")
+        assert phase.fired is not None
+        crashed = ex.load()
+        assert crashed.seq > ex.seed_state.seq  # records after the seed were folded
+        assert (
+            snapshot_view(crashed)
+            == snapshot_view(fresh(ex))
+            == snapshot_view(LocalStore(ex.sessions).load(ex.session_id))
+        )
+        middle = (ex.seed_state.seq + crashed.seq) // 2
+        assert snapshot_view(ex.load(upto_seq=middle)) == snapshot_view(fresh(ex, middle))
+
+
+def test_a_journal_that_no_longer_starts_with_the_seed_is_read_from_scratch(golden, tmp_path: Path) -> None:
+    ex = _Exploration(golden, tmp_path, PointOutcome(["x"]))
+    ex.seed_prefix(golden.points[len(golden.points) // 2].journal_length)
+    path = ex.sessions / f"session_{ex.session_id}" / JOURNAL_NAME
+    data = path.read_bytes()
+    first_end = data.index(b"\n") + 1
+    second_end = data.index(b"\n", first_end) + 1
+    path.write_bytes(data[:second_end])  # a store that rewrote history: only the header and one record are left
+    assert ex.load().seq == 1 == fresh(ex).seq
+
+
+def test_copies_share_messages_but_never_change_the_original(golden) -> None:
+    records = read_journal(Path(JOURNAL_NAME), golden.journal).records
+    half = len(records) // 2
+    original = fold(records[:half])
+    before = copy.deepcopy(snapshot_view(original))
+    copied = fold(records[half:], copy_state(original))
+    assert snapshot_view(original) == before
+    assert snapshot_view(copied) == snapshot_view(fold(records))
+
+
+def test_the_shared_digester_follows_every_change(golden) -> None:
+    records = read_journal(Path(JOURNAL_NAME), golden.journal).records
+    digester = SnapshotDigest()
+    state = fold(records[:3])
+    for record in records[3:]:  # one state changed in place, commit by commit
+        fold([record], state)
+        assert digester.digest(state) == snapshot_digest(state)
+    other = fold(records)  # equal content in other objects
+    assert digester.digest(other) == snapshot_digest(state)
+    key = next(k for k, c in other.conversations.items() if len(c.messages) > 1)
+    changed = copy_state(other)
+    conv = changed.conversation(key)
+    conv.messages[-1] = {**conv.messages[-1], "content": [{"text": "a different answer"}]}  # same length
+    assert digester.digest(changed) == snapshot_digest(changed) != snapshot_digest(other)
