@@ -42,10 +42,12 @@ def fork_child(body: Callable[[], int | None], *, env: dict[str, str] | None = N
     """Fork; the child runs `body` and exits with its return value (or the exit code of what it raised)."""
     if threading.active_count() > 1:
         raise RuntimeError("refusing to fork while other threads run (their locks would be inherited)")
+    outer_freeze = gc.get_freeze_count()  # a caller's own freeze (the explorer's) is left as it was
     gc.freeze()  # the parent's objects leave the collector's reach in the child: no copy-on-write of all pages
     pid = os.fork()
     if pid:
-        gc.unfreeze()
+        if not outer_freeze:
+            gc.unfreeze()
         return pid
     code = CHILD_CRASHED
     try:
