@@ -30,6 +30,8 @@ histories, so it is `check_reasoning_preserved`, not part of `validate`. V14 is 
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 
@@ -155,6 +157,7 @@ RULES: dict[str, Rule] = {
 }
 
 
+@functools.cache
 def rules_for(provider: str) -> frozenset[str]:
     """The ids of the rules `provider` enforces ("all" enforces every rule any provider enforces)."""
     if provider == "all":

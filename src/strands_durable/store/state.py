@@ -123,7 +123,10 @@ def apply_event(state: SessionState, event: dict[str, Any]) -> None:
 def apply_record(state: SessionState, record: dict[str, Any]) -> None:
     state.seq = record["seq"]
     for event in record.get("events", ()):
-        apply_event(state, event)
+        handler = _HANDLERS.get(event.get("type"))  # apply_event, inlined: reading a journal runs this per event
+        if handler is None:
+            raise EventError(f"unknown event type {event.get('type')!r}")
+        handler(state, event)
     if record.get("synced"):
         state.synced_seq = record["seq"]
     state.updated_at = record.get("at", state.updated_at)
@@ -160,7 +163,10 @@ def _session(state: SessionState, event: dict[str, Any]) -> None:
 
 
 def _message(state: SessionState, event: dict[str, Any]) -> None:
-    conv = state.conversation(event["conv"], event["agent"])
+    key = event["conv"]
+    conv = state.conversations.get(key)
+    if conv is None or key in state.shared:
+        conv = state.conversation(key, event["agent"])
     index = event["index"]
     if index != len(conv.messages):
         raise EventError(f"message {index} of {conv.key} out of order (have {len(conv.messages)})")
