@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from strands_durable.agent.loop import run_on_new_loop
+from strands_durable.agent.loop import run_on_thread_loop
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import DurableError, WorkflowFailed
 from strands_durable.store.base import Session
@@ -170,7 +170,7 @@ def _call_agent(agent: Any, prompt: Any, invocation_state: dict[str, Any]) -> An
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return run_on_new_loop(agent.invoke_async(prompt, invocation_state=invocation_state))
+        return run_on_thread_loop(agent.invoke_async(prompt, invocation_state=invocation_state))
     return agent(prompt, invocation_state=invocation_state)
 
 

@@ -1,55 +1,98 @@
-"""One event loop per invocation, in the calling thread, sharing one thread pool across the process.
+"""The event loop invocations run on: one per thread, reused, in the calling thread, with one thread pool for the
+process.
 
-`asyncio.run` gives every loop its own default executor: the first synchronous tool call of an invocation starts
-a thread (Strands runs sync tools with `asyncio.to_thread`) and closing the loop joins it, about 0.45 ms per
-invocation. Loops made here use the process's pool instead and leave it running when they close. A forked child
-gets a pool of its own (the parent's worker threads do not exist in the child).
+`asyncio.run` per invocation makes a new loop each time (a self-pipe socket pair and an epoll instance, made and
+closed again) and gives it its own default executor, whose first synchronous tool call (Strands runs sync tools
+with `asyncio.to_thread`) starts a thread that closing the loop joins: together about 0.6 ms per invocation, a
+fifth of a short unit. Here a thread keeps its loop between invocations (as `asyncio.Runner` keeps one between
+`run` calls); each invocation's leftover tasks are cancelled before it returns, so invocations share nothing
+but the loop. The loop is closed when its thread ends. A forked child starts with a new loop and pool: the
+parent's worker threads do not exist in the child, and its epoll instance is shared with the parent (closing
+it in the child would unregister the parent's descriptors), so the child leaves the inherited ones alone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import threading
-from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
-class _ProcessPool(ThreadPoolExecutor):
-    """A loop's default executor that outlives the loop: `shutdown` from a closing loop is ignored (its idle
-    workers end with the interpreter, as every ThreadPoolExecutor's do)."""
+class _ToProcessPool(ThreadPoolExecutor):
+    """Every loop's default executor: hands work to the process's pool, whichever it is now, and ignores
+    `shutdown` from a closing loop (asyncio accepts only ThreadPoolExecutor instances; this one never starts a
+    thread of its own)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:  # type: ignore[override]
+        return process_pool().submit(fn, *args, **kwargs)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         return None
 
 
-_pool: tuple[int, _ProcessPool] | None = None
+class _ThreadLoop:
+    """A thread's loop; closed when the thread's locals are dropped (the thread ended)."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.loop = asyncio.new_event_loop()
+        self.loop.set_default_executor(_TO_PROCESS_POOL)
+
+    def __del__(self) -> None:
+        if sys.is_finalizing() or self.pid != os.getpid():
+            return
+        if not self.loop.is_closed() and not self.loop.is_running():
+            self.loop.close()
+
+
+_TO_PROCESS_POOL = _ToProcessPool(max_workers=1)
+_pool: tuple[int, ThreadPoolExecutor] | None = None
 _pool_lock = threading.Lock()
+_local = threading.local()
+_inherited: list[Any] = []  # loops a forked child inherited: kept, never closed (see the module docstring)
 
 
 def process_pool() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), _ProcessPool(thread_name_prefix="strands-tool"))
+            _pool = (os.getpid(), ThreadPoolExecutor(thread_name_prefix="strands-tool"))
         return _pool[1]
 
 
-def run_on_new_loop(coro: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(coro)`, with the process's thread pool as the loop's default executor."""
-    loop = asyncio.new_event_loop()
-    loop.set_default_executor(process_pool())
+def stop_pool_threads() -> None:
+    """End the pool's idle worker threads (before a fork: a child must not inherit threads' locks). The next
+    synchronous tool call starts a new pool."""
+    global _pool
+    with _pool_lock:
+        pool, _pool = _pool, None
+    if pool is not None:
+        pool[1].shutdown(wait=True)
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    held: _ThreadLoop | None = getattr(_local, "held", None)
+    if held is not None and held.pid != os.getpid():
+        _inherited.append(held)
+        held = None
+    if held is None or held.loop.is_closed():
+        held = _local.held = _ThreadLoop()
+    return held.loop
+
+
+def run_on_thread_loop(coro: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(coro)` on this thread's loop, with the process's thread pool as its default executor."""
+    loop = _thread_loop()
     try:
         return loop.run_until_complete(coro)
     finally:
-        try:
-            _cancel_remaining(loop)
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        finally:
-            loop.close()
+        _cancel_remaining(loop)
 
 
 def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> None:

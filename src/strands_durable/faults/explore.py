@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import gc
 import re
 import uuid
@@ -89,7 +90,13 @@ class ChaosTarget:
 
     @property
     def session_id(self) -> str:
-        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"strands-chaos:{self.spec_path.resolve()}:{self.seed}"))
+        return _session_id_for(self.spec_path, self.seed)
+
+
+@functools.lru_cache(maxsize=256)
+def _session_id_for(spec_path: Path, seed: int) -> str:
+    """One fixed session id per spec file and seed (resolving the path costs system calls; asked per run)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"strands-chaos:{spec_path.resolve()}:{seed}"))
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from strands_durable.agent.loop import stop_pool_threads
 from strands_durable.errors import exit_code_for
 
 CHILD_CRASHED = 70  # an exception that is not a DurableError escaped the child's function
@@ -40,6 +41,7 @@ class ChildExit:
 
 def fork_child(body: Callable[[], int | None], *, env: dict[str, str] | None = None, quiet: bool = True) -> int:
     """Fork; the child runs `body` and exits with its return value (or the exit code of what it raised)."""
+    stop_pool_threads()  # idle workers of the sync-tool pool are threads too
     if threading.active_count() > 1:
         raise RuntimeError("refusing to fork while other threads run (their locks would be inherited)")
     outer_freeze = gc.get_freeze_count()  # a caller's own freeze (the explorer's) is left as it was

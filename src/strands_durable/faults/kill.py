@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.agent.durable import StopRequested
+from strands_durable.agent.loop import stop_pool_threads
 from strands_durable.cli.signals import StopSignals  # imported here, in the warm parent, not in every child
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError, ExitCode
@@ -497,6 +498,7 @@ def _judge_converged(journal: GoldenJournal, journal_path: Path, converged: Conv
 
 def wait_for_threads(timeout: float = 5.0) -> None:
     """Let the threads of an in-process run end before the next fork."""
+    stop_pool_threads()
     for thread in threading.enumerate():
         if thread is not threading.current_thread() and not thread.daemon:
             thread.join(timeout)

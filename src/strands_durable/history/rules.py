@@ -31,7 +31,6 @@ histories, so it is `check_reasoning_preserved`, not part of `validate`. V14 is 
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass
 
 
