@@ -7,9 +7,11 @@ the runner, the durable agent and the store call `CrashPoints.emit` at the sites
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 # site -> where it is emitted
 SITES: dict[str, str] = {
@@ -39,6 +41,11 @@ class CrashPoint:
         return base if self.occurrence == 0 else f"{base}#{self.occurrence}"
 
 
+def natural_key(text: str) -> list[Any]:
+    """Sort key of a crash-point id or path in workflow order (`step[10]` after `step[9]`)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+
+
 class InjectedCrash(BaseException):
     """An in-process crash injected at a crash point; not an Exception, so `except Exception` lets it pass."""
 
@@ -60,6 +67,9 @@ class CrashPoints:
 
     def subscribe(self, subscriber: Subscriber) -> None:
         self._subscribers.append(subscriber)
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers.remove(subscriber)
 
     def emit(self, site: str, path: str = "") -> None:
         if site not in SITES:

@@ -25,7 +25,6 @@ import contextlib
 import datetime as dt
 import functools
 import gc
-import re
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -33,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash
+from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash, natural_key
 from strands_durable.errors import DurableError
 from strands_durable.faults.oracle import RequestLog, comparable, counting_model, history_violations
 from strands_durable.faults.report import readable_difference
@@ -204,10 +203,6 @@ class PointOutcome:
         return "\n".join(lines)
 
 
-def natural_key(text: str) -> list[Any]:
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
-
-
 # -- running one phase ------------------------------------------------------------------------------------------
 
 
@@ -283,6 +278,7 @@ def _options(target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_di
         model_factory=model_factory,
         crash_points=bus,
         created_at=PINNED_CREATED_AT,
+        lockstep=True,
     )
 
 

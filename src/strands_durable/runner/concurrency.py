@@ -7,16 +7,23 @@ At most `max_parallel` jobs run at once. How one job's outcome affects the other
   their next safe point (before a model call, a tool, or their next unit), and once every thread has stopped the
   first one is raised as it was, so no thread commits after the caller abandons the session.
 A job that waits for another unit's pending question (`HitlDeferred`) runs again once that question is answered.
+
+With `RunOptions.lockstep` (chaos runs) the jobs still run in their own threads, but one at a time, taking turns
+at their crash points in an order fixed by where each job stands (`Lockstep`), so the interleaving, and with it
+every crash point and every stored state, is the same in every run from the same durable state.
 """
 
 from __future__ import annotations
 
+import re
+import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
 from strands_durable.agent.durable import StopRequested
+from strands_durable.crashpoints import SITES, CrashPoint
 from strands_durable.errors import HitlPaused
 from strands_durable.runner.context import RunContext
 from strands_durable.runner.units import HitlDeferred, completed
@@ -40,7 +47,94 @@ def check_cancelled(ctx: RunContext) -> None:
 def run_concurrently(ctx: RunContext, ready: ReadyJobs, *, max_parallel: int) -> dict[str, Any]:
     """Run the jobs `ready(results so far)` offers until none is left; returns each job's result by key."""
     group = _Group(ctx, ready, max(1, max_parallel))
-    return group.run()
+    if not ctx.options.lockstep:
+        return group.run()
+    ctx.crash.subscribe(group.lockstep.at_point)
+    try:
+        return group.run()
+    finally:
+        ctx.crash.unsubscribe(group.lockstep.at_point)
+
+
+_TURN_SITES = frozenset({"unit.before", "model.before", "tool.before"})
+"""Where a lockstep job hands over its turn: sites it reaches holding no lock another job may need."""
+_SITE_RANK = {site: rank for rank, site in enumerate(SITES)}
+
+
+def _position(point: CrashPoint) -> list[Any]:
+    """Where a job stands: the indices along its crash point's path (step, turn, tool, ...; the job's own first
+    segment and the agent and tool names left out), then the site. Jobs at the same depth of their work come
+    out next to each other, so units of different jobs interleave turn by turn."""
+    _, _, rest = point.path.partition("/")
+    position: list[Any] = []
+    for segment in rest.split("/") if rest else ():
+        found = _INDEXED.match(segment)
+        position.append((found[1], int(found[2])) if found else (segment, -1))
+    return [*position, ("", _SITE_RANK[point.site])]
+
+
+_INDEXED = re.compile(r"([^\[]*)\[(\d+)\]")
+
+
+class Lockstep:
+    """Jobs take turns: one runs until its next turn site, then the waiting job that stands earliest (ties by
+    job key) goes. Which job goes next depends only on where the jobs stand, never on thread timing, so a
+    resumed run interleaves its units as the uninterrupted run did from the same durable state. Jobs are
+    registered by the group's thread before they are submitted; a finished job's turn is handed on by that
+    thread once it has offered the jobs the finish made ready, so they take part in the choice too. Once the run
+    is cancelled (a sibling crashed, the user stopped it) a job given the turn stops where it waited, a safe
+    point, and commits nothing more: as in a process that died, no sibling moves on after the crash."""
+
+    def __init__(self, cancelled: threading.Event) -> None:
+        self._cancelled = cancelled
+        self._cond = threading.Condition()
+        self._waiting: dict[str, list[Any]] = {}
+        self._turn: str | None = None
+        self._local = threading.local()
+
+    def register(self, key: str) -> None:
+        with self._cond:
+            self._waiting[key] = []  # a job that has not started stands before every crash point
+
+    def begin(self, key: str) -> None:
+        self._local.key = key
+        self._wait_for_turn(key)
+
+    def at_point(self, point: CrashPoint) -> None:
+        key = getattr(self._local, "key", None)
+        if key is None or point.site not in _TURN_SITES:
+            return
+        with self._cond:
+            self._waiting[key] = _position(point)
+            self._turn = None
+            self._hand_on()
+        self._wait_for_turn(key)
+
+    def _wait_for_turn(self, key: str) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._turn == key)
+        if self._cancelled.is_set():
+            raise StopRequested()
+
+    def end(self, key: str) -> None:
+        self._local.key = None
+        with self._cond:
+            self._waiting.pop(key, None)
+            if self._turn == key:
+                self._turn = None
+
+    def hand_on(self) -> None:
+        """Give the turn to the earliest waiting job if nobody has it (the group's thread, after settling)."""
+        with self._cond:
+            if self._turn is None:
+                self._hand_on()
+
+    def _hand_on(self) -> None:
+        if self._waiting:
+            key = min(self._waiting, key=lambda k: (self._waiting[k], k))
+            del self._waiting[key]
+            self._turn = key
+            self._cond.notify_all()
 
 
 class _Group:
@@ -55,6 +149,7 @@ class _Group:
         self.fatal: BaseException | None = None
         self.failure: Exception | None = None
         self.pause: HitlPaused | None = None
+        self.lockstep = Lockstep(ctx.cancelled) if ctx.options.lockstep else None
 
     def run(self) -> dict[str, Any]:
         pool = ThreadPoolExecutor(max_workers=self.max_parallel, thread_name_prefix="strands-unit")
@@ -65,16 +160,12 @@ class _Group:
                     break
                 if not self.running:
                     continue
-                done, _ = wait(list(self.running), return_when=FIRST_COMPLETED)
-                for future in done:
-                    self._settle(future)
+                self._wait_for_one()
         except BaseException as exc:  # KeyboardInterrupt reaches the waiting main thread
             self._fail_hard(exc)
         finally:
-            if self.running:
-                wait(list(self.running))
-                for future in list(self.running):
-                    self._settle(future)
+            while self.running:
+                self._wait_for_one()
             pool.shutdown(wait=True)
         if self.fatal is not None:
             raise self.fatal
@@ -86,6 +177,13 @@ class _Group:
             raise self.pause
         return self.results
 
+    def _wait_for_one(self) -> None:
+        if self.lockstep is not None:
+            self.lockstep.hand_on()
+        done, _ = wait(list(self.running), return_when=FIRST_COMPLETED)
+        for future in done:
+            self._settle(future)
+
     def _start_ready(self, pool: ThreadPoolExecutor) -> None:
         if self.fatal is not None or self.failure is not None:
             return
@@ -95,7 +193,22 @@ class _Group:
             if job.key in self.started:
                 continue
             self.started.add(job.key)
-            self.running[pool.submit(job.run)] = job
+            self.running[pool.submit(self._job_body(job))] = job
+
+    def _job_body(self, job: Job) -> Callable[[], Any]:
+        lockstep = self.lockstep
+        if lockstep is None:
+            return job.run
+        lockstep.register(job.key)
+
+        def in_turns() -> Any:
+            try:
+                lockstep.begin(job.key)
+                return job.run()
+            finally:
+                lockstep.end(job.key)
+
+        return in_turns
 
     def _settle(self, future: Future) -> None:
         job = self.running.pop(future)

@@ -35,6 +35,7 @@ class RunOptions:
     stop_requested: Callable[[], bool] = lambda: False
     validate_requests: bool = True
     created_at: dt.datetime | None = None  # pins a new session's creation time (chaos runs repeat one run exactly)
+    lockstep: bool = False  # concurrent units take turns in a fixed order (chaos runs; see runner/concurrency.py)
 
 
 @dataclass
