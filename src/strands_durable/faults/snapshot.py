@@ -88,7 +88,8 @@ class SnapshotDigest:
             list(conv.messages),
             list(conv.tool_results.items()),
             frozenset(conv.tools_started),
-            _canonical([conv.cm_state, conv.agent_state]),
+            conv.cm_state,  # replaced whole by the reducer, never changed in place: kept and compared as they are
+            conv.agent_state,
         )
 
     def _conversation(self, conv: Conversation) -> str:

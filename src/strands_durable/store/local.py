@@ -191,6 +191,10 @@ class LocalSession(Session):
             self._written_messages[key] = intact
             self._written_generation[key] = conv.generation
 
+    def defer_views(self) -> None:
+        """Count the readable files as flushed now, so the next flush waits for the usual interval."""
+        self._flushed_at = time.monotonic()
+
     def mark_views_written(self) -> None:
         for key, conv in self.state.conversations.items():
             self._written_messages[key] = len(conv.messages)
@@ -318,9 +322,9 @@ class LocalStore(SessionStore):
                 )
                 session.commit([{"type": "variables", "variables": edited, "source": "session.json"}])
             if not clean:
-                # re-derive what the crash left behind: the summary files now, message files with the next
-                # throttled flush or at close (a long session need not rewrite them before it can continue)
-                session.flush_views(messages=False)
+                # what the crash left behind is re-derived with the next throttled flush, a status change or
+                # close (a long session need not rewrite its files before it can continue; they are derived)
+                session.defer_views()
             return session
         except BaseException:
             lease.release()

@@ -163,23 +163,32 @@ def _session(state: SessionState, event: dict[str, Any]) -> None:
 
 
 def _message(state: SessionState, event: dict[str, Any]) -> None:
+    # the reducer's hottest path (every message of every journal read): lookups kept local, usage added inline
     key = event["conv"]
     conv = state.conversations.get(key)
     if conv is None or key in state.shared:
         conv = state.conversation(key, event["agent"])
+    messages = conv.messages
     index = event["index"]
-    if index != len(conv.messages):
-        raise EventError(f"message {index} of {conv.key} out of order (have {len(conv.messages)})")
+    if index != len(messages):
+        raise EventError(f"message {index} of {conv.key} out of order (have {len(messages)})")
     message = event["message"]
-    conv.messages.append(message)
+    messages.append(message)
     conv.units.append(event.get("unit", ""))
     conv.seqs.append(state.seq)
-    add_usage(conv.tokens, message)
+    metadata = message.get("metadata")
+    if metadata:
+        usage = metadata.get("usage")
+        if usage:
+            tokens = conv.tokens
+            tokens["input"] += int(usage.get("inputTokens", 0))
+            tokens["output"] += int(usage.get("outputTokens", 0))
+            tokens["total"] += int(usage.get("totalTokens", 0))
     if "agent_state" in event:
         conv.agent_state = event["agent_state"]
     if "cm_state" in event:
         conv.cm_state = event["cm_state"]
-    if message.get("role") == "user":
+    if message.get("role") == "user" and (conv.tool_results or conv.tools_started):
         # a results message settles the journal entries of the previous toolUse turn
         for block in message.get("content", ()):
             result = block.get("toolResult")
