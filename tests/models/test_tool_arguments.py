@@ -7,7 +7,7 @@ from typing import Literal
 
 import jsonschema
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 from strands import tool
@@ -115,6 +115,27 @@ def _valid(schema, value):
 
 @settings(max_examples=200, deadline=None)
 @given(schema=tool_schemas, key=st.text(max_size=6))
+@example(  # found by hypothesis: only the last multiple was tried, and it lay on the exclusive bound
+    schema={
+        "type": "object",
+        "properties": {
+            "_": {"type": "string"},
+            "a": {
+                "anyOf": [
+                    {
+                        "type": "array",
+                        "items": {"type": "number", "minimum": 0, "exclusiveMaximum": 3, "multipleOf": 1},
+                        "minItems": 2,
+                        "maxItems": 2,
+                    },
+                    {"type": "null"},
+                ]
+            },
+        },
+        "required": ["_"],
+    },
+    key="",
+)
 def test_generated_values_validate_against_generated_schemas(schema, key):
     value = value_for_schema(schema, DigestRandom(key))
     _valid(schema, value)

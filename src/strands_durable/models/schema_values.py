@@ -200,7 +200,8 @@ def _number(schema: Mapping[str, Any], rng: DigestRandom) -> float | int:
         low, high, _, _ = _bounds(schema, 0, 100)
         first, last = math.ceil(low / step), math.floor(high / step)
         candidates = [k for k in (first, first + 1, last - 1, last) if first <= k <= last]
-        for k in candidates[rng.below(len(candidates)) :] if candidates else []:
+        start = rng.below(len(candidates)) if candidates else 0
+        for k in candidates[start:] + candidates[:start]:  # every candidate, from a chosen one on
             value = k * step
             if _number_ok(schema, value):
                 return value
