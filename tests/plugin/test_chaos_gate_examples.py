@@ -1,6 +1,6 @@
 """The CI durability gate: `pytest --strands-chaos` over every example spec finds no divergence and no invalid
 history. Bounded to 200 crash points per workflow (today every example has fewer, so all are explored) so the
-gate stays well inside CI's 20-minute budget on 2 cores as examples are added (79 s for all 768 points today,
+gate stays well inside CI's 20-minute budget on 2 cores as examples are added (10 s for all 768 points today,
 see docs/benchmarks.md)."""
 
 from __future__ import annotations
