@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.faults.common import FaultRun, FaultTarget, Golden
+from strands_durable.faults.explore import ObservedStore
 from strands_durable.faults.forking import ChildExit, run_in_child
-from strands_durable.faults.kill import GoldenJournal, WatchedStore, explore_kill, kill_at_point
+from strands_durable.faults.kill import GoldenJournal, explore_kill, kill_at_point
 from strands_durable.faults.snapshot import snapshot_digest
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
@@ -87,7 +88,7 @@ def test_kill_catches_a_store_that_keeps_commits_in_memory(
     assert {f.rule for f in run.findings} & {"tool-rerun", "identical", "resume-failed"}, describe(run.findings)
 
 
-class _ForgetfulResume(WatchedStore):
+class _ForgetfulResume(ObservedStore):
     """A broken resume: the session it opens has lost its latest committed message (in memory only)."""
 
     def open(self, *args: Any, **kwargs: Any) -> LocalSession:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.explore import ChaosTarget, PointOutcome, _cut_for, _Exploration, run_golden
+from strands_durable.faults.explore import ChaosTarget, PointOutcome, _Exploration, cut_for, run_golden
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_digest, snapshot_view
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
 from strands_durable.store.local import LocalStore
@@ -32,7 +32,7 @@ def test_the_judge_reads_what_a_fresh_reader_reads(golden, tmp_path: Path) -> No
     assert points
     for target in points:
         ex = _Exploration(golden, tmp_path / target.point.path.replace("/", "_"), PointOutcome([target.id]))
-        cut = _cut_for(golden, target)
+        cut = cut_for(golden, target)
         ex.seed_prefix(cut.journal_length)
         assert snapshot_view(ex.load()) == snapshot_view(fresh(ex))
         phase = ex.resume(arm=(target.point, 0), converge=False, label="crash")

@@ -206,7 +206,7 @@ class PointOutcome:
 # -- running one phase ------------------------------------------------------------------------------------------
 
 
-class _ObservedStore(LocalStore):
+class ObservedStore(LocalStore):
     """A real `LocalStore` that remembers the session it opened, so subscribers can read its state."""
 
     session: Any = None
@@ -307,7 +307,7 @@ def _arm(bus: CrashPoints, phase: _Phase, target: CrashPoint, skip: int) -> None
     bus.subscribe(crash)
 
 
-def _watch_convergence(bus: CrashPoints, phase: _Phase, store: _ObservedStore, golden: GoldenRun) -> None:
+def _watch_convergence(bus: CrashPoints, phase: _Phase, store: ObservedStore, golden: GoldenRun) -> None:
     digester = golden.digester
 
     def check(point: CrashPoint) -> None:
@@ -341,9 +341,7 @@ class _Workspace:
         return base / "sessions", base / "out"
 
 
-def _seed_session(
-    golden: GoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes
-) -> tuple[bytes, dict[str, Any]]:
+def seed_session(golden: GoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes) -> tuple[bytes, dict[str, Any]]:
     """A session directory holding the golden header (with this run's output directory) and `journal_tail`;
     returns the journal's bytes and the session's metadata."""
     directory = layout.session_dir(sessions, golden.target.session_id)
@@ -374,7 +372,7 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
     if workdir.exists():
         _OPS.remove_tree(workdir)
     sessions, out_dir = workdir / "golden" / "sessions", workdir / "golden" / "out"
-    store = _ObservedStore(sessions)
+    store = ObservedStore(sessions)
     journal_path = layout.session_dir(sessions, target.session_id) / JOURNAL_NAME
     phase = _Phase()
     bus = CrashPoints()
@@ -463,9 +461,7 @@ class _Exploration:
     def seed_prefix(self, length: int) -> None:
         header_end = self.golden.journal.index(b"\n") + 1
         self.sessions, self.out_dir = self.workspace.new()
-        self.seed, meta = _seed_session(
-            self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length]
-        )
+        self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
         self.seed_state = self.golden.state_at(length)
         self.seed_state.meta = meta
         for journal_length, path in self.golden.commits:
@@ -516,7 +512,7 @@ class _Exploration:
         assert self.sessions is not None and self.out_dir is not None
         phase = _Phase()
         bus = CrashPoints()
-        store = _ObservedStore(self.sessions)
+        store = ObservedStore(self.sessions)
         _observe(bus, phase)
         if arm is not None:
             _arm(bus, phase, *arm)
@@ -664,7 +660,7 @@ def _pending_synthesized(state: SessionState) -> set[str]:
     return pending
 
 
-def _cut_for(golden: GoldenRun, target: GoldenPoint) -> GoldenPoint | None:
+def cut_for(golden: GoldenRun, target: GoldenPoint) -> GoldenPoint | None:
     """The last store.before_commit point strictly before `target`: the crashing run starts just before that
     commit, so it makes the commit itself and every point attached to it (tool.committed, unit.after) is reached.
     Points after the run completed (closing the session) are reached from before the completing commit."""
@@ -674,7 +670,7 @@ def _cut_for(golden: GoldenRun, target: GoldenPoint) -> GoldenPoint | None:
     return None
 
 
-def _skip_count(golden: GoldenRun, target: GoldenPoint, start_index: int) -> int:
+def skip_count(golden: GoldenRun, target: GoldenPoint, start_index: int) -> int:
     """Which emission of the target's site and path to crash at, in a run that starts at `start_index`."""
     before = sum(
         1
@@ -717,7 +713,7 @@ def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *,
     ex = _Exploration(golden, workdir, outcome)
     targets = [golden.point(pid) for pid in point_ids]
     first = targets[0]
-    cut = _cut_for(golden, first)
+    cut = cut_for(golden, first)
     header_end = golden.journal.index(b"\n") + 1
     ex.seed_prefix(cut.journal_length if cut is not None else header_end)
     start_index = cut.index if cut is not None else 0
@@ -725,7 +721,7 @@ def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *,
     label = "crashing run"
     for number, target in enumerate(targets):
         phase = ex.resume(
-            arm=(target.point, _skip_count(golden, target, crash_index if number else start_index)),
+            arm=(target.point, skip_count(golden, target, crash_index if number else start_index)),
             converge=False,
             label=label,
         )

@@ -47,7 +47,7 @@ from strands_durable.faults.common import (
     run_options,
     write_scratch,
 )
-from strands_durable.faults.explore import Converged, GoldenPoint, _cut_for, _seed_session, _skip_count
+from strands_durable.faults.explore import Converged, GoldenPoint, ObservedStore, cut_for, seed_session, skip_count
 from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
 from strands_durable.faults.oracle import stored_violations
 from strands_durable.faults.report import readable_difference
@@ -55,7 +55,7 @@ from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
 from strands_durable.runner.api import resume, run_workflow
 from strands_durable.store import layout
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
-from strands_durable.store.local import LocalSession, LocalStore
+from strands_durable.store.local import LocalStore
 from strands_durable.store.state import SessionState, fold
 
 FAULT = "kill"
@@ -172,16 +172,6 @@ def _crashing_run(
     return 0 if fired or crash_at is None else NOT_FIRED
 
 
-class WatchedStore(LocalStore):
-    """A real `LocalStore` that remembers the session it opened, so the convergence check can read its state."""
-
-    session: LocalSession | None = None
-
-    def open(self, *args: Any, **kwargs: Any) -> LocalSession:
-        self.session = super().open(*args, **kwargs)
-        return self.session
-
-
 @dataclass(frozen=True)
 class Convergence:
     """Where a resume stopped: the checkpoint whose snapshot equalled the golden run's, and its journal record."""
@@ -197,7 +187,7 @@ def _resuming_run(
     ledger: ToolLedger,
     *,
     converge_to: GoldenJournal | None = None,
-    store_factory: Callable[[Path], WatchedStore] = WatchedStore,
+    store_factory: Callable[[Path], ObservedStore] = ObservedStore,
 ) -> Convergence | None:
     """Resume the session in fresh objects; with `converge_to`, stop at the first commit whose snapshot (in
     memory) equals the golden run's at that checkpoint. The durable state there is judged afterwards."""
@@ -252,7 +242,7 @@ def explore_kill(
     golden: Golden | None = None,
     run: FaultRun | None = None,
     store_factory: Callable[[Path], Any] = LocalStore,
-    resume_store: Callable[[Path], WatchedStore] = WatchedStore,
+    resume_store: Callable[[Path], ObservedStore] = ObservedStore,
     full: bool = False,
 ) -> FaultRun:
     """Kill a real child at every crash point of the golden run with each signal (SIGINT and SIGTERM at every
@@ -298,7 +288,7 @@ def kill_at_point(
     store_factory: Callable[[Path], Any] = LocalStore,
     *,
     journal: GoldenJournal | None = None,
-    resume_store: Callable[[Path], WatchedStore] = WatchedStore,
+    resume_store: Callable[[Path], ObservedStore] = ObservedStore,
     full: bool = False,
 ) -> KillOutcome:
     """One child killed by `signal_name` at crash point `point_id`, then resumed and judged. The child starts
@@ -306,7 +296,7 @@ def kill_at_point(
     signum = SIGNALS[signal_name]
     outcome = KillOutcome(point_id)
     target = journal.by_id.get(point_id) if journal is not None else None
-    cut = _cut_for(journal, target) if journal is not None and target is not None else None
+    cut = cut_for(journal, target) if journal is not None and target is not None else None
     ended, ledger = _crash_child(golden, point_id, signum, workspace, store_factory, journal, cut)
     if ended.code == NOT_FIRED and cut is not None:
         # concurrent units interleave: the prefix may already hold the point's own commit (another unit's commit
@@ -360,9 +350,9 @@ def _crash_child(
     if journal is not None and cut is not None:
         target = journal.by_id[point_id]
         header_end = journal.journal.index(b"\n") + 1
-        _seed_session(journal, sessions, out_dir, journal.journal[header_end : cut.journal_length])
+        seed_session(journal, sessions, out_dir, journal.journal[header_end : cut.journal_length])
         ledger.record_points(p.point for p in journal.points[: cut.index])
-        crash_at = Trigger(target.point.site, target.point.path, _skip_count(journal, target, cut.index))
+        crash_at = Trigger(target.point.site, target.point.path, skip_count(journal, target, cut.index))
     ended = run_in_child(
         lambda: _crashing_run(
             golden.target,
@@ -434,7 +424,7 @@ def _after_death(
     *,
     graceful: bool,
     converge_to: GoldenJournal | None = None,
-    resume_store: Callable[[Path], WatchedStore] = WatchedStore,
+    resume_store: Callable[[Path], ObservedStore] = ObservedStore,
     outcome: KillOutcome | None = None,
 ) -> None:
     sessions, out_dir = workspace / "sessions", workspace / "out"
