@@ -81,3 +81,11 @@ def test_the_pool_threads_can_be_stopped_before_a_fork() -> None:
     stop_pool_threads()
     assert not any(t.name.startswith("strands-tool") for t in threading.enumerate())
     assert run_on_thread_loop(worker_thread())  # a new pool serves the next call
+
+
+def test_the_pool_serves_many_units_waiting_at_once() -> None:
+    """Concurrent units' back-off waits and sync tools share one pool: twelve blocked at once all get a thread
+    (a pool sized for two cores, six threads, would leave the barrier waiting)."""
+    barrier = threading.Barrier(12, timeout=10)
+    futures = [process_pool().submit(barrier.wait) for _ in range(12)]
+    assert sorted(f.result(timeout=15) for f in futures) == list(range(12))

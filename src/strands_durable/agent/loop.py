@@ -51,6 +51,9 @@ class _ThreadLoop:
             self.loop.close()
 
 
+_POOL_THREADS = 64
+"""Threads start only when needed. One pool now serves every concurrent unit's sync tools and retry back-off
+waits (each loop had a pool of its own before), so it is sized for many units at once, not for the CPU count."""
 _TO_PROCESS_POOL = _ToProcessPool(max_workers=1)
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 _pool_lock = threading.Lock()
@@ -62,7 +65,7 @@ def process_pool() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ThreadPoolExecutor(thread_name_prefix="strands-tool"))
+            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=_POOL_THREADS, thread_name_prefix="strands-tool"))
         return _pool[1]
 
 

@@ -104,6 +104,17 @@ class RetryingModel(WrappedModel):
         self.before_call = before_call
         self.wait = wait  # returns True when the run was asked to stop during the wait
 
+    async def _back_off(self, attempt: int, reason: BaseException) -> None:
+        """Record the failed attempt and wait the policy's delay (a stop request ends the wait at once)."""
+        delay = self.policy.delay(attempt)
+        self.on_attempt(attempt, reason, delay)
+        if delay <= 0:
+            return
+        if self.wait is None:
+            await asyncio.sleep(delay)
+        elif await asyncio.get_running_loop().run_in_executor(None, self.wait, delay):
+            raise StopRequested() from None
+
     async def stream(
         self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
@@ -122,13 +133,7 @@ class RetryingModel(WrappedModel):
                         f"model call failed after {attempt + 1} attempt(s) "
                         f"(runtime.failure_policy.retries={self.policy.retries}): {type(exc).__name__}: {exc}"
                     ) from exc
-                delay = self.policy.delay(attempt)
-                self.on_attempt(attempt, exc, delay)
-                if self.wait is not None and delay > 0:
-                    if await asyncio.get_running_loop().run_in_executor(None, self.wait, delay):
-                        raise StopRequested() from None
-                elif delay > 0:
-                    await asyncio.sleep(delay)
+                await self._back_off(attempt, exc)
                 attempt += 1
                 continue
             malformed = malformed_answer(events)
@@ -138,13 +143,7 @@ class RetryingModel(WrappedModel):
                         f"model answer rejected after {attempt + 1} attempt(s) "
                         f"(runtime.failure_policy.retries={self.policy.retries}): {malformed}"
                     )
-                delay = self.policy.delay(attempt)
-                self.on_attempt(attempt, MalformedAnswer(malformed), delay)
-                if self.wait is not None and delay > 0:
-                    if await asyncio.get_running_loop().run_in_executor(None, self.wait, delay):
-                        raise StopRequested() from None
-                elif delay > 0:
-                    await asyncio.sleep(delay)
+                await self._back_off(attempt, MalformedAnswer(malformed))
                 attempt += 1
                 continue
             for event in events:
