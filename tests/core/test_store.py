@@ -164,3 +164,65 @@ def test_a_second_process_is_refused_while_the_first_lives_and_takes_over_once_i
     assert {s.session_id: s for s in store.list()}[session_id].display_status == "running (stale)"
     with LocalStore(tmp_path).open(session_id) as session:
         assert session.state.session_id == session_id
+
+
+def known_prefix(store: LocalStore, session_id: str, records: int):
+    """A KnownJournal of the session's first `records` journal records, folded from their bytes."""
+    from strands_durable.store.journal import read_journal
+    from strands_durable.store.local import KnownJournal
+    from strands_durable.store.state import fold
+
+    journal = store.directory_of(session_id) / JOURNAL_NAME
+    data = journal.read_bytes()
+    end = 0
+    for _ in range(records):
+        end = data.index(b"\n", end) + 1
+    return journal, KnownJournal(journal, data[:end], fold(read_journal(journal, data[:end]).records))
+
+
+def test_a_known_journal_prefix_reads_as_the_whole_journal_does(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    session_id = new_session(store, messages=6)
+    _, known = known_prefix(store, session_id, 3)
+    with LocalStore(tmp_path, known_journal=known).open(session_id) as session:
+        assert session.state == store.load(session_id)
+        session.commit([message_event(6, "user", "m6")])
+    assert len(known.state.conversations["writer"].messages) == 2  # the known state was never changed
+    reread = LocalStore(tmp_path, known_journal=known).load(session_id)
+    assert reread == store.load(session_id)
+    assert len(reread.conversations["writer"].messages) == 7
+
+
+def test_a_known_prefix_is_trusted_only_for_the_very_bytes_it_names(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    session_id = new_session(store)
+    journal, known = known_prefix(store, session_id, 3)
+    data = journal.read_bytes()
+    journal.write_bytes(data.replace(b'"m1"', b'"mX"', 1))  # inside the prefix: the checksum no longer holds
+    with pytest.raises(CorruptSession, match="bad checksum"):
+        LocalStore(tmp_path, known_journal=known).open(session_id)
+    journal.write_bytes(data)
+    other = LocalStore(tmp_path)
+    other_id = new_session(other)
+    assert LocalStore(tmp_path, known_journal=known).load(other_id) == other.load(other_id)  # another journal
+
+
+def test_after_a_known_prefix_a_torn_tail_is_cut_and_a_broken_history_refused(tmp_path: Path) -> None:
+    from strands_durable.store.journal import encode_record
+
+    store = LocalStore(tmp_path)
+    session_id = new_session(store)
+    journal, known = known_prefix(store, session_id, 4)
+    whole = journal.read_bytes()
+    with open(journal, "ab") as fh:
+        fh.write(b'0badc0de {"seq": 99, "events": [')  # a write that never finished
+    with LocalStore(tmp_path, known_journal=known).open(session_id) as session:
+        assert session.state.seq == store.load(session_id).seq
+    assert journal.read_bytes().startswith(whole)
+    seq = store.load(session_id).seq + 1
+    with open(journal, "ab") as fh:  # two assistant messages in a row, in the conversation the prefix holds valid
+        fh.write(
+            encode_record({"seq": seq, "at": "2026-01-01T00:00:00Z", "events": [message_event(4, "assistant", "x")]})
+        )
+    with pytest.raises(CorruptSession, match="stored history breaks V2"):
+        LocalStore(tmp_path, known_journal=known).open(session_id)

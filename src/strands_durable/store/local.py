@@ -13,6 +13,7 @@ import json
 import os
 import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,14 @@ from strands_durable.store.base import Session, SessionStore, SessionSummary
 from strands_durable.store.fileops import FileOps, is_temp_file
 from strands_durable.store.journal import HEADER_KIND, JOURNAL_NAME, encode_record, read_journal
 from strands_durable.store.lease import Lease, live_holder
-from strands_durable.store.state import SCHEMA_VERSION, SessionState, apply_record, compact_events, fold
+from strands_durable.store.state import (
+    SCHEMA_VERSION,
+    SessionState,
+    apply_record,
+    compact_events,
+    copy_state,
+    fold,
+)
 from strands_durable.store.views import agent_view, dump, dump_compact, message_view, pattern_state_view, session_view
 
 # events whose commit refreshes the readable files at once; a unit's progress refreshes them at most every
@@ -230,15 +238,38 @@ class LocalSession(Session):
             self._lease.release()
 
 
+@dataclass(frozen=True)
+class KnownJournal:
+    """Journal bytes this process has already read as `open` would: `state` is the fold of exactly `data` (whole
+    records) and each of its conversations is valid as stored.
+
+    A store given one reads a journal at `path` that begins with these very bytes by decoding, folding and
+    validating only the records after them, onto a copy-on-write copy of `state`. The result is the one a new
+    process would get (the fold is a function of the bytes, and the bytes are compared, not assumed); it lets the
+    chaos explorer resume hundreds of runs from one journal prefix without paying for the prefix each time.
+    """
+
+    path: Path
+    data: bytes
+    state: SessionState
+
+
 class LocalStore(SessionStore):
     def __init__(
-        self, root: Path | str | None = None, *, fileops: FileOps | None = None, strict: bool | None = None
+        self,
+        root: Path | str | None = None,
+        *,
+        fileops: FileOps | None = None,
+        strict: bool | None = None,
+        known_journal: KnownJournal | None = None,
     ) -> None:
         """`strict` validates every conversation a commit touches (`mode="stored"`); it defaults to the
-        environment variable STRANDS_DURABLE_STRICT (the test suite turns it on)."""
+        environment variable STRANDS_DURABLE_STRICT (the test suite turns it on). `known_journal`: see
+        `KnownJournal`."""
         self.root = Path(root).expanduser() if root is not None else layout.default_sessions_dir()
         self.fileops = fileops or FileOps()
         self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
+        self.known_journal = known_journal
 
     # -- creating and opening ------------------------------------------------------------------------
     def create(
@@ -281,22 +312,31 @@ class LocalStore(SessionStore):
             raise SessionNotFound(session_id)
         return directory
 
-    def _read(self, directory: Path, *, repair_tail: bool) -> SessionState:
+    def _read(self, directory: Path, *, repair_tail: bool) -> tuple[SessionState, SessionState | None]:
+        """The journal's state, and the known state it was folded onto (None: read from the first byte)."""
         path = directory / JOURNAL_NAME
         try:
             data = self.fileops.read_bytes(path)
         except OSError as exc:
             raise _io_error(exc, f"cannot read {path}") from exc
-        contents = read_journal(path, data)
-        if not contents.records:
-            raise CorruptSession(str(path), "no complete header record")
+        known = self.known_journal
+        if known is not None and known.path == path and data.startswith(known.data):
+            start, base = len(known.data), known.state
+            contents = read_journal(path, data[start:], first_seq=base.seq + 1)
+            state = copy_state(base)
+        else:
+            start, base = 0, None
+            contents = read_journal(path, data)
+            if not contents.records:
+                raise CorruptSession(str(path), "no complete header record")
+            state = SessionState()
         if contents.torn_tail and repair_tail:
             try:
-                self.fileops.truncate(path, contents.valid_length)
+                self.fileops.truncate(path, start + contents.valid_length)
             except OSError as exc:
                 raise _io_error(exc, f"cannot truncate the torn tail of {path}") from exc
         try:
-            return fold(contents.records)
+            return fold(contents.records, state), base
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptSession(str(path), f"a record does not apply: {exc}") from exc
 
@@ -304,12 +344,12 @@ class LocalStore(SessionStore):
         directory = self._directory(session_id)
         lease = Lease(directory, session_id, self.fileops).acquire()
         try:
-            state = self._read(directory, repair_tail=True)
+            state, known = self._read(directory, repair_tail=True)
             clean = state.synced_seq == state.seq
             self._remove_temp_files(directory)
             if check:
                 verify_views(directory, state, clean=clean)
-                verify_histories(directory, state)
+                verify_histories(directory, state, known=known)
             session = LocalSession(self, directory, state, lease, crash_points)
             if clean:
                 session.mark_views_written()
@@ -340,7 +380,7 @@ class LocalStore(SessionStore):
                         self.fileops.remove(Path(root) / name)
 
     def load(self, session_id: str) -> SessionState:
-        return self._read(self._directory(session_id), repair_tail=False)
+        return self._read(self._directory(session_id), repair_tail=False)[0]
 
     # -- listing and housekeeping ---------------------------------------------------------------------
     def session_ids(self) -> list[str]:
@@ -363,7 +403,7 @@ class LocalStore(SessionStore):
             view = read_json_object(directory / layout.SESSION_JSON)
             if view is None or view.get("session_id") != session_id:
                 try:
-                    view = session_view(self._read(directory, repair_tail=False))
+                    view = session_view(self._read(directory, repair_tail=False)[0])
                 except CorruptSession:
                     continue
             status = view.get("status", "running")
@@ -451,11 +491,14 @@ def verify_views(directory: Path, state: SessionState, *, clean: bool) -> None:
                 raise CorruptSession(str(path), "does not match the session journal")
 
 
-def verify_histories(directory: Path, state: SessionState) -> None:
-    """Every stored conversation must be valid as stored (a trailing toolUse awaiting results is allowed)."""
+def verify_histories(directory: Path, state: SessionState, *, known: SessionState | None = None) -> None:
+    """Every stored conversation must be valid as stored (a trailing toolUse awaiting results is allowed).
+    Conversations `state` still shares with the known state it was folded onto (`KnownJournal`) are valid."""
     from strands_durable.history import validate
 
     for key, conv in state.conversations.items():
+        if known is not None and key in state.shared and known.conversations.get(key) is conv:
+            continue
         violations = validate(conv.messages, mode="stored")
         if violations:
             first = violations[0]
