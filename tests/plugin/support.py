@@ -40,9 +40,9 @@ from strands_durable.store.journal import JournalContents
 
 _real = local.read_journal
 
-def _forgetful(path, data):
-    contents = _real(path, data)
-    if len(contents.records) <= 2:
+def _forgetful(path, data, *, first_seq=0):
+    contents = _real(path, data, first_seq=first_seq)
+    if not contents.records or first_seq + len(contents.records) <= 2:
         return contents
     last_start = data.rstrip(b"\\n").rfind(b"\\n") + 1  # the last record never reached the disk
     return JournalContents(contents.records[:-1], last_start, torn_tail=True)

@@ -83,3 +83,17 @@ def test_the_shared_digester_follows_every_change(golden) -> None:
     conv = changed.conversation(key)
     conv.messages[-1] = {**conv.messages[-1], "content": [{"text": "a different answer"}]}  # same length
     assert digester.digest(changed) == snapshot_digest(changed) != snapshot_digest(other)
+
+
+def test_the_runs_stores_open_the_seeded_journal_as_a_fresh_store_does(golden, tmp_path: Path) -> None:
+    for number, target in enumerate(p for p in golden.points if p.point.site in ("tool.executed", "unit.after")):
+        ex = _Exploration(golden, tmp_path / str(number), PointOutcome([target.id]))
+        cut = cut_for(golden, target)
+        ex.seed_prefix(cut.journal_length)
+        assert ex.known is not None and ex.known.data == ex.seed
+        assert ex.known.state == fresh(ex)  # the seed's state is the fold of the seed's bytes
+        phase = ex.resume(arm=(target.point, 0), converge=False, label="crash")
+        assert phase.fired is not None
+        seeded = LocalStore(ex.sessions, known_journal=ex.known).load(ex.session_id)
+        assert seeded.seq > ex.seed_state.seq
+        assert seeded == LocalStore(ex.sessions).load(ex.session_id)

@@ -42,7 +42,7 @@ from strands_durable.runner.context import RunOptions
 from strands_durable.store import layout
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME, encode_record, read_journal
-from strands_durable.store.local import LocalStore
+from strands_durable.store.local import KnownJournal, LocalStore
 from strands_durable.store.state import SessionState, apply_record, copy_state, fold
 
 _GOLDEN_STATES_KEPT = 32
@@ -449,6 +449,7 @@ class _Exploration:
         self.executed: dict[str, int] = {}
         self.seed = b""  # the journal this exploration started from, as written
         self.seed_state: SessionState | None = None  # its state
+        self.known: KnownJournal | None = None  # both, for the stores of its runs (None: they read it all)
 
     @property
     def session_id(self) -> str:
@@ -464,6 +465,11 @@ class _Exploration:
         self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
         self.seed_state = self.golden.state_at(length)
         self.seed_state.meta = meta
+        journal = layout.session_dir(self.sessions, self.session_id) / JOURNAL_NAME
+        # the runs' stores decode only what they append to the seed (their open would refuse an invalid one)
+        self.known = (
+            None if self.stored_violations(self.seed_state) else KnownJournal(journal, self.seed, self.seed_state)
+        )
         for journal_length, path in self.golden.commits:
             if journal_length > length:
                 break
@@ -512,7 +518,7 @@ class _Exploration:
         assert self.sessions is not None and self.out_dir is not None
         phase = _Phase()
         bus = CrashPoints()
-        store = ObservedStore(self.sessions)
+        store = ObservedStore(self.sessions, known_journal=self.known)
         _observe(bus, phase)
         if arm is not None:
             _arm(bus, phase, *arm)
@@ -556,17 +562,23 @@ class _Exploration:
                     f"{label}: a model turn committed before it started was requested again ({count} messages)",
                 )
 
-    def check_stored(self, label: str) -> SessionState:
-        state = self.load()
+    def stored_violations(self, state: SessionState) -> list[str]:
+        """What makes `state`'s conversations invalid as stored (a conversation validated before is not again)."""
         valid = self.golden.valid_histories
+        found = []
         for key, conv in sorted(state.conversations.items()):
             if valid.get(key) == conv.messages:  # validated before (pointer-time for the shared messages)
                 continue
             violations = history_violations(key, conv.messages)
-            for violation in violations:
-                self.problem(INVALID_HISTORY, f"{label}: {violation}")
+            found += violations
             if not violations:
                 valid[key] = list(conv.messages)
+        return found
+
+    def check_stored(self, label: str) -> SessionState:
+        state = self.load()
+        for violation in self.stored_violations(state):
+            self.problem(INVALID_HISTORY, f"{label}: {violation}")
         return state
 
     def check_end(self, phase: _Phase, synthesized: set[str]) -> None:
