@@ -191,6 +191,11 @@ def test_a_known_journal_prefix_reads_as_the_whole_journal_does(tmp_path: Path) 
     reread = LocalStore(tmp_path, known_journal=known).load(session_id)
     assert reread == store.load(session_id)
     assert len(reread.conversations["writer"].messages) == 7
+    for seq in range(reread.seq + 1):  # a past state, before, at and after the known prefix
+        past = LocalStore(tmp_path, known_journal=known).load(session_id, upto_seq=seq)
+        assert past.seq == seq
+        assert past == store.load(session_id, upto_seq=seq)
+    assert len(store.load(session_id, upto_seq=4).conversations["writer"].messages) == 4
 
 
 def test_a_known_prefix_is_trusted_only_for_the_very_bytes_it_names(tmp_path: Path) -> None:

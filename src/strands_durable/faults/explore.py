@@ -43,7 +43,7 @@ from strands_durable.store import layout
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME, encode_record, read_journal
 from strands_durable.store.local import KnownJournal, LocalStore
-from strands_durable.store.state import SessionState, apply_record, copy_state, fold
+from strands_durable.store.state import SessionState, copy_state, fold
 
 _GOLDEN_STATES_KEPT = 32
 
@@ -487,26 +487,10 @@ class _Exploration:
         )
 
     def load(self, *, upto_seq: int | None = None) -> SessionState:
-        """The session's durable state, read from its journal on disk (up to record `upto_seq`).
-
-        The journal must begin with the bytes this exploration seeded it with (the store appends, never
-        rewrites); their state is known, so only the records after them are decoded and folded. Anything else
-        on disk is read from scratch, as `LocalStore.load` does.
-        """
+        """The session's durable state, read from its journal on disk (up to record `upto_seq`) as the runs' stores
+        read it: only the records after the seeded prefix are decoded when the journal still begins with it."""
         assert self.sessions is not None
-        path = layout.session_dir(self.sessions, self.session_id) / JOURNAL_NAME
-        data = _OPS.read_bytes(path)
-        if self.seed_state is None or not data.startswith(self.seed):
-            state = LocalStore(self.sessions).load(self.session_id)
-            if upto_seq is not None and upto_seq < state.seq:
-                state = fold(read_journal(path, data).records[: upto_seq + 1])
-            return state
-        state = copy_state(self.seed_state)
-        for record in read_journal(path, data[len(self.seed) :], first_seq=state.seq + 1).records:
-            if upto_seq is not None and record["seq"] > upto_seq:
-                break
-            apply_record(state, record)
-        return state
+        return LocalStore(self.sessions, known_journal=self.known).load(self.session_id, upto_seq=upto_seq)
 
     # -- one run --
     def resume(

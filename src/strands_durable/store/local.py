@@ -312,15 +312,23 @@ class LocalStore(SessionStore):
             raise SessionNotFound(session_id)
         return directory
 
-    def _read(self, directory: Path, *, repair_tail: bool) -> tuple[SessionState, SessionState | None]:
-        """The journal's state, and the known state it was folded onto (None: read from the first byte)."""
+    def _read(
+        self, directory: Path, *, repair_tail: bool, upto_seq: int | None = None
+    ) -> tuple[SessionState, SessionState | None]:
+        """The journal's state (as of record `upto_seq`), and the known state it was folded onto (None: read from
+        the first byte)."""
         path = directory / JOURNAL_NAME
         try:
             data = self.fileops.read_bytes(path)
         except OSError as exc:
             raise _io_error(exc, f"cannot read {path}") from exc
         known = self.known_journal
-        if known is not None and known.path == path and data.startswith(known.data):
+        if (
+            known is not None
+            and known.path == path
+            and (upto_seq is None or upto_seq >= known.state.seq)
+            and data.startswith(known.data)
+        ):
             start, base = len(known.data), known.state
             contents = read_journal(path, data[start:], first_seq=base.seq + 1)
             state = copy_state(base)
@@ -335,8 +343,11 @@ class LocalStore(SessionStore):
                 self.fileops.truncate(path, start + contents.valid_length)
             except OSError as exc:
                 raise _io_error(exc, f"cannot truncate the torn tail of {path}") from exc
+        records = contents.records
+        if upto_seq is not None:
+            records = records[: max(0, upto_seq - state.seq)]
         try:
-            return fold(contents.records, state), base
+            return fold(records, state), base
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptSession(str(path), f"a record does not apply: {exc}") from exc
 
@@ -379,8 +390,9 @@ class LocalStore(SessionStore):
                     with contextlib.suppress(FileNotFoundError):
                         self.fileops.remove(Path(root) / name)
 
-    def load(self, session_id: str) -> SessionState:
-        return self._read(self._directory(session_id), repair_tail=False)[0]
+    def load(self, session_id: str, *, upto_seq: int | None = None) -> SessionState:
+        """The session's state; with `upto_seq`, as it was after that journal record."""
+        return self._read(self._directory(session_id), repair_tail=False, upto_seq=upto_seq)[0]
 
     # -- listing and housekeeping ---------------------------------------------------------------------
     def session_ids(self) -> list[str]:
