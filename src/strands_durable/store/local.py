@@ -263,7 +263,7 @@ class LocalStore(SessionStore):
 
     def resolve(self, id_or_prefix: str) -> str:
         text = id_or_prefix.strip()
-        if is_session_id(text) and (layout.session_dir(self.root, text) / JOURNAL_NAME).is_file():
+        if is_session_id(text) and starts_with_header(self._path(text) / JOURNAL_NAME):
             return text  # an exact id needs no listing of every session's journal
         return resolve_session_id(text, self.session_ids())
 
