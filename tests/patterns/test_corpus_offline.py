@@ -119,3 +119,18 @@ def test_corpus_spec_runs_offline_or_fails_as_the_table_says(spec: Path, tmp_pat
     assert outcome.status == "completed"
     final = store.load(outcome.session_id)
     assert final.status == "completed" and len(outcome.artifacts) == len(final.artifacts)
+
+
+@pytest.mark.parametrize(
+    "spec", [s for s in corpus_specs() if TABLE.get(s.name, COMPLETES).variables], ids=lambda path: path.stem
+)
+def test_corpus_spec_without_its_variables_is_refused_before_a_session_naming_the_var(spec: Path, tmp_path: Path):
+    store = LocalStore(tmp_path / "sessions")
+    options = RunOptions(provider="synthetic", hitl_use_defaults=True, out_dir=tmp_path / "out")
+    with pytest.raises(DurableError) as caught:
+        run_workflow(spec, options, store=store)
+    assert store.session_ids() == []
+    if TABLE[spec.name].exit_code == 3 and "syntax" not in TABLE[spec.name].names:
+        assert exit_code_for(caught.value) == 3, str(caught.value)  # the file's own defect comes first
+        return
+    assert exit_code_for(caught.value) == 2 and "--var " in str(caught.value), str(caught.value)

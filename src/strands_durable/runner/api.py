@@ -47,6 +47,7 @@ def run_workflow(
     """Run a spec from the start in a new session."""
     from strands_durable.runner.artifacts import check_existing
     from strands_durable.runner.patterns import executor_for
+    from strands_durable.runner.preflight import check_before_session, warn_undeclared_vars
     from strands_durable.spec import load_spec, resolve_variables
 
     options = options or RunOptions()
@@ -54,6 +55,8 @@ def run_workflow(
     spec = load_spec(spec_path)
     executor_for(spec.pattern.type)  # an unsupported pattern fails before a session exists
     variables = resolve_variables(spec, options.cli_vars)
+    warn_undeclared_vars(spec, options)
+    check_before_session(spec, variables, provider=options.provider, extra_tools=options.extra_tools)
     created = options.created_at or dt.datetime.now(dt.timezone.utc)
     provider = options.provider or spec.runtime.provider
     out_dir = Path(options.out_dir).resolve()

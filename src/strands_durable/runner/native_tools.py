@@ -93,6 +93,12 @@ def _read_text(environment: NativeToolEnvironment, path: str) -> str:
     return target.read_text(encoding="utf-8", errors="replace")[:100_000]
 
 
+NATIVE_TOOL_NAMES = frozenset(
+    {"calculator", "current_time", "file_read", "file_write", "head", "tail", "grep", "spec_verify"}
+)
+"""The names `native_tools()` provides, known without building the tools (checks before a run)."""
+
+
 @functools.cache
 def native_tools() -> dict[str, Any]:
     """name -> Strands tool for every native tool we provide locally (built once per process)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,15 +62,18 @@ class ToolResolver:
         self.http_ids = {h.id for h in spec.tools.http_executors}
         self.mcp_ids = {m.id for m in spec.tools.mcp}
 
-    def for_agent(self, agent_id: str, names: list[str] | None = None) -> ToolSet:
-        agent = self.spec.agents[agent_id]
+    def names_for(self, agent_id: str, names: list[str] | None = None) -> list[str]:
+        """The tool names an agent gets: `names` (overrides), else its `tools:`, else every declared tool."""
         if names is None:
-            names = agent.tools
+            names = self.spec.agents[agent_id].tools
         if names is None:  # no `tools:` key: every tool the spec declares
             names = [e.ref for e in dict.fromkeys(self.entries.values())]
+        return list(names)
+
+    def for_agent(self, agent_id: str, names: list[str] | None = None) -> ToolSet:
         tools: list[Any] = []
         risky: set[str] = set()
-        for name in names:
+        for name in self.names_for(agent_id, names):
             tool, idempotent = self._resolve(name, agent_id)
             tools.append(tool)
             if not idempotent:
@@ -77,36 +81,48 @@ class ToolResolver:
         return ToolSet(tools, frozenset(risky))
 
     def _resolve(self, name: str, agent_id: str) -> tuple[Any, bool]:
-        where = f"agents.{agent_id}.tools"
-        if name in self.extra:
+        kind, ref, idempotent = self.locate(name, agent_id)
+        if kind == "extra":
             tool = self.extra[name]
-            declared = self.entries.get(name)
-            return tool, _idempotent_attr(tool) and (declared is None or declared.idempotent)
+            return tool, _idempotent_attr(tool) and idempotent
+        if kind == "native":
+            return self.native[ref], idempotent
+        module = NETWORK_TOOLS[ref] if kind == "network" else ref
+        tool = _import_callable(module, f"agents.{agent_id}.tools")
+        return tool, idempotent and _idempotent_attr(tool)
+
+    def locate(self, name: str, agent_id: str) -> tuple[str, str, bool]:
+        """(kind, reference, idempotent) of a tool name without importing it: kind is "extra", "native",
+        "network" or "import"; a tool that cannot run here raises Unsupported naming it (and how to allow it)."""
+        where = f"agents.{agent_id}.tools"
+        declared = self.entries.get(name)
+        if name in self.extra:
+            return "extra", name, declared is None or declared.idempotent
         if name in self.http_ids:
             raise Unsupported(f"HTTP executor tool '{name}' ({where}) is not supported yet")
         if name in self.mcp_ids:
             raise Unsupported(f"MCP server tool '{name}' ({where}) is not supported yet")
-        entry = self.entries.get(name) or _Entry(name, name, True)
+        entry = declared or _Entry(name, name, True)
         short = entry.ref.replace(":", ".").rsplit(".", 1)[-1] if "." in entry.ref or ":" in entry.ref else entry.ref
         if entry.ref == short or entry.ref == f"strands_tools.{short}":
             if short in self.native:
-                return self.native[short], entry.idempotent
+                return "native", short, entry.idempotent
             if short in NETWORK_TOOLS:
-                return self._network_tool(short, where), entry.idempotent
+                if self.offline:
+                    raise Unsupported(
+                        f"tool '{short}' ({where}) needs the network; offline runs refuse network tools "
+                        "(use a real --provider)"
+                    )
+                if NETWORK_TOOLS[short] is None:
+                    raise Unsupported(f"tool '{short}' ({where}) is not supported yet")
+                return "network", short, entry.idempotent
             if short in UNAVAILABLE_TOOLS:
                 raise Unsupported(f"tool '{short}' ({where}) is not available: {UNAVAILABLE_TOOLS[short]}")
             if entry.ref == short:
                 raise Unsupported(f"unknown tool '{short}' ({where})")
-        tool = _import_callable(entry.ref, where)
-        return tool, entry.idempotent and _idempotent_attr(tool)
-
-    def _network_tool(self, name: str, where: str) -> Any:
-        if self.offline:
-            raise Unsupported(f"tool '{name}' ({where}) needs the network; offline runs refuse network tools")
-        module = NETWORK_TOOLS[name]
-        if module is None:
-            raise Unsupported(f"tool '{name}' ({where}) is not supported yet")
-        return _import_callable(module, where)
+        if not _importable(entry.ref):
+            raise Unsupported(f"tool '{entry.ref}' ({where}) cannot be imported")
+        return "import", entry.ref, entry.idempotent
 
 
 def _tool_name(tool: Any) -> str:
@@ -124,6 +140,18 @@ def _idempotent_attr(tool: Any) -> bool:
         if candidate is not None and getattr(candidate, IDEMPOTENT_ATTRIBUTE, True) is False:
             return False
     return True
+
+
+def _importable(ref: str) -> bool:
+    """Whether the module of "module:function", dotted "module.function" or a module can be found (not run)."""
+    modules = [ref.partition(":")[0]] if ":" in ref else [ref, ref.rpartition(".")[0]]
+    for module_name in filter(None, modules):
+        try:
+            if importlib.util.find_spec(module_name) is not None:
+                return True
+        except (ImportError, ValueError):
+            continue
+    return False
 
 
 def _import_callable(ref: str, where: str) -> Any:
