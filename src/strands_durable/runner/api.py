@@ -56,7 +56,7 @@ def run_workflow(
     executor_for(spec.pattern.type)  # an unsupported pattern fails before a session exists
     variables = resolve_variables(spec, options.cli_vars)
     warn_undeclared_vars(spec, options)
-    check_before_session(spec, variables, provider=options.provider, extra_tools=options.extra_tools)
+    check_before_session(spec, variables, options)
     created = options.created_at or dt.datetime.now(dt.timezone.utc)
     provider = options.provider or spec.runtime.provider
     out_dir = Path(options.out_dir).resolve()
@@ -76,6 +76,8 @@ def run_workflow(
             "seed": options.seed,
             "out_dir": str(out_dir),
             "force": options.force,
+            "allow_python_exec": options.allow_python_exec,
+            "network": options.network,
         },
     }
     crash = options.crash_points or CrashPoints()
@@ -125,6 +127,8 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
             seed=int(runtime.get("seed", 0)),
             out_dir=Path(runtime.get("out_dir", options.out_dir)),
             force=bool(runtime.get("force", False)),
+            allow_python_exec=bool(runtime.get("allow_python_exec", False)),
+            network=bool(runtime.get("network", False)),
             cli_vars=[],
             crash_points=crash,
         )
@@ -138,6 +142,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
     from strands_durable.runner.artifacts import write_artifacts
     from strands_durable.runner.native_tools import ENVIRONMENT_KEY, NativeToolEnvironment, native_tools
     from strands_durable.runner.patterns import executor_for
+    from strands_durable.runner.skills import skill_directories
     from strands_durable.runner.tools import OFFLINE_PROVIDERS, ToolResolver
 
     state = session.state
@@ -157,6 +162,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
             clock=(lambda: created) if offline else (lambda: dt.datetime.now(dt.timezone.utc)),
             scratch_dir=scratch,
             fileops=fileops,
+            skills=skill_directories(spec),
         )
         cancelled = threading.Event()  # concurrent units stop at their next safe point once one of them crashed
         ctx = RunContext(
@@ -170,7 +176,14 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
                 stop_requested=lambda: cancelled.is_set() or options.stop_requested(),
                 validate_requests=options.validate_requests,
             ),
-            tools=ToolResolver(spec, provider=provider, native=native_tools(), extra=options.extra_tools),
+            tools=ToolResolver(
+                spec,
+                provider=provider,
+                native=native_tools(),
+                extra=options.extra_tools,
+                allow_python_exec=options.allow_python_exec,
+                network=options.network,
+            ),
             crash=crash,
             created_at=created,
             provider=provider,

@@ -36,6 +36,8 @@ class RunOptions:
     validate_requests: bool = True
     created_at: dt.datetime | None = None  # pins a new session's creation time (chaos runs repeat one run exactly)
     lockstep: bool = False  # concurrent units take turns in a fixed order (chaos runs; see runner/concurrency.py)
+    allow_python_exec: bool = False  # --allow-python-exec: the `python_exec` tool may run
+    network: bool = False  # --network: tools may use the network even with an offline provider
 
 
 @dataclass

@@ -30,22 +30,33 @@ class Finding:
         return {"steps": ExitCode.SPEC_INVALID, "tool": ExitCode.UNSUPPORTED}.get(self.kind, ExitCode.USAGE)
 
 
+@dataclass(frozen=True)
+class Allowances:
+    """What the run allows its tools: Python tools added by the caller, `--allow-python-exec`, `--network`."""
+
+    extra_tools: frozenset[str] = frozenset()
+    python_exec: bool = False
+    network: bool = False
+
+    @classmethod
+    def of(cls, options: Any) -> Allowances:
+        return cls(frozenset(options.extra_tools), options.allow_python_exec, options.network)
+
+
 def findings(
-    spec: Any, inputs: Iterable[str], *, provider: str | None = None, extra_tools: Iterable[str] = ()
+    spec: Any, inputs: Iterable[str], *, provider: str | None = None, allow: Allowances = Allowances()
 ) -> list[Finding]:
-    """Every finding of `spec` run with these input names and this provider override (None: the spec's own);
-    `extra_tools` names the Python tools the caller adds (`RunOptions.extra_tools`)."""
-    known_inputs = frozenset(inputs)
-    found = [*_provider_findings(spec, provider), *_template_findings(spec, known_inputs)]
-    found.extend(_tool_findings(spec, provider, frozenset(extra_tools)))
+    """Every finding of `spec` run with these input names, this provider override (None: the spec's own) and
+    these allowances."""
+    found = [*_provider_findings(spec, provider), *_template_findings(spec, frozenset(inputs))]
+    found.extend(_tool_findings(spec, provider, allow))
     return list(dict.fromkeys(found))
 
 
-def check_before_session(
-    spec: Any, variables: dict[str, Any], *, provider: str | None, extra_tools: Iterable[str] = ()
-) -> None:
-    """Raise the first kind of finding as its error (usage 2, spec 3, unsupported 18), every name in one line."""
-    found = findings(spec, variables, provider=provider, extra_tools=extra_tools)
+def check_before_session(spec: Any, variables: dict[str, Any], options: Any) -> None:
+    """Raise the first kind of finding of a run with these RunOptions as its error (usage 2, spec 3, unsupported
+    18), every name in one line."""
+    found = findings(spec, variables, provider=options.provider, allow=Allowances.of(options))
     for kind in ("provider", "steps", "variable", "tool"):  # a defect of the file first: no --var fixes it
         group = [f for f in found if f.kind == kind]
         if group:
@@ -103,7 +114,7 @@ def _template_findings(spec: Any, inputs: frozenset[str]) -> Iterator[Finding]:
                 yield Finding("steps", place.where, detail, "steps")
 
 
-def _tool_findings(spec: Any, override: str | None, extra: frozenset[str]) -> Iterator[Finding]:
+def _tool_findings(spec: Any, override: str | None, allow: Allowances) -> Iterator[Finding]:
     from strands_durable.runner.native_tools import NATIVE_TOOL_NAMES
     from strands_durable.runner.tools import ToolResolver
 
@@ -111,7 +122,9 @@ def _tool_findings(spec: Any, override: str | None, extra: frozenset[str]) -> It
         spec,
         provider=override or spec.runtime.provider,
         native=dict.fromkeys(NATIVE_TOOL_NAMES),
-        extra=dict.fromkeys(extra),
+        extra=dict.fromkeys(allow.extra_tools),
+        allow_python_exec=allow.python_exec,
+        network=allow.network,
     )
     seen: set[tuple[str, tuple[str, ...] | None]] = set()
     for place in template_places(spec):
@@ -137,4 +150,4 @@ def warn_undeclared_vars(spec: Any, options: Any) -> None:
             )
 
 
-__all__ = ["Finding", "check_before_session", "findings", "warn_undeclared_vars"]
+__all__ = ["Allowances", "Finding", "check_before_session", "findings", "warn_undeclared_vars"]

@@ -9,6 +9,8 @@ from typing import Any
 
 from strands_durable.errors import Unsupported
 from strands_durable.runner.native_tools import NETWORK_TOOLS, UNAVAILABLE_TOOLS
+from strands_durable.runner.python_exec import ALLOW_FLAG
+from strands_durable.runner.skills import SKILL_TOOL, SKILL_TOOL_NAMES
 
 OFFLINE_PROVIDERS = frozenset({"synthetic", "scripted"})
 IDEMPOTENT_ATTRIBUTE = "__strands_idempotent__"
@@ -53,9 +55,19 @@ def _entries(spec: Any) -> dict[str, _Entry]:
 class ToolResolver:
     """Builds each agent's tools once per run (native tools share the run's clock and scratch directory)."""
 
-    def __init__(self, spec: Any, *, provider: str, native: dict[str, Any], extra: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        spec: Any,
+        *,
+        provider: str,
+        native: dict[str, Any],
+        extra: dict[str, Any] | None = None,
+        allow_python_exec: bool = False,
+        network: bool = False,
+    ):
         self.spec = spec
-        self.offline = provider in OFFLINE_PROVIDERS
+        self.offline = provider in OFFLINE_PROVIDERS and not network
+        self.allow_python_exec = allow_python_exec
         self.native = native
         self.extra = extra or {}
         self.entries = _entries(spec)
@@ -68,7 +80,10 @@ class ToolResolver:
             names = self.spec.agents[agent_id].tools
         if names is None:  # no `tools:` key: every tool the spec declares
             names = [e.ref for e in dict.fromkeys(self.entries.values())]
-        return list(names)
+        names = list(names)
+        if self.spec.skills and not SKILL_TOOL_NAMES & set(names):  # strands-cli gives every agent the Skill tool
+            names.append(SKILL_TOOL)
+        return names
 
     def for_agent(self, agent_id: str, names: list[str] | None = None) -> ToolSet:
         tools: list[Any] = []
@@ -105,16 +120,17 @@ class ToolResolver:
         entry = declared or _Entry(name, name, True)
         short = entry.ref.replace(":", ".").rsplit(".", 1)[-1] if "." in entry.ref or ":" in entry.ref else entry.ref
         if entry.ref == short or entry.ref == f"strands_tools.{short}":
+            short = SKILL_TOOL if short in SKILL_TOOL_NAMES else short
+            if short == "python_exec" and not self.allow_python_exec:
+                raise Unsupported(f"tool 'python_exec' ({where}) runs Python code: pass {ALLOW_FLAG} to allow it")
             if short in self.native:
                 return "native", short, entry.idempotent
             if short in NETWORK_TOOLS:
                 if self.offline:
                     raise Unsupported(
-                        f"tool '{short}' ({where}) needs the network; offline runs refuse network tools "
-                        "(use a real --provider)"
+                        f"tool '{short}' ({where}) needs the network; offline runs refuse network tools: "
+                        f"pass --network to allow it (or use a real --provider)"
                     )
-                if NETWORK_TOOLS[short] is None:
-                    raise Unsupported(f"tool '{short}' ({where}) is not supported yet")
                 return "network", short, entry.idempotent
             if short in UNAVAILABLE_TOOLS:
                 raise Unsupported(f"tool '{short}' ({where}) is not available: {UNAVAILABLE_TOOLS[short]}")

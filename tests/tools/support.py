@@ -1,0 +1,65 @@
+"""Helpers for the tool suites: small scripted specs run through the real runner, and their committed tool results."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from strands_durable.runner.api import run_workflow
+from strands_durable.runner.context import RunOptions
+from strands_durable.store import LocalStore
+
+
+def scripted_spec(tmp_path: Path, tools: str, extra: str = "", name: str = "spec.yaml") -> Path:
+    """A one-step chain on the scripted provider whose agent `worker` has `tools`."""
+    text = textwrap.dedent(
+        f"""\
+        version: 0
+        name: tools-test
+        runtime: {{provider: scripted}}
+        agents:
+          worker:
+            prompt: You use tools.
+            tools: {tools}
+        pattern:
+          type: chain
+          config:
+            steps:
+              - agent: worker
+                input: Go.
+        """
+    )
+    path = tmp_path / name
+    path.write_text(text + textwrap.dedent(extra), encoding="utf-8")
+    return path
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    """One scripted turn that calls `name` with `arguments`."""
+    return {"tool_calls": [{"name": name, "input": arguments}]}
+
+
+def run_script(spec: Path, tmp_path: Path, turns: list[Any], **options: Any) -> tuple[Any, LocalStore]:
+    store = LocalStore(tmp_path / "sessions")
+    run_options = RunOptions(out_dir=tmp_path / "out", scripts={"worker": [*turns, "Done."]}, **options)
+    return run_workflow(spec, run_options, store=store), store
+
+
+def tool_results(store: LocalStore, session_id: str) -> list[dict[str, Any]]:
+    """Every committed toolResult block of the session, in conversation order."""
+    state = store.load(session_id)
+    results = []
+    for conversation in state.conversations.values():
+        for message in conversation.messages:
+            for block in message.get("content", []):
+                if "toolResult" in block:
+                    results.append(block["toolResult"])
+    return results
+
+
+def result_text(result: dict[str, Any]) -> str:
+    parts = []
+    for item in result.get("content", []):
+        parts.append(item["text"] if "text" in item else str(item.get("json")))
+    return "\n".join(parts)
