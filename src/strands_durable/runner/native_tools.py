@@ -259,7 +259,10 @@ def native_tools() -> dict[str, Any]:
         """
         from strands_durable.runner.python_exec import run_python
 
-        return run_python(code, timeout_s=timeout, cwd=_environment(tool_context).scratch_dir)
+        environment = _environment(tool_context)
+        if environment.scratch_dir is not None:
+            environment.fileops.makedirs(environment.scratch_dir)
+        return run_python(code, timeout_s=timeout, cwd=environment.scratch_dir)
 
     @tool(name="Skill", context=True)
     def skill(skill_id: str, tool_context: Any) -> str:

@@ -34,12 +34,11 @@ sys.stdout.write(out.getvalue())
 
 
 def run_python(code: str, *, timeout_s: int = DEFAULT_TIMEOUT_S, cwd: Path | None = None) -> str:
-    """The code's printed output; a ValueError (the tool's error result) when it fails or runs out of time."""
+    """The code's printed output; a ValueError (the tool's error result) when it fails or runs out of time.
+    `cwd` must exist."""
     if not code.strip():
         raise ValueError("No code provided")
     timeout_s = max(1, min(int(timeout_s), MAX_TIMEOUT_S))
-    if cwd is not None:
-        cwd.mkdir(parents=True, exist_ok=True)
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-S", "-c", _CHILD],

@@ -10,7 +10,7 @@ from typing import Any
 from strands_durable.errors import Unsupported
 from strands_durable.runner.native_tools import NETWORK_TOOLS, UNAVAILABLE_TOOLS
 from strands_durable.runner.python_exec import ALLOW_FLAG
-from strands_durable.runner.skills import SKILL_TOOL, SKILL_TOOL_NAMES
+from strands_durable.runner.skills import SKILL_TOOL, SKILL_TOOL_NAMES, skills_prompt
 
 OFFLINE_PROVIDERS = frozenset({"synthetic", "scripted"})
 IDEMPOTENT_ATTRIBUTE = "__strands_idempotent__"
@@ -72,14 +72,15 @@ class ToolResolver:
         self.extra = extra or {}
         self.entries = _entries(spec)
         self.http_ids = {h.id for h in spec.tools.http_executors}
+        self._http_tools: dict[str, Any] = {}
         self.mcp_ids = {m.id for m in spec.tools.mcp}
 
     def names_for(self, agent_id: str, names: list[str] | None = None) -> list[str]:
         """The tool names an agent gets: `names` (overrides), else its `tools:`, else every declared tool."""
         if names is None:
             names = self.spec.agents[agent_id].tools
-        if names is None:  # no `tools:` key: every tool the spec declares
-            names = [e.ref for e in dict.fromkeys(self.entries.values())]
+        if names is None:  # no `tools:` key: every Python tool and HTTP executor the spec declares (strands-cli)
+            names = [e.ref for e in dict.fromkeys(self.entries.values())] + sorted(self.http_ids)
         names = list(names)
         if self.spec.skills and not SKILL_TOOL_NAMES & set(names):  # strands-cli gives every agent the Skill tool
             names.append(SKILL_TOOL)
@@ -102,19 +103,31 @@ class ToolResolver:
             return tool, _idempotent_attr(tool) and idempotent
         if kind == "native":
             return self.native[ref], idempotent
+        if kind == "http":
+            if ref not in self._http_tools:
+                from strands_durable.runner.http_tools import http_executor_tool
+
+                config = next(h for h in self.spec.tools.http_executors if h.id == ref)
+                self._http_tools[ref] = http_executor_tool(self.spec, config)
+            return self._http_tools[ref], True
         module = NETWORK_TOOLS[ref] if kind == "network" else ref
         tool = _import_callable(module, f"agents.{agent_id}.tools")
         return tool, idempotent and _idempotent_attr(tool)
 
     def locate(self, name: str, agent_id: str) -> tuple[str, str, bool]:
-        """(kind, reference, idempotent) of a tool name without importing it: kind is "extra", "native",
+        """(kind, reference, idempotent) of a tool name without importing it: kind is "extra", "native", "http",
         "network" or "import"; a tool that cannot run here raises Unsupported naming it (and how to allow it)."""
         where = f"agents.{agent_id}.tools"
         declared = self.entries.get(name)
         if name in self.extra:
             return "extra", name, declared is None or declared.idempotent
         if name in self.http_ids:
-            raise Unsupported(f"HTTP executor tool '{name}' ({where}) is not supported yet")
+            if self.offline:
+                raise Unsupported(
+                    f"HTTP executor tool '{name}' ({where}) needs the network; offline runs refuse network tools: "
+                    "pass --network to allow it (or use a real --provider)"
+                )
+            return "http", name, True  # idempotency is decided per call (runner/http_tools.py)
         if name in self.mcp_ids:
             raise Unsupported(f"MCP server tool '{name}' ({where}) is not supported yet")
         entry = declared or _Entry(name, name, True)
@@ -208,3 +221,24 @@ def _as_tool(obj: Any) -> Any:
             non_idempotent(wrapped)
         return wrapped
     return obj
+
+
+def tool_prompt_sections(spec: Any) -> str:
+    """What strands-cli appends to every agent's system prompt about the spec's tools: its skills and the
+    reference of its HTTP executors ('' when it has neither)."""
+    text = skills_prompt(spec)
+    if spec.tools.http_executors:
+        lines = ["", "# HTTP Tools Reference", ""]
+        for executor in spec.tools.http_executors:
+            lines.append(f"## Tool: `{executor.id}`")
+            if executor.description:
+                lines.append(f"**Description**: {executor.description.strip()}")
+            lines.append(f"**Base URL**: `{executor.base_url}`")
+            if executor.common_endpoints:
+                lines.append("**Common Endpoints**:")
+                lines += [f"- `{e.path}` - {e.description}" for e in executor.common_endpoints]
+            if executor.authentication_info:
+                lines.append(f"**Authentication**: {executor.authentication_info.strip()}")
+            lines.append("")
+        text += "\n\n" + "\n".join(lines)
+    return text

@@ -177,7 +177,9 @@ class HttpExecutor(SpecModel):
     id: Identifier
     base_url: NonEmpty
     headers: dict[str, str] = Field(default_factory=dict)
+    timeout: int | None = Field(default=None, ge=1)  # seconds, as strands-cli (default 30)
     timeout_ms: int | None = Field(default=None, ge=1)
+    idempotent: bool | None = Field(default=None, alias="x-idempotent")  # None: by method (POST, PATCH are not)
     description: str | None = None
     examples: list[HttpExample] = Field(default_factory=list)
     common_endpoints: list[HttpEndpoint] = Field(default_factory=list)
