@@ -47,7 +47,7 @@ TABLE: dict[str, Expected] = {
     "github-api-example-openai.yaml": Expected(
         18,
         "HTTP executor tool 'gh'",
-        why="its agent calls the GitHub API through an HTTP executor: the network (runs with --network or a real provider)",
+        why="its agent calls the GitHub API through an HTTP executor: the network (--network or a real provider)",
         variables={"repo_name": "strands-agents/sdk-python"},
     ),
     "mermaid-diagram-generator.yaml": Expected(variables={"diagram_type": "flowchart", "topic": "login flow"}),
