@@ -154,6 +154,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
     created = dt.datetime.fromisoformat(meta["created_at"])
     provider = meta["runtime"]["provider"]
     abandoned = False
+    ctx: RunContext | None = None
     try:
         os.environ.setdefault("BYPASS_TOOL_CONSENT", "true")
         offline = provider in OFFLINE_PROVIDERS
@@ -183,6 +184,8 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
                 extra=options.extra_tools,
                 allow_python_exec=options.allow_python_exec,
                 network=options.network,
+                workdir=scratch,
+                fileops=fileops,
             ),
             crash=crash,
             created_at=created,
@@ -220,6 +223,8 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
         _safe_commit(session, {"type": "status", "status": "failed", "reason": str(exc)[:500]})
         raise
     finally:
+        if ctx is not None:
+            ctx.tools.close()  # MCP servers this run started
         if not abandoned:
             session.close()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from strands_durable.errors import Unsupported
@@ -64,6 +65,8 @@ class ToolResolver:
         extra: dict[str, Any] | None = None,
         allow_python_exec: bool = False,
         network: bool = False,
+        workdir: Path | None = None,
+        fileops: Any = None,
     ):
         self.spec = spec
         self.offline = provider in OFFLINE_PROVIDERS and not network
@@ -74,6 +77,10 @@ class ToolResolver:
         self.http_ids = {h.id for h in spec.tools.http_executors}
         self._http_tools: dict[str, Any] = {}
         self.mcp_ids = {m.id for m in spec.tools.mcp}
+        self.mcp_urls = {m.id for m in spec.tools.mcp if getattr(m, "url", None)}
+        self._mcp: Any = None  # McpServers, created when an agent first needs an MCP server
+        self.workdir = workdir  # where stdio MCP servers run (the scratch directory under an offline model)
+        self.fileops = fileops
 
     def names_for(self, agent_id: str, names: list[str] | None = None) -> list[str]:
         """The tool names an agent gets: `names` (overrides), else its `tools:`, else every declared tool."""
@@ -81,7 +88,7 @@ class ToolResolver:
             names = self.spec.agents[agent_id].tools
         if names is None:  # no `tools:` key: every Python tool and HTTP executor the spec declares (strands-cli)
             names = [e.ref for e in dict.fromkeys(self.entries.values())] + sorted(self.http_ids)
-        names = list(names)
+        names = list(names) + sorted(self.mcp_ids - set(names))  # strands-cli: every agent gets every MCP server
         if self.spec.skills and not SKILL_TOOL_NAMES & set(names):  # strands-cli gives every agent the Skill tool
             names.append(SKILL_TOOL)
         return names
@@ -90,11 +97,29 @@ class ToolResolver:
         tools: list[Any] = []
         risky: set[str] = set()
         for name in self.names_for(agent_id, names):
+            if name in self.mcp_ids:
+                self.locate(name, agent_id)
+                tools.extend(self._mcp_servers().tools(name))  # idempotency per tool, from its annotations
+                continue
             tool, idempotent = self._resolve(name, agent_id)
             tools.append(tool)
             if not idempotent:
                 risky.add(_tool_name(tool))
         return ToolSet(tools, frozenset(risky))
+
+    def _mcp_servers(self) -> Any:
+        if self._mcp is None:
+            from strands_durable.runner.mcp_tools import McpServers
+
+            if self.workdir is not None and self.fileops is not None:
+                self.fileops.makedirs(self.workdir)
+            self._mcp = McpServers(self.spec, workdir=self.workdir)
+        return self._mcp
+
+    def close(self) -> None:
+        """Stop what the run started for its tools (MCP servers)."""
+        if self._mcp is not None:
+            self._mcp.close()
 
     def _resolve(self, name: str, agent_id: str) -> tuple[Any, bool]:
         kind, ref, idempotent = self.locate(name, agent_id)
@@ -116,7 +141,7 @@ class ToolResolver:
 
     def locate(self, name: str, agent_id: str) -> tuple[str, str, bool]:
         """(kind, reference, idempotent) of a tool name without importing it: kind is "extra", "native", "http",
-        "network" or "import"; a tool that cannot run here raises Unsupported naming it (and how to allow it)."""
+        "mcp", "network" or "import"; a tool that cannot run here raises Unsupported naming it (and how to allow it)."""
         where = f"agents.{agent_id}.tools"
         declared = self.entries.get(name)
         if name in self.extra:
@@ -129,7 +154,12 @@ class ToolResolver:
                 )
             return "http", name, True  # idempotency is decided per call (runner/http_tools.py)
         if name in self.mcp_ids:
-            raise Unsupported(f"MCP server tool '{name}' ({where}) is not supported yet")
+            if name in self.mcp_urls and self.offline:
+                raise Unsupported(
+                    f"MCP server '{name}' (tools.mcp) is reached over HTTP: the network; offline runs refuse network "
+                    "tools: pass --network to allow it (or use a real --provider)"
+                )
+            return "mcp", name, True  # idempotency per tool, from its annotations (runner/mcp_tools.py)
         entry = declared or _Entry(name, name, True)
         short = entry.ref.replace(":", ".").rsplit(".", 1)[-1] if "." in entry.ref or ":" in entry.ref else entry.ref
         if entry.ref == short or entry.ref == f"strands_tools.{short}":

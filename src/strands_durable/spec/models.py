@@ -192,12 +192,14 @@ class McpStdioServer(SpecModel):
     command: NonEmpty
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    idempotent: bool | None = Field(default=None, alias="x-idempotent")  # None: from the tools' annotations
 
 
 class McpHttpServer(SpecModel):
     id: Identifier
     url: NonEmpty
     headers: dict[str, str] = Field(default_factory=dict)
+    idempotent: bool | None = Field(default=None, alias="x-idempotent")
 
 
 def _mcp_kind(value: Any) -> str | None:
