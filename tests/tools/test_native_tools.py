@@ -79,3 +79,29 @@ def test_network_tools_are_refused_offline_before_a_session_naming_the_flag(tmp_
         run_script(spec, tmp_path, [])
     assert exit_code_for(caught.value) == 18
     assert f"'{tool}'" in str(caught.value) and "--network" in str(caught.value)
+
+
+def test_an_agent_gets_the_tools_strands_cli_gives_it(tmp_path):
+    """Its `tools:` plus the jit_tools; without `tools:` every Python tool and HTTP executor; always every MCP
+    server and, with skills, the Skill tool."""
+    from strands_durable.runner.tools import ToolResolver
+
+    extra = """\
+    context_policy: {retrieval: {jit_tools: [grep, head]}}
+    skills: [{id: style, path: skills/style}]
+    tools:
+      python: [strands_tools.calculator]
+      http_executors: [{id: api, base_url: "http://127.0.0.1:9"}]
+      mcp: [{id: fs, command: npx}]
+    """
+    spec = load_spec(scripted_spec(tmp_path, "[head, file_read]", extra))
+    resolver = ToolResolver(spec, provider="synthetic", native={})
+    assert resolver.names_for("worker") == ["head", "file_read", "grep", "fs", "Skill"]
+    assert resolver.names_for("worker", []) == ["grep", "head", "fs", "Skill"]
+    no_jit = load_spec(scripted_spec(tmp_path, "null", extra.replace("jit_tools: [grep, head]", "jit_tools: []")))
+    assert ToolResolver(no_jit, provider="synthetic", native={}).names_for("worker") == [
+        "strands_tools.calculator",
+        "api",
+        "fs",
+        "Skill",
+    ]

@@ -86,6 +86,10 @@ class ToolResolver:
         """The tool names an agent gets: `names` (overrides), else its `tools:`, else every declared tool."""
         if names is None:
             names = self.spec.agents[agent_id].tools
+        policy = self.spec.context_policy
+        jit = list(policy.retrieval.jit_tools) if policy and policy.retrieval else []
+        if jit:  # strands-cli: context_policy.retrieval.jit_tools join every agent's tools (or are its tools)
+            names = jit if names is None else [*names, *(t for t in jit if t not in names)]
         if names is None:  # no `tools:` key: every Python tool and HTTP executor the spec declares (strands-cli)
             names = [e.ref for e in dict.fromkeys(self.entries.values())] + sorted(self.http_ids)
         names = list(names) + sorted(self.mcp_ids - set(names))  # strands-cli: every agent gets every MCP server
