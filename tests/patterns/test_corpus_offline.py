@@ -1,6 +1,8 @@
-"""Every spec of the strands-cli v0 corpus runs offline on the synthetic model with HITL steps answered (their
-default, or an answer given on resume), or fails as the table below says: exit 18 naming what needs the
-network, or exit 3 for a defect in the spec file itself. A spec whose outcome differs from the table fails."""
+"""Every spec of the strands-cli v0 corpus runs to completion offline on the synthetic model, with `--var` values
+and HITL answers where it needs them (its MCP servers started with npx: `.ci/run` installs Node where it is missing),
+or fails as the table below says, each reason written per spec: the network (exit 18 naming the tool and
+`--network`), or a defect in the spec file itself (exit 3 naming it). A spec whose outcome differs fails; so does one
+run without its variables that is not refused before a session exists, naming the `--var` to pass."""
 
 from __future__ import annotations
 
