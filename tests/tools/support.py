@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -11,17 +12,24 @@ from strands_durable.runner.context import RunOptions
 from strands_durable.store import LocalStore
 
 
-def scripted_spec(tmp_path: Path, tools: str, extra: str = "", name: str = "spec.yaml") -> Path:
-    """A one-step chain on the scripted provider whose agent `worker` has `tools`."""
+def scripted_spec(
+    tmp_path: Path, tools: str | None, extra: str = "", *, script: list[Any] | None = None, name: str = "spec.yaml"
+) -> Path:
+    """A one-step chain on the scripted provider whose agent `worker` has `tools` (None: no `tools:` key) and the
+    top-level keys in `extra`; with `script`, the agent's turns come from a script file (so a resume finds them)."""
+    model = ""
+    if script is not None:
+        (tmp_path / "script.json").write_text(json.dumps({"worker": [*script, "Done."]}), encoding="utf-8")
+        model = f", model_id: {tmp_path / 'script.json'}"
+    tools_line = f"\n            tools: {tools}" if tools is not None else ""
     text = textwrap.dedent(
         f"""\
         version: 0
         name: tools-test
-        runtime: {{provider: scripted}}
+        runtime: {{provider: scripted{model}}}
         agents:
           worker:
-            prompt: You use tools.
-            tools: {tools}
+            prompt: You use tools.{tools_line}
         pattern:
           type: chain
           config:

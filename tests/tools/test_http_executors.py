@@ -21,7 +21,7 @@ from strands_durable.crashpoints import CrashPoints, InjectedCrash
 from strands_durable.runner.api import resume
 from strands_durable.runner.context import RunOptions
 from strands_durable.store import LocalStore
-from tests.tools.support import call, result_text, run_script, tool_results
+from tests.tools.support import call, result_text, run_script, scripted_spec, tool_results
 
 SECRET = "s3cr3t-token-value"
 
@@ -85,11 +85,8 @@ def recorder(server):
     return recorder
 
 
-def http_spec(tmp_path: Path, base_url: str, *, script: list | None = None, extra_executor: str = "") -> Path:
-    text = f"""\
-version: 0
-name: http-test
-runtime: {{provider: scripted{f", model_id: {tmp_path / 'script.json'}" if script else ""}}}
+def http_spec(tmp_path: Path, base_url: str, *, script: list | None = None) -> Path:
+    extra = f"""\
 env:
   secrets:
     - {{name: API_TOKEN, source: env, key: HTTP_TEST_TOKEN}}
@@ -99,21 +96,8 @@ tools:
       base_url: {base_url}
       headers: {{Authorization: "Bearer ${{API_TOKEN}}"}}
       timeout: 20
-{extra_executor}agents:
-  worker:
-    prompt: You call the API.
-pattern:
-  type: chain
-  config:
-    steps:
-      - agent: worker
-        input: Go.
 """
-    if script:
-        (tmp_path / "script.json").write_text(json.dumps({"worker": [*script, "Done."]}), encoding="utf-8")
-    path = tmp_path / "spec.yaml"
-    path.write_text(text, encoding="utf-8")
-    return path
+    return scripted_spec(tmp_path, None, extra, script=script)
 
 
 def session_bytes(store: LocalStore, session_id: str) -> bytes:

@@ -6,7 +6,6 @@ again, a destructive one is answered "outcome unknown" (the server saw it once).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
@@ -21,7 +20,7 @@ from strands_durable.errors import Unsupported
 from strands_durable.runner.api import resume
 from strands_durable.runner.context import RunOptions
 from strands_durable.store import LocalStore
-from tests.tools.support import call, result_text, run_script, tool_results
+from tests.tools.support import call, result_text, run_script, scripted_spec, tool_results
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 
@@ -31,29 +30,7 @@ def effects(log: Path) -> list[str]:
 
 
 def mcp_spec(tmp_path: Path, server: str, *, script: list | None = None) -> Path:
-    model = f", model_id: {tmp_path / 'script.json'}" if script else ""
-    text = f"""\
-version: 0
-name: mcp-test
-runtime: {{provider: scripted{model}}}
-tools:
-  mcp:
-    - {server}
-agents:
-  worker:
-    prompt: You use the server.
-pattern:
-  type: chain
-  config:
-    steps:
-      - agent: worker
-        input: Go.
-"""
-    if script:
-        (tmp_path / "script.json").write_text(json.dumps({"worker": [*script, "Done."]}), encoding="utf-8")
-    path = tmp_path / "spec.yaml"
-    path.write_text(text, encoding="utf-8")
-    return path
+    return scripted_spec(tmp_path, None, f"tools:\n  mcp:\n    - {server}\n", script=script)
 
 
 def stdio_server(log: Path) -> str:

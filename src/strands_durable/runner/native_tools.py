@@ -286,5 +286,3 @@ NETWORK_TOOLS = {
     "duckduckgo_search": "strands_durable.runner.web_tools:duckduckgo_search",
     "tavily_search": "strands_tools.tavily",
 }
-# native tools we do not provide, and why
-UNAVAILABLE_TOOLS: dict[str, str] = {}

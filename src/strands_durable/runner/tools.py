@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.errors import Unsupported
-from strands_durable.runner.native_tools import NETWORK_TOOLS, UNAVAILABLE_TOOLS
+from strands_durable.runner.native_tools import NETWORK_TOOLS
 from strands_durable.runner.python_exec import ALLOW_FLAG
 from strands_durable.runner.skills import SKILL_TOOL, SKILL_TOOL_NAMES, skills_prompt
 
@@ -111,6 +111,13 @@ class ToolResolver:
                 risky.add(_tool_name(tool))
         return ToolSet(tools, frozenset(risky))
 
+    def _refuse_offline(self, what: str) -> None:
+        if self.offline:
+            raise Unsupported(
+                f"{what} needs the network; offline runs refuse network tools: pass --network to allow it "
+                "(or use a real --provider)"
+            )
+
     def _mcp_servers(self) -> Any:
         if self._mcp is None:
             from strands_durable.runner.mcp_tools import McpServers
@@ -151,18 +158,11 @@ class ToolResolver:
         if name in self.extra:
             return "extra", name, declared is None or declared.idempotent
         if name in self.http_ids:
-            if self.offline:
-                raise Unsupported(
-                    f"HTTP executor tool '{name}' ({where}) needs the network; offline runs refuse network tools: "
-                    "pass --network to allow it (or use a real --provider)"
-                )
+            self._refuse_offline(f"HTTP executor tool '{name}' ({where})")
             return "http", name, True  # idempotency is decided per call (runner/http_tools.py)
         if name in self.mcp_ids:
-            if name in self.mcp_urls and self.offline:
-                raise Unsupported(
-                    f"MCP server '{name}' (tools.mcp) is reached over HTTP: the network; offline runs refuse network "
-                    "tools: pass --network to allow it (or use a real --provider)"
-                )
+            if name in self.mcp_urls:
+                self._refuse_offline(f"MCP server '{name}' (tools.mcp, reached over HTTP)")
             return "mcp", name, True  # idempotency per tool, from its annotations (runner/mcp_tools.py)
         entry = declared or _Entry(name, name, True)
         short = entry.ref.replace(":", ".").rsplit(".", 1)[-1] if "." in entry.ref or ":" in entry.ref else entry.ref
@@ -173,14 +173,8 @@ class ToolResolver:
             if short in self.native:
                 return "native", short, entry.idempotent
             if short in NETWORK_TOOLS:
-                if self.offline:
-                    raise Unsupported(
-                        f"tool '{short}' ({where}) needs the network; offline runs refuse network tools: "
-                        f"pass --network to allow it (or use a real --provider)"
-                    )
+                self._refuse_offline(f"tool '{short}' ({where})")
                 return "network", short, entry.idempotent
-            if short in UNAVAILABLE_TOOLS:
-                raise Unsupported(f"tool '{short}' ({where}) is not available: {UNAVAILABLE_TOOLS[short]}")
             if entry.ref == short:
                 raise Unsupported(f"unknown tool '{short}' ({where})")
         if not _importable(entry.ref):
