@@ -94,7 +94,7 @@ def test_an_agent_gets_the_tools_strands_cli_gives_it(tmp_path):
       http_executors: [{id: api, base_url: "http://127.0.0.1:9"}]
       mcp: [{id: fs, command: npx}]
     """
-    spec = load_spec(scripted_spec(tmp_path, "[head, file_read]", extra))
+    spec = load_spec(scripted_spec(tmp_path, "[head, file_read, notes_manager]", extra))
     resolver = ToolResolver(spec, provider="synthetic", native={})
     assert resolver.names_for("worker") == ["head", "file_read", "grep", "fs", "Skill"]
     assert resolver.names_for("worker", []) == ["grep", "head", "fs", "Skill"]

@@ -14,6 +14,7 @@ from strands_durable.runner.python_exec import ALLOW_FLAG
 from strands_durable.runner.skills import SKILL_TOOL, SKILL_TOOL_NAMES, skills_prompt
 
 OFFLINE_PROVIDERS = frozenset({"synthetic", "scripted"})
+NOTES_MANAGER = "notes_manager"
 IDEMPOTENT_ATTRIBUTE = "__strands_idempotent__"
 
 
@@ -92,7 +93,9 @@ class ToolResolver:
             names = jit if names is None else [*names, *(t for t in jit if t not in names)]
         if names is None:  # no `tools:` key: every Python tool and HTTP executor the spec declares (strands-cli)
             names = [e.ref for e in dict.fromkeys(self.entries.values())] + sorted(self.http_ids)
-        names = list(names) + sorted(self.mcp_ids - set(names))  # strands-cli: every agent gets every MCP server
+        # strands-cli has no `notes_manager` tool (its registry skips the module; notes are context_policy.notes)
+        names = [n for n in names if n != NOTES_MANAGER]
+        names += sorted(self.mcp_ids - set(names))  # strands-cli: every agent gets every MCP server
         if self.spec.skills and not SKILL_TOOL_NAMES & set(names):  # strands-cli gives every agent the Skill tool
             names.append(SKILL_TOOL)
         return names
