@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import textwrap
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +76,19 @@ def result_text(result: dict[str, Any]) -> str:
     for item in result.get("content", []):
         parts.append(item["text"] if "text" in item else str(item.get("json")))
     return "\n".join(parts)
+
+
+def run_and_kill(command: list[str], ready: Callable[[], bool], *, timeout_s: float = 60) -> None:
+    """Start `strands run ...` as a child, SIGKILL it once `ready()` holds (a call is in flight), and reap it."""
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not ready() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ready(), child.stderr.read().decode() if child.poll() is not None else "the call never came"  # type: ignore[union-attr]
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(30)

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -21,7 +18,7 @@ from strands_durable.crashpoints import CrashPoints, InjectedCrash
 from strands_durable.runner.api import resume
 from strands_durable.runner.context import RunOptions
 from strands_durable.store import LocalStore
-from tests.tools.support import call, result_text, run_script, scripted_spec, tool_results
+from tests.tools.support import call, result_text, run_and_kill, run_script, scripted_spec, tool_results
 
 SECRET = "s3cr3t-token-value"
 
@@ -162,21 +159,9 @@ def test_a_call_killed_after_the_server_saw_it(tmp_path, server, recorder, metho
     _, base_url = server
     monkeypatch.setenv("HTTP_TEST_TOKEN", SECRET)
     spec = http_spec(tmp_path, base_url, script=[call("api", method=method, path="/hang")])
-    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
     command = [sys.executable, "-m", "strands_durable", "run", str(spec), "--network"]
     command += ["--sessions-dir", str(tmp_path / "sessions"), "--out", str(tmp_path / "out")]
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while not recorder.seen.wait(0.05) and child.poll() is None and time.monotonic() < deadline:
-            pass
-        assert recorder.seen.is_set(), child.stderr.read().decode() if child.poll() is not None else "no request"
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(30)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait(30)
+    run_and_kill(command, recorder.seen.is_set)
     recorder.release.set()  # the server answers the dead connection; nobody reads it
     time.sleep(0.05)
     assert recorder.count(method, "/hang") == 1

@@ -20,7 +20,7 @@ from strands_durable.errors import Unsupported
 from strands_durable.runner.api import resume
 from strands_durable.runner.context import RunOptions
 from strands_durable.store import LocalStore
-from tests.tools.support import call, result_text, run_script, scripted_spec, tool_results
+from tests.tools.support import call, result_text, run_and_kill, run_script, scripted_spec, tool_results
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 
@@ -96,19 +96,8 @@ def test_a_run_killed_mid_call_resumes_by_the_tool_annotations(tmp_path, tool, a
     log = tmp_path / "effects.log"
     spec = mcp_spec(tmp_path, stdio_server(log), script=[call(tool, **{argument: "hang"})])
     command = [sys.executable, "-m", "strands_durable", "run", str(spec), "--sessions-dir", str(tmp_path / "s")]
-    child = subprocess.Popen([*command, "--out", str(tmp_path / "out")], stderr=subprocess.PIPE)
     marker = Path(f"{log}.hang")
-    try:
-        deadline = time.monotonic() + 60
-        while not marker.exists() and child.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert marker.exists(), child.stderr.read().decode() if child.poll() is not None else "the call never came"
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(30)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait(30)
+    run_and_kill([*command, "--out", str(tmp_path / "out")], marker.exists)
     server_pid = int(effects(log)[0].split()[1])
     with contextlib.suppress(ProcessLookupError):  # the orphaned server is still inside the hanging call
         os.kill(server_pid, signal.SIGKILL)
