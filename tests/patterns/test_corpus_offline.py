@@ -1,6 +1,8 @@
-"""Every spec of the strands-cli v0 corpus runs offline on the synthetic model with HITL steps answered (their
-default, or an answer given on resume), or fails as the table below says: exit 18 naming what needs the
-network, or exit 3 for a defect in the spec file itself. A spec whose outcome differs from the table fails."""
+"""Every spec of the strands-cli v0 corpus runs to completion offline on the synthetic model, with `--var` values
+and HITL answers where it needs them (its MCP servers started with npx: `.ci/run` installs Node where it is missing),
+or fails as the table below says, each reason written per spec: the network (exit 18 naming the tool and
+`--network`), or a defect in the spec file itself (exit 3 naming it). A spec whose outcome differs fails; so does one
+run without its variables that is not refused before a session exists, naming the `--var` to pass."""
 
 from __future__ import annotations
 
@@ -47,7 +49,7 @@ TABLE: dict[str, Expected] = {
     "github-api-example-openai.yaml": Expected(
         18,
         "HTTP executor tool 'gh'",
-        why="its agent calls the GitHub API through an HTTP executor",
+        why="its agent calls the GitHub API through an HTTP executor: the network (--network or a real provider)",
         variables={"repo_name": "strands-agents/sdk-python"},
     ),
     "mermaid-diagram-generator.yaml": Expected(variables={"diagram_type": "flowchart", "topic": "login flow"}),
@@ -119,3 +121,18 @@ def test_corpus_spec_runs_offline_or_fails_as_the_table_says(spec: Path, tmp_pat
     assert outcome.status == "completed"
     final = store.load(outcome.session_id)
     assert final.status == "completed" and len(outcome.artifacts) == len(final.artifacts)
+
+
+@pytest.mark.parametrize(
+    "spec", [s for s in corpus_specs() if TABLE.get(s.name, COMPLETES).variables], ids=lambda path: path.stem
+)
+def test_corpus_spec_without_its_variables_is_refused_before_a_session_naming_the_var(spec: Path, tmp_path: Path):
+    store = LocalStore(tmp_path / "sessions")
+    options = RunOptions(provider="synthetic", hitl_use_defaults=True, out_dir=tmp_path / "out")
+    with pytest.raises(DurableError) as caught:
+        run_workflow(spec, options, store=store)
+    assert store.session_ids() == []
+    if TABLE[spec.name].exit_code == 3 and "syntax" not in TABLE[spec.name].names:
+        assert exit_code_for(caught.value) == 3, str(caught.value)  # the file's own defect comes first
+        return
+    assert exit_code_for(caught.value) == 2 and "--var " in str(caught.value), str(caught.value)

@@ -295,7 +295,7 @@ class _InvocationHooks:
         if committed is not None:
             yield ToolResultEvent(copy.deepcopy(committed))
             return
-        if name in self.inv.non_idempotent:
+        if name in self.inv.non_idempotent or not call_is_idempotent(context.tool, tool_use):
             if tool_use_id in conv.tools_started:
                 result = _synthesized_result(tool_use_id)
                 self._commit_result(result, tool_path)
@@ -338,6 +338,15 @@ class _InvocationHooks:
             if uses:
                 break
         return 0
+
+
+CALL_IDEMPOTENCY_ATTRIBUTE = "__strands_call_idempotent__"
+"""A tool whose idempotency depends on the call (an HTTP executor's method) carries `input -> bool` here."""
+
+
+def call_is_idempotent(tool: Any, tool_use: dict[str, Any]) -> bool:
+    judge = getattr(tool, CALL_IDEMPOTENCY_ATTRIBUTE, None)
+    return judge is None or bool(judge(tool_use.get("input") or {}))
 
 
 def iter_pending_tool_uses(conv: Conversation) -> Iterable[dict[str, Any]]:

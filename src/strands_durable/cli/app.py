@@ -53,7 +53,9 @@ def validate(
 ) -> None:
     """Check a spec without running it.
 
-    Schema and internal references; exit 3 with one line naming file, key path and line.
+    Schema and internal references; exit 3 with one line naming file, key path and line. What would stop a
+    run before its session exists (unknown providers, tools that cannot run here, template names that are
+    neither an input nor a context name) is printed as warnings; they keep exit 0.
     """
     from strands_durable.spec import load_spec
 
@@ -63,6 +65,10 @@ def validate(
         fail(exc)
     for warning in loaded.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
+    from strands_durable.runner.preflight import findings
+
+    for finding in findings(loaded, [*loaded.inputs.declared(), *loaded.inputs.values]):
+        print(f"Warning: {finding.detail} (a run stops here with exit {int(finding.exit_code)})", file=sys.stderr)
     print(f"✓ {spec}: valid {loaded.pattern.type} workflow '{loaded.name}'")
 
 

@@ -35,6 +35,8 @@ class RunRequest:
     save_session: bool
     auto_resume: bool
     json_output: bool
+    allow_python_exec: bool = False
+    network: bool = False
     ignored_with_resume: list[str] = field(default_factory=list)
 
 
@@ -75,6 +77,12 @@ def run(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print one JSON document on stdout; messages go to stderr.")
     ] = False,
+    allow_python_exec: Annotated[
+        bool, typer.Option("--allow-python-exec", help="Let the python_exec tool run Python code.")
+    ] = False,
+    network: Annotated[
+        bool, typer.Option("--network", help="Let tools use the network even with an offline provider.")
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     """Run a workflow spec, or resume a session.
@@ -96,6 +104,8 @@ def run(
         save_session=not no_save_session,
         auto_resume=auto_resume,
         json_output=json_output,
+        allow_python_exec=allow_python_exec,
+        network=network,
     )
     try:
         check_flags(request)
@@ -121,6 +131,8 @@ def check_flags(request: RunRequest) -> None:
                 ("--seed", request.seed is not None),
                 ("--out", request.out is not None),
                 ("--force", request.force),
+                ("--allow-python-exec", request.allow_python_exec),
+                ("--network", request.network),
             )
             if given
         ]
@@ -172,6 +184,8 @@ def execute(request: RunRequest) -> int:
                 hitl_response=request.hitl_response,
                 reporter=reporter,
                 stop_requested=signals.requested,
+                allow_python_exec=request.allow_python_exec,
+                network=request.network,
             )
             if session_id is not None:
                 outcome = resume(session_id, options, store=store)

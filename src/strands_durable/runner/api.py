@@ -45,6 +45,7 @@ def run_workflow(
     """Run a spec from the start in a new session (`session_id`: the caller's id for it, a new UUID when None)."""
     from strands_durable.runner.artifacts import check_existing
     from strands_durable.runner.patterns import executor_for
+    from strands_durable.runner.preflight import check_before_session, warn_undeclared_vars
     from strands_durable.spec import load_spec, resolve_variables
 
     options = options or RunOptions()
@@ -52,6 +53,8 @@ def run_workflow(
     spec = load_spec(spec_path)
     executor_for(spec.pattern.type)  # an unsupported pattern fails before a session exists
     variables = resolve_variables(spec, options.cli_vars)
+    warn_undeclared_vars(spec, options)
+    check_before_session(spec, variables, options)
     created = options.created_at or dt.datetime.now(dt.timezone.utc)
     provider = options.provider or spec.runtime.provider
     out_dir = Path(options.out_dir).resolve()
@@ -70,6 +73,8 @@ def run_workflow(
             "seed": options.seed,
             "out_dir": str(out_dir),
             "force": options.force,
+            "allow_python_exec": options.allow_python_exec,
+            "network": options.network,
         },
     }
     crash = options.crash_points or CrashPoints()
@@ -119,6 +124,8 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
             seed=int(runtime.get("seed", 0)),
             out_dir=Path(runtime.get("out_dir", options.out_dir)),
             force=bool(runtime.get("force", False)),
+            allow_python_exec=bool(runtime.get("allow_python_exec", False)),
+            network=bool(runtime.get("network", False)),
             cli_vars=[],
             crash_points=crash,
         )
@@ -132,6 +139,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
     from strands_durable.runner.artifacts import write_artifacts
     from strands_durable.runner.native_tools import ENVIRONMENT_KEY, NativeToolEnvironment, native_tools
     from strands_durable.runner.patterns import executor_for
+    from strands_durable.runner.skills import skill_directories
     from strands_durable.runner.tools import OFFLINE_PROVIDERS, ToolResolver
 
     state = session.state
@@ -143,6 +151,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
     created = dt.datetime.fromisoformat(meta["created_at"])
     provider = meta["runtime"]["provider"]
     abandoned = False
+    ctx: RunContext | None = None
     try:
         os.environ.setdefault("BYPASS_TOOL_CONSENT", "true")
         offline = provider in OFFLINE_PROVIDERS
@@ -151,6 +160,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
             clock=(lambda: created) if offline else (lambda: dt.datetime.now(dt.timezone.utc)),
             scratch_dir=scratch,
             fileops=workspace.fileops,
+            skills=skill_directories(spec),
         )
         cancelled = threading.Event()  # concurrent units stop at their next safe point once one of them crashed
         ctx = RunContext(
@@ -164,7 +174,16 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
                 stop_requested=lambda: cancelled.is_set() or options.stop_requested(),
                 validate_requests=options.validate_requests,
             ),
-            tools=ToolResolver(spec, provider=provider, native=native_tools(), extra=options.extra_tools),
+            tools=ToolResolver(
+                spec,
+                provider=provider,
+                native=native_tools(),
+                extra=options.extra_tools,
+                allow_python_exec=options.allow_python_exec,
+                network=options.network,
+                workdir=scratch,
+                fileops=workspace.fileops,
+            ),
             crash=crash,
             created_at=created,
             provider=provider,
@@ -201,6 +220,8 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
         _safe_commit(session, {"type": "status", "status": "failed", "reason": str(exc)[:500]})
         raise
     finally:
+        if ctx is not None:
+            ctx.tools.close()  # MCP servers this run started
         if not abandoned:
             session.close()
 

@@ -13,8 +13,12 @@ from strands_durable.store.fileops import FileOps, is_temp_file
 
 
 def artifact_relpath(spec: Any, index: int, rendered: str) -> PurePosixPath:
+    return _relpath(spec, rendered, f"outputs.artifacts[{index}].path")
+
+
+def _relpath(spec: Any, rendered: str, where: str) -> PurePosixPath:
+    """A path inside the output directory, or a SpecError naming `where`."""
     rel = PurePosixPath(rendered.strip())
-    where = f"outputs.artifacts[{index}].path"
     file = str(spec.source_path or "<spec>")
     if not rendered.strip() or rel.is_absolute() or ".." in rel.parts or rendered.strip().startswith("~"):
         raise SpecError(file, f"artifact path {rendered!r} must stay inside the output directory", key_path=where)
@@ -25,47 +29,64 @@ def check_existing(spec: Any, out_dir: Path, context: dict[str, Any], *, force: 
     """Refuse early (before any model call) to overwrite a file we did not write, unless --force."""
     if force:
         return
+    paths: list[PurePosixPath] = []
     for index, artifact in enumerate(spec.outputs.artifacts):
         try:
             rendered = render(artifact.path, context, where=f"outputs.artifacts[{index}].path")
         except SpecError:
             continue  # depends on the run's results; checked again when written
-        rel = artifact_relpath(spec, index, rendered)
+        paths.append(artifact_relpath(spec, index, rendered))
+    notes = spec.context_policy.notes if spec.context_policy else None
+    if notes is not None:
+        paths.append(_relpath(spec, notes.file, "context_policy.notes.file"))
+    for rel in paths:
         if str(rel) not in ours and (out_dir / rel).exists():
             raise UsageError(f"Artifact already exists: {out_dir / rel} (use --force to overwrite)")
 
 
+def artifact_context(ctx: Any, final: dict[str, Any]) -> dict[str, Any]:
+    """The pattern's final context as artifacts see it, with strands-cli's additions: `TRACE` (empty: no trace
+    collector), `cumulative_tokens` (committed tokens), and `execution_context` holding the pattern's results."""
+    from strands_durable.runner.patterns.places import BASE
+
+    results = {k: v for k, v in final.items() if k not in BASE and k not in ctx.variables}
+    execution = {**final.get("execution_context", {}), **results}
+    return {**final, "TRACE": "", "cumulative_tokens": ctx.state.usage()["total"], "execution_context": execution}
+
+
 def write_artifacts(ctx: Any, context: dict[str, Any], fileops: FileOps) -> list[str]:
+    """Render and write every artifact (and the `context_policy.notes` file); return the paths written."""
+    from strands_durable.runner.notes import notes_file
+
+    context = artifact_context(ctx, context)
     spec = ctx.spec
-    out_dir = ctx.options.out_dir.resolve()
-    ours = set(ctx.state.artifacts)
-    written = []
+    files: list[tuple[str, PurePosixPath, bytes]] = []
     for index, artifact in enumerate(spec.outputs.artifacts):
         rel = artifact_relpath(spec, index, render(artifact.path, context, where=f"outputs.artifacts[{index}].path"))
         content = render(artifact.source, context, where=f"outputs.artifacts[{index}].from").encode("utf-8")
-        target = out_dir / rel
-        if target.exists() and str(rel) not in ours and not ctx.options.force:
-            raise UsageError(f"Artifact already exists: {target} (use --force to overwrite)")
-        # claim the path first: a crash between the claim and the write leaves a file this session may replace
-        ctx.session.commit(
-            [
-                {
-                    "type": "artifact",
-                    "path": str(rel),
-                    "sha256": hashlib.sha256(content).hexdigest(),
-                    "bytes": len(content),
-                }
-            ],
-            path=f"artifact[{index}]",
-        )
-        try:
-            fileops.makedirs(target.parent)
-            _remove_stale_temps(target, fileops)
-            fileops.write_atomic(target, content)
-        except OSError as exc:
-            raise StorageIOError(f"cannot write artifact {target}: {exc.strerror or exc}") from exc
-        written.append(str(target))
-    return written
+        files.append((f"artifact[{index}]", rel, content))
+    notes = notes_file(ctx)
+    if notes is not None:
+        files.append(("notes", _relpath(spec, notes[0], "context_policy.notes.file"), notes[1]))
+    return [_write(ctx, label, rel, content, fileops) for label, rel, content in files]
+
+
+def _write(ctx: Any, label: str, rel: PurePosixPath, content: bytes, fileops: FileOps) -> str:
+    target = ctx.options.out_dir.resolve() / rel
+    if target.exists() and str(rel) not in set(ctx.state.artifacts) and not ctx.options.force:
+        raise UsageError(f"Artifact already exists: {target} (use --force to overwrite)")
+    # claim the path first: a crash between the claim and the write leaves a file this session may replace
+    ctx.session.commit(
+        [{"type": "artifact", "path": str(rel), "sha256": hashlib.sha256(content).hexdigest(), "bytes": len(content)}],
+        path=label,
+    )
+    try:
+        fileops.makedirs(target.parent)
+        _remove_stale_temps(target, fileops)
+        fileops.write_atomic(target, content)
+    except OSError as exc:
+        raise StorageIOError(f"cannot write artifact {target}: {exc.strerror or exc}") from exc
+    return str(target)
 
 
 def _remove_stale_temps(target: Path, fileops: FileOps) -> None:

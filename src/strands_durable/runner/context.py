@@ -37,6 +37,8 @@ class RunOptions:
     created_at: dt.datetime | None = None  # pins a new session's creation time (chaos runs repeat one run exactly)
     lockstep: bool = False  # concurrent units take turns in a fixed order (chaos runs; see runner/concurrency.py)
     scratch_dir: Path | None = None  # where offline file-writing tools write (None: the store's workspace)
+    allow_python_exec: bool = False  # --allow-python-exec: the `python_exec` tool may run
+    network: bool = False  # --network: tools may use the network even with an offline provider
 
 
 @dataclass

@@ -13,7 +13,7 @@ import functools
 import operator
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,7 @@ class NativeToolEnvironment:
     clock: Callable[[], _dt.datetime]
     scratch_dir: Path | None
     fileops: FileOps
+    skills: dict[str, Path] = field(default_factory=dict)  # the spec's skills: id -> directory
 
 
 ENVIRONMENT_KEY = "strands_durable.native_tools"
@@ -91,6 +92,42 @@ def _read_text(environment: NativeToolEnvironment, path: str) -> str:
     if not target.is_file():
         raise ValueError(f"no such file: {path}")
     return target.read_text(encoding="utf-8", errors="replace")[:100_000]
+
+
+NATIVE_TOOL_NAMES = frozenset(
+    {
+        "calculator",
+        "current_time",
+        "file_read",
+        "file_write",
+        "head",
+        "tail",
+        "grep",
+        "search",
+        "spec_verify",
+        "python_exec",
+        "Skill",
+    }
+)
+"""The names `native_tools()` provides, known without building the tools (checks before a run)."""
+
+
+def search_text(text: str, query: str, path: str, is_regex: bool, ignore_case: bool, max_matches: int) -> str:
+    """strands-cli's `search` output: a header, then `<line> | <text>` with each match wrapped in >>> <<<."""
+    flags = re.IGNORECASE if ignore_case else 0
+    try:
+        pattern = re.compile(query if is_regex else re.escape(query), flags)
+    except re.error as exc:
+        raise ValueError(f"Invalid regex pattern: {exc}") from None
+    limit = max(1, max_matches)
+    matches = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if pattern.search(line)][:limit]
+    if not matches:
+        return f"No matches found for '{query}' in {path}"
+    lines = [f"Found {len(matches)} match(es) for '{query}' in {path}:\n"]
+    lines += [f"{n:4d} | {pattern.sub(lambda m: f'>>>{m.group()}<<<', line)}" for n, line in matches]
+    if len(matches) >= limit:
+        lines.append(f"\n(Showing first {limit} matches only)")
+    return "\n".join(lines)
 
 
 @functools.cache
@@ -190,21 +227,62 @@ def native_tools() -> dict[str, Any]:
             return f"invalid: {exc.detail}"
         return f"valid {loaded.pattern.type} workflow '{loaded.name}'"
 
-    tools = [calculator, current_time, file_read, file_write, head, tail, grep, spec_verify]
+    @tool(context=True)
+    def search(
+        query: str,
+        path: str,
+        tool_context: Any,
+        is_regex: bool = False,
+        ignore_case: bool = True,
+        max_matches: int = 50,
+    ) -> str:
+        """Search a text file for a keyword or regular expression; return the matching lines with line numbers.
+
+        Args:
+            query: The text (or regular expression) to find.
+            path: The file to search.
+            is_regex: Read the query as a regular expression.
+            ignore_case: Match regardless of case.
+            max_matches: At most this many matches.
+        """
+        return search_text(
+            _read_text(_environment(tool_context), path), query, path, is_regex, ignore_case, max_matches
+        )
+
+    @tool(context=True)
+    def python_exec(code: str, tool_context: Any, timeout: int = 5) -> str:
+        """Execute Python code (a restricted set of builtins, no imports) and return what it prints.
+
+        Args:
+            code: The Python code to execute.
+            timeout: Seconds before the execution is stopped.
+        """
+        from strands_durable.runner.python_exec import run_python
+
+        environment = _environment(tool_context)
+        if environment.scratch_dir is not None:
+            environment.fileops.makedirs(environment.scratch_dir)
+        return run_python(code, timeout_s=timeout, cwd=environment.scratch_dir)
+
+    @tool(name="Skill", context=True)
+    def skill(skill_id: str, tool_context: Any) -> str:
+        """Load the detailed instructions of a skill from the Available Skills list, or one of its modules.
+
+        Args:
+            skill_id: The skill's id, or skill-id/module to load one module (e.g. strands-spec/patterns).
+        """
+        from strands_durable.runner.skills import load_skill
+
+        return load_skill(_environment(tool_context).skills, skill_id)
+
+    tools = [calculator, current_time, file_read, file_write, head, tail, grep, search, spec_verify, python_exec, skill]
     return {t.tool_name: t for t in tools}
 
 
-# tools of strands-cli's native list that need the network, with their strands-agents-tools equivalents
+# tools of strands-cli's native list that need the network, and where ours come from
 NETWORK_TOOLS = {
     "http_request": "strands_tools.http_request",
-    "web_fetch": None,
-    "duckduckgo_search": None,
+    "web_fetch": "strands_durable.runner.web_tools:web_fetch",
+    "duckduckgo_search": "strands_durable.runner.web_tools:duckduckgo_search",
     "tavily_search": "strands_tools.tavily",
-    "search": None,
-}
-# native tools we do not provide, and why
-UNAVAILABLE_TOOLS = {
-    "python_exec": "runs arbitrary code",
-    "notes_manager": "not implemented yet",
-    "skill_loader": "skills are not supported yet",
 }

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from strands_durable.errors import Unsupported
-from strands_durable.runner.native_tools import NETWORK_TOOLS, UNAVAILABLE_TOOLS
+from strands_durable.runner.native_tools import NETWORK_TOOLS
+from strands_durable.runner.python_exec import ALLOW_FLAG
+from strands_durable.runner.skills import SKILL_TOOL, SKILL_TOOL_NAMES, skills_prompt
 
 OFFLINE_PROVIDERS = frozenset({"synthetic", "scripted"})
+NOTES_MANAGER = "notes_manager"
 IDEMPOTENT_ATTRIBUTE = "__strands_idempotent__"
 
 
@@ -52,61 +57,132 @@ def _entries(spec: Any) -> dict[str, _Entry]:
 class ToolResolver:
     """Builds each agent's tools once per run (native tools share the run's clock and scratch directory)."""
 
-    def __init__(self, spec: Any, *, provider: str, native: dict[str, Any], extra: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        spec: Any,
+        *,
+        provider: str,
+        native: dict[str, Any],
+        extra: dict[str, Any] | None = None,
+        allow_python_exec: bool = False,
+        network: bool = False,
+        workdir: Path | None = None,
+        fileops: Any = None,
+    ):
         self.spec = spec
-        self.offline = provider in OFFLINE_PROVIDERS
+        self.offline = provider in OFFLINE_PROVIDERS and not network
+        self.allow_python_exec = allow_python_exec
         self.native = native
         self.extra = extra or {}
         self.entries = _entries(spec)
         self.http_ids = {h.id for h in spec.tools.http_executors}
+        self._http_tools: dict[str, Any] = {}
         self.mcp_ids = {m.id for m in spec.tools.mcp}
+        self.mcp_urls = {m.id for m in spec.tools.mcp if getattr(m, "url", None)}
+        self._mcp: Any = None  # McpServers, created when an agent first needs an MCP server
+        self.workdir = workdir  # where stdio MCP servers run (the scratch directory under an offline model)
+        self.fileops = fileops
+
+    def names_for(self, agent_id: str, names: list[str] | None = None) -> list[str]:
+        """The tool names an agent gets: `names` (overrides), else its `tools:`, else every declared tool."""
+        if names is None:
+            names = self.spec.agents[agent_id].tools
+        policy = self.spec.context_policy
+        jit = list(policy.retrieval.jit_tools) if policy and policy.retrieval else []
+        if jit:  # strands-cli: context_policy.retrieval.jit_tools join every agent's tools (or are its tools)
+            names = jit if names is None else [*names, *(t for t in jit if t not in names)]
+        if names is None:  # no `tools:` key: every Python tool and HTTP executor the spec declares (strands-cli)
+            names = [e.ref for e in dict.fromkeys(self.entries.values())] + sorted(self.http_ids)
+        # strands-cli has no `notes_manager` tool (its registry skips the module; notes are context_policy.notes)
+        names = [n for n in names if n != NOTES_MANAGER]
+        names += sorted(self.mcp_ids - set(names))  # strands-cli: every agent gets every MCP server
+        if self.spec.skills and not SKILL_TOOL_NAMES & set(names):  # strands-cli gives every agent the Skill tool
+            names.append(SKILL_TOOL)
+        return names
 
     def for_agent(self, agent_id: str, names: list[str] | None = None) -> ToolSet:
-        agent = self.spec.agents[agent_id]
-        if names is None:
-            names = agent.tools
-        if names is None:  # no `tools:` key: every tool the spec declares
-            names = [e.ref for e in dict.fromkeys(self.entries.values())]
         tools: list[Any] = []
         risky: set[str] = set()
-        for name in names:
+        for name in self.names_for(agent_id, names):
+            if name in self.mcp_ids:
+                self.locate(name, agent_id)
+                tools.extend(self._mcp_servers().tools(name))  # idempotency per tool, from its annotations
+                continue
             tool, idempotent = self._resolve(name, agent_id)
             tools.append(tool)
             if not idempotent:
                 risky.add(_tool_name(tool))
         return ToolSet(tools, frozenset(risky))
 
+    def _refuse_offline(self, what: str) -> None:
+        if self.offline:
+            raise Unsupported(
+                f"{what} needs the network; offline runs refuse network tools: pass --network to allow it "
+                "(or use a real --provider)"
+            )
+
+    def _mcp_servers(self) -> Any:
+        if self._mcp is None:
+            from strands_durable.runner.mcp_tools import McpServers
+
+            if self.workdir is not None and self.fileops is not None:
+                self.fileops.makedirs(self.workdir)
+            self._mcp = McpServers(self.spec, workdir=self.workdir)
+        return self._mcp
+
+    def close(self) -> None:
+        """Stop what the run started for its tools (MCP servers)."""
+        if self._mcp is not None:
+            self._mcp.close()
+
     def _resolve(self, name: str, agent_id: str) -> tuple[Any, bool]:
-        where = f"agents.{agent_id}.tools"
-        if name in self.extra:
+        kind, ref, idempotent = self.locate(name, agent_id)
+        if kind == "extra":
             tool = self.extra[name]
-            declared = self.entries.get(name)
-            return tool, _idempotent_attr(tool) and (declared is None or declared.idempotent)
+            return tool, _idempotent_attr(tool) and idempotent
+        if kind == "native":
+            return self.native[ref], idempotent
+        if kind == "http":
+            if ref not in self._http_tools:
+                from strands_durable.runner.http_tools import http_executor_tool
+
+                config = next(h for h in self.spec.tools.http_executors if h.id == ref)
+                self._http_tools[ref] = http_executor_tool(self.spec, config)
+            return self._http_tools[ref], True
+        module = NETWORK_TOOLS[ref] if kind == "network" else ref
+        tool = _import_callable(module, f"agents.{agent_id}.tools")
+        return tool, idempotent and _idempotent_attr(tool)
+
+    def locate(self, name: str, agent_id: str) -> tuple[str, str, bool]:
+        """(kind, reference, idempotent) of a tool name without importing it: kind is "extra", "native", "http",
+        "mcp", "network" or "import"; a tool that cannot run here raises Unsupported naming it (and how to allow it)."""
+        where = f"agents.{agent_id}.tools"
+        declared = self.entries.get(name)
+        if name in self.extra:
+            return "extra", name, declared is None or declared.idempotent
         if name in self.http_ids:
-            raise Unsupported(f"HTTP executor tool '{name}' ({where}) is not supported yet")
+            self._refuse_offline(f"HTTP executor tool '{name}' ({where})")
+            return "http", name, True  # idempotency is decided per call (runner/http_tools.py)
         if name in self.mcp_ids:
-            raise Unsupported(f"MCP server tool '{name}' ({where}) is not supported yet")
-        entry = self.entries.get(name) or _Entry(name, name, True)
+            if name in self.mcp_urls:
+                self._refuse_offline(f"MCP server '{name}' (tools.mcp, reached over HTTP)")
+            return "mcp", name, True  # idempotency per tool, from its annotations (runner/mcp_tools.py)
+        entry = declared or _Entry(name, name, True)
         short = entry.ref.replace(":", ".").rsplit(".", 1)[-1] if "." in entry.ref or ":" in entry.ref else entry.ref
         if entry.ref == short or entry.ref == f"strands_tools.{short}":
+            short = SKILL_TOOL if short in SKILL_TOOL_NAMES else short
+            if short == "python_exec" and not self.allow_python_exec:
+                raise Unsupported(f"tool 'python_exec' ({where}) runs Python code: pass {ALLOW_FLAG} to allow it")
             if short in self.native:
-                return self.native[short], entry.idempotent
+                return "native", short, entry.idempotent
             if short in NETWORK_TOOLS:
-                return self._network_tool(short, where), entry.idempotent
-            if short in UNAVAILABLE_TOOLS:
-                raise Unsupported(f"tool '{short}' ({where}) is not available: {UNAVAILABLE_TOOLS[short]}")
+                self._refuse_offline(f"tool '{short}' ({where})")
+                return "network", short, entry.idempotent
             if entry.ref == short:
                 raise Unsupported(f"unknown tool '{short}' ({where})")
-        tool = _import_callable(entry.ref, where)
-        return tool, entry.idempotent and _idempotent_attr(tool)
-
-    def _network_tool(self, name: str, where: str) -> Any:
-        if self.offline:
-            raise Unsupported(f"tool '{name}' ({where}) needs the network; offline runs refuse network tools")
-        module = NETWORK_TOOLS[name]
-        if module is None:
-            raise Unsupported(f"tool '{name}' ({where}) is not supported yet")
-        return _import_callable(module, where)
+        if not _importable(entry.ref):
+            raise Unsupported(f"tool '{entry.ref}' ({where}) cannot be imported")
+        return "import", entry.ref, entry.idempotent
 
 
 def _tool_name(tool: Any) -> str:
@@ -124,6 +200,18 @@ def _idempotent_attr(tool: Any) -> bool:
         if candidate is not None and getattr(candidate, IDEMPOTENT_ATTRIBUTE, True) is False:
             return False
     return True
+
+
+def _importable(ref: str) -> bool:
+    """Whether the module of "module:function", dotted "module.function" or a module can be found (not run)."""
+    modules = [ref.partition(":")[0]] if ":" in ref else [ref, ref.rpartition(".")[0]]
+    for module_name in filter(None, modules):
+        try:
+            if importlib.util.find_spec(module_name) is not None:
+                return True
+        except (ImportError, ValueError):
+            continue
+    return False
 
 
 def _import_callable(ref: str, where: str) -> Any:
@@ -164,3 +252,24 @@ def _as_tool(obj: Any) -> Any:
             non_idempotent(wrapped)
         return wrapped
     return obj
+
+
+def tool_prompt_sections(spec: Any) -> str:
+    """What strands-cli appends to every agent's system prompt about the spec's tools: its skills and the
+    reference of its HTTP executors ('' when it has neither)."""
+    text = skills_prompt(spec)
+    if spec.tools.http_executors:
+        lines = ["", "# HTTP Tools Reference", ""]
+        for executor in spec.tools.http_executors:
+            lines.append(f"## Tool: `{executor.id}`")
+            if executor.description:
+                lines.append(f"**Description**: {executor.description.strip()}")
+            lines.append(f"**Base URL**: `{executor.base_url}`")
+            if executor.common_endpoints:
+                lines.append("**Common Endpoints**:")
+                lines += [f"- `{e.path}` - {e.description}" for e in executor.common_endpoints]
+            if executor.authentication_info:
+                lines.append(f"**Authentication**: {executor.authentication_info.strip()}")
+            lines.append("")
+        text += "\n\n" + "\n".join(lines)
+    return text

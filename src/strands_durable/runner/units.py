@@ -13,6 +13,8 @@ from typing import Any
 from strands_durable.agent.durable import Invocation
 from strands_durable.errors import DurableError, HitlPaused, WorkflowFailed
 from strands_durable.runner.context import RunContext
+from strands_durable.runner.notes import notes_prompt_section
+from strands_durable.runner.tools import tool_prompt_sections
 from strands_durable.spec import render
 
 DEFAULT_INPUT = "Proceed with your task."
@@ -73,6 +75,7 @@ def run_agent_unit(
         prompt = f"{prompt}\n\n{instruction}"
     agent = ctx.spec.agents[agent_id]
     system_prompt = render(agent.prompt, template_ctx, where=f"agents.{agent_id}.prompt")
+    system_prompt += notes_prompt_section(ctx) + tool_prompt_sections(ctx.spec)  # as strands-cli builds it
     toolset = ctx.tools.for_agent(agent_id, tool_names)
     invocation = Invocation(
         unit=ref.unit,

@@ -177,7 +177,9 @@ class HttpExecutor(SpecModel):
     id: Identifier
     base_url: NonEmpty
     headers: dict[str, str] = Field(default_factory=dict)
+    timeout: int | None = Field(default=None, ge=1)  # seconds, as strands-cli (default 30)
     timeout_ms: int | None = Field(default=None, ge=1)
+    idempotent: bool | None = Field(default=None, alias="x-idempotent")  # None: by method (POST, PATCH are not)
     description: str | None = None
     examples: list[HttpExample] = Field(default_factory=list)
     common_endpoints: list[HttpEndpoint] = Field(default_factory=list)
@@ -190,12 +192,14 @@ class McpStdioServer(SpecModel):
     command: NonEmpty
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    idempotent: bool | None = Field(default=None, alias="x-idempotent")  # None: from the tools' annotations
 
 
 class McpHttpServer(SpecModel):
     id: Identifier
     url: NonEmpty
     headers: dict[str, str] = Field(default_factory=dict)
+    idempotent: bool | None = Field(default=None, alias="x-idempotent")
 
 
 def _mcp_kind(value: Any) -> str | None:

@@ -13,6 +13,8 @@ from functools import lru_cache
 from typing import Any
 
 import jinja2
+import jinja2.meta
+from jinja2 import nodes as _nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from strands_durable.errors import SpecError
@@ -175,12 +177,49 @@ def evaluate_condition(
         raise _fail(where, _runtime_detail(exc), source) from None
 
 
+def _parsed(template: str, *, condition: bool) -> _nodes.Template | None:
+    """The template's syntax tree (a condition's bare expression read as `{{ expression }}`); None when it does
+    not compile (syntax errors are reported by `check_syntax`)."""
+    if condition:
+        if template.strip() == ELSE:
+            return None
+        body = _condition_expression(template)
+        if body is not None:
+            template = "{{ (" + body + ") }}"
+    try:
+        return ENVIRONMENT.parse(template)
+    except jinja2.TemplateSyntaxError:
+        return None
+
+
+def referenced_names(template: str, *, condition: bool = False) -> set[str]:
+    """The names a template reads from its context: what it `{% set %}`s or loops over itself is not counted."""
+    tree = _parsed(template, condition=condition)
+    return set() if tree is None else set(jinja2.meta.find_undeclared_variables(tree))
+
+
+def constant_indexes(template: str, name: str, *, condition: bool = False) -> set[int]:
+    """The constant non-negative indexes a template reads of the context list `name` (`steps[2]` -> {2})."""
+    tree = _parsed(template, condition=condition)
+    if tree is None or name not in jinja2.meta.find_undeclared_variables(tree):
+        return set()
+    found: set[int] = set()
+    for item in tree.find_all(_nodes.Getitem):
+        target, value = item.node, getattr(item.arg, "value", None)
+        named = isinstance(target, _nodes.Name) and target.name == name and isinstance(item.arg, _nodes.Const)
+        if named and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            found.add(value)
+    return found
+
+
 __all__ = [
     "ELSE",
     "ENVIRONMENT",
     "check_condition_syntax",
     "check_syntax",
+    "constant_indexes",
     "evaluate_condition",
+    "referenced_names",
     "render",
     "syntax_error",
 ]

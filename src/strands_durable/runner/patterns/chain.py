@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from strands_durable.runner.context import RunContext
+from strands_durable.runner.patterns.steps import step_view
 from strands_durable.runner.units import UnitRef, complete_unit, hitl_answer, run_agent_unit, skip_unit
 
 
@@ -47,7 +48,7 @@ def run_chain(ctx: RunContext) -> dict[str, Any]:
 
 
 def _template_context(base: dict[str, Any], history: list[dict[str, Any]], hitl_response: str | None) -> dict[str, Any]:
-    steps = [{"response": h["response"], "agent": h.get("agent"), "index": h["index"]} for h in history]
+    steps = [step_view(h) for h in history]
     return {
         **base,
         "steps": steps,

@@ -3,8 +3,10 @@ revises, until the score reaches `accept.min_score` or `accept.max_iters` drafts
 
 Every draft and every evaluation is its own committed unit (`iteration[<i>]:producer`, `iteration[<i>]:evaluator`);
 the producer and the evaluator each keep one conversation across iterations. `review_gate` asks a human between
-iterations ("stop" accepts the current draft). Template: `draft`, `evaluation.score|issues|fixes`, `iteration`
-(1-based), and in gates and artifacts `iteration_index` (0-based) and `iterations[i].draft_preview|score|issues`.
+iterations ("stop" accepts the current draft). Template (docs/templates.md): `draft`, `evaluation.score|issues|
+fixes`, `iteration` (1-based number of the latest draft), `iteration_index` (0-based), `iterations[i]` (strands-cli's
+history entries) and `current_draft`/`current_evaluation`; artifacts see strands-cli's run result instead:
+`iterations` (the count), `history`, `final_score`, `min_score`, `max_iters`, `last_evaluation`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ REVISE_INPUT = (
     "{% for fix in evaluation.fixes %}Fix: {{ fix }}\n{% endfor %}"
     "{% if hitl_response %}Reviewer: {{ hitl_response }}\n{% endif %}"
 )
-PREVIEW_CHARS = 500
+PREVIEW_CHARS = 100  # as strands-cli
 STOP_ANSWERS = frozenset({"stop", "accept", "accepted", "done"})
 
 
@@ -47,7 +49,7 @@ def run_evaluator_optimizer(ctx: RunContext) -> dict[str, Any]:
 
     for i in range(accept.max_iters):
         last = iterations[-1] if iterations else None
-        values = _context(base, iterations, hitl_response) | {"iteration": i + 1}
+        values = _context(base, iterations, hitl_response)
         ref = UnitRef(f"iteration[{i}]:producer", producer, 2 * i, None)
         record = skip_unit(ctx, ref)
         if record is None:
@@ -67,7 +69,7 @@ def run_evaluator_optimizer(ctx: RunContext) -> dict[str, Any]:
             draft = record["response"]
             iterations.append({"iteration": i, "draft": draft, "draft_preview": draft[:PREVIEW_CHARS]})
 
-        values = _context(base, iterations, hitl_response) | {"iteration": i + 1}
+        values = _context(base, iterations, hitl_response)
         ref = UnitRef(f"iteration[{i}]:evaluator", evaluator.agent, 2 * i + 1, None)
         record = skip_unit(ctx, ref)
         if record is None:
@@ -113,7 +115,7 @@ def run_evaluator_optimizer(ctx: RunContext) -> dict[str, Any]:
             )
             if outcome["stopped_by"] is not None:
                 break
-    return _context(base, iterations, hitl_response) | {"iteration": len(iterations), **outcome}
+    return _final_context(_context(base, iterations, hitl_response), accept, outcome)
 
 
 def _review(ctx: RunContext, gate: Any, i: int, values: dict[str, Any], outcome: dict[str, Any], state: Any) -> str:
@@ -131,23 +133,53 @@ def _review(ctx: RunContext, gate: Any, i: int, values: dict[str, Any], outcome:
 
 
 def _context(base: dict[str, Any], iterations: list[dict[str, Any]], hitl_response: str | None) -> dict[str, Any]:
-    views = [
-        {
-            "draft_preview": item["draft_preview"],
-            "score": item.get("score"),
-            "issues": item.get("issues", []),
-            "fixes": item.get("fixes", []),
-        }
-        for item in iterations
-    ]
+    """The context of every unit and gate: the latest draft and its evaluation, and every iteration so far."""
+    views = [_iteration_view(n, item) for n, item in enumerate(iterations, start=1)]
     last = iterations[-1] if iterations else {}
     draft = last.get("draft", "")
+    evaluation = {"score": last.get("score"), "issues": last.get("issues", []), "fixes": last.get("fixes", [])}
     return {
         **base,
         "draft": draft,
-        "evaluation": {"score": last.get("score"), "issues": last.get("issues", []), "fixes": last.get("fixes", [])},
+        "current_draft": draft,
+        "evaluation": evaluation,
+        "current_evaluation": evaluation,
+        "iteration": max(len(iterations), 1),
         "iterations": views,
         "iteration_index": max(len(iterations) - 1, 0),
         "last_response": draft,
         "hitl_response": hitl_response,
     }
+
+
+def _iteration_view(number: int, item: dict[str, Any]) -> dict[str, Any]:
+    """One iteration as strands-cli shows it: 1-based `iteration`, its draft, preview and evaluation."""
+    issues, fixes = item.get("issues", []), item.get("fixes", [])
+    return {
+        "iteration": number,
+        "score": item.get("score"),
+        "issues": issues,
+        "fixes": fixes,
+        "draft_preview": item["draft_preview"],
+        "draft": item["draft"],
+        "evaluation": {"score": item.get("score"), "issues": issues, "fixes": fixes, "feedback": "; ".join(issues)},
+    }
+
+
+def _final_context(values: dict[str, Any], accept: Any, outcome: dict[str, Any]) -> dict[str, Any]:
+    """What artifacts see, with strands-cli's run result: `iterations` is then the count, `history` the list."""
+    history = values["iterations"]
+    last = history[-1] if history else None
+    final = {
+        **values,
+        "iterations": len(history),
+        "history": history,
+        "final_score": last["score"] if last else 0,
+        "min_score": accept.min_score,
+        "max_iters": accept.max_iters,
+        **outcome,
+    }
+    del final["current_draft"], final["current_evaluation"]
+    if last is not None:
+        final["last_evaluation"] = {k: last[k] for k in ("score", "issues", "fixes")}
+    return final

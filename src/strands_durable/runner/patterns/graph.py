@@ -6,9 +6,9 @@ Each node run is one unit `node:<id>#<k>` (k = that node's iteration, from 1), c
 path, the iteration counts and the nodes still to visit, so a resume continues at the same place and never
 re-evaluates a decision. A node may run `max_iterations` times (exit 10 beyond); `runtime.budgets.max_steps`
 caps the node runs of the whole graph (exit 20). One conversation per agent across nodes.
-Template: `nodes.<id>.response|iteration` (empty and false for nodes not visited; a node's agent id names
-its latest result too), `terminal_node`, `total_steps`,
-`iteration_counts`.
+Template (docs/templates.md): `nodes.<id>.response|iteration|agent|status` (empty, false and `not_executed` for
+nodes not visited; a node's agent id names its latest result too), `terminal_node`, `total_steps`,
+`iteration_counts`, `path`/`execution_path`, `hitl_response`.
 """
 
 from __future__ import annotations
@@ -108,17 +108,20 @@ def _state(walk: dict[str, Any]) -> dict[str, Any]:
 class NotVisited(dict):
     """A node that has not run: false in `{% if nodes.x %}`, empty `response`, iteration 0."""
 
-    def __init__(self) -> None:
-        super().__init__(response="", iteration=0, agent=None)
+    def __init__(self, agent: str | None = None) -> None:
+        super().__init__(response="", iteration=0, agent=agent, status="not_executed")
 
     def __bool__(self) -> bool:
         return False
 
 
 def _context(base: dict[str, Any], nodes: dict[str, Any], walk: dict[str, Any]) -> dict[str, Any]:
-    results = walk["node_results"]
+    results = {node_id: _node_view(result) for node_id, result in walk["node_results"].items()}
     path = walk["path"]
-    views: dict[str, Any] = {node_id: results.get(node_id) or NotVisited() for node_id in nodes}
+    views: dict[str, Any] = {
+        node_id: results.get(node_id) or NotVisited(getattr(node, "agent", None)) for node_id, node in nodes.items()
+    }
+    answers = [results[node_id]["response"] for node_id in path if results[node_id].get("type") == "hitl"]
     # specs written for strands-cli also name a node by its agent (`nodes.reviewer` for node `review`)
     for node_id in reversed(path):
         agent = results[node_id].get("agent")
@@ -136,4 +139,14 @@ def _context(base: dict[str, Any], nodes: dict[str, Any], walk: dict[str, Any]) 
         "total_steps": len(path),
         "iteration_counts": dict(walk["iteration_counts"]),
         "path": list(path),
+        "execution_path": list(path),
+        "hitl_response": answers[-1] if answers else None,
     }
+
+
+def _node_view(result: dict[str, Any]) -> dict[str, Any]:
+    """A visited node as strands-cli shows it: response, agent, iteration, status `success` (HITL: `type`)."""
+    view = {**result, "status": "success"}
+    if result.get("agent") is None:
+        view["type"] = "hitl"
+    return view

@@ -5,8 +5,9 @@ The decomposition is committed before any worker starts; each worker commits on 
 conversation (`worker:r<round>.w<i>:<agent>`). `limits.max_workers` caps the tasks of a round and how many
 workers run at once. Rounds (`limits.max_rounds`, default 1): in round r > 0 the orchestrator sees the previous
 round's results and returns further tasks, or an empty list when the work is done. `decomposition_review`
-(after each decomposition) and `reduce_review` (after reduce) ask a human. Template: `workers[i].response|task|
-status` (all rounds, in order), `num_workers`, `round_count`, `orchestrator_response`.
+(after each decomposition) and `reduce_review` (after reduce) ask a human. Template (docs/templates.md):
+`workers[i].response|task|status` (all rounds, in order), `num_workers`/`worker_count`, `round_count`,
+`orchestrator_response`; `subtasks`/`task_count` in the decomposition review; `reduce_response`, `writeup_response`.
 """
 
 from __future__ import annotations
@@ -56,14 +57,13 @@ def run_orchestrator_workers(ctx: RunContext) -> dict[str, Any]:
         ref = UnitRef(f"round[{r}]:orchestrator", orchestrator.agent, 0, None)
         record = skip_unit(ctx, ref)
         if record is None:
-            previous = _workers(rounds[-1:]) if rounds else []
             response, tasks, attempts = ask_with_contract(
                 ctx,
                 ref,
                 agent_id=orchestrator.agent,
                 conv_key=orchestrator.agent,
                 input_template=NEXT_ROUND_INPUT if r > 0 else None,
-                template_ctx=_context(base, rounds) | {"previous_workers": previous},
+                template_ctx=_context(base, rounds),
                 where="pattern.config.orchestrator",
                 instruction=task_list_instruction(limits.max_workers),
                 parse=lambda text: parse_task_list(text, max_workers=limits.max_workers),
@@ -79,17 +79,18 @@ def run_orchestrator_workers(ctx: RunContext) -> dict[str, Any]:
         if not rounds[-1]["tasks"]:
             break
         if config.decomposition_review is not None:
+            tasks = rounds[-1]["tasks"]
             _review(
                 ctx,
                 UnitRef(f"round[{r}]:decomposition_review", "hitl", 0, None),
                 config.decomposition_review,
-                _context(base, rounds),
+                _context(base, rounds) | {"subtasks": [{"task": t} for t in tasks], "task_count": len(tasks)},
                 "pattern.config.decomposition_review",
                 state,
             )
         _run_workers(ctx, rounds[-1], template, limits, base, rounds, state)
 
-    values = _context(base, rounds)
+    values = _context(base, rounds) | {"hitl_response": None, "reduce_response": None, "writeup_response": None}
     if config.reduce is not None:
         record = run_single(
             ctx,
@@ -99,7 +100,7 @@ def run_orchestrator_workers(ctx: RunContext) -> dict[str, Any]:
             "pattern.config.reduce",
             lambda rec: tail.update(reduce_response=rec["response"]) or state(),
         )
-        values["last_response"] = record["response"]
+        values["last_response"] = values["reduce_response"] = record["response"]
     if config.reduce_review is not None:
         answer = _review(
             ctx,
@@ -119,7 +120,7 @@ def run_orchestrator_workers(ctx: RunContext) -> dict[str, Any]:
             "pattern.config.writeup",
             lambda rec: tail.update(writeup_response=rec["response"]) or state(),
         )
-        values["last_response"] = record["response"]
+        values["last_response"] = values["writeup_response"] = record["response"]
     return values
 
 
@@ -178,7 +179,7 @@ def _review(ctx: RunContext, ref: UnitRef, step: Any, values: dict[str, Any], wh
 
 def _workers(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
-        {"response": r["workers"][i]["response"], "task": task, "status": "completed", "round": r["round"]}
+        {"response": r["workers"][i]["response"], "task": task, "status": "success", "round": r["round"]}
         for r in rounds
         for i, task in enumerate(r["tasks"])
         if i in r["workers"]
@@ -192,6 +193,8 @@ def _context(base: dict[str, Any], rounds: list[dict[str, Any]]) -> dict[str, An
         **base,
         "workers": workers,
         "num_workers": len(workers),
+        "worker_count": len(workers),
+        "previous_workers": _workers(rounds[-1:]) if rounds else [],
         "round_count": len(rounds),
         "orchestrator_response": rounds[-1]["orchestrator_response"] if rounds else "",
         "last_response": joined,

@@ -1,7 +1,8 @@
 """parallel: branches run concurrently, each a sequence of steps committed one by one; `reduce` runs once after
 every branch finished. Each branch has its own conversation per agent (`branch:<id>:<agent>`).
 
-Template: `steps[n]` inside a branch; `branches.<id>.response` (its last step's) in reduce and artifacts.
+Template: `steps[n]` inside a branch; `branches.<id>.response|status|steps|step_history` (its last step's
+response) in reduce and artifacts.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from strands_durable.runner.concurrency import Job, check_cancelled, run_concurrently
 from strands_durable.runner.context import RunContext
-from strands_durable.runner.patterns.steps import Sequence, label_of, run_sequence, run_single
+from strands_durable.runner.patterns.steps import Sequence, label_of, run_sequence, run_single, step_view
 from strands_durable.runner.units import UnitRef
 
 
@@ -78,14 +79,9 @@ def run_parallel(ctx: RunContext) -> dict[str, Any]:
 
 
 def _context(base: dict[str, Any], branches: list[Any], progress: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    views = {
-        b.id: {
-            "response": progress[b.id][-1]["response"],
-            "steps": [
-                {"response": e["response"], "agent": e.get("agent"), "index": e["index"]} for e in progress[b.id]
-            ],
-        }
-        for b in branches
-    }
+    views = {}
+    for b in branches:
+        steps = [step_view(e) for e in progress[b.id]]
+        views[b.id] = {"response": steps[-1]["response"], "status": "success", "steps": steps, "step_history": steps}
     joined = "\n\n".join(f"[{bid}]\n{view['response']}" for bid, view in views.items())
-    return {**base, "branches": views, "last_response": joined}
+    return {**base, "branches": views, "last_response": joined, "hitl_response": None}

@@ -3,7 +3,8 @@
 The decision is committed before any route step runs and is never asked again on resume; an answer naming no
 route is corrected in the router's own conversation up to `max_retries` times, then the run fails (exit 10).
 `review_router` lets a human approve ("approved") or override ("route:<name>") the decision. The router and the
-route steps share one conversation per agent. Template: `router.chosen_route`, `router.response`, `steps[n]`.
+route steps share one conversation per agent. Template: `router.chosen_route`, `router.response`, `chosen_route`,
+`router_agent`, and `steps[n]` within the route.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def run_routing(ctx: RunContext) -> dict[str, Any]:
         chosen = _review(ctx, router.review_router, names, base, decision)
     steps = config.routes[chosen].then
     offset = 2 if router.review_router is not None else 1
-    routed = {**base, "router": {"chosen_route": chosen, "response": decision["response"]}, "chosen_route": chosen}
+    routed = _routed(base, router, chosen, decision)
 
     def state(entries: list[dict[str, Any]]) -> dict[str, Any]:
         return {
@@ -58,7 +59,7 @@ def _decide(ctx: RunContext, router: Any, names: list[str], base: dict[str, Any]
         agent_id=router.agent,
         conv_key=router.agent,
         input_template=router.input,
-        template_ctx=base,
+        template_ctx={**base, "last_response": ""},
         where="pattern.config.router",
         instruction=route_instruction(names),
         parse=lambda text: parse_route(text, names),
@@ -75,7 +76,7 @@ def _review(ctx: RunContext, step: Any, names: list[str], base: dict[str, Any], 
     record = skip_unit(ctx, ref)
     if record is not None:
         return record["chosen_route"]
-    template_ctx = {**base, "router": {"chosen_route": decision["chosen_route"], "response": decision["response"]}}
+    template_ctx = _routed(base, ctx.spec.pattern.config.router, decision["chosen_route"], decision)
     answer = hitl_answer(ctx, ref, step, template_ctx, "pattern.config.router.review_router")
     chosen = decision["chosen_route"]
     text = answer.strip()
@@ -87,3 +88,14 @@ def _review(ctx: RunContext, step: Any, names: list[str], base: dict[str, Any], 
     record = {"type": "hitl", "agent": None, "response": answer, "chosen_route": chosen}
     commit_unit(ctx, ref, record, lambda: {"router_decision": decision, "chosen_route": chosen})
     return chosen
+
+
+def _routed(base: dict[str, Any], router: Any, chosen: str, decision: dict[str, Any]) -> dict[str, Any]:
+    """The context after the decision: `router.chosen_route|response`, `chosen_route`, `router_agent`."""
+    return {
+        **base,
+        "router": {"chosen_route": chosen, "response": decision["response"]},
+        "chosen_route": chosen,
+        "router_agent": router.agent,
+        "last_response": "",
+    }

@@ -59,9 +59,17 @@ def commit_unit(ctx: RunContext, ref: UnitRef, record: dict[str, Any], build_sta
         complete_unit(ctx, ref, record, state, derived=record.get("type") != "hitl")
 
 
+def step_view(entry: dict[str, Any]) -> dict[str, Any]:
+    """What a template sees of a finished step (`steps[n]`): its response, index and agent, or `type: hitl`."""
+    view = {"response": entry["response"], "agent": entry.get("agent"), "index": entry["index"]}
+    if entry.get("type") == "hitl":
+        view["type"] = "hitl"
+    return view
+
+
 def sequence_context(base: dict[str, Any], entries: list[dict[str, Any]]) -> dict[str, Any]:
     """`steps[n]`, `last_response` and `hitl_response` of a sequence of steps, over `base`."""
-    steps = [{"response": e["response"], "agent": e.get("agent"), "index": e["index"]} for e in entries]
+    steps = [step_view(e) for e in entries]
     hitl = [e["response"] for e in entries if e.get("type") == "hitl"]
     return {
         **base,

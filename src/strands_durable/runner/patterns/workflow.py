@@ -1,7 +1,8 @@
 """workflow: a DAG of tasks; a task runs once its deps are done, ready tasks run concurrently (max_parallel).
 
 Each task commits on its own, so a finished task is never run again, whatever happened to its siblings. Each
-task has its own conversation per agent (`task:<id>:<agent>`). Template: `tasks.<id>.response|status|agent`.
+task has its own conversation per agent (`task:<id>:<agent>`). Template: `tasks.<id>.response|status|agent`
+(status `success`, as strands-cli), `hitl_response` (the latest answered HITL task in spec order).
 """
 
 from __future__ import annotations
@@ -75,9 +76,13 @@ def _default_input(task: Any, done: dict[str, dict[str, Any]]) -> str:
 
 
 def _context(base: dict[str, Any], tasks: list[Any], done: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    views = {
-        t.id: {"response": done[t.id]["response"], "status": "completed", "agent": done[t.id].get("agent")}
-        for t in tasks
-        if t.id in done
-    }
-    return {**base, "tasks": views}
+    views: dict[str, Any] = {}
+    hitl_response = None
+    for t in tasks:
+        if t.id in done:
+            record = done[t.id]
+            views[t.id] = {"response": record["response"], "status": "success", "agent": record.get("agent") or "hitl"}
+            if record.get("type") == "hitl":
+                views[t.id]["type"] = "hitl"
+                hitl_response = record["response"]
+    return {**base, "tasks": views, "hitl_response": hitl_response}

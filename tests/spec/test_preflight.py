@@ -1,0 +1,133 @@
+"""Before a session exists, `strands run` refuses what cannot work: an unknown provider (exit 2), a template
+name that is neither an input nor a context name at its place (exit 2, naming the --var), `steps[n]` read before
+step n ran (exit 3), a tool that cannot run here (exit 18). `strands validate` prints the same as warnings."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.patterns.test_corpus_offline import COMPLETES, CORPUS, TABLE
+
+from strands_durable.errors import DurableError, exit_code_for
+from strands_durable.runner.api import run_workflow
+from strands_durable.runner.context import RunOptions
+from strands_durable.runner.preflight import findings
+from strands_durable.runner.reporter import RecordingReporter
+from strands_durable.spec import load_spec
+from strands_durable.store import LocalStore
+
+CHAIN = """\
+version: 0
+name: pre
+runtime: {{provider: synthetic}}
+inputs:
+  optional:
+    tone: {{type: string, default: calm}}
+agents:
+  writer:
+    prompt: "You write in a {{{{ tone }}}} tone. {prompt_extra}"
+    tools: {tools}
+pattern:
+  type: chain
+  config:
+    steps:
+      - agent: writer
+        input: "{first}"
+      - agent: writer
+        input: "{second}"
+"""
+
+
+def chain(*, first="Start.", second="Go on from {{ steps[0].response }}.", prompt_extra="", tools="[calculator]"):
+    return CHAIN.format(first=first, second=second, prompt_extra=prompt_extra, tools=tools)
+
+
+def run_refused(path: Path, tmp_path: Path, **options) -> DurableError:
+    store = LocalStore(tmp_path / "sessions")
+    with pytest.raises(DurableError) as caught:
+        run_workflow(path, RunOptions(out_dir=tmp_path / "out", **options), store=store)
+    assert store.session_ids() == [], "the refusal came after a session was created"
+    return caught.value
+
+
+def test_an_undeclared_template_variable_is_refused_before_a_session_naming_the_var_to_pass(write_spec, tmp_path):
+    error = run_refused(write_spec(chain(first="Write about {{ topic }}.")), tmp_path)
+    assert exit_code_for(error) == 2
+    assert "'topic' at pattern.config.steps[0].input" in str(error) and "--var topic=..." in str(error)
+    assert "\n" not in str(error)
+
+
+def test_passing_the_variable_runs_and_an_undeclared_var_is_a_warning_naming_it(write_spec, tmp_path):
+    reporter = RecordingReporter()
+    options = RunOptions(out_dir=tmp_path / "out", cli_vars=["topic=tides"], reporter=reporter)
+    outcome = run_workflow(write_spec(chain(first="Write about {{ topic }}.")), options, store=LocalStore(tmp_path))
+    assert outcome.status == "completed"
+    warnings = [call[1] for call in reporter.calls if call[0] == "warning"]
+    assert any("--var topic" in w and "not declared in inputs" in w for w in warnings), warnings
+
+
+def test_names_the_template_sets_or_loops_over_and_context_names_are_no_finding(write_spec):
+    text = chain(
+        first="{% set n = 3 %}{{ n }} {{ name }} {{ timestamp }} {{ runtime.provider }} {{ execution_context }}",
+        second="{% for s in steps %}{{ loop.index }}: {{ s.response }}{% endfor %} {{ last_response }} "
+        "{{ steps[-1].response }} {{ hitl_response }}",
+    )
+    assert findings(load_spec(write_spec(text)), ["tone"]) == []
+
+
+def test_a_step_reading_a_later_step_is_a_spec_defect_exit_3(write_spec, tmp_path):
+    error = run_refused(write_spec(chain(second="{{ steps[1].response }}")), tmp_path)
+    assert exit_code_for(error) == 3
+    assert "pattern.config.steps[1].input" in str(error) and "steps[1]" in str(error)
+
+
+def test_an_agent_prompt_is_checked_in_the_context_of_every_place_its_agent_runs(write_spec, tmp_path):
+    error = run_refused(write_spec(chain(prompt_extra="Earlier: {{ steps[0].response }}")), tmp_path)
+    assert exit_code_for(error) == 3 and "agents.writer.prompt reads steps[0] before any step ran" in str(error)
+
+
+def test_an_unknown_provider_is_refused_before_a_session_exit_2(write_spec, tmp_path):
+    error = run_refused(write_spec(chain()), tmp_path, provider="synthtic")
+    assert exit_code_for(error) == 2 and "unknown provider 'synthtic'" in str(error)
+    error = run_refused(write_spec(chain().replace("provider: synthetic", "provider: openia")), tmp_path)
+    assert exit_code_for(error) == 2 and "runtime.provider" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("tools", "names"),
+    [
+        ("[no_such_tool]", "unknown tool 'no_such_tool'"),
+        ("[http_request]", "'http_request' (agents.writer.tools) needs the network"),
+        ("[nowhere_module.func]", "'nowhere_module.func'"),
+    ],
+)
+def test_a_tool_that_cannot_run_here_is_refused_before_a_session_exit_18(write_spec, tmp_path, tools, names):
+    error = run_refused(write_spec(chain(tools=tools)), tmp_path)
+    assert exit_code_for(error) == 18 and names in str(error), str(error)
+
+
+@pytest.mark.parametrize("spec", sorted(CORPUS.glob("*.yaml")), ids=lambda path: path.stem)
+def test_no_false_alarm_on_any_corpus_spec(spec: Path):
+    """With the variables the corpus table passes, only the findings the table explains remain."""
+    loaded = load_spec(spec)
+    expected = TABLE.get(spec.name, COMPLETES)
+    inputs = [*loaded.inputs.declared(), *loaded.inputs.values, *expected.variables]
+    found = findings(loaded, inputs, provider="synthetic")
+    if expected.exit_code == 0 or "syntax" in expected.names:  # a syntax error shows only when rendered
+        assert found == [], [f.detail for f in found]
+    else:  # the reason the table gives is found before the session exists
+        assert any(int(f.exit_code) == expected.exit_code and expected.names in f.detail for f in found), found
+
+
+@pytest.mark.slow
+def test_validate_prints_findings_as_warnings_and_exits_0(write_spec):
+    path = write_spec(chain(first="Write about {{ topic }}.", tools="[no_such_tool]"))
+    result = subprocess.run(
+        [sys.executable, "-m", "strands_durable", "validate", str(path)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Warning: template variable 'topic' at pattern.config.steps[0].input" in result.stderr
+    assert "Warning: unknown tool 'no_such_tool'" in result.stderr
