@@ -1,0 +1,52 @@
+"""One local SeaweedFS S3 server per test session (per xdist worker), and a fresh bucket per test.
+
+In CI (CI=true) a server that cannot start fails the tests; elsewhere they are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from strands_durable.store.s3.local_server import LocalS3Server, start_server
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory) -> Iterator[LocalS3Server]:
+    try:
+        server = start_server(tmp_path_factory.mktemp("seaweedfs"))
+    except RuntimeError as exc:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"the S3 test server is required in CI: {exc}")
+        pytest.skip(f"no local S3 server: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_env(s3_server, monkeypatch) -> dict[str, str]:
+    """The AWS environment that points boto3 (and child processes) at the local server."""
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    return s3_server.env()
+
+
+@pytest.fixture
+def admin_client(s3_server):
+    from strands_durable.store.s3.client import make_client
+
+    return make_client(s3_server.endpoint, s3_server.access_key, s3_server.secret_key)
+
+
+@pytest.fixture
+def bucket(admin_client) -> Iterator[str]:
+    name = f"t-{uuid.uuid4().hex[:20]}"
+    admin_client.create_bucket(Bucket=name)
+    yield name
