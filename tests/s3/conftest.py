@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from strands_durable.store.s3.local_server import LocalS3Server, start_server
+from tests.s3.support import Space
 
 
 @pytest.fixture(scope="session")
@@ -45,8 +46,16 @@ def admin_client(s3_server):
     return make_client(s3_server.endpoint, s3_server.access_key, s3_server.secret_key)
 
 
+@pytest.fixture(scope="session")
+def shared_bucket(s3_server) -> str:
+    """One bucket for the session (creating one costs SeaweedFS ~0.5 s); tests keep apart by key prefix."""
+    from strands_durable.store.s3.client import make_client
+
+    name = f"strands-tests-{uuid.uuid4().hex[:12]}"
+    make_client(s3_server.endpoint, s3_server.access_key, s3_server.secret_key).create_bucket(Bucket=name)
+    return name
+
+
 @pytest.fixture
-def bucket(admin_client) -> Iterator[str]:
-    name = f"t-{uuid.uuid4().hex[:20]}"
-    admin_client.create_bucket(Bucket=name)
-    yield name
+def space(shared_bucket) -> Space:
+    return Space(shared_bucket, f"t-{uuid.uuid4().hex[:16]}")

@@ -50,7 +50,8 @@ def client_error(code: str, status: int, operation: str) -> Exception:
     """The error botocore raises for an HTTP error answer."""
     from botocore.exceptions import ClientError
 
-    return ClientError({"Error": {"Code": code, "Message": code}, "ResponseMetadata": {"HTTPStatusCode": status}}, operation)
+    answer = {"Error": {"Code": code, "Message": code}, "ResponseMetadata": {"HTTPStatusCode": status}}
+    return ClientError(answer, operation)  # type: ignore[arg-type]
 
 
 def server_error(operation: str) -> Exception:
