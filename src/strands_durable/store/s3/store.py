@@ -139,8 +139,10 @@ class S3Store(SessionStore):
             parsed = contents.records
             records = [line + b"\n" for line in held[0].split(b"\n")[:-1]]
         seq = checkpoint_seq + 1
-        while seq in commits:
-            held = self.objects.get(commits[seq])
+        following = []
+        while seq + len(following) in commits:
+            following.append(commits[seq + len(following)])
+        for held in self.objects.get_many(following):
             if held is None:
                 return None  # compacted between our LIST and GET
             where = self._where(commits[seq])
@@ -254,8 +256,10 @@ class S3Store(SessionStore):
         lease_times = self._lease_times()
         now = time.time()
         summaries = []
-        for session_id in self.session_ids():
-            view = self._view(session_id)
+        ids = self.session_ids()
+        held_views = self.objects.get_many([self.keys.view(session_id) for session_id in ids])
+        for session_id, held in zip(ids, held_views, strict=True):
+            view = self._view(session_id, held)
             if view is None:
                 continue
             status = view.get("status", "running")
@@ -277,9 +281,9 @@ class S3Store(SessionStore):
         summaries.sort(key=lambda s: s.updated_at or "", reverse=True)
         return summaries
 
-    def _view(self, session_id: str) -> dict[str, Any] | None:
-        """The session's view object; read from its commits when missing or unreadable (a crash during create)."""
-        held = self.objects.get(self.keys.view(session_id))
+    def _view(self, session_id: str, held: tuple[bytes, str] | None) -> dict[str, Any] | None:
+        """The session's view (`held`: its object); read from its commits when missing or unreadable (a crash
+        during create)."""
         if held is not None:
             try:
                 view = json.loads(held[0])
