@@ -59,3 +59,25 @@ def shared_bucket(s3_server) -> str:
 @pytest.fixture
 def space(shared_bucket) -> Space:
     return Space(shared_bucket, f"t-{uuid.uuid4().hex[:16]}")
+
+
+@pytest.fixture(scope="session")
+def special_buckets(s3_server) -> dict[str, str]:
+    """A versioned bucket and one with default encryption (SSE-S3, AES256)."""
+    from strands_durable.store.s3.client import make_client
+
+    client = make_client(s3_server.endpoint, s3_server.access_key, s3_server.secret_key)
+    names = {"versioned": f"versioned-{uuid.uuid4().hex[:12]}", "encrypted": f"encrypted-{uuid.uuid4().hex[:12]}"}
+    for name in names.values():
+        client.create_bucket(Bucket=name)
+    client.put_bucket_versioning(Bucket=names["versioned"], VersioningConfiguration={"Status": "Enabled"})
+    rule = {"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
+    client.put_bucket_encryption(Bucket=names["encrypted"], ServerSideEncryptionConfiguration={"Rules": [rule]})
+    return names
+
+
+@pytest.fixture(params=["plain", "versioned", "encrypted"])
+def any_space(request, shared_bucket, special_buckets) -> Space:
+    """A test's place in a plain, a versioned and an encrypted bucket (the test runs once in each)."""
+    bucket = shared_bucket if request.param == "plain" else special_buckets[request.param]
+    return Space(bucket, f"t-{uuid.uuid4().hex[:16]}")

@@ -12,7 +12,7 @@ from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import ExitCode, SessionFenced, SessionInUse, SessionNotFound
 from strands_durable.store.journal import encode_record
 from strands_durable.store.s3.wrappers import CountingClient
-from tests.s3.support import client_for, meta, store_for, unit
+from tests.s3.support import Space, client_for, meta, store_for, unit
 
 
 def _keys(client, space, under: str = "") -> list[str]:
@@ -20,7 +20,8 @@ def _keys(client, space, under: str = "") -> list[str]:
     return [item["Key"] for page in pages for item in page.get("Contents", ())]
 
 
-def test_commits_reopen_to_the_same_fold_across_checkpoints(s3_server, space):
+def test_commits_reopen_to_the_same_fold_across_checkpoints(s3_server, any_space):
+    space = any_space
     store = store_for(s3_server, space, checkpoint_every=4)
     session = store.create(meta(), b"name: spec\n")
     sid = session.state.session_id
@@ -91,11 +92,12 @@ def test_a_writer_whose_lease_was_taken_over_is_fenced_out(s3_server, space):
     assert fence_seq == 2  # header, step[0], then the fence
 
 
-def test_a_writer_paused_across_a_compaction_cannot_reuse_a_deleted_key(s3_server, space):
+def test_a_writer_paused_across_a_compaction_cannot_reuse_a_deleted_key(s3_server, any_space):
     """The writer passes its lease check, then pauses before its PUT; meanwhile its lease expires, the taker
     fences, commits and compacts (deleting the commit objects around the fence). The paused writer's next key is
     the fence's, which compaction keeps: its PUT fails, it reads the fence and stops. (Fails when compaction
-    deletes fences: the If-None-Match PUT then succeeds on the deleted key.)"""
+    deletes fences: the If-None-Match PUT then succeeds on the deleted key, on a versioned bucket too.)"""
+    space = any_space
     opts = {"lease_ttl_s": 0.6, "lease_skew_s": 0.1, "checkpoint_every": 4}
     bus = CrashPoints()
     at_put, resume_put = threading.Event(), threading.Event()
@@ -178,7 +180,9 @@ def test_list_reads_list_pages_and_one_small_object_per_session(s3_server, space
     assert counting.total == 2 + sessions
 
 
-def test_delete_removes_every_object_of_the_session(s3_server, space):
+def test_delete_removes_every_object_of_the_session(s3_server, any_space):
+    """(On a versioned bucket the deleted objects' older versions stay, as versioning means; see docs/storage.md.)"""
+    space = any_space
     store = store_for(s3_server, space, checkpoint_every=3)
     keep = store.create(meta(), b"spec")
     keep.close()
@@ -204,3 +208,16 @@ def test_resolve_takes_a_unique_prefix(s3_server, space):
     assert store.resolve(sid) == sid
     with pytest.raises(SessionNotFound):
         store.resolve("00000000-0000-4000-8000-000000000000")
+
+
+def test_objects_are_encrypted_at_rest_in_a_bucket_with_default_encryption(s3_server, special_buckets):
+    space = Space(special_buckets["encrypted"], "sse")
+    store = store_for(s3_server, space)
+    marker = "plaintext-marker-4f1c9a"
+    session = store.create(meta(), b"spec")
+    session.commit([{"type": "unit", "unit": "step[0]", "record": {"response": marker}}])
+    session.close()
+    client = client_for(s3_server)
+    for key in _keys(client, space, f"sessions/{session.state.session_id}/commits/"):
+        assert client.head_object(Bucket=space.bucket, Key=key).get("ServerSideEncryption") == "AES256"
+    assert store.load(session.state.session_id).units["step[0]"]["response"] == marker

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -135,8 +136,10 @@ def start_server(data_dir: Path, *, timeout_s: float = 60.0) -> LocalS3Server:
         f"-s3.localSocket={data_dir / 's3.sock'}",
     ]
     with open(log_path, "wb") as log:
+        # a key-encryption key so that buckets with default encryption (SSE-S3) work
+        env = {**os.environ, "WEED_S3_SSE_KEK": secrets.token_hex(32)}
         process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
         )
     server = LocalS3Server(process, f"http://127.0.0.1:{s3}", data_dir, log_path, ports=[s3, master, volume, filer])
     try:
