@@ -9,7 +9,7 @@ import time
 import pytest
 
 from strands_durable.crashpoints import CrashPoints
-from strands_durable.errors import ExitCode, SessionFenced, SessionInUse, SessionNotFound
+from strands_durable.errors import CorruptSession, ExitCode, SessionFenced, SessionInUse, SessionNotFound
 from strands_durable.store.journal import encode_record
 from strands_durable.store.s3.wrappers import CountingClient
 from tests.s3.support import Space, client_for, meta, store_for, unit
@@ -221,3 +221,23 @@ def test_objects_are_encrypted_at_rest_in_a_bucket_with_default_encryption(s3_se
     for key in _keys(client, space, f"sessions/{session.state.session_id}/commits/"):
         assert client.head_object(Bucket=space.bucket, Key=key).get("ServerSideEncryption") == "AES256"
     assert store.load(session.state.session_id).units["step[0]"]["response"] == marker
+
+
+def test_a_damaged_or_missing_commit_object_is_corruption_naming_its_key(s3_server, space):
+    store = store_for(s3_server, space)
+    session = store.create(meta(), b"spec")
+    sid = session.state.session_id
+    for index in range(3):
+        session.commit([unit(index)])
+    session.close()
+    client = client_for(s3_server)
+    damaged = store.keys.commit(sid, 2)
+    client.put_object(Bucket=space.bucket, Key=damaged, Body=b"00000000 {not json}\n")
+    with pytest.raises(CorruptSession) as corrupt:
+        store.load(sid)
+    assert corrupt.value.exit_code == ExitCode.SESSION_UNUSABLE
+    assert f"s3://{space.bucket}/{damaged}" in str(corrupt.value)
+    client.delete_object(Bucket=space.bucket, Key=damaged)
+    with pytest.raises(CorruptSession) as gap:
+        store.load(sid)
+    assert f"s3://{space.bucket}/{damaged}: missing while commit 3 exists" in str(gap.value)
