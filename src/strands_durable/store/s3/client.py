@@ -188,20 +188,6 @@ class Objects:
             if not page.get("IsTruncated") or not token:
                 return
 
-    def list_prefixes(self, prefix: str) -> Iterator[str]:
-        """The names one level below `prefix` (LIST with a delimiter: one request per 1,000 names)."""
-        token: str | None = None
-        while True:
-            kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix, "Delimiter": "/"}
-            if token:
-                kwargs["ContinuationToken"] = token
-            page = self._retrying(f"LIST {prefix}", lambda kwargs=kwargs: self.client.list_objects_v2(**kwargs))
-            for item in page.get("CommonPrefixes", ()):
-                yield item["Prefix"][len(prefix) :].rstrip("/")
-            token = page.get("NextContinuationToken")
-            if not page.get("IsTruncated") or not token:
-                return
-
     def exists_under(self, prefix: str) -> bool:
         """Whether any key starts with `prefix` (one request)."""
         page = self._retrying(

@@ -1,8 +1,8 @@
 """S3Store: sessions in an S3 bucket (any S3-compatible server), addressed as `s3://BUCKET/PREFIX`.
 
 Opening a session reads one LIST page (per 1,000 of its keys), its latest checkpoint and at most `checkpoint_every`
-commit objects after it. `list` reads the LIST pages of session ids and of leases plus one small view object per
-session: ceil(N/1000) + ceil(L/1000) + N requests for N sessions with L live or stale leases.
+commit objects after it. `list` reads the LIST pages of views and of leases plus one small view object per session:
+ceil(N/1000) + ceil(L/1000) + N requests for N sessions with L live or stale leases.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import copy
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +74,7 @@ class S3Store(SessionStore):
         checkpoint_every: int = CHECKPOINT_EVERY,
         retry_delays: tuple[float, ...] | None = None,
         strict: bool | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         """`client`: a boto3 S3 client or anything with its methods (a counting or faulting wrapper); default
         one built from the standard AWS configuration. Lease TTL and skew default to STRANDS_S3_LEASE_TTL /
@@ -87,12 +89,13 @@ class S3Store(SessionStore):
             lease_skew_s if lease_skew_s is not None else _env_float("STRANDS_S3_LEASE_SKEW", DEFAULT_SKEW_S)
         )
         self.checkpoint_every = checkpoint_every
+        self.clock = clock  # wall-clock seconds: lease expiry (tests move it forward)
         self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
 
     @classmethod
     def from_url(cls, url: str, **opts: Any) -> S3Store:
         bucket, prefix = parse_url(url)
-        known = {"client", "lease_ttl_s", "lease_skew_s", "checkpoint_every", "retry_delays", "strict"}
+        known = {"client", "lease_ttl_s", "lease_skew_s", "checkpoint_every", "retry_delays", "strict", "clock"}
         return cls(bucket, prefix, **{name: value for name, value in opts.items() if name in known})
 
     def __repr__(self) -> str:
@@ -186,7 +189,12 @@ class S3Store(SessionStore):
     # -- creating and opening -------------------------------------------------------------------------
     def _lease(self, session_id: str) -> S3Lease:
         return S3Lease(
-            self.objects, self.keys.lease(session_id), session_id, ttl_s=self.lease_ttl_s, skew_s=self.lease_skew_s
+            self.objects,
+            self.keys.lease(session_id),
+            session_id,
+            ttl_s=self.lease_ttl_s,
+            skew_s=self.lease_skew_s,
+            clock=self.clock,
         )
 
     def create(
@@ -235,26 +243,32 @@ class S3Store(SessionStore):
                 session.write_fence(replaced)
             if stored.leftovers:
                 self.objects.delete_many(stored.leftovers)
+            session.write_view()
             return session
         except BaseException:
             lease.release()
             raise
 
     def read_existing_or_raise(self, session_id: str) -> None:
-        """SessionNotFound unless some object of the session exists (one LIST request)."""
-        if not self.objects.exists_under(self.keys.session(session_id)):
+        """SessionNotFound unless the session has a commit or a checkpoint (one LIST request)."""
+        # "commits/" and "checkpoints/" both begin with "c": one request finds either
+        if not self.objects.exists_under(self.keys.session(session_id) + "c"):
             raise SessionNotFound(session_id)
 
     # -- listing and housekeeping ---------------------------------------------------------------------
     def session_ids(self) -> list[str]:
-        return [sid for sid in self.objects.list_prefixes(self.keys.sessions()) if layout.is_session_id(sid)]
+        """The sessions with a view object (written right after the header commit, and again by every open:
+        a crash between the two hides a session from `list` until it is opened by its full id)."""
+        views = self.keys.views()
+        ids = [listed.key[len(views) : -len(".json")] for listed in self.objects.list(views)]
+        return [sid for sid in ids if layout.is_session_id(sid)]
 
     def _lease_times(self) -> dict[str, float]:
         return {listed.key.rsplit("/", 1)[-1]: listed.last_modified for listed in self.objects.list(self.keys.leases())}
 
     def list(self) -> list[SessionSummary]:
         lease_times = self._lease_times()
-        now = time.time()
+        now = self.clock()
         summaries = []
         ids = self.session_ids()
         held_views = self.objects.get_many([self.keys.view(session_id) for session_id in ids])
@@ -298,7 +312,7 @@ class S3Store(SessionStore):
 
     def holder(self, session_id: str) -> Any:
         lease = self._lease(session_id).current()
-        if lease is None or time.time() > lease[0].expires_at + self.lease_skew_s:
+        if lease is None or self.clock() > lease[0].expires_at + self.lease_skew_s:
             return None
         return lease[0]
 
