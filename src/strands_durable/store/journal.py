@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import zlib
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,11 @@ from strands_durable.errors import CorruptSession
 
 JOURNAL_NAME = "journal.log"
 HEADER_KIND = "strands-durable-journal"
+
+
+def utc_now() -> str:
+    """A record's `at` timestamp."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
 def encode_record(record: dict[str, Any]) -> bytes:
@@ -106,3 +112,34 @@ def _decode_one_by_one(path: Path, payloads: list[bytes]) -> list[dict[str, Any]
             break
         records.append(record)
     return records
+
+
+def last_record(path: Path, *, window: int = 65536) -> dict[str, Any] | None:
+    """The journal's last complete, checksummed record, read from the file's end (a listing's cheap check of a
+    derived file against the commit record); None when the window holds no such line (read the whole journal)."""
+    with open(path, "rb") as fh:
+        size = fh.seek(0, 2)
+        start = max(0, size - window)
+        fh.seek(start)
+        data = fh.read()
+    lines = data.split(b"\n")[:-1]  # the part after the last newline was never fully written
+    if start > 0:
+        lines = lines[1:]  # the first line may be cut by the window
+    for line in reversed(lines):
+        payload = _checked_payload(line)
+        if payload is not None:
+            return _decode(payload)
+        return None  # a bad complete line: only a whole read can tell a torn tail from corruption
+    return None
+
+
+def starts_with_header(path: Path) -> bool:
+    """True when the file's first line is a checksummed strands-durable journal header (the file is ours)."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(1 << 24)
+    except OSError:
+        return False
+    payload = _checked_payload(first.rstrip(b"\n")) if first.endswith(b"\n") else None
+    record = _decode(payload) if payload is not None else None
+    return record is not None and record.get("kind") == HEADER_KIND and record.get("seq") == 0
