@@ -44,7 +44,6 @@ class S3Session(Session):
         crash_points: CrashPoints | None,
     ) -> None:
         self.store = store
-        self.session_id = stored.state.session_id
         self.state = stored.state
         self.warnings: list[str] = []
         self._records = stored.records  # each record's encoded bytes, in order (what a checkpoint holds)

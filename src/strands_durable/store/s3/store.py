@@ -17,15 +17,15 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, SessionNotFound, UsageError
-from strands_durable.store import layout
-from strands_durable.store.base import SessionStore, SessionSummary
-from strands_durable.store.journal import HEADER_KIND, encode_record, read_journal
-from strands_durable.store.local import utc_now, verify_histories
+from strands_durable.store.base import LeaseHolder, SessionStore, SessionSummary
+from strands_durable.store.ids import check_new_session_id, is_session_id
+from strands_durable.store.journal import HEADER_KIND, encode_record, read_journal, utc_now
 from strands_durable.store.s3.client import KeyTaken, Objects, make_client
 from strands_durable.store.s3.keys import Keys
 from strands_durable.store.s3.lease import DEFAULT_SKEW_S, DEFAULT_TTL_S, S3Lease
 from strands_durable.store.s3.session import S3Session, view_bytes
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, fold
+from strands_durable.store.verify import verify_histories
 
 CHECKPOINT_EVERY = 64
 _READ_ATTEMPTS = 5  # a read that races a compaction (a listed commit deleted before its GET) is read again
@@ -183,7 +183,7 @@ class S3Store(SessionStore):
 
     @staticmethod
     def _check_id(session_id: str) -> None:
-        if not layout.is_session_id(session_id):
+        if not is_session_id(session_id):
             raise UsageError(f"Not a session id: {session_id!r}")
 
     # -- creating and opening -------------------------------------------------------------------------
@@ -198,11 +198,16 @@ class S3Store(SessionStore):
         )
 
     def create(
-        self, meta: dict[str, Any], spec_snapshot: bytes, *, crash_points: CrashPoints | None = None
+        self,
+        meta: dict[str, Any],
+        spec_snapshot: bytes,
+        *,
+        crash_points: CrashPoints | None = None,
+        session_id: str | None = None,
     ) -> S3Session:
-        session_id = meta["session_id"]
-        self._check_id(session_id)
-        self.objects.check_bucket()
+        requested = session_id if session_id is not None else meta.get("session_id")
+        session_id = check_new_session_id(requested, self.session_ids())  # also checks the bucket (a LIST)
+        meta = {**meta, "session_id": session_id}
         lease = self._lease(session_id)
         lease.acquire()
         try:
@@ -260,8 +265,9 @@ class S3Store(SessionStore):
         """The sessions with a view object (written right after the header commit, and again by every open:
         a crash between the two hides a session from `list` until it is opened by its full id)."""
         views = self.keys.views()
-        ids = [listed.key[len(views) : -len(".json")] for listed in self.objects.list(views)]
-        return [sid for sid in ids if layout.is_session_id(sid)]
+        keys = [listed.key[len(views) :] for listed in self.objects.list(views)]
+        ids = [key[: -len(".json")] for key in keys if key.endswith(".json")]
+        return [sid for sid in ids if is_session_id(sid)]
 
     def _lease_times(self) -> dict[str, float]:
         return {listed.key.rsplit("/", 1)[-1]: listed.last_modified for listed in self.objects.list(self.keys.leases())}
@@ -310,11 +316,13 @@ class S3Store(SessionStore):
         except (SessionNotFound, CorruptSession):
             return None
 
-    def holder(self, session_id: str) -> Any:
+    def holder(self, session_id: str) -> LeaseHolder | None:
+        self._check_id(session_id)
+        self.read_existing_or_raise(session_id)
         lease = self._lease(session_id).current()
         if lease is None or self.clock() > lease[0].expires_at + self.lease_skew_s:
             return None
-        return lease[0]
+        return LeaseHolder(lease[0].pid, lease[0].host)
 
     def delete(self, session_id: str) -> None:
         """Every object of the session (checkpoints, commits, fences, snapshot, view), under its lease."""
@@ -328,17 +336,3 @@ class S3Store(SessionStore):
             self.objects.delete_many([listed.key for listed in self.objects.list(self.keys.session(session_id))])
         finally:
             lease.release()
-
-    def resolve(self, id_or_prefix: str) -> str:
-        text = layout.check_id_prefix(id_or_prefix.strip().lower())
-        if layout.is_session_id(text):
-            self.read_existing_or_raise(text)
-            return text
-        if len(text) < 8:
-            raise UsageError(f"Session id prefix too short: {id_or_prefix} (give at least 8 characters)")
-        matches = [sid for sid in self.session_ids() if sid.startswith(text)]
-        if not matches:
-            raise SessionNotFound(id_or_prefix)
-        if len(matches) > 1:
-            raise UsageError(f"Ambiguous session id prefix {id_or_prefix}: matches {len(matches)} sessions")
-        return matches[0]
