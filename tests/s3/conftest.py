@@ -15,6 +15,12 @@ from strands_durable.store.s3.local_server import LocalS3Server, start_server
 from tests.s3.support import Space
 
 
+@pytest.fixture(autouse=True)
+def _scratch_on_this_machine(tmp_path, monkeypatch):
+    """S3 sessions keep their local scratch directories under the test's own directory."""
+    monkeypatch.setenv("STRANDS_S3_SCRATCH_DIR", str(tmp_path / "s3-scratch"))
+
+
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory) -> Iterator[LocalS3Server]:
     try:

@@ -34,6 +34,9 @@ class Keys:
     def checkpoint(self, session_id: str, seq: int) -> str:
         return f"{self.checkpoints(session_id)}{seq:0{SEQ_DIGITS}d}"
 
+    def scratch(self, session_id: str) -> str:
+        return f"{self.session(session_id)}scratch/"
+
     def spec_snapshot(self, session_id: str) -> str:
         return f"{self.session(session_id)}spec_snapshot.yaml"
 

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import SessionFenced, StorageIOError
 from strands_durable.store.base import Session
-from strands_durable.store.journal import encode_record
-from strands_durable.store.local import utc_now
+from strands_durable.store.fileops import FileOps
+from strands_durable.store.journal import encode_record, utc_now
 from strands_durable.store.s3.client import KeyTaken
 from strands_durable.store.s3.lease import S3Lease
+from strands_durable.store.s3.scratch import SAVE_KINDS, ScratchMirror
 from strands_durable.store.state import SessionState, apply_record, compact_events
 from strands_durable.store.views import dump, session_view
 
@@ -53,6 +54,9 @@ class S3Session(Session):
         self._crash = crash_points or CrashPoints()
         self._lock = threading.RLock()
         self._closed = False
+        self.scratch = ScratchMirror(
+            store.objects, store.keys.scratch(self.session_id), store.scratch_dir(self.session_id), FileOps()
+        )
 
     @property
     def lease_token(self) -> str:
@@ -69,8 +73,11 @@ class S3Session(Session):
             self._lease.ensure()
             self._crash.emit("store.before_commit", path)
             extra = {"synced": True} if synced else {}
+            kinds = {event.get("type") for event in events}
+            if kinds & SAVE_KINDS:
+                self.scratch.save()  # the files a tool wrote are stored before the commit that follows it
             self._append(events, extra)
-            if VIEW_KINDS.intersection(event.get("type") for event in events) or synced:
+            if kinds & VIEW_KINDS or synced:
                 self.write_view()
             if self.state.seq - self._checkpoint_seq >= self.store.checkpoint_every:
                 self.compact()

@@ -8,16 +8,20 @@ ceil(N/1000) + ceil(L/1000) + N requests for N sessions with L live or stale lea
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, SessionNotFound, UsageError
-from strands_durable.store.base import LeaseHolder, SessionStore, SessionSummary
+from strands_durable.store.base import LeaseHolder, SessionStore, SessionSummary, Workspace
+from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import check_new_session_id, is_session_id
 from strands_durable.store.journal import HEADER_KIND, encode_record, read_journal, utc_now
 from strands_durable.store.s3.client import KeyTaken, Objects, make_client
@@ -75,10 +79,13 @@ class S3Store(SessionStore):
         retry_delays: tuple[float, ...] | None = None,
         strict: bool | None = None,
         clock: Callable[[], float] = time.time,
+        scratch_root: Path | str | None = None,
     ) -> None:
         """`client`: a boto3 S3 client or anything with its methods (a counting or faulting wrapper); default
         one built from the standard AWS configuration. Lease TTL and skew default to STRANDS_S3_LEASE_TTL /
-        STRANDS_S3_LEASE_SKEW, else 30 s and 5 s."""
+        STRANDS_S3_LEASE_SKEW, else 30 s and 5 s. `scratch_root`: where this machine keeps the sessions' scratch
+        directories (default STRANDS_S3_SCRATCH_DIR, else a directory per bucket and prefix under the system's
+        temporary directory); their files are saved with the session (store/s3/scratch.py)."""
         self.bucket = bucket
         self.keys = Keys.under(prefix)
         self.url = f"s3://{bucket}/{self.keys.prefix}"
@@ -90,12 +97,26 @@ class S3Store(SessionStore):
         )
         self.checkpoint_every = checkpoint_every
         self.clock = clock  # wall-clock seconds: lease expiry (tests move it forward)
+        if scratch_root is None:
+            digest = hashlib.sha256(self.url.encode()).hexdigest()[:16]
+            default = Path(tempfile.gettempdir()) / "strands-durable-s3" / digest
+            scratch_root = os.environ.get("STRANDS_S3_SCRATCH_DIR") or default
+        self.scratch_root = Path(scratch_root).expanduser()
         self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
 
     @classmethod
     def from_url(cls, url: str, **opts: Any) -> S3Store:
         bucket, prefix = parse_url(url)
-        known = {"client", "lease_ttl_s", "lease_skew_s", "checkpoint_every", "retry_delays", "strict", "clock"}
+        known = {
+            "client",
+            "lease_ttl_s",
+            "lease_skew_s",
+            "checkpoint_every",
+            "retry_delays",
+            "strict",
+            "clock",
+            "scratch_root",
+        }
         return cls(bucket, prefix, **{name: value for name, value in opts.items() if name in known})
 
     def __repr__(self) -> str:
@@ -244,6 +265,7 @@ class S3Store(SessionStore):
             if check:
                 verify_histories(self._where(self.keys.session(session_id)), stored.state)  # type: ignore[arg-type]
             session = S3Session(self, stored, lease, crash_points)
+            session.scratch.restore()
             if replaced is not None:
                 session.write_fence(replaced)
             if stored.leftovers:
@@ -336,3 +358,11 @@ class S3Store(SessionStore):
             self.objects.delete_many([listed.key for listed in self.objects.list(self.keys.session(session_id))])
         finally:
             lease.release()
+
+    def workspace(self, session_id: str) -> Workspace:
+        """The session's scratch directory on this machine; its files are saved with the session's commits."""
+        return Workspace(scratch_dir=self.scratch_dir(session_id), fileops=FileOps())
+
+    def scratch_dir(self, session_id: str) -> Path:
+        self._check_id(session_id)
+        return self.scratch_root / session_id / "scratch"
