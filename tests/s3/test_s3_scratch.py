@@ -1,5 +1,6 @@
 """Files tools write in their scratch directory are part of an S3 session: a resume on another machine (another
-scratch root) finds them, and the finished workspace equals an uninterrupted run's."""
+scratch root, no spec file at the recorded path) finds them, and the finished workspace equals an uninterrupted
+run's."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from strands_durable.crashpoints import InjectedCrash
 from strands_durable.runner.api import resume, run_workflow
 from strands_durable.runner.context import RunOptions
+from strands_durable.runner.reporter import RecordingReporter
 from strands_durable.store.s3 import S3Store
 from tests.core.support import crash_at
 
@@ -70,9 +72,12 @@ def test_scratch_files_follow_the_session_to_another_machine(s3_env, space, tmp_
     (session_id,) = [s for s in machine_a.session_ids() if s != golden.session_id]
     assert _files(machine_a.scratch_dir(session_id)) == {"notes/one.txt": b"first note"}
 
+    spec.unlink()  # machine B lacks the recorded spec path: the session's spec snapshot runs
     machine_b = S3Store.from_url(space.url, scratch_root=tmp_path / "machine-b")
-    outcome = resume(session_id, _options(tmp_path), store=machine_b)
+    reporter = RecordingReporter()
+    outcome = resume(session_id, _options(tmp_path, reporter=reporter), store=machine_b)
     assert outcome.status == "completed"
+    assert ("warning", f"Spec file {spec} is gone; running the session's spec_snapshot.yaml") in reporter.calls
     assert _files(machine_b.scratch_dir(session_id)) == golden_files
     final = machine_b.load(session_id)
     results = [
