@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from strands_durable.store import LocalStore, MemoryStore, Session, SessionStore, WrappingStore
+from strands_durable.errors import SessionInUse
+from strands_durable.store import LeaseHolder, LocalStore, MemoryStore, Session, SessionStore, WrappingStore
 from strands_durable.store.fileops import AppendHandle, FileOps
+from strands_durable.store.memory import MemorySession
 from strands_durable.store.state import fold
 from strands_durable.testing.store_contract import CHECKS, run
 
@@ -204,3 +206,67 @@ def test_a_check_that_raises_unexpectedly_is_a_failure_not_a_crash_of_the_suite(
     report = run(Exploding)
     failed = {r.name: r.detail for r in report.failures}
     assert "list, resolve and delete" in failed and "RuntimeError: boom" in failed["list, resolve and delete"]
+
+
+class ExpiringLeaseStore(MemoryStore):
+    """Leases that expire on an injectable clock, and commits fenced by the lease's token (as an S3 store's)."""
+
+    fenced = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 0.0
+        self.tokens: dict[str, tuple[int, float]] = {}  # session -> (token, expiry)
+        self.next_token = itertools.count(1)
+
+    def _lease(self, session_id: str) -> None:
+        token, expiry = self.tokens.get(session_id, (0, -1.0))
+        if session_id in self.leases and expiry > self.now:
+            raise SessionInUse(session_id, 0, "memory", owner=f"token {token}")
+        self.leases.add(session_id)
+        self.tokens[session_id] = (next(self.next_token), self.now + 30.0)
+
+    def holder(self, session_id: str) -> Any:
+        token, expiry = self.tokens.get(session_id, (0, -1.0))
+        live = session_id in self.leases and expiry > self.now
+        return LeaseHolder(0, "memory", owner=f"token {token}") if live else None
+
+    def open(self, session_id: str, **kwargs: Any) -> Any:
+        session = super().open(session_id, **kwargs)
+        return _Fenced(self, session)
+
+    def create(self, meta: dict[str, Any], spec_snapshot: bytes, **kwargs: Any) -> Any:
+        return _Fenced(self, super().create(meta, spec_snapshot, **kwargs))
+
+
+class _Fenced(MemorySession):
+    def __init__(self, store: ExpiringLeaseStore, inner: MemorySession) -> None:
+        self.__dict__.update(inner.__dict__)
+        self.token = store.tokens[inner.session_id][0]
+
+    def commit(self, events: list[dict[str, Any]], **kwargs: Any) -> None:
+        store = self.store
+        if store.fenced and store.tokens[self.session_id][0] != self.token:  # type: ignore[attr-defined]
+            raise SessionInUse(self.session_id, 0, "memory", owner="a newer lease holder")
+        super().commit(events, **kwargs)
+
+
+class ExpiringFactory:
+    def __init__(self, *, fenced: bool) -> None:
+        self.fenced = fenced
+
+    def __call__(self) -> SessionStore:
+        store = ExpiringLeaseStore()
+        store.fenced = self.fenced
+        return store
+
+    def expire_lease(self, store: SessionStore, session: Session) -> None:
+        store.now += 60.0  # type: ignore[attr-defined]
+
+
+def test_the_expired_lease_check_passes_for_a_fencing_store_and_fails_without_fencing() -> None:
+    only = ["an expired lease is fenced out", "lease exclusion names the holder"]
+    fencing = run(ExpiringFactory(fenced=True), only=only)
+    assert fencing.conformant and fencing.outcome("an expired lease is fenced out") == "pass", fencing.describe()
+    unfenced = run(ExpiringFactory(fenced=False), only=only)
+    assert [r.name for r in unfenced.failures] == ["an expired lease is fenced out"], unfenced.describe()

@@ -328,3 +328,36 @@ def test_list_reads_session_json_when_the_journal_confirms_it(tmp_path: Path) ->
     (directory / "session.json").write_text(json.dumps(view))
     [summary] = LocalStore(tmp_path).list()
     assert summary.workflow_name == "from-the-view" and summary.status == "paused"
+
+
+def test_the_ends_of_a_long_journal_are_read_from_its_two_ends(tmp_path: Path) -> None:
+    from strands_durable.store.journal import journal_ends
+
+    session = make_session(LocalStore(tmp_path, strict=False), session_id="long-one")
+    for index in range(300):  # ~100 KiB: more than one window
+        role = "user" if index % 2 == 0 else "assistant"
+        text = f"{index:04d}" + "x" * 300
+        message = {"role": role, "content": [{"text": text}]}
+        event = {
+            "type": "message",
+            "conv": "writer",
+            "agent": "writer",
+            "unit": "u",
+            "index": index,
+            "message": message,
+        }
+        session.commit([event], durable=False)
+    seq = session.state.seq
+    session.close()
+    journal = LocalStore(tmp_path).directory_of("long-one") / JOURNAL_NAME
+    assert journal.stat().st_size > 65536
+    ends = journal_ends(journal, window=4096)
+    assert ends.ours and ends.last is not None and ends.last["seq"] == seq + 1 and ends.last.get("synced")
+    with open(journal, "ab") as fh:
+        fh.write(b"0badc0de not a record\n")  # a bad final line: only a whole read can judge it
+    assert journal_ends(journal, window=4096).last is None
+    huge_header = tmp_path / "other.log"
+    huge_header.write_bytes(journal.read_bytes().split(b"\n", 1)[0] + b"\n")
+    assert journal_ends(huge_header, window=16).ours  # a header longer than the window is read in full
+    huge_header.write_bytes(b"x" * 100 + b"\n")
+    assert not journal_ends(huge_header, window=16).ours

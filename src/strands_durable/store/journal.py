@@ -114,16 +114,40 @@ def _decode_one_by_one(path: Path, payloads: list[bytes]) -> list[dict[str, Any]
     return records
 
 
-def last_record(path: Path, *, window: int = 65536) -> dict[str, Any] | None:
-    """The journal's last complete, checksummed record, read from the file's end (a listing's cheap check of a
-    derived file against the commit record); None when the window holds no such line (read the whole journal)."""
+@dataclass(frozen=True)
+class JournalEnds:
+    """What a listing needs from a journal without reading all of it: is its first line our header, and its last
+    complete, checksummed record (None when the window holds none: read the whole journal to know more)."""
+
+    ours: bool
+    last: dict[str, Any] | None
+
+
+def journal_ends(path: Path, *, window: int = 65536) -> JournalEnds:
+    """The header check and the last record, from one open and (for journals up to `window` bytes) one read."""
     with open(path, "rb") as fh:
+        head = fh.read(window)
         size = fh.seek(0, 2)
-        start = max(0, size - window)
-        fh.seek(start)
-        data = fh.read()
+        if size <= len(head):
+            start, data = 0, head
+        else:
+            start = max(0, size - window)
+            fh.seek(start)
+            data = fh.read()
+            newline = head.find(b"\n")
+            if newline < 0:  # a header longer than the window: read its line in full
+                fh.seek(0)
+                head = fh.readline()
+    first = head.split(b"\n", 1)[0] if b"\n" in head else b""
+    payload = _checked_payload(first)
+    header = _decode(payload) if payload is not None else None
+    ours = header is not None and header.get("kind") == HEADER_KIND and header.get("seq") == 0
+    return JournalEnds(ours, _last_complete_record(data, cut=start > 0))
+
+
+def _last_complete_record(data: bytes, *, cut: bool) -> dict[str, Any] | None:
     lines = data.split(b"\n")[:-1]  # the part after the last newline was never fully written
-    if start > 0:
+    if cut:
         lines = lines[1:]  # the first line may be cut by the window
     for line in reversed(lines):
         payload = _checked_payload(line)

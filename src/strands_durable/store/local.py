@@ -26,7 +26,7 @@ from strands_durable.store.journal import (
     HEADER_KIND,
     JOURNAL_NAME,
     encode_record,
-    last_record,
+    journal_ends,
     read_journal,
     starts_with_header,
     utc_now,
@@ -238,7 +238,8 @@ class LocalStore(SessionStore):
         return self._read(self._directory(session_id), repair_tail=False, upto_seq=upto_seq)[0]
 
     # -- listing and housekeeping ---------------------------------------------------------------------
-    def session_ids(self) -> list[str]:
+    def _candidates(self) -> list[str]:
+        """Ids of the directories named like sessions that hold a journal file (ours or not)."""
         try:
             names = os.listdir(self.root)
         except FileNotFoundError:
@@ -249,20 +250,27 @@ class LocalStore(SessionStore):
         for name in names:
             if name.startswith(layout.SESSION_PREFIX):
                 candidate = name[len(layout.SESSION_PREFIX) :]
-                if is_session_id(candidate) and starts_with_header(self.root / name / JOURNAL_NAME):
-                    ids.append(candidate)  # a directory whose journal is not ours is never read or touched
+                if is_session_id(candidate) and (self.root / name / JOURNAL_NAME).is_file():
+                    ids.append(candidate)
         return ids
+
+    def session_ids(self) -> list[str]:
+        # a directory whose journal does not start with our header is never read or touched
+        return [sid for sid in self._candidates() if starts_with_header(self._path(sid) / JOURNAL_NAME)]
+
+    def _path(self, session_id: str) -> Path:
+        return self.root / f"{layout.SESSION_PREFIX}{session_id}"
 
     def resolve(self, id_or_prefix: str) -> str:
         text = id_or_prefix.strip()
-        if is_session_id(text) and (layout.session_dir(self.root, text) / JOURNAL_NAME).is_file():
+        if is_session_id(text) and starts_with_header(self._path(text) / JOURNAL_NAME):
             return text  # an exact id needs no listing of every session's journal
         return resolve_session_id(text, self.session_ids())
 
     def list(self) -> list[SessionSummary]:
         summaries = []
-        for session_id in self.session_ids():
-            directory = self.root / f"{layout.SESSION_PREFIX}{session_id}"
+        for session_id in self._candidates():
+            directory = self._path(session_id)
             view = self._listing_view(directory, session_id)
             if view is None:
                 continue
@@ -286,13 +294,17 @@ class LocalStore(SessionStore):
 
     def _listing_view(self, directory: Path, session_id: str) -> dict[str, Any] | None:
         """session.json when the journal's last record confirms it (the view is as of that record, or only the
-        closing sync mark follows it); otherwise the view of the journal itself (None: no readable journal)."""
+        closing sync mark follows it); otherwise the view of the journal itself (None: a journal that is not
+        ours, or not readable)."""
+        try:
+            ends = journal_ends(directory / JOURNAL_NAME)
+        except OSError:
+            return None
+        if not ends.ours:
+            return None
+        tail = ends.last
         view = read_json_object(directory / layout.SESSION_JSON)
         if view is not None and view.get("session_id") == session_id:
-            try:
-                tail = last_record(directory / JOURNAL_NAME)
-            except OSError:
-                tail = None
             seq = view.get("journal_seq")
             if (
                 tail is not None

@@ -9,6 +9,7 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.store.base import Inspection, LeaseHolder, Session, SessionStore, SessionSummary, Workspace
+from strands_durable.store.io_errors import io_error
 from strands_durable.store.state import SessionState
 
 __all__ = ["CommitCall", "WrappedSession", "WrappingStore"]
@@ -50,7 +51,10 @@ class WrappedSession(Session):
     ) -> None:
         call = CommitCall(self.session_id, events, path, durable, synced)
         if self.store.on_commit is not None:
-            self.store.on_commit(self, call)  # raising here is a fault before the commit point
+            try:
+                self.store.on_commit(self, call)  # raising here is a fault before the commit point
+            except OSError as exc:  # an injected disk error reaches the caller as a store's would
+                raise io_error(exc, f"cannot commit to session {self.session_id}") from exc
         self.inner.commit(events, path=path, durable=durable, synced=synced)
         if self.store.record:
             self.store.commits.append(call)
@@ -80,9 +84,10 @@ class WrappedSession(Session):
 class WrappingStore(SessionStore):
     """Wraps `inner`. `on_open(session, created)` runs after a create or open; `on_commit(session, call)` before
     each commit and `after_commit(session, call)` after it; `on_close(session, abandoned)` before a close or an
-    abandon. A hook that raises faults the store at that point (an OSError there is what a failing disk would
-    raise; wrap it as the store would if the test wants the store's message). `record=True` keeps every commit
-    call in `commits`; `sessions` holds every session opened, newest last."""
+    abandon (the closing sync mark is the wrapped store's own: hooks see the close, not its record). A hook that
+    raises faults the store at that point; an OSError raised by `on_commit` reaches the caller as the store's
+    exit-12 error, as a failing disk's would. `record=True` keeps every commit call in `commits`; `sessions`
+    holds every session opened, newest last."""
 
     def __init__(
         self,
