@@ -141,3 +141,20 @@ def test_an_unreachable_endpoint_is_exit_12_naming_it():
         store.list()
     assert unreachable.value.exit_code == ExitCode.IO
     assert str(unreachable.value) == f"S3 endpoint unreachable: http://127.0.0.1:{port} (bucket some-bucket)"
+
+
+def test_a_view_or_compaction_that_fails_after_the_commit_landed_does_not_fail_the_commit(s3_server, space):
+    """The commit record is the truth: a failing view write or checkpoint leaves the view lagging and the
+    compaction to a later commit, and the caller is not told that a durable commit failed."""
+    faulting = FaultingClient(client_for(s3_server))
+    session = store_for(s3_server, space, client=faulting, checkpoint_every=3).create(meta(), b"spec")
+    sid = session.state.session_id
+    faulting.plan(
+        "put_object", SLOW_DOWN, times=100, when=lambda kw: "/views/" in kw["Key"] or "/checkpoints/" in kw["Key"]
+    )
+    for index in range(4):
+        session.commit([unit(index)])
+    assert faulting.injected
+    faulting._plans.clear()
+    session.close()
+    assert list(store_for(s3_server, space).load(sid).units) == [f"step[{i}]" for i in range(4)]

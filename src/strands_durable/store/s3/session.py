@@ -77,11 +77,20 @@ class S3Session(Session):
             if kinds & SAVE_KINDS:
                 self.scratch.save()  # the files a tool wrote are stored before the commit that follows it
             self._append(events, extra)
-            if kinds & VIEW_KINDS or synced:
+            self._derive(write_view=bool(kinds & VIEW_KINDS) or synced)
+            self._crash.emit("store.after_commit", path)
+
+    def _derive(self, *, write_view: bool) -> None:
+        """What follows a landed commit: the view, a due checkpoint. Either may fail without failing the commit
+        (it is durable): the view then lags until the next one, compaction waits for a later commit, and a lost
+        lease is reported by the next commit."""
+        try:
+            if write_view:
                 self.write_view()
             if self.state.seq - self._checkpoint_seq >= self.store.checkpoint_every:
                 self.compact()
-            self._crash.emit("store.after_commit", path)
+        except (StorageIOError, SessionFenced):
+            pass
 
     def _append(self, events: list[dict[str, Any]], extra: dict[str, Any]) -> None:
         """PUT the record at the next key; on a lost race read what is there, stop if it fences us out, else
