@@ -59,11 +59,10 @@ def test_killed_at_crash_points_then_resumed_by_another_process_is_identical(sho
     golden, seen = _golden(tmp_path, space)
     tool_executed = [p for p in seen if p.endswith("tool.executed") and "calculator" in p]
     after_commit = [p for p in seen if p.endswith("store.after_commit")]
-    points = [
+    points = [  # a paid turn not yet committed, a tool that ran but is not committed, mid-run after a commit
         next(p for p in seen if p.endswith("model.answered")),
         tool_executed[0],
         after_commit[len(after_commit) // 2],
-        next(p for p in seen if p.startswith("step[2]") and p.endswith("unit.after")),
     ]
     children = {}
     for index, point in enumerate(points):
@@ -147,7 +146,7 @@ def _race(store, session_id: str, barrier: threading.Barrier, results: list) -> 
 
 def test_racing_opens_in_threads_give_exactly_one_holder_every_time(s3_server, space):
     client = client_for(s3_server)  # boto3 clients are thread-safe; each racer has its own store
-    for _ in range(4):
+    for _ in range(3):
         session = store_for(s3_server, space, client=client).create(meta(), b"spec")
         session_id = session.state.session_id
         session.abandon()

@@ -48,13 +48,13 @@ def test_opening_a_long_session_costs_a_bounded_number_of_requests(s3_server, sp
     store = store_for(s3_server, space, checkpoint_every=every)
     session = store.create(meta(), b"spec")
     sid = session.state.session_id
-    for index in range(60):
+    for index in range(40):
         session.commit([unit(index)])
     session.close()
     counting = CountingClient(client_for(s3_server))
     reader = store_for(s3_server, space, client=counting, checkpoint_every=every)
     state = reader.load(sid)
-    assert len(state.units) == 60
+    assert len(state.units) == 40
     # one LIST page + the checkpoint + at most `every` commits after it
     assert counting.counts["list_objects_v2"] == 1
     assert counting.counts["get_object"] <= 1 + every
