@@ -244,11 +244,11 @@ class _Fenced(MemorySession):
         self.__dict__.update(inner.__dict__)
         self.token = store.tokens[inner.session_id][0]
 
-    def commit(self, events: list[dict[str, Any]], **kwargs: Any) -> None:
+    def commit(self, events: list[dict[str, Any]], **kwargs: Any) -> int:
         store = self.store
         if store.fenced and store.tokens[self.session_id][0] != self.token:  # type: ignore[attr-defined]
             raise SessionInUse(self.session_id, 0, "memory", owner="a newer lease holder")
-        super().commit(events, **kwargs)
+        return super().commit(events, **kwargs)
 
 
 class ExpiringFactory:

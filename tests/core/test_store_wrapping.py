@@ -39,7 +39,7 @@ def test_hooks_see_every_open_commit_and_close_in_order() -> None:
         "open created=False",
         "close abandoned=True",
     ]
-    assert [(c.path, c.durable, c.synced) for c in store.commits] == [("pause", False, False)]
+    assert [(c.path, c.durable, c.synced, c.seq) for c in store.commits] == [("pause", False, False, 1)]
     assert len(store.sessions) == 2 and store.session is store.sessions[-1]
 
 

@@ -112,12 +112,13 @@ class Session(ABC):
     @abstractmethod
     def commit(
         self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
-    ) -> None:
-        """Append one commit record. `durable=False` skips the fsync: only for records that can be re-derived
-        from durable ones (a prompt, a results message, a unit outcome read from its conversation); the next
-        durable commit or `close` makes it durable too, since the record is one ordered log. `synced=True`
-        marks the record as following a flush of everything derived (a sync mark). Raises StorageIOError (exit
-        12) naming the session and the cause when the store cannot write."""
+    ) -> int:
+        """Append one commit record and return its seq (read it there: another thread may commit right after).
+        `durable=False` skips the fsync: only for records that can be re-derived from durable ones (a prompt, a
+        results message, a unit outcome read from its conversation); the next durable commit or `close` makes it
+        durable too, since the record is one ordered log. `synced=True` marks the record as following a flush of
+        everything derived (a sync mark). Raises StorageIOError (exit 12) naming the session and the cause when
+        the store cannot write."""
 
     @abstractmethod
     def spec_snapshot(self) -> bytes: ...

@@ -9,10 +9,10 @@ from typing import Any
 
 from strands_durable.errors import Unsupported
 from strands_durable.store.base import SessionStore
+from strands_durable.store.layout import SESSIONS_DIR_ENV
 
 __all__ = ["SESSIONS_DIR_ENV", "open_store"]
 
-SESSIONS_DIR_ENV = "STRANDS_SESSIONS_DIR"
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "LEASE_JSON",
     "LEASE_LOCK",
     "PATTERN_STATE_JSON",
+    "SESSIONS_DIR_ENV",
     "SESSION_JSON",
     "SESSION_PREFIX",
     "SPEC_SNAPSHOT",
@@ -38,8 +39,11 @@ BACKUPS_DIR = "backups"
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9._:-]+$")
 
 
+SESSIONS_DIR_ENV = "STRANDS_SESSIONS_DIR"
+
+
 def default_sessions_dir() -> Path:
-    configured = os.environ.get("STRANDS_SESSIONS_DIR")
+    configured = os.environ.get(SESSIONS_DIR_ENV)
     if configured:
         return Path(configured).expanduser()
     return Path.home() / ".strands" / "sessions"

@@ -69,11 +69,11 @@ class LocalSession(Session):
     # -- commits ------------------------------------------------------------------------------------
     def commit(
         self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
-    ) -> None:
+    ) -> int:
         with self._lock:
-            self._commit(events, path=path, durable=durable, synced=synced)
+            return self._commit(events, path=path, durable=durable, synced=synced)
 
-    def _commit(self, events: list[dict[str, Any]], *, path: str, durable: bool, synced: bool) -> None:
+    def _commit(self, events: list[dict[str, Any]], *, path: str, durable: bool, synced: bool) -> int:
         if self._broken:
             raise StorageIOError(f"session {self.state.session_id} cannot commit after an I/O failure: {self._broken}")
         events = compact_events(self.state, events)
@@ -99,6 +99,7 @@ class LocalSession(Session):
         if kinds & _FLUSH_KINDS or (kinds & _PROGRESS_KINDS and time.monotonic() - self._flushed_at >= VIEW_INTERVAL_S):
             self.flush_views()
         self._crash.emit("store.after_commit", path)
+        return int(record["seq"])
 
     def _undo_partial_append(self, exc: OSError) -> None:
         """Cut a failed append back to the last whole record so the journal never holds garbage mid-file."""

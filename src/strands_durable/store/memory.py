@@ -29,7 +29,7 @@ class MemorySession(Session):
 
     def commit(
         self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
-    ) -> None:
+    ) -> int:
         self._crash.emit("store.before_commit", path)
         with self.store._lock:
             events = compact_events(self.state, events)
@@ -40,6 +40,7 @@ class MemorySession(Session):
             self.store.records[self.session_id].append(record)
             apply_record(self.state, record)
         self._crash.emit("store.after_commit", path)
+        return int(record["seq"])
 
     def spec_snapshot(self) -> bytes:
         return self.store.snapshots[self.session_id]

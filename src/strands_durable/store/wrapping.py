@@ -4,7 +4,7 @@ is a real transport. Every call goes to the wrapped store; hooks see opens, comm
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
@@ -17,13 +17,16 @@ __all__ = ["CommitCall", "WrappedSession", "WrappingStore"]
 
 @dataclass(frozen=True)
 class CommitCall:
-    """One `Session.commit` call as a hook sees it (`events` is the caller's list: do not change it)."""
+    """One `Session.commit` call as a hook sees it (`events` is the caller's list: do not change it). `seq` is the
+    record's seq, known after the commit (None in `on_commit`); read it rather than `session.state.seq`, which
+    another thread's commit may already have moved."""
 
     session_id: str
     events: list[dict[str, Any]]
     path: str
     durable: bool
     synced: bool
+    seq: int | None = None
 
 
 OpenHook = Callable[["WrappedSession", bool], None]  # (session, created)
@@ -48,18 +51,20 @@ class WrappedSession(Session):
 
     def commit(
         self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
-    ) -> None:
+    ) -> int:
         call = CommitCall(self.session_id, events, path, durable, synced)
         if self.store.on_commit is not None:
             try:
                 self.store.on_commit(self, call)  # raising here is a fault before the commit point
             except OSError as exc:  # an injected disk error reaches the caller as a store's would
                 raise io_error(exc, f"cannot commit to session {self.session_id}") from exc
-        self.inner.commit(events, path=path, durable=durable, synced=synced)
+        seq = self.inner.commit(events, path=path, durable=durable, synced=synced)
+        call = replace(call, seq=seq)
         if self.store.record:
             self.store.commits.append(call)
         if self.store.after_commit is not None:
             self.store.after_commit(self, call)  # raising here is a fault after the commit point
+        return seq
 
     def spec_snapshot(self) -> bytes:
         return self.inner.spec_snapshot()

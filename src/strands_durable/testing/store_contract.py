@@ -317,12 +317,15 @@ def _concurrent_commits(factory: Any, store: SessionStore) -> None:
     session = store.create(_meta(), b"")
     threads_n, each = 4, 25
     errors: list[BaseException] = []
+    seqs: list[int] = []
 
     def work(n: int) -> None:
         try:
             for i in range(each):
                 role = "user" if i % 2 == 0 else "assistant"
-                session.commit([_message(f"t{n}.a", i, f"{n}-{i}", role)], path=f"t{n}", durable=i % 2 == 0)
+                seqs.append(
+                    session.commit([_message(f"t{n}.a", i, f"{n}-{i}", role)], path=f"t{n}", durable=i % 2 == 0)
+                )
         except BaseException as exc:  # reported as the check's failure
             errors.append(exc)
 
@@ -333,6 +336,7 @@ def _concurrent_commits(factory: Any, store: SessionStore) -> None:
         thread.join()
     _expect(not errors, f"a concurrent commit failed: {errors[:1]}")
     _expect(session.state.seq == threads_n * each, f"seq is {session.state.seq} after {threads_n * each} commits")
+    _expect(sorted(seqs) == list(range(1, threads_n * each + 1)), "commits did not each return their own seq")
     expected = _comparable(session.state)
     session.close()
     loaded = _twin(factory, store).load(session.session_id)
