@@ -241,3 +241,9 @@ def test_a_damaged_or_missing_commit_object_is_corruption_naming_its_key(s3_serv
     with pytest.raises(CorruptSession) as gap:
         store.load(sid)
     assert f"s3://{space.bucket}/{damaged}: missing while commit 3 exists" in str(gap.value)
+
+
+def test_commit_returns_its_records_seq(s3_server, space):
+    session = store_for(s3_server, space).create(meta(), b"spec")
+    assert [session.commit([unit(index)]) for index in range(3)] == [1, 2, 3]
+    session.close()

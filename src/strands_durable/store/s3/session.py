@@ -65,8 +65,8 @@ class S3Session(Session):
     # -- commits --------------------------------------------------------------------------------------
     def commit(
         self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
-    ) -> None:
-        """Every commit is one conditional PUT (`durable` has no cheaper form on S3)."""
+    ) -> int:
+        """Every commit is one conditional PUT (`durable` has no cheaper form on S3); returns the record's seq."""
         with self._lock:
             if self._closed:
                 raise StorageIOError(f"session {self.session_id} is closed")
@@ -76,9 +76,10 @@ class S3Session(Session):
             kinds = {event.get("type") for event in events}
             if kinds & SAVE_KINDS:
                 self.scratch.save()  # the files a tool wrote are stored before the commit that follows it
-            self._append(events, extra)
+            seq = self._append(events, extra)
             self._derive(write_view=bool(kinds & VIEW_KINDS) or synced)
             self._crash.emit("store.after_commit", path)
+            return seq
 
     def _derive(self, *, write_view: bool) -> None:
         """What follows a landed commit: the view, a due checkpoint. Either may fail without failing the commit
@@ -92,7 +93,7 @@ class S3Session(Session):
         except (StorageIOError, SessionFenced):
             pass
 
-    def _append(self, events: list[dict[str, Any]], extra: dict[str, Any]) -> None:
+    def _append(self, events: list[dict[str, Any]], extra: dict[str, Any]) -> int:
         """PUT the record at the next key; on a lost race read what is there, stop if it fences us out, else
         fold it and try the next key."""
         while True:
@@ -110,7 +111,7 @@ class S3Session(Session):
                 self._catch_up()
                 continue
             self._apply(data)
-            return
+            return record["seq"]
 
     def _apply(self, data: bytes) -> None:
         # fold what was written, not the caller's objects (as the local store does)
