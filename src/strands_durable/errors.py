@@ -80,6 +80,36 @@ class StorageIOError(DurableError):
     exit_code = ExitCode.IO
 
 
+class S3BucketMissing(StorageIOError):
+    def __init__(self, bucket: str, endpoint: str) -> None:
+        super().__init__(f"S3 bucket not found: {bucket} (endpoint {endpoint})")
+        self.bucket = bucket
+
+
+class S3AccessDenied(StorageIOError):
+    """Refused credentials (unknown key, bad secret, none found) or a policy that denies the request."""
+
+    def __init__(self, bucket: str, endpoint: str, reason: str) -> None:
+        super().__init__(f"Access denied to S3 bucket {bucket} at {endpoint}: {reason}")
+        self.bucket = bucket
+
+
+class S3EndpointUnreachable(StorageIOError):
+    def __init__(self, endpoint: str, bucket: str) -> None:
+        super().__init__(f"S3 endpoint unreachable: {endpoint} (bucket {bucket})")
+        self.endpoint = endpoint
+
+
+class SessionFenced(DurableError):
+    """This process's lease on a session was taken over by another process, which fenced out our commits."""
+
+    exit_code = ExitCode.SESSION_UNUSABLE
+
+    def __init__(self, session_id: str, detail: str) -> None:
+        super().__init__(f"Session {session_id} was taken over by another process (fenced out): {detail}")
+        self.session_id = session_id
+
+
 class SessionInUse(DurableError):
     exit_code = ExitCode.SESSION_UNUSABLE
 

@@ -1,0 +1,58 @@
+"""Where a session's objects live under `s3://BUCKET/PREFIX/` (see docs/storage.md, "Sessions on S3")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SEQ_DIGITS = 12  # zero-padded so that key order is commit order
+
+
+@dataclass(frozen=True)
+class Keys:
+    prefix: str  # "" or "some/prefix/"
+
+    @classmethod
+    def under(cls, prefix: str) -> Keys:
+        prefix = prefix.strip("/")
+        return cls(f"{prefix}/" if prefix else "")
+
+    def sessions(self) -> str:
+        return f"{self.prefix}sessions/"
+
+    def session(self, session_id: str) -> str:
+        return f"{self.prefix}sessions/{session_id}/"
+
+    def commits(self, session_id: str) -> str:
+        return f"{self.session(session_id)}commits/"
+
+    def commit(self, session_id: str, seq: int) -> str:
+        return f"{self.commits(session_id)}{seq:0{SEQ_DIGITS}d}"
+
+    def checkpoints(self, session_id: str) -> str:
+        return f"{self.session(session_id)}checkpoints/"
+
+    def checkpoint(self, session_id: str, seq: int) -> str:
+        return f"{self.checkpoints(session_id)}{seq:0{SEQ_DIGITS}d}"
+
+    def scratch(self, session_id: str) -> str:
+        return f"{self.session(session_id)}scratch/"
+
+    def spec_snapshot(self, session_id: str) -> str:
+        return f"{self.session(session_id)}spec_snapshot.yaml"
+
+    def views(self) -> str:
+        return f"{self.prefix}views/"
+
+    def view(self, session_id: str) -> str:
+        return f"{self.views()}{session_id}.json"
+
+    def leases(self) -> str:
+        return f"{self.prefix}leases/"
+
+    def lease(self, session_id: str) -> str:
+        return f"{self.leases()}{session_id}"
+
+    @staticmethod
+    def seq_of(key: str) -> int | None:
+        tail = key.rsplit("/", 1)[-1]
+        return int(tail) if len(tail) == SEQ_DIGITS and tail.isdigit() else None

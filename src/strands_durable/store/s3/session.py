@@ -1,0 +1,195 @@
+"""An open session on S3: each commit one immutable object at the next sequential key, created with
+If-None-Match: * so a lost race is detected and nothing is overwritten; compaction into checkpoint objects.
+
+Fencing: a process that takes over an expired lease first writes a fence record at the next commit number and
+only then uses the state. The previous holder's next commit targets that very key (or an earlier one it already
+lost), gets 412, reads what is there and stops with SessionFenced (exit 17). Fence objects are never deleted by
+compaction, so the key a fenced writer aims at always exists; other commit objects are deleted only after a
+checkpoint covering them exists, and a key below the latest checkpoint is never read again.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import TYPE_CHECKING, Any
+
+from strands_durable.crashpoints import CrashPoints
+from strands_durable.errors import SessionFenced, StorageIOError
+from strands_durable.store.base import Session
+from strands_durable.store.fileops import FileOps
+from strands_durable.store.journal import encode_record, utc_now
+from strands_durable.store.s3.client import KeyTaken
+from strands_durable.store.s3.lease import S3Lease
+from strands_durable.store.s3.scratch import SAVE_KINDS, ScratchMirror
+from strands_durable.store.state import SessionState, apply_record, compact_events
+from strands_durable.store.views import dump, session_view
+
+if TYPE_CHECKING:
+    from strands_durable.store.s3.store import S3Store, StoredSession
+
+# commits whose events change what `sessions list` shows refresh the session's view object
+VIEW_KINDS = frozenset({"session", "status", "artifact", "variables", "generation", "unit"})
+
+
+def view_bytes(state: SessionState) -> bytes:
+    return dump(session_view(state))
+
+
+class S3Session(Session):
+    def __init__(
+        self,
+        store: S3Store,
+        stored: StoredSession,
+        lease: S3Lease,
+        crash_points: CrashPoints | None,
+    ) -> None:
+        self.store = store
+        self.state = stored.state
+        self.warnings: list[str] = []
+        self._records = stored.records  # each record's encoded bytes, in order (what a checkpoint holds)
+        self._fences = set(stored.fences)
+        self._checkpoint_seq = stored.checkpoint_seq
+        self._lease = lease
+        self._crash = crash_points or CrashPoints()
+        self._lock = threading.RLock()
+        self._closed = False
+        self.scratch = ScratchMirror(
+            store.objects, store.keys.scratch(self.session_id), store.scratch_dir(self.session_id), FileOps()
+        )
+
+    @property
+    def lease_token(self) -> str:
+        return self._lease.token
+
+    # -- commits --------------------------------------------------------------------------------------
+    def commit(
+        self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
+    ) -> int:
+        """Every commit is one conditional PUT (`durable` has no cheaper form on S3); returns the record's seq."""
+        with self._lock:
+            if self._closed:
+                raise StorageIOError(f"session {self.session_id} is closed")
+            self._lease.ensure()
+            self._crash.emit("store.before_commit", path)
+            extra = {"synced": True} if synced else {}
+            kinds = {event.get("type") for event in events}
+            if kinds & SAVE_KINDS:
+                self.scratch.save()  # the files a tool wrote are stored before the commit that follows it
+            seq = self._append(events, extra)
+            self._derive(write_view=bool(kinds & VIEW_KINDS) or synced)
+            self._crash.emit("store.after_commit", path)
+            return seq
+
+    def _derive(self, *, write_view: bool) -> None:
+        """What follows a landed commit: the view, a due checkpoint. Either may fail without failing the commit
+        (it is durable): the view then lags until the next one, compaction waits for a later commit, and a lost
+        lease is reported by the next commit."""
+        try:
+            if write_view:
+                self.write_view()
+            if self.state.seq - self._checkpoint_seq >= self.store.checkpoint_every:
+                self.compact()
+        except (StorageIOError, SessionFenced):
+            pass
+
+    def _append(self, events: list[dict[str, Any]], extra: dict[str, Any]) -> int:
+        """PUT the record at the next key; on a lost race read what is there, stop if it fences us out, else
+        fold it and try the next key."""
+        while True:
+            record = {
+                "seq": self.state.seq + 1,
+                "at": utc_now(),
+                "events": compact_events(self.state, events),
+                "writer": self._lease.token,
+                **extra,
+            }
+            data = encode_record(record)
+            try:
+                self.store.objects.put_new(self.store.keys.commit(self.session_id, record["seq"]), data)
+            except KeyTaken:
+                self._catch_up()
+                continue
+            self._apply(data)
+            return record["seq"]
+
+    def _apply(self, data: bytes) -> None:
+        # fold what was written, not the caller's objects (as the local store does)
+        record = json.loads(data[9:])
+        apply_record(self.state, record)
+        self._records.append(data)
+        if "fence" in record:
+            self._fences.add(record["seq"])
+
+    def _catch_up(self) -> None:
+        """Fold the records other writers committed after ours; SessionFenced if one fences our lease out."""
+        stored = self.store.read(self.session_id)
+        known = len(self._records)
+        if stored.records[:known] != self._records:
+            raise SessionFenced(self.session_id, "its commits were replaced by another writer")
+        for data in stored.records[known:]:
+            record = json.loads(data[9:])
+            fence = record.get("fence")
+            if fence is not None and fence.get("holder") != self._lease.token:
+                raise SessionFenced(
+                    self.session_id,
+                    f"commit {record['seq']} is a fence written by pid {fence.get('pid')} on host {fence.get('host')}",
+                )
+            self._apply(data)
+
+    def write_fence(self, replaced: str | None) -> None:
+        """The first commit after taking over an expired lease: fences out every earlier holder."""
+        import os
+        import socket
+
+        with self._lock:
+            fence = {"holder": self._lease.token, "replaces": replaced, "pid": os.getpid()}
+            self._append([], {"fence": {**fence, "host": socket.gethostname()}})
+
+    # -- checkpoints ----------------------------------------------------------------------------------
+    def compact(self) -> None:
+        """Write a checkpoint covering every record so far, then delete the commit objects it covers (fences
+        excepted) and older checkpoints. Only a lease holder compacts; the lease is renewed first."""
+        with self._lock:
+            self._lease.renew()
+            self._lease.ensure()
+            objects, keys, sid = self.store.objects, self.store.keys, self.session_id
+            upto = self.state.seq
+            try:
+                objects.put_new(keys.checkpoint(sid, upto), b"".join(self._records))
+            except KeyTaken:
+                held = objects.get(keys.checkpoint(sid, upto))
+                if held is None or held[0] != b"".join(self._records):
+                    return  # not ours: leave compaction to a later commit
+            doomed = [
+                keys.commit(sid, seq) for seq in range(self._checkpoint_seq + 1, upto + 1) if seq not in self._fences
+            ]
+            if self._checkpoint_seq >= 0:
+                doomed.append(keys.checkpoint(sid, self._checkpoint_seq))
+            self._checkpoint_seq = upto
+            objects.delete_many(doomed)
+
+    # -- views and lifecycle --------------------------------------------------------------------------
+    def write_view(self) -> None:
+        """The session's readable summary (what `sessions list` reads); written after the commits it describes."""
+        self.store.objects.put(self.store.keys.view(self.session_id), view_bytes(self.state))
+
+    def spec_snapshot(self) -> bytes:
+        return self.store.spec_snapshot(self.session_id)
+
+    def abandon(self) -> None:
+        """As a crashed process would: no final record, no view; only the lease is released."""
+        with self._lock:
+            self._closed = True
+            self._lease.release()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                if self._lease.lost is None:
+                    self.commit([], path="close", synced=True)
+            finally:
+                self._closed = True
+                self._lease.release()

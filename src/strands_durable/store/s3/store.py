@@ -1,0 +1,368 @@
+"""S3Store: sessions in an S3 bucket (any S3-compatible server), addressed as `s3://BUCKET/PREFIX`.
+
+Opening a session reads one LIST page (per 1,000 of its keys), its latest checkpoint and at most `checkpoint_every`
+commit objects after it. `list` reads the LIST pages of views and of leases plus one small view object per session:
+ceil(N/1000) + ceil(L/1000) + N requests for N sessions with L live or stale leases.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from strands_durable.crashpoints import CrashPoints
+from strands_durable.errors import CorruptSession, SessionNotFound, UsageError
+from strands_durable.store.base import LeaseHolder, SessionStore, SessionSummary, Workspace
+from strands_durable.store.fileops import FileOps
+from strands_durable.store.ids import check_new_session_id, is_session_id
+from strands_durable.store.journal import HEADER_KIND, encode_record, read_journal, utc_now
+from strands_durable.store.s3.client import KeyTaken, Objects, make_client
+from strands_durable.store.s3.keys import Keys
+from strands_durable.store.s3.lease import DEFAULT_SKEW_S, DEFAULT_TTL_S, S3Lease
+from strands_durable.store.s3.session import S3Session, view_bytes
+from strands_durable.store.state import SCHEMA_VERSION, SessionState, fold
+from strands_durable.store.verify import verify_histories
+
+CHECKPOINT_EVERY = 64
+_READ_ATTEMPTS = 5  # a read that races a compaction (a listed commit deleted before its GET) is read again
+
+
+@dataclass
+class StoredSession:
+    """A session as read from the bucket: its records' bytes, their fold, the fence records, the checkpoint."""
+
+    records: list[bytes]
+    state: SessionState
+    fences: set[int]
+    checkpoint_seq: int
+    leftovers: list[str]  # keys a finished compaction no longer needs (a crash stopped its deletes)
+
+
+def parse_url(url: str) -> tuple[str, str]:
+    """`s3://BUCKET/PREFIX` -> (bucket, prefix). UsageError naming the value when it is not one."""
+    if not url.startswith("s3://"):
+        raise UsageError(f"Not an S3 sessions location: {url} (expected s3://BUCKET/PREFIX)")
+    bucket, _, prefix = url[len("s3://") :].partition("/")
+    if not (3 <= len(bucket) <= 63) or not all(c.islower() or c.isdigit() or c in ".-" for c in bucket):
+        raise UsageError(f"Not a valid S3 bucket name in {url}: {bucket!r} (3-63 lowercase letters, digits, '.', '-')")
+    return bucket, prefix.strip("/")
+
+
+def _env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if not value:
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise UsageError(f"{name} must be a number of seconds, not {value!r}") from None
+
+
+class S3Store(SessionStore):
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        *,
+        client: Any = None,
+        lease_ttl_s: float | None = None,
+        lease_skew_s: float | None = None,
+        checkpoint_every: int = CHECKPOINT_EVERY,
+        retry_delays: tuple[float, ...] | None = None,
+        strict: bool | None = None,
+        clock: Callable[[], float] = time.time,
+        scratch_root: Path | str | None = None,
+    ) -> None:
+        """`client`: a boto3 S3 client or anything with its methods (a counting or faulting wrapper); default
+        one built from the standard AWS configuration. Lease TTL and skew default to STRANDS_S3_LEASE_TTL /
+        STRANDS_S3_LEASE_SKEW, else 30 s and 5 s. `scratch_root`: where this machine keeps the sessions' scratch
+        directories (default STRANDS_S3_SCRATCH_DIR, else a directory per bucket and prefix under the system's
+        temporary directory); their files are saved with the session (store/s3/scratch.py)."""
+        self.bucket = bucket
+        self.keys = Keys.under(prefix)
+        self.url = f"s3://{bucket}/{self.keys.prefix}"
+        kwargs = {} if retry_delays is None else {"retry_delays": retry_delays}
+        self.objects = Objects(client if client is not None else make_client(), bucket, **kwargs)
+        self.lease_ttl_s = lease_ttl_s if lease_ttl_s is not None else _env_float("STRANDS_S3_LEASE_TTL", DEFAULT_TTL_S)
+        self.lease_skew_s = (
+            lease_skew_s if lease_skew_s is not None else _env_float("STRANDS_S3_LEASE_SKEW", DEFAULT_SKEW_S)
+        )
+        self.checkpoint_every = checkpoint_every
+        self.clock = clock  # wall-clock seconds: lease expiry (tests move it forward)
+        if scratch_root is None:
+            digest = hashlib.sha256(self.url.encode()).hexdigest()[:16]
+            default = Path(tempfile.gettempdir()) / "strands-durable-s3" / digest
+            scratch_root = os.environ.get("STRANDS_S3_SCRATCH_DIR") or default
+        self.scratch_root = Path(scratch_root).expanduser()
+        self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
+
+    @classmethod
+    def from_url(cls, url: str, **opts: Any) -> S3Store:
+        bucket, prefix = parse_url(url)
+        known = {
+            "client",
+            "lease_ttl_s",
+            "lease_skew_s",
+            "checkpoint_every",
+            "retry_delays",
+            "strict",
+            "clock",
+            "scratch_root",
+        }
+        return cls(bucket, prefix, **{name: value for name, value in opts.items() if name in known})
+
+    def __repr__(self) -> str:
+        return f"S3Store({self.url!r})"
+
+    # -- reading --------------------------------------------------------------------------------------
+    def _where(self, key: str) -> str:
+        return f"s3://{self.bucket}/{key}"
+
+    def read(self, session_id: str) -> StoredSession:
+        """Every record of a session: the latest checkpoint and the commit objects after it."""
+        for _attempt in range(_READ_ATTEMPTS):
+            stored = self._read_once(session_id)
+            if stored is not None:
+                return stored
+        raise CorruptSession(self._where(self.keys.session(session_id)), "commit objects keep vanishing while read")
+
+    def _read_once(self, session_id: str) -> StoredSession | None:
+        keys = self.keys
+        commits: dict[int, str] = {}
+        checkpoints: dict[int, str] = {}
+        for listed in self.objects.list(keys.session(session_id)):
+            seq = keys.seq_of(listed.key)
+            if seq is None:
+                continue
+            if listed.key.startswith(keys.commits(session_id)):
+                commits[seq] = listed.key
+            elif listed.key.startswith(keys.checkpoints(session_id)):
+                checkpoints[seq] = listed.key
+        if not commits and not checkpoints:
+            raise SessionNotFound(session_id)
+        records: list[bytes] = []
+        parsed: list[dict[str, Any]] = []
+        checkpoint_seq = max(checkpoints, default=-1)
+        if checkpoint_seq >= 0:
+            held = self.objects.get(checkpoints[checkpoint_seq])
+            if held is None:
+                return None
+            where = self._where(checkpoints[checkpoint_seq])
+            contents = read_journal(where, held[0])  # type: ignore[arg-type]
+            if contents.torn_tail or len(contents.records) != checkpoint_seq + 1:
+                expected = checkpoint_seq + 1
+                raise CorruptSession(where, f"holds {len(contents.records)} whole records, expected {expected}")
+            parsed = contents.records
+            records = [line + b"\n" for line in held[0].split(b"\n")[:-1]]
+        seq = checkpoint_seq + 1
+        following = []
+        while seq + len(following) in commits:
+            following.append(commits[seq + len(following)])
+        for held in self.objects.get_many(following):
+            if held is None:
+                return None  # compacted between our LIST and GET
+            where = self._where(commits[seq])
+            contents = read_journal(where, held[0], first_seq=seq)  # type: ignore[arg-type]
+            if contents.torn_tail or len(contents.records) != 1:
+                raise CorruptSession(where, "not exactly one whole commit record")
+            parsed.append(contents.records[0])
+            records.append(held[0])
+            seq += 1
+        later = [s for s in commits if s > seq]
+        if later:
+            raise CorruptSession(self._where(keys.commit(session_id, seq)), f"missing while commit {min(later)} exists")
+        if not parsed:
+            raise CorruptSession(self._where(keys.commits(session_id)), "no complete header record")
+        if parsed[0].get("kind") != HEADER_KIND:
+            raise CorruptSession(self._where(keys.commit(session_id, 0)), "first record is not a session header")
+        try:
+            state = fold(parsed)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptSession(self._where(keys.session(session_id)), f"a record does not apply: {exc}") from exc
+        fences = {record["seq"] for record in parsed if "fence" in record}
+        leftovers = [key for s, key in commits.items() if s <= checkpoint_seq and s not in fences]
+        leftovers += [key for s, key in checkpoints.items() if s < checkpoint_seq]
+        return StoredSession(records, state, fences, checkpoint_seq, leftovers)
+
+    def load(self, session_id: str) -> SessionState:
+        self._check_id(session_id)
+        return self.read(session_id).state
+
+    def spec_snapshot(self, session_id: str) -> bytes:
+        held = self.objects.get(self.keys.spec_snapshot(session_id))
+        if held is None:
+            raise CorruptSession(self._where(self.keys.spec_snapshot(session_id)), "missing")
+        return held[0]
+
+    @staticmethod
+    def _check_id(session_id: str) -> None:
+        if not is_session_id(session_id):
+            raise UsageError(f"Not a session id: {session_id!r}")
+
+    # -- creating and opening -------------------------------------------------------------------------
+    def _lease(self, session_id: str) -> S3Lease:
+        return S3Lease(
+            self.objects,
+            self.keys.lease(session_id),
+            session_id,
+            ttl_s=self.lease_ttl_s,
+            skew_s=self.lease_skew_s,
+            clock=self.clock,
+        )
+
+    def create(
+        self,
+        meta: dict[str, Any],
+        spec_snapshot: bytes,
+        *,
+        crash_points: CrashPoints | None = None,
+        session_id: str | None = None,
+    ) -> S3Session:
+        requested = session_id if session_id is not None else meta.get("session_id")
+        session_id = check_new_session_id(requested, self.session_ids())  # also checks the bucket (a LIST)
+        meta = {**meta, "session_id": session_id}
+        lease = self._lease(session_id)
+        lease.acquire()
+        try:
+            self.objects.put(self.keys.spec_snapshot(session_id), spec_snapshot)
+            header = {
+                "seq": 0,
+                "at": utc_now(),
+                "kind": HEADER_KIND,
+                "schema": SCHEMA_VERSION,
+                "events": [{"type": "session", "meta": copy.deepcopy(meta)}, {"type": "status", "status": "running"}],
+                "writer": lease.token,
+            }
+            data = encode_record(header)
+            try:
+                self.objects.put_new(self.keys.commit(session_id, 0), data)
+            except KeyTaken:
+                raise UsageError(f"Session already exists: {session_id}") from None
+            state = fold([json.loads(data[9:])])
+            stored = StoredSession([data], state, set(), -1, [])
+            session = S3Session(self, stored, lease, crash_points)
+            session.write_view()
+            return session
+        except BaseException:
+            lease.release()
+            raise
+
+    def open(self, session_id: str, *, crash_points: CrashPoints | None = None, check: bool = True) -> S3Session:
+        self._check_id(session_id)
+        self.read_existing_or_raise(session_id)
+        lease = self._lease(session_id)
+        replaced = lease.acquire()
+        try:
+            stored = self.read(session_id)
+            if check:
+                verify_histories(self._where(self.keys.session(session_id)), stored.state)  # type: ignore[arg-type]
+            session = S3Session(self, stored, lease, crash_points)
+            session.scratch.restore()
+            if replaced is not None:
+                session.write_fence(replaced)
+            if stored.leftovers:
+                self.objects.delete_many(stored.leftovers)
+            session.write_view()
+            return session
+        except BaseException:
+            lease.release()
+            raise
+
+    def read_existing_or_raise(self, session_id: str) -> None:
+        """SessionNotFound unless the session has a commit or a checkpoint (one LIST request)."""
+        # "commits/" and "checkpoints/" both begin with "c": one request finds either
+        if not self.objects.exists_under(self.keys.session(session_id) + "c"):
+            raise SessionNotFound(session_id)
+
+    # -- listing and housekeeping ---------------------------------------------------------------------
+    def session_ids(self) -> list[str]:
+        """The sessions with a view object (written right after the header commit, and again by every open:
+        a crash between the two hides a session from `list` until it is opened by its full id)."""
+        views = self.keys.views()
+        keys = [listed.key[len(views) :] for listed in self.objects.list(views)]
+        ids = [key[: -len(".json")] for key in keys if key.endswith(".json")]
+        return [sid for sid in ids if is_session_id(sid)]
+
+    def _lease_times(self) -> dict[str, float]:
+        return {listed.key.rsplit("/", 1)[-1]: listed.last_modified for listed in self.objects.list(self.keys.leases())}
+
+    def list(self) -> list[SessionSummary]:
+        lease_times = self._lease_times()
+        now = self.clock()
+        summaries = []
+        ids = self.session_ids()
+        held_views = self.objects.get_many([self.keys.view(session_id) for session_id in ids])
+        for session_id, held in zip(ids, held_views, strict=True):
+            view = self._view(session_id, held)
+            if view is None:
+                continue
+            status = view.get("status", "running")
+            renewed = lease_times.get(session_id)
+            live = renewed is not None and now <= renewed + self.lease_ttl_s + self.lease_skew_s
+            summaries.append(
+                SessionSummary(
+                    session_id=session_id,
+                    workflow_name=str(view.get("workflow_name")),
+                    pattern=str(view.get("pattern")),
+                    status=status,
+                    stale=status == "running" and not live,
+                    reason=view.get("status_reason"),
+                    created_at=view.get("created_at"),
+                    updated_at=view.get("updated_at"),
+                    spec_path=view.get("spec_path"),
+                )
+            )
+        summaries.sort(key=lambda s: s.updated_at or "", reverse=True)
+        return summaries
+
+    def _view(self, session_id: str, held: tuple[bytes, str] | None) -> dict[str, Any] | None:
+        """The session's view (`held`: its object); read from its commits when missing or unreadable (a crash
+        during create)."""
+        if held is not None:
+            try:
+                view = json.loads(held[0])
+                if isinstance(view, dict) and view.get("session_id") == session_id:
+                    return view
+            except ValueError:
+                pass
+        try:
+            return json.loads(view_bytes(self.read(session_id).state))
+        except (SessionNotFound, CorruptSession):
+            return None
+
+    def holder(self, session_id: str) -> LeaseHolder | None:
+        self._check_id(session_id)
+        self.read_existing_or_raise(session_id)
+        lease = self._lease(session_id).current()
+        if lease is None or self.clock() > lease[0].expires_at + self.lease_skew_s:
+            return None
+        return LeaseHolder(lease[0].pid, lease[0].host)
+
+    def delete(self, session_id: str) -> None:
+        """Every object of the session (checkpoints, commits, fences, snapshot, view), under its lease."""
+        self._check_id(session_id)
+        self.read_existing_or_raise(session_id)
+        lease = self._lease(session_id)
+        lease.acquire(renew_in_background=False)
+        try:
+            self.objects.delete(self.keys.view(session_id))
+            # a crash midway leaves keys under the session's prefix: it is still found and can be deleted again
+            self.objects.delete_many([listed.key for listed in self.objects.list(self.keys.session(session_id))])
+        finally:
+            lease.release()
+
+    def workspace(self, session_id: str) -> Workspace:
+        """The session's scratch directory on this machine; its files are saved with the session's commits."""
+        return Workspace(scratch_dir=self.scratch_dir(session_id), fileops=FileOps())
+
+    def scratch_dir(self, session_id: str) -> Path:
+        self._check_id(session_id)
+        return self.scratch_root / session_id / "scratch"

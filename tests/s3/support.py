@@ -1,0 +1,47 @@
+"""Helpers of the S3 tests: stores over the local server with counting or faulting clients, small sessions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from strands_durable.store.layout import new_session_id
+from strands_durable.store.s3 import S3Store
+from strands_durable.store.s3.client import make_client
+from strands_durable.store.s3.local_server import LocalS3Server
+
+FAST_RETRIES = (0.01, 0.02, 0.04)
+
+
+def client_for(server: LocalS3Server, *, access_key: str | None = None, secret_key: str | None = None) -> Any:
+    return make_client(server.endpoint, access_key or server.access_key, secret_key or server.secret_key)
+
+
+@dataclass(frozen=True)
+class Space:
+    """A test's own place in the shared bucket."""
+
+    bucket: str
+    prefix: str
+
+    @property
+    def url(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}"
+
+
+def store_for(server: LocalS3Server, space: Space, *, client: Any = None, **opts: Any) -> S3Store:
+    opts.setdefault("retry_delays", FAST_RETRIES)
+    return S3Store(space.bucket, space.prefix, client=client if client is not None else client_for(server), **opts)
+
+
+def meta(session_id: str | None = None) -> dict[str, Any]:
+    return {
+        "session_id": session_id or new_session_id(),
+        "workflow_name": "s3-test",
+        "pattern": "chain",
+        "created_at": "2026-01-01T00:00:00+00:00",
+    }
+
+
+def unit(index: int) -> dict[str, Any]:
+    return {"type": "unit", "unit": f"step[{index}]", "record": {"response": f"answer {index}", "status": "done"}}
