@@ -43,6 +43,7 @@ class Invocation:
     model: Any = None  # a strands Model
     invocation_state: dict[str, Any] = field(default_factory=dict)  # passed to the agent call (tool_context)
     provider: str = "all"  # history validation profile
+    place: tuple[tuple[str, int], ...] = ()  # the unit's crash-point place (see crashpoints.Place)
 
 
 @dataclass
@@ -235,15 +236,20 @@ class _InvocationHooks:
                     f"refusing to send an invalid history for {self.inv.conv_key}: {first.rule} at message "
                     f"{first.message_index}: {first.message}"
                 )
-        self.crash.emit("model.before", f"{self.inv.path}/turn[{self._turn()}]")
+        turn = self._turn()
+        self.crash.emit("model.before", f"{self.inv.path}/turn[{turn}]", **self._model_fields(turn))
         self.counters["model_calls"] += 1
+
+    def _model_fields(self, turn: int) -> dict[str, Any]:
+        place = (*self.inv.place, ("turn", turn))
+        return {"agent": self.inv.agent_id, "conversation": self.inv.conv_key, "turn": turn, "place": place}
 
     def message_added(self, event: Any) -> None:
         message = event.message
         turn = self._turn()
         if message.get("role") == "assistant":
             kind = "answer"
-            self.crash.emit("model.answered", f"{self.inv.path}/turn[{turn}]")
+            self.crash.emit("model.answered", f"{self.inv.path}/turn[{turn}]", **self._model_fields(turn))
         elif any("toolResult" in block for block in message.get("content", ())):
             kind, turn = "results", turn - 1
         else:
@@ -290,7 +296,17 @@ class _InvocationHooks:
         name = tool_use["name"]
         conv = self.conv
         assert conv is not None, "a tool ran before its conversation was committed"
-        tool_path = f"{self.inv.path}/turn[{self._turn() - 1}]/tool[{self._tool_index(conv, tool_use_id)}]:{name}"
+        turn, index = self._turn() - 1, self._tool_index(conv, tool_use_id)
+        tool_path = f"{self.inv.path}/turn[{turn}]/tool[{index}]:{name}"
+        point = {
+            "name": name,
+            "tool_use_id": tool_use_id,
+            "conversation": self.inv.conv_key,
+            "non_idempotent": name in self.inv.non_idempotent,
+            "turn": turn,
+            "index": index,
+            "place": (*self.inv.place, ("turn", turn), ("tool", index)),
+        }
         committed = conv.tool_results.get(tool_use_id)
         if committed is not None:
             yield ToolResultEvent(copy.deepcopy(committed))
@@ -306,7 +322,7 @@ class _InvocationHooks:
                 path=f"{tool_path}/started",
             )
         self._check_stop()
-        self.crash.emit("tool.before", tool_path)
+        self.crash.emit("tool.before", tool_path, **point)
         final = None
         async for item in next_fn(context):
             if isinstance(item, ToolResultEvent):
@@ -315,9 +331,9 @@ class _InvocationHooks:
                 yield item
         if final is None:
             raise WorkflowFailed(f"tool {name} produced no result")
-        self.crash.emit("tool.executed", tool_path)
+        self.crash.emit("tool.executed", tool_path, **point)
         self._commit_result(final.tool_result, tool_path)
-        self.crash.emit("tool.committed", tool_path)
+        self.crash.emit("tool.committed", tool_path, **point)
         yield final
 
     def _commit_result(self, result: dict[str, Any], tool_path: str) -> None:

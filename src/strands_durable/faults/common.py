@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.crashpoints import CrashPoint, CrashPoints
+from strands_durable.crashpoints import CrashPoint, CrashPoints, ToolCall
 from strands_durable.errors import DurableError
 from strands_durable.faults.oracle import comparable, first_difference, stored_violations
 from strands_durable.runner.context import RunOptions
@@ -301,9 +301,5 @@ class ToolLedger:
 
 
 def non_idempotent_tools(golden: Golden) -> set[str]:
-    """Tool paths of the golden run that committed a `started` record first (non-idempotent tools)."""
-    return {
-        p.path[: -len("/started")]
-        for p in golden.points
-        if p.site == "store.after_commit" and p.path.endswith("/started")
-    }
+    """Tool paths of the golden run's non-idempotent tool calls."""
+    return {p.path for p in golden.points if isinstance(p, ToolCall) and p.non_idempotent}

@@ -32,7 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash, natural_key
+from strands_durable.crashpoints import (
+    SITES,
+    Commit,
+    CrashPoint,
+    CrashPoints,
+    InjectedCrash,
+    ToolCall,
+    ToolKey,
+    natural_key,
+)
 from strands_durable.errors import DurableError
 from strands_durable.faults.oracle import RequestLog, comparable, counting_model, history_violations
 from strands_durable.faults.report import readable_difference
@@ -129,8 +138,7 @@ class GoldenRun:
     digester: SnapshotDigest = field(default_factory=SnapshotDigest)  # shared by the explorations of this run
     valid_histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # last stored-valid, per key
     _by_id: dict[str, GoldenPoint] = field(default_factory=dict)
-    commits: list[tuple[int, str]] = field(default_factory=list)  # (journal length, path) of each commit
-    non_idempotent: set[str] = field(default_factory=set)  # tool paths that emitted a `started` point
+    commits: list[tuple[int, tuple[ToolKey, ...]]] = field(default_factory=list)  # (journal length, results)
     _states: OrderedDict[int, SessionState] = field(default_factory=OrderedDict)  # journal length -> state
 
     def __post_init__(self) -> None:
@@ -138,10 +146,11 @@ class GoldenRun:
         for p in self.points:
             if p.digest is not None:
                 self.checkpoint_states.setdefault(p.digest, p)
-        self.commits = [(p.journal_length, p.point.path) for p in self.points if p.point.site == "store.after_commit"]
-        self.non_idempotent = {
-            p.point.path[: -len("/started")] for p in self.points if p.point.path.endswith("/started")
-        }
+        self.commits = [
+            (p.journal_length, p.point.tool_results)
+            for p in self.points
+            if isinstance(p.point, Commit) and p.point.site == "store.after_commit"
+        ]
 
     def point(self, point_id: str) -> GoldenPoint:
         return self._by_id[point_id]
@@ -246,8 +255,8 @@ class _Phase:
     """What one run (golden, crashing or resuming) observed through the crash-point bus."""
 
     emitted: list[CrashPoint] = field(default_factory=list)
-    tools_run: list[str] = field(default_factory=list)  # tool paths that executed (tool.before)
-    commits: list[str] = field(default_factory=list)  # commit paths made durable
+    tools_run: list[ToolCall] = field(default_factory=list)  # tool calls that executed (tool.before)
+    commits: list[tuple[ToolKey, ...]] = field(default_factory=list)  # tool results each commit recorded
     requests: _SizedRequestLog = field(default_factory=_SizedRequestLog)
     fired: CrashPoint | None = None
     converged_at: CrashPoint | None = None
@@ -285,10 +294,10 @@ def _options(target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_di
 def _observe(bus: CrashPoints, phase: _Phase) -> None:
     def record(point: CrashPoint) -> None:
         phase.emitted.append(point)
-        if point.site == "tool.before":
-            phase.tools_run.append(point.path)
-        elif point.site == "store.after_commit":
-            phase.commits.append(point.path)
+        if isinstance(point, ToolCall) and point.site == "tool.before":
+            phase.tools_run.append(point)
+        elif isinstance(point, Commit) and point.site == "store.after_commit":
+            phase.commits.append(point.tool_results)
 
     bus.subscribe(record)
 
@@ -422,13 +431,13 @@ def next_request_violations(state: SessionState) -> list[str]:
     return problems
 
 
-def _tool_repeats(tools_run: list[str], where: str) -> list[Problem]:
+def _tool_repeats(tools_run: list[ToolCall], where: str) -> list[Problem]:
     seen: set[str] = set()
     problems = []
-    for path in tools_run:
-        if path in seen:
-            problems.append(Problem("tool-rerun", f"{where}: tool call {path} executed twice"))
-        seen.add(path)
+    for call in tools_run:
+        if call.path in seen:
+            problems.append(Problem("tool-rerun", f"{where}: tool call {call.path} executed twice"))
+        seen.add(call.path)
     return problems
 
 
@@ -444,9 +453,8 @@ class _Exploration:
         self.outcome = outcome
         self.sessions: Path | None = None
         self.out_dir: Path | None = None
-        self.committed_tools: set[str] = set()  # tool paths (and turn paths for results messages) committed
-        self.non_idempotent = golden.non_idempotent
-        self.executed: dict[str, int] = {}
+        self.committed_tools: set[ToolKey] = set()  # tool calls whose result is committed
+        self.executed: dict[ToolKey, int] = {}
         self.seed = b""  # the journal this exploration started from, as written
         self.seed_state: SessionState | None = None  # its state
         self.known: KnownJournal | None = None  # both, for the stores of its runs (None: they read it all)
@@ -470,21 +478,10 @@ class _Exploration:
         self.known = (
             None if self.stored_violations(self.seed_state) else KnownJournal(journal, self.seed, self.seed_state)
         )
-        for journal_length, path in self.golden.commits:
+        for journal_length, results in self.golden.commits:
             if journal_length > length:
                 break
-            self._note_commit(path)
-
-    def _note_commit(self, path: str) -> None:
-        if path.endswith("/result"):
-            self.committed_tools.add(path[: -len("/result")])
-        elif path.endswith("/results"):
-            self.committed_tools.add(path[: -len("/results")] + "/")
-
-    def is_committed(self, tool_path: str) -> bool:
-        return tool_path in self.committed_tools or any(
-            tool_path.startswith(turn) for turn in self.committed_tools if turn.endswith("/")
-        )
+            self.committed_tools.update(results)
 
     def load(self, *, upto_seq: int | None = None) -> SessionState:
         """The session's durable state, read from its journal on disk (up to record `upto_seq`) as the runs' stores
@@ -526,18 +523,19 @@ class _Exploration:
             phase.error = exc
             self.problem("resume-failed", f"{label} failed: {type(exc).__name__}: {exc}")
         self._check_phase(phase, before, label)
-        for path in phase.commits:
-            self._note_commit(path)
+        for results in phase.commits:
+            self.committed_tools.update(results)
         return phase
 
     def _check_phase(self, phase: _Phase, before: SessionState, label: str) -> None:
-        for path in phase.tools_run:
-            if self.is_committed(path):
-                self.problem("tool-rerun", f"{label}: committed tool call {path} executed again")
-            self.executed[path] = self.executed.get(path, 0) + 1
-            if path in self.non_idempotent and self.executed[path] > 1:
+        for call in phase.tools_run:
+            if call.key in self.committed_tools:
+                self.problem("tool-rerun", f"{label}: committed tool call {call.path} executed again")
+            self.executed[call.key] = self.executed.get(call.key, 0) + 1
+            if call.non_idempotent and self.executed[call.key] > 1:
                 self.problem(
-                    "tool-rerun", f"{label}: non-idempotent tool call {path} executed {self.executed[path]} times"
+                    "tool-rerun",
+                    f"{label}: non-idempotent tool call {call.path} executed {self.executed[call.key]} times",
                 )
         for count, messages in phase.requests.requests:
             if _answer_committed(before, messages, count):

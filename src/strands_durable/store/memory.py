@@ -28,7 +28,7 @@ class MemorySession(Session):
     def commit(
         self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
     ) -> None:
-        self._crash.emit("store.before_commit", path)
+        self._crash.emit("store.before_commit", path, durable=durable, synced=synced, records=events, state=self.state)
         with self.store._lock:
             events = compact_events(self.state, events)
             record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}
@@ -36,7 +36,7 @@ class MemorySession(Session):
                 record["synced"] = True
             self.store.records[self.session_id].append(json.loads(json.dumps(record)))
             apply_record(self.state, record)
-        self._crash.emit("store.after_commit", path)
+        self._crash.emit("store.after_commit", path, durable=durable, synced=synced, records=events, state=self.state)
 
     def spec_snapshot(self) -> bytes:
         return self.store.snapshots[self.session_id]
