@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,7 +126,7 @@ class DurableInvoker:
     def _build_agent(self, inv: Invocation, conv: Conversation | None, *, started: bool) -> tuple[Any, dict[str, int]]:
         from strands import Agent
         from strands.agent.conversation_manager import SlidingWindowConversationManager
-        from strands.hooks import AfterInvocationEvent, BeforeModelCallEvent, MessageAddedEvent
+        from strands.hooks import BeforeModelCallEvent, MessageAddedEvent
         from strands.middleware import ExecuteToolStage
         from strands.tools.executors import SequentialToolExecutor
 
@@ -160,7 +160,6 @@ class DurableInvoker:
         hooks = _InvocationHooks(self, inv, agent, counters)
         agent.hooks.add_callback(BeforeModelCallEvent, hooks.before_model_call)
         agent.hooks.add_callback(MessageAddedEvent, hooks.message_added)
-        agent.hooks.add_callback(AfterInvocationEvent, hooks.after_invocation)
         agent.add_middleware(ExecuteToolStage, hooks.execute_tool)
         return agent, counters
 
@@ -284,9 +283,6 @@ class _InvocationHooks:
         # from the durable tool-result journal; those records become durable with the next fsync
         self.session.commit([record], path=commit_path, durable=kind == "answer")
 
-    def after_invocation(self, event: Any) -> None:
-        return None
-
     # -- tool middleware -----------------------------------------------------------------------------
     async def execute_tool(self, context: Any, next_fn: Any) -> Any:
         from strands.middleware import ToolResultEvent
@@ -354,9 +350,3 @@ class _InvocationHooks:
             if uses:
                 break
         return 0
-
-
-def iter_pending_tool_uses(conv: Conversation) -> Iterable[dict[str, Any]]:
-    """The toolUse blocks of a trailing assistant message that still wait for results."""
-    if conv.messages and conv.messages[-1].get("role") == "assistant":
-        yield from _tool_uses(conv.messages[-1])

@@ -309,6 +309,7 @@ def kill_at_point(
     if ended.code == NOT_FIRED:
         run.add(point_id, signal_name, "not-fired", "the child finished without reaching the crash point")
         return outcome
+    run.outcomes[ended.describe()] += 1
     outcome.died_at = _named_point(workspace / FIRED_REPORT, golden, outcome.start_index)
     if ended not in _expected_exits(signum):
         run.add(point_id, signal_name, "unclean-stop", f"the child ended with {ended.describe()}")

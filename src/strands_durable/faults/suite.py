@@ -27,8 +27,7 @@ from strands_durable.faults.explore import (
 from strands_durable.faults.report import PROPERTY_PREFIX
 from strands_durable.store.fileops import FileOps
 
-FAULT_CLASSES = ("interrupt", "kill", "power", "disk", "concurrent")
-AVAILABLE_FAULTS = ("interrupt", "kill", "power", "disk", "concurrent")  # real faults: faults/real.py
+FAULT_CLASSES = ("interrupt", "kill", "power", "disk", "concurrent")  # real faults: faults/real.py
 SPEC_SUFFIXES = (".strands.yaml", ".strands.yml", ".strands.json")
 
 
@@ -42,11 +41,6 @@ def parse_faults(text: str | None) -> list[str]:
         if name not in FAULT_CLASSES:
             raise ChaosUsageError(
                 f"--strands-chaos-faults: unknown fault class {name!r}; choose from {', '.join(FAULT_CLASSES)}"
-            )
-        if name not in AVAILABLE_FAULTS:
-            raise ChaosUsageError(
-                f"--strands-chaos-faults: fault class {name!r} is not available in this version "
-                f"(available: {', '.join(AVAILABLE_FAULTS)})"
             )
     return names or ["interrupt"]
 

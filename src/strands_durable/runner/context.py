@@ -16,7 +16,7 @@ from strands_durable.runner.tools import ToolResolver
 from strands_durable.store.base import Session
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunOptions:
     """Choices of one `strands run` (recorded in the session so a resume repeats them)."""
 
@@ -54,12 +54,14 @@ class RunContext:
     budget: Any = None
     retry_policy: Any = None
     invocation_state: dict[str, Any] = field(default_factory=dict)  # handed to every agent call (native tools)
+    hitl_response: str | None = None  # the caller's answer to the pending pause, until a unit takes it
     _models: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from strands_durable.runner.budget import Budget
         from strands_durable.runner.retry import RetryPolicy
 
+        self.hitl_response = self.options.hitl_response
         if self.budget is None:
             self.budget = Budget(self.spec.runtime.budgets, self.session, self.options.reporter)
         if self.retry_policy is None:

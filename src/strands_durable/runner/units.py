@@ -161,9 +161,9 @@ def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str
     with ctx.lock:
         pending = ctx.state.pattern_state.get("pending_hitl") or {}
         other_pending = bool(pending) and pending.get("unit") != ref.unit
-        if ctx.options.hitl_response is not None and not other_pending:
-            answer = ctx.options.hitl_response
-            ctx.options.hitl_response = None  # one answer answers one pause
+        if ctx.hitl_response is not None and not other_pending:
+            answer = ctx.hitl_response
+            ctx.hitl_response = None  # one answer answers one pause
             return answer
         if ctx.options.hitl_use_defaults and step.default is not None:
             return step.default
