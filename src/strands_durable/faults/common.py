@@ -21,7 +21,7 @@ from typing import Any
 from strands_durable.crashpoints import CrashPoint, CrashPoints, ToolCall
 from strands_durable.errors import DurableError
 from strands_durable.faults.oracle import comparable, first_difference, stored_violations
-from strands_durable.runner.context import RunOptions
+from strands_durable.runner.options import RunOptions
 from strands_durable.store import layout
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME
@@ -157,7 +157,7 @@ def run_options(
 def run_golden(target: FaultTarget, workdir: Path) -> Golden:
     """Run the workflow once without faults; record its crash points, the journal's length at each, the journal
     and the final comparable view."""
-    from strands_durable.runner.api import run_workflow
+    from strands_durable.runner.run import run_workflow
 
     reset_dir(workdir)
     bus = CrashPoints()

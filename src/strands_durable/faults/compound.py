@@ -46,7 +46,7 @@ MAX_OPS = 2000
 
 def _dying_resume(target: FaultTarget, sessions: Path, out_dir: Path, ledger: ToolLedger, nth: int) -> int:
     """A resume that SIGKILLs itself at the `nth` crash point it emits (exit 0 when it completes first)."""
-    from strands_durable.runner.api import resume
+    from strands_durable.runner.run import resume
 
     bus = CrashPoints()
     ledger.subscribe(bus)
@@ -208,7 +208,7 @@ def _repair_child(target: FaultTarget, sessions: Path, kill_at: int) -> int:
 def crash_during_repair(golden: Golden, workspace: Path, run: FaultRun, *, stride: int = 1) -> None:
     """Kill a repairing child before its op n = 1, 1+stride, ... until a repair completes without reaching n."""
     from strands_durable.operations import repair_session
-    from strands_durable.runner.api import resume
+    from strands_durable.runner.run import resume
 
     target = golden.target
     kill_at = 1

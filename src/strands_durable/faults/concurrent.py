@@ -50,7 +50,7 @@ def _resume_child(
     marker: Path | None = None,
 ) -> int:
     """A resumer: waits for the gate (a pipe the parent closes), resumes, writes `marker` at its first tool."""
-    from strands_durable.runner.api import resume
+    from strands_durable.runner.run import resume
 
     if gate is not None:
         os.read(gate, 1)  # returns when every writer closed the pipe

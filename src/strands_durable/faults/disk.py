@@ -125,7 +125,7 @@ class _FaultyAppender:
 def paused_then_resumed(target: FaultTarget, sessions: Path, out_dir: Path, fileops: FileOps) -> None:
     """Run until the first unit is committed, stop there (a clean close), then resume to the end."""
     from strands_durable.agent.durable import StopRequested
-    from strands_durable.runner.api import resume, run_workflow
+    from strands_durable.runner.run import resume, run_workflow
 
     bus = CrashPoints()
     units_done: list[CrashPoint] = []
@@ -222,7 +222,7 @@ def fail_at_op(
 
 def _resume_healed(golden: Golden, sessions: Path, out_dir: Path, point: str, variant: str, run: FaultRun) -> None:
     """The fault is gone: resume (if not completed) and compare with the golden run."""
-    from strands_durable.runner.api import resume
+    from strands_durable.runner.run import resume
 
     store = LocalStore(sessions)
     try:
@@ -268,7 +268,7 @@ def damage_files(golden: Golden, workspace: Path, run: FaultRun, kinds: tuple[st
 
 def _paused(golden: Golden, sessions: Path, out_dir: Path) -> Path:
     from strands_durable.agent.durable import StopRequested
-    from strands_durable.runner.api import run_workflow
+    from strands_durable.runner.run import run_workflow
 
     bus = CrashPoints()
     done: list[CrashPoint] = []
@@ -285,7 +285,7 @@ def _paused(golden: Golden, sessions: Path, out_dir: Path) -> Path:
 
 def damage_one(golden: Golden, kind: str, workspace: Path, run: FaultRun) -> None:
     from strands_durable.operations import repair_session
-    from strands_durable.runner.api import resume
+    from strands_durable.runner.run import resume
 
     reset_dir(workspace)
     sessions, out_dir = workspace / "sessions", workspace / "out"

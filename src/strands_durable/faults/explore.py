@@ -47,7 +47,7 @@ from strands_durable.faults.oracle import RequestLog, comparable, counting_model
 from strands_durable.faults.report import readable_difference
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
 from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, validate
-from strands_durable.runner.context import RunOptions
+from strands_durable.runner.options import RunOptions
 from strands_durable.store import layout
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME, encode_record, read_journal
@@ -376,7 +376,7 @@ def _fold_bytes(journal: bytes) -> SessionState:
 
 def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
     """Run the workflow once without faults, recording every crash point and the durable state at each."""
-    from strands_durable.runner.api import run_workflow
+    from strands_durable.runner.run import run_workflow
 
     if workdir.exists():
         _OPS.remove_tree(workdir)
@@ -494,7 +494,7 @@ class _Exploration:
         self, *, arm: tuple[CrashPoint, int] | None, converge: bool, label: str, before: SessionState | None = None
     ) -> _Phase:
         """Resume the current session in fresh objects; check tools and requests against what was committed."""
-        from strands_durable.runner.api import resume
+        from strands_durable.runner.run import resume
 
         assert self.sessions is not None and self.out_dir is not None
         phase = _Phase()

@@ -33,7 +33,6 @@ from typing import Any
 
 from strands_durable.agent.durable import StopRequested
 from strands_durable.agent.loop import stop_pool_threads
-from strands_durable.cli.signals import StopSignals  # imported here, in the warm parent, not in every child
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError, ExitCode
 from strands_durable.faults.common import (
@@ -52,7 +51,8 @@ from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, 
 from strands_durable.faults.oracle import stored_violations
 from strands_durable.faults.report import readable_difference
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
-from strands_durable.runner.api import resume, run_workflow
+from strands_durable.runner.run import resume, run_workflow
+from strands_durable.runner.signals import StopSignals  # imported here, in the warm parent, not in every child
 from strands_durable.store import layout
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
 from strands_durable.store.local import LocalStore

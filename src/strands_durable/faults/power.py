@@ -282,7 +282,7 @@ class PowerRecording:
 
 def record_golden(target: FaultTarget, base: Path, recorder: RecordingFileOps | None = None) -> PowerRecording:
     """Run the workflow once through a recorder in `base` (sessions/ and out/ below it)."""
-    from strands_durable.runner.api import run_workflow
+    from strands_durable.runner.run import run_workflow
 
     reset_dir(base)
     ops = recorder or RecordingFileOps()
@@ -382,7 +382,7 @@ def explore_power(
 
 
 def _judge(recording: PowerRecording, state: CrashState, base: Path, run: FaultRun) -> list[tuple[str, str]]:
-    from strands_durable.runner.api import resume
+    from strands_durable.runner.run import resume
 
     golden = recording.golden
     sessions = base / "sessions"

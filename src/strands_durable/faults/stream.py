@@ -101,7 +101,7 @@ def explore_stream(
 
 
 def stream_fault_at(golden: Golden, fault: StreamFault, call: int, workspace: Path, run: FaultRun) -> None:
-    from strands_durable.runner.api import resume, run_workflow
+    from strands_durable.runner.run import resume, run_workflow
 
     target = golden.target
     reset_dir(workspace)
