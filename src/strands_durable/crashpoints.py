@@ -187,7 +187,7 @@ class CrashPoints:
             occurrence = self._seen.get(key, 0)
             self._seen[key] = occurrence + 1
         if self.crashed is not None:
-            raise InjectedCrash(self.crashed.point) from self.crashed
+            raise _again(self.crashed)
         if not self._subscribers:
             return
         point = kind(site, path, occurrence, **fields)
@@ -202,4 +202,14 @@ class CrashPoints:
     def raise_if_crashed(self) -> None:
         """Raise the crash injected into this run, if any (for entry points whose executors may have dropped it)."""
         if self.crashed is not None:
-            raise InjectedCrash(self.crashed.point) from self.crashed
+            raise _again(self.crashed)
+
+
+def _again(crash: InjectedCrash) -> InjectedCrash:
+    """The crash raised anew (same type and point, caused by the first): a dead run's other threads each raise
+    their own instance, so whoever catches the injected type (a harness's subclass) catches every one of them."""
+    again = type(crash).__new__(type(crash), *crash.args)
+    again.args = crash.args
+    again.point = crash.point
+    again.__cause__ = crash
+    return again

@@ -234,3 +234,24 @@ def test_an_escaped_crash_fails_only_its_own_test(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stdout + result.stderr
     assert "1 failed, 1 passed" in result.stdout, result.stdout
     assert "injected crash at step[0]:a/unit.before" in result.stdout
+
+
+def test_a_dead_run_raises_the_injected_type_again_at_every_later_point() -> None:
+    class Converged(InjectedCrash):
+        pass
+
+    bus = CrashPoints()
+
+    def stop(point: CrashPoint) -> None:
+        if point.site == "unit.after":
+            raise Converged(point)
+
+    bus.subscribe(stop)
+    bus.emit("unit.before", "step[0]:a")
+    with pytest.raises(Converged):
+        bus.emit("unit.after", "step[0]:a")
+    with pytest.raises(Converged) as again:
+        bus.emit("model.before", "step[1]:a/turn[0]")  # another thread of the dead run
+    assert again.value.point.id == "step[0]:a/unit.after"
+    with pytest.raises(Converged):
+        bus.raise_if_crashed()

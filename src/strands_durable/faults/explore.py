@@ -43,6 +43,7 @@ from strands_durable.crashpoints import (
     natural_key,
 )
 from strands_durable.errors import DurableError
+from strands_durable.faults.common import INVALID_HISTORY, Finding
 from strands_durable.faults.oracle import RequestLog, comparable, counting_model, history_violations
 from strands_durable.faults.report import readable_difference
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
@@ -61,27 +62,11 @@ PINNED_CREATED_AT = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
 _OPS = FileOps()  # chaos scratch files go through the project's one file-operations layer too
 
-INVALID_HISTORY = "invalid-history"
 """The rule name of problems about histories a provider would reject; every other rule is a divergence."""
 
 
 class Converged(InjectedCrash):
     """Stops a resumed run at a checkpoint equal to the golden run's; the session is let go as after a crash."""
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One violated rule at one crash point, with a readable detail (a first difference, an id, a message)."""
-
-    rule: str
-    detail: str
-
-    @property
-    def invalid_history(self) -> bool:
-        return self.rule == INVALID_HISTORY
-
-    def __str__(self) -> str:
-        return f"[{self.rule}] {self.detail}"
 
 
 @dataclass
@@ -133,7 +118,7 @@ class GoldenRun:
     comparable: dict[str, Any]
     tool_executions: int
     model_requests: int
-    problems: list[Problem]
+    problems: list[Finding]
     checkpoint_states: dict[str, GoldenPoint] = field(default_factory=dict)  # snapshot digest -> first checkpoint
     digester: SnapshotDigest = field(default_factory=SnapshotDigest)  # shared by the explorations of this run
     valid_histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # last stored-valid, per key
@@ -192,7 +177,7 @@ class PointOutcome:
 
     point_ids: list[str]
     fired: list[str] = field(default_factory=list)  # the points where a fault was actually injected
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Finding] = field(default_factory=list)
     converged_at: str | None = None  # the checkpoint where the last resume stopped (None: ran to the end)
     runs: int = 0
 
@@ -401,9 +386,9 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
     outcome = run_workflow(target.spec_path, options, store=store, session_id=target.session_id)
     directory = store.directory_of(target.session_id)
     final = LocalStore(sessions).load(target.session_id)
-    problems = [Problem(INVALID_HISTORY, f"golden run: {v}") for v in next_request_violations(final)]
+    problems = [Finding(INVALID_HISTORY, f"golden run: {v}") for v in next_request_violations(final)]
     if outcome.status != "completed":
-        problems.append(Problem("status", f"golden run ended {outcome.status}"))
+        problems.append(Finding("status", f"golden run ended {outcome.status}"))
     problems += _tool_repeats(phase.tools_run, "golden run")
     return GoldenRun(
         target=target,
@@ -431,12 +416,12 @@ def next_request_violations(state: SessionState) -> list[str]:
     return problems
 
 
-def _tool_repeats(tools_run: list[ToolCall], where: str) -> list[Problem]:
+def _tool_repeats(tools_run: list[ToolCall], where: str) -> list[Finding]:
     seen: set[str] = set()
     problems = []
     for call in tools_run:
         if call.path in seen:
-            problems.append(Problem("tool-rerun", f"{where}: tool call {call.path} executed twice"))
+            problems.append(Finding("tool-rerun", f"{where}: tool call {call.path} executed twice"))
         seen.add(call.path)
     return problems
 
@@ -464,7 +449,7 @@ class _Exploration:
         return self.golden.target.session_id
 
     def problem(self, rule: str, detail: str) -> None:
-        self.outcome.problems.append(Problem(rule, detail))
+        self.outcome.problems.append(Finding(rule, detail))
 
     # -- directories --
     def seed_prefix(self, length: int) -> None:

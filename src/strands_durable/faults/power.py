@@ -24,7 +24,7 @@ from typing import Any
 
 from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints, ToolCall, ToolKey
 from strands_durable.errors import DurableError, SessionCompleted, SessionNotFound, exit_code_for
-from strands_durable.faults.common import FaultRun, FaultTarget, Golden, judge_state, reset_dir, run_options
+from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Golden, judge_state, reset_dir, run_options
 from strands_durable.faults.recording import BARRIERS, Op, RecordingFileOps
 from strands_durable.store import layout
 from strands_durable.store.fileops import FileOps
@@ -447,3 +447,8 @@ def _check_promises(recording: PowerRecording, state: CrashState, sessions: Path
     if not recording.journal.startswith(data[:valid]):
         return [("data-lost", "the recovered journal is not a prefix of what the run wrote")]
     return []
+
+
+FAULT_CLASS = FaultClass(
+    FAULT, {"gate": {"max_points": 200}, "full": {"max_points": 5000}}, explore_power, records_own_golden=True
+)

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.faults.cassette import Cassette, cassette_path, recording_factory, replaying_factory
+from strands_durable.faults.common import Finding
 from strands_durable.faults.explore import (
     ChaosTarget,
     GoldenRun,
     PointOutcome,
-    Problem,
     explore_point,
     iter_points,
     run_golden,
@@ -128,7 +128,7 @@ class ChaosSuite:
 # -- item properties (JUnit XML and the totals) ---------------------------------------------------------------
 
 
-def golden_properties(workflow: str, golden: GoldenRun | None, problems: list[Problem]) -> list[tuple[str, Any]]:
+def golden_properties(workflow: str, golden: GoldenRun | None, problems: list[Finding]) -> list[tuple[str, Any]]:
     props: dict[str, Any] = {
         "workflow": workflow,
         "explored": 0,
