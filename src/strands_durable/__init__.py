@@ -28,8 +28,8 @@ _EXPORTS: dict[str, str] = {
     "CrashPoints": "strands_durable.crashpoints",
     "InjectedCrash": "strands_durable.crashpoints",
     # stores
-    "LocalStore": "strands_durable.store.local",
-    "MemoryStore": "strands_durable.store.memory",
+    "LocalStore": "strands_durable.store",
+    "MemoryStore": "strands_durable.store",
     # plain Python agents and S3 sessions join here: "DurableSessionManager", "S3Store"
 }
 
@@ -51,8 +51,7 @@ if TYPE_CHECKING:
     from strands_durable.runner.marks import non_idempotent
     from strands_durable.runner.options import RunOptions
     from strands_durable.runner.run import load_session, resume, run_workflow
-    from strands_durable.store.local import LocalStore
-    from strands_durable.store.memory import MemoryStore
+    from strands_durable.store import LocalStore, MemoryStore
 
 
 def __getattr__(name: str) -> Any:

@@ -10,7 +10,6 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -25,11 +24,11 @@ sessions_app = typer.Typer(
     no_args_is_help=True,
 )
 
-STATUSES = ("running", "paused", "completed", "failed")
+STATUSES = ("running", "paused", "completed", "failed", "idle")
 STRATEGIES = ("synthesize", "drop")
 
 SessionsDir = Annotated[
-    Path | None,
+    str | None,  # a directory or an s3:// URL (a Path would fold its `//`)
     typer.Option("--sessions-dir", metavar="DIR", help="Where sessions live (default $STRANDS_SESSIONS_DIR)."),
 ]
 JsonOutput = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table or panel.")]
@@ -51,10 +50,10 @@ def reports_errors(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def open_store(sessions_dir: Path | None) -> Any:
-    from strands_durable.store.local import LocalStore
+def open_store(sessions_dir: str | None) -> Any:
+    from strands_durable.store.factory import open_store as open_sessions
 
-    return LocalStore(sessions_dir)
+    return open_sessions(sessions_dir)
 
 
 def print_json(document: Any) -> None:
@@ -77,7 +76,7 @@ def confirm(question: str) -> bool:
 @reports_errors
 def list_sessions(
     status: Annotated[
-        str | None, typer.Option("--status", metavar="STATUS", help="Only running, paused, completed or failed.")
+        str | None, typer.Option("--status", metavar="STATUS", help="Only running, paused, completed, failed or idle.")
     ] = None,
     json_output: JsonOutput = False,
     sessions_dir: SessionsDir = None,
@@ -133,7 +132,7 @@ def delete(
     full_id = store.resolve(session_id)
     holder = store.holder(full_id)
     if holder is not None:
-        raise SessionInUse(full_id, holder.pid, holder.host)
+        raise SessionInUse(full_id, holder.pid, holder.host, owner=holder.owner)
     if not force and not confirm(f"Delete session {full_id[:8]}...?"):
         print("Not deleted.", file=sys.stderr)
         return

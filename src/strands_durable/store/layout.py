@@ -4,10 +4,27 @@ from __future__ import annotations
 
 import os
 import re
-import uuid
 from pathlib import Path
 
 from strands_durable.errors import UsageError
+from strands_durable.store.ids import is_session_id, new_session_id
+
+__all__ = [
+    "AGENTS_DIR",
+    "BACKUPS_DIR",
+    "LEASE_JSON",
+    "LEASE_LOCK",
+    "PATTERN_STATE_JSON",
+    "SESSION_JSON",
+    "SESSION_PREFIX",
+    "SPEC_SNAPSHOT",
+    "default_sessions_dir",
+    "is_session_id",
+    "message_file_name",
+    "new_session_id",
+    "safe_key",
+    "session_dir",
+]
 
 SESSION_PREFIX = "session_"
 SESSION_JSON = "session.json"
@@ -19,8 +36,6 @@ AGENTS_DIR = "agents"
 BACKUPS_DIR = "backups"
 
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9._:-]+$")
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-_ID_PREFIX = re.compile(r"^[0-9a-f-]{1,36}$")
 
 
 def default_sessions_dir() -> Path:
@@ -28,20 +43,6 @@ def default_sessions_dir() -> Path:
     if configured:
         return Path(configured).expanduser()
     return Path.home() / ".strands" / "sessions"
-
-
-def new_session_id() -> str:
-    return str(uuid.uuid4())
-
-
-def is_session_id(text: str) -> bool:
-    return bool(_UUID.match(text))
-
-
-def check_id_prefix(text: str) -> str:
-    if not _ID_PREFIX.match(text):
-        raise UsageError(f"Not a session id: {text!r} (expected a uuid or a prefix of at least 8 characters)")
-    return text
 
 
 def session_dir(root: Path, session_id: str) -> Path:
