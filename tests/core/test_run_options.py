@@ -32,3 +32,13 @@ def test_a_resume_that_consumes_the_answer_leaves_the_callers_options_as_they_we
     assert options == before and options.hitl_response == "looks right"
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.hitl_response = None  # type: ignore[misc]
+
+
+def test_hitl_answer_answers_every_pause_of_a_run(tmp_path: Path) -> None:
+    spec = Path(__file__).parents[1] / "patterns" / "specs" / "workflow-two-questions.strands.yaml"
+    store = LocalStore(tmp_path / "sessions")
+    options = counted_options(ExecutionLog(tmp_path / "exec.log"), RequestLog(), out_dir=tmp_path / "out")
+    outcome = run_workflow(spec, dataclasses.replace(options, hitl_answer="tomorrow"), store=store)
+    assert outcome.status == "completed"
+    units = store.load(outcome.session_id).units
+    assert units["task:budget"]["response"] == units["task:deadline"]["response"] == "tomorrow"

@@ -226,15 +226,6 @@ class _SizedRequestLog(RequestLog):
         self.requests.append((len(messages), [dict(m) for m in messages]))
 
 
-def _answering_every_pause(answer: str) -> type[RunOptions]:
-    """RunOptions whose `hitl_response` answers every HITL pause of a run, not only the first."""
-
-    class AnsweringOptions(RunOptions):
-        hitl_response = property(lambda self: answer, lambda self, value: None)  # type: ignore[assignment]
-
-    return AnsweringOptions
-
-
 @dataclass
 class _Phase:
     """What one run (golden, crashing or resuming) observed through the crash-point bus."""
@@ -261,13 +252,13 @@ def _options(target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_di
             model = build_model("synthetic", model_id=model_id, runtime=runtime, seed=target.seed)
         return counting_model(model, requests)
 
-    options_class = _answering_every_pause(target.hitl_answer) if target.hitl_answer is not None else RunOptions
-    return options_class(
+    return RunOptions(
         provider="synthetic",  # offline semantics (fixed clock, scratch directory); the model comes from the factory
         seed=target.seed,
         cli_vars=[f"{k}={v}" for k, v in target.variables.items()],
         out_dir=out_dir,
         hitl_use_defaults=True,
+        hitl_answer=target.hitl_answer,
         extra_tools=dict(target.tools),
         model_factory=model_factory,
         crash_points=bus,

@@ -21,7 +21,8 @@ class RunOptions:
     cli_vars: list[str] = field(default_factory=list)
     out_dir: Path = Path("artifacts")
     force: bool = False
-    hitl_response: str | None = None
+    hitl_response: str | None = None  # answers the pending HITL pause (the first one this run reaches)
+    hitl_answer: str | None = None  # answers every HITL pause of the run (chaos runs, the plugin's ini answer)
     hitl_use_defaults: bool = False  # answer every HITL step with its `default` (chaos runs, CI)
     scripts: Any = None  # for provider "scripted": agent id -> script
     extra_tools: dict[str, Any] = field(default_factory=dict)  # name -> Strands tool (Python API)

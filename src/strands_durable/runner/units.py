@@ -165,6 +165,8 @@ def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str
             answer = ctx.hitl_response
             ctx.hitl_response = None  # one answer answers one pause
             return answer
+        if ctx.options.hitl_answer is not None and not other_pending:
+            return ctx.options.hitl_answer
         if ctx.options.hitl_use_defaults and step.default is not None:
             return step.default
         if pending.get("unit") == ref.unit and step.default is not None and step.timeout_seconds:
