@@ -17,7 +17,7 @@ _SCALARS = (str, bytes, int, float, bool, type(None))
 
 def readonly(value: Any) -> Any:
     """`value` itself when it cannot be changed, else a read-only view of it."""
-    if isinstance(value, (*_SCALARS, MappingView, SequenceView, SetView, ObjectView)):
+    if isinstance(value, (*_SCALARS, _View, ObjectView)):
         return value
     if isinstance(value, Mapping):
         return MappingView(value)
@@ -30,11 +30,26 @@ def readonly(value: Any) -> Any:
     raise TypeError(f"no read-only view of a {type(value).__name__}")
 
 
-class MappingView(Mapping[Any, Any]):
+class _View:
+    """What every container view shares: the live target, its length, a plain deep copy, a readable repr."""
+
     __slots__ = ("_target",)
 
-    def __init__(self, target: Mapping[Any, Any]) -> None:
+    def __init__(self, target: Any) -> None:
         self._target = target
+
+    def __len__(self) -> int:
+        return len(self._target)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return copy.deepcopy(self._target, memo)
+
+    def __repr__(self) -> str:
+        return f"readonly({self._target!r})"
+
+
+class MappingView(_View, Mapping[Any, Any]):
+    __slots__ = ()
 
     def __getitem__(self, key: Any) -> Any:
         return readonly(self._target[key])
@@ -42,59 +57,29 @@ class MappingView(Mapping[Any, Any]):
     def __iter__(self) -> Iterator[Any]:
         return iter(list(self._target))  # other threads may add keys while a subscriber reads
 
-    def __len__(self) -> int:
-        return len(self._target)
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return copy.deepcopy(self._target, memo)
-
-    def __repr__(self) -> str:
-        return f"readonly({self._target!r})"
-
-
-class SequenceView(Sequence[Any]):
-    __slots__ = ("_target",)
-
-    def __init__(self, target: Sequence[Any]) -> None:
-        self._target = target
+class SequenceView(_View, Sequence[Any]):
+    __slots__ = ()
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return SequenceView(self._target[index])
         return readonly(self._target[index])
 
-    def __len__(self) -> int:
-        return len(self._target)
-
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and not isinstance(other, str) and list(self) == list(other)
 
     __hash__ = None  # type: ignore[assignment]
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return copy.deepcopy(self._target, memo)
 
-    def __repr__(self) -> str:
-        return f"readonly({self._target!r})"
-
-
-class SetView(Set[Any]):
-    __slots__ = ("_target",)
-
-    def __init__(self, target: Set[Any]) -> None:
-        self._target = target
+class SetView(_View, Set[Any]):
+    __slots__ = ()
 
     def __contains__(self, item: object) -> bool:
         return item in self._target
 
     def __iter__(self) -> Iterator[Any]:
         return iter(list(self._target))
-
-    def __len__(self) -> int:
-        return len(self._target)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return copy.deepcopy(self._target, memo)
 
 
 class ObjectView:

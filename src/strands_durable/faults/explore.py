@@ -54,6 +54,7 @@ from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME, encode_record, read_journal
 from strands_durable.store.local import KnownJournal, LocalStore
 from strands_durable.store.state import SessionState, copy_state, fold
+from strands_durable.store.wrapping import WrappingStore
 
 _GOLDEN_STATES_KEPT = 32
 
@@ -200,18 +201,10 @@ class PointOutcome:
 # -- running one phase ------------------------------------------------------------------------------------------
 
 
-class ObservedStore(LocalStore):
-    """A real `LocalStore` that remembers the session it opened, so subscribers can read its state."""
-
-    session: Any = None
-
-    def create(self, *args: Any, **kwargs: Any) -> Any:
-        self.session = super().create(*args, **kwargs)
-        return self.session
-
-    def open(self, *args: Any, **kwargs: Any) -> Any:
-        self.session = super().open(*args, **kwargs)
-        return self.session
+def observed_store(sessions: Path, *, known_journal: KnownJournal | None = None) -> WrappingStore:
+    """A real `LocalStore` behind the wrapper store, whose `session` is the session it opened last, so subscribers
+    can read its state."""
+    return WrappingStore(LocalStore(sessions, known_journal=known_journal))
 
 
 class _SizedRequestLog(RequestLog):
@@ -292,7 +285,7 @@ def _arm(bus: CrashPoints, phase: _Phase, target: CrashPoint, skip: int) -> None
     bus.subscribe(crash)
 
 
-def _watch_convergence(bus: CrashPoints, phase: _Phase, store: ObservedStore, golden: GoldenRun) -> None:
+def _watch_convergence(bus: CrashPoints, phase: _Phase, store: WrappingStore, golden: GoldenRun) -> None:
     digester = golden.digester
 
     def check(point: CrashPoint) -> None:
@@ -357,7 +350,7 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
     if workdir.exists():
         _OPS.remove_tree(workdir)
     sessions, out_dir = workdir / "golden" / "sessions", workdir / "golden" / "out"
-    store = ObservedStore(sessions)
+    store = observed_store(sessions)
     journal_path = layout.session_dir(sessions, target.session_id) / JOURNAL_NAME
     phase = _Phase()
     bus = CrashPoints()
@@ -375,7 +368,7 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
     _observe(bus, phase)
     options = _options(target, bus, phase.requests, out_dir)
     outcome = run_workflow(target.spec_path, options, store=store, session_id=target.session_id)
-    directory = store.directory_of(target.session_id)
+    directory = LocalStore(sessions).directory_of(target.session_id)
     final = LocalStore(sessions).load(target.session_id)
     problems = [Finding(INVALID_HISTORY, f"golden run: {v}") for v in next_request_violations(final)]
     if outcome.status != "completed":
@@ -475,7 +468,7 @@ class _Exploration:
         assert self.sessions is not None and self.out_dir is not None
         phase = _Phase()
         bus = CrashPoints()
-        store = ObservedStore(self.sessions, known_journal=self.known)
+        store = observed_store(self.sessions, known_journal=self.known)
         _observe(bus, phase)
         if arm is not None:
             _arm(bus, phase, *arm)

@@ -41,7 +41,7 @@ from strands_durable.faults.common import (
     reset_dir,
     run_golden,
 )
-from strands_durable.faults.explore import GoldenPoint, ObservedStore, cut_for, seed_session, skip_count
+from strands_durable.faults.explore import GoldenPoint, cut_for, observed_store, seed_session, skip_count
 from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
 from strands_durable.faults.oracle import stored_violations
 from strands_durable.faults.report import readable_difference
@@ -59,6 +59,7 @@ from strands_durable.store import layout
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
 from strands_durable.store.local import LocalStore
 from strands_durable.store.state import SessionState, fold
+from strands_durable.store.wrapping import WrappingStore
 
 FAULT = "kill"
 SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}
@@ -141,7 +142,7 @@ def explore_kill(
     golden: Golden | None = None,
     run: FaultRun | None = None,
     store_factory: Callable[[Path], Any] = LocalStore,
-    resume_store: Callable[[Path], ObservedStore] = ObservedStore,
+    resume_store: Callable[[Path], WrappingStore] = observed_store,
     full: bool = False,
 ) -> FaultRun:
     """Kill a real child at every crash point of the golden run with each signal (SIGINT and SIGTERM at every
@@ -187,7 +188,7 @@ def kill_at_point(
     store_factory: Callable[[Path], Any] = LocalStore,
     *,
     journal: GoldenJournal | None = None,
-    resume_store: Callable[[Path], ObservedStore] = ObservedStore,
+    resume_store: Callable[[Path], WrappingStore] = observed_store,
     full: bool = False,
 ) -> KillOutcome:
     """One child killed by `signal_name` at crash point `point_id`, then resumed and judged. The child starts
@@ -324,7 +325,7 @@ def _after_death(
     *,
     graceful: bool,
     converge_to: GoldenJournal | None = None,
-    resume_store: Callable[[Path], ObservedStore] = ObservedStore,
+    resume_store: Callable[[Path], WrappingStore] = observed_store,
     outcome: KillOutcome | None = None,
 ) -> None:
     sessions, out_dir = workspace / "sessions", workspace / "out"

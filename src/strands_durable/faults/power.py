@@ -29,7 +29,8 @@ from strands_durable.faults.recording import BARRIERS, Op, RecordingFileOps
 from strands_durable.store import layout
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
-from strands_durable.store.local import LocalSession, LocalStore
+from strands_durable.store.local import LocalStore
+from strands_durable.store.wrapping import WrappingStore
 
 FAULT = "power"
 DEFAULT_MAX_POINTS = 400  # persistence points explored per workflow (evenly sampled beyond this)
@@ -246,15 +247,15 @@ def crash_states(model: DiskModel, op_index: int) -> list[CrashState]:
 # -- promises: which commits had returned durable to their caller -------------------------------------------------
 
 
-class PromiseStore(LocalStore):
-    """A real `LocalStore` that marks, in the recording, the moment a session's creation returned."""
+def promise_store(sessions: Path, ops: RecordingFileOps) -> WrappingStore:
+    """A real `LocalStore` on the recording file layer, behind the wrapper store, which marks in the recording the
+    moment a session's creation returned (its commits are marked by `mark_promises`)."""
 
-    fileops: RecordingFileOps
+    def created(session: Any, is_new: bool) -> None:
+        if is_new:
+            ops.mark(("promise", 0, ()))
 
-    def create(self, *args: Any, **kwargs: Any) -> LocalSession:
-        session = super().create(*args, **kwargs)
-        self.fileops.mark(("promise", 0, ()))
-        return session
+    return WrappingStore(LocalStore(sessions, fileops=ops), on_open=created)
 
 
 def mark_promises(bus: CrashPoints, ops: RecordingFileOps) -> None:
@@ -290,7 +291,7 @@ def record_golden(target: FaultTarget, base: Path, recorder: RecordingFileOps | 
     points: list[CrashPoint] = []
     bus.subscribe(points.append)
     mark_promises(bus, ops)
-    store = PromiseStore(base / "sessions", fileops=ops)
+    store = promise_store(base / "sessions", ops)
     outcome = run_workflow(
         target.spec_path, run_options(target, base / "out", bus), store=store, session_id=target.session_id
     )

@@ -21,12 +21,13 @@ from strands_durable.agent.durable import StopRequested
 from strands_durable.agent.loop import stop_pool_threads
 from strands_durable.crashpoints import CrashPoint, CrashPoints, UnitBoundary
 from strands_durable.faults.common import FaultTarget, Golden, ToolLedger, run_options, write_scratch
-from strands_durable.faults.explore import Converged, ObservedStore
+from strands_durable.faults.explore import Converged, observed_store
 from strands_durable.faults.snapshot import SnapshotDigest
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.runner.signals import StopSignals  # imported here, in the warm parent, not in every child
 from strands_durable.store.journal import read_journal
 from strands_durable.store.local import LocalStore
+from strands_durable.store.wrapping import WrappingStore
 
 NOT_FIRED = 99  # the child finished without reaching its crash point
 _NO_NOTICE = -1  # a descriptor that is never open: the handlers' notice is dropped (they ignore OSError)
@@ -105,7 +106,7 @@ def resuming_run(
     ledger: ToolLedger,
     *,
     converge_to: Mapping[str, set[str]] | None = None,
-    store_factory: Callable[[Path], ObservedStore] = ObservedStore,
+    store_factory: Callable[[Path], WrappingStore] = observed_store,
 ) -> Convergence | None:
     """Resume the session in fresh objects; with `converge_to` (commit path -> the golden run's snapshot digests
     there), stop at the first commit whose snapshot (in memory) equals the golden run's at that checkpoint. The
