@@ -22,10 +22,9 @@ from strands_durable.crashpoints import CrashPoint, CrashPoints, ToolCall
 from strands_durable.errors import DurableError
 from strands_durable.faults.oracle import comparable, first_difference, stored_violations
 from strands_durable.runner.options import RunOptions
-from strands_durable.store import layout
+from strands_durable.store import LocalStore, layout
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME
-from strands_durable.store.local import LocalStore
 from strands_durable.store.state import SessionState
 
 PINNED_CREATED_AT = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)

@@ -39,10 +39,9 @@ from strands_durable.faults.runs import (
     resuming_run,
     wait_for_threads,
 )
-from strands_durable.store import layout
+from strands_durable.store import LocalStore, layout
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.journal import JOURNAL_NAME
-from strands_durable.store.local import LocalStore
 
 FAULT = "compound"
 MAX_OPS = 2000

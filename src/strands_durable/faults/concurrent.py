@@ -33,7 +33,7 @@ from strands_durable.faults.common import (
 )
 from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
 from strands_durable.faults.runs import crashing_run
-from strands_durable.store.local import LocalStore
+from strands_durable.store import LocalStore
 
 FAULT = "concurrent"
 DEFAULT_LATENCY_MS = 20

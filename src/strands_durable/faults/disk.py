@@ -23,10 +23,9 @@ from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError, ExitCode, SessionNotFound, exit_code_for
 from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Golden, reset_dir, run_golden, run_options
 from strands_durable.faults.runs import paused_after_first_unit
-from strands_durable.store import layout
+from strands_durable.store import LocalStore, layout
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.journal import JOURNAL_NAME
-from strands_durable.store.local import LocalStore
 
 FAULT = "disk"
 ERRNOS = {"ENOSPC": errno.ENOSPC, "EIO": errno.EIO, "EROFS": errno.EROFS}

@@ -55,9 +55,8 @@ from strands_durable.faults.runs import (
     wait_for_threads,
 )
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
-from strands_durable.store import layout
+from strands_durable.store import LocalStore, layout
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
-from strands_durable.store.local import LocalStore
 from strands_durable.store.state import SessionState, fold
 from strands_durable.store.wrapping import WrappingStore
 

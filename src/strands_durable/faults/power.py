@@ -26,10 +26,9 @@ from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints, ToolCal
 from strands_durable.errors import DurableError, SessionCompleted, SessionNotFound, exit_code_for
 from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Golden, judge_state, reset_dir, run_options
 from strands_durable.faults.recording import BARRIERS, Op, RecordingFileOps
-from strands_durable.store import layout
+from strands_durable.store import LocalStore, layout
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
-from strands_durable.store.local import LocalStore
 from strands_durable.store.wrapping import WrappingStore
 
 FAULT = "power"

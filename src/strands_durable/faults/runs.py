@@ -25,8 +25,8 @@ from strands_durable.faults.explore import Converged, observed_store
 from strands_durable.faults.snapshot import SnapshotDigest
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.runner.signals import StopSignals  # imported here, in the warm parent, not in every child
+from strands_durable.store import LocalStore
 from strands_durable.store.journal import read_journal
-from strands_durable.store.local import LocalStore
 from strands_durable.store.wrapping import WrappingStore
 
 NOT_FIRED = 99  # the child finished without reaching its crash point

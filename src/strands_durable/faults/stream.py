@@ -20,7 +20,7 @@ from strands_durable.errors import DurableError, exit_code_for
 from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Golden, reset_dir, run_golden, run_options
 from strands_durable.faults.oracle import stored_violations
 from strands_durable.models.events import StreamFault
-from strands_durable.store.local import LocalStore
+from strands_durable.store import LocalStore
 
 FAULT = "stream"
 KINDS: tuple[tuple[str, int], ...] = (
