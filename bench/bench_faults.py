@@ -24,7 +24,7 @@ from pathlib import Path
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
 from strands_durable.faults.common import FaultRun, FaultTarget, Golden, judge_final, reset_dir, run_golden, run_options
 from strands_durable.faults.kill import GoldenJournal, kill_at_point
-from strands_durable.runner.api import resume, run_workflow
+from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store.local import LocalStore
 
 REPO = Path(__file__).resolve().parents[1]

@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from strands_durable.runner.api import run_workflow
-from strands_durable.runner.context import RunOptions
+from strands_durable.runner.options import RunOptions
+from strands_durable.runner.run import run_workflow
 from strands_durable.store import LocalStore, MemoryStore
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.layout import new_session_id

@@ -155,10 +155,10 @@ class GoldenItem(_ChaosItem):
         self.error = error
 
     def runtest(self) -> None:
-        from strands_durable.faults.explore import Problem
+        from strands_durable.faults.common import Finding
         from strands_durable.faults.suite import golden_properties
 
-        problems = self.golden.problems if self.golden is not None else [Problem("golden-run", str(self.error))]
+        problems = self.golden.problems if self.golden is not None else [Finding("golden-run", str(self.error))]
         self.user_properties.extend(golden_properties(self.workflow, self.golden, problems))
         if problems:
             raise ChaosFailure("the golden run (no faults) failed:\n" + "\n".join(str(p) for p in problems))
@@ -218,7 +218,7 @@ class ChaosFixture:
         self.defaults = defaults
 
     def run(self, spec: str | Path | None = None, **options: Any) -> list[Any]:
-        from strands_durable.faults.explore import Problem
+        from strands_durable.faults.common import Finding
         from strands_durable.faults.suite import golden_properties, outcome_properties
 
         options = {**self.defaults, **options}
@@ -228,7 +228,7 @@ class ChaosFixture:
         try:
             golden = self.suite.golden(self.suite.target(spec_path, **options))
         except Exception as exc:
-            problem = Problem("golden-run", f"{type(exc).__name__}: {exc}")
+            problem = Finding("golden-run", f"{type(exc).__name__}: {exc}")
             self.node.user_properties.extend(golden_properties(spec_path.name, None, [problem]))
             raise ChaosFailure(f"the golden run failed:\n{problem}") from None
         self.node.user_properties.extend(golden_properties(spec_path.name, golden, golden.problems))

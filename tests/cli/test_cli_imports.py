@@ -51,4 +51,4 @@ def test_the_wrapper_would_see_strands_agents_imported_by_a_run(store, tmp_path)
     spec.write_text(CHAIN, encoding="utf-8")
     result = run_in_wrapper("run", str(spec), "--out", str(tmp_path / "out"))
     last = result.stderr.splitlines()[-1]
-    assert last.startswith("EXIT 0 HEAVY [") and "'strands'" in last and "'strands_durable.runner.api'" in last
+    assert last.startswith("EXIT 0 HEAVY [") and "'strands'" in last and "'strands_durable.runner.run'" in last

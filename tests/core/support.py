@@ -20,10 +20,10 @@ from strands_durable.faults.oracle import (
     tool_ids_on_disk,
 )
 from strands_durable.models.providers import build_model
-from strands_durable.runner.api import resume, run_workflow
-from strands_durable.runner.context import RunOptions
+from strands_durable.runner.marks import non_idempotent
 from strands_durable.runner.native_tools import evaluate_arithmetic
-from strands_durable.runner.tools import non_idempotent
+from strands_durable.runner.options import RunOptions
+from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store import LocalStore
 from strands_durable.store.journal import JOURNAL_NAME
 

@@ -4,6 +4,7 @@ harness can record and fault every write. This test reads the source and fails o
 from __future__ import annotations
 
 import ast
+import shutil
 from pathlib import Path
 
 import strands_durable
@@ -50,14 +51,14 @@ def _to_terminal(call: ast.Call) -> bool:
     return isinstance(target, ast.Attribute) and target.attr in {"_notice_fd", "stderr_fd"}
 
 
-def _direct_writes(path: Path) -> list[str]:
+def _direct_writes(path: Path, root: Path = PACKAGE.parent) -> list[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        where = f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+        where = f"{path.relative_to(root)}:{node.lineno}"
         if isinstance(func, ast.Name) and func.id == "open":
             mode = (
                 node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
@@ -93,12 +94,15 @@ def test_no_module_writes_files_outside_the_file_operations_layer() -> None:
 
 
 def test_the_scan_catches_a_direct_write(tmp_path: Path) -> None:
-    sample = PACKAGE / "_scan_probe.py"
-    try:
-        sample.write_text(
-            "import os\nfrom pathlib import Path\nPath('x').write_text('y')\nos.replace('a', 'b')\nopen('f', 'w')\n"
-        )
-        found = _direct_writes(sample)
-    finally:
-        sample.unlink()
-    assert len(found) == 3, found
+    copy = tmp_path / "strands_durable"  # a copy of the package: the installed one is never written to
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    sample = copy / "_scan_probe.py"
+    sample.write_text(
+        "import os\nfrom pathlib import Path\nPath('x').write_text('y')\nos.replace('a', 'b')\nopen('f', 'w')\n"
+    )
+    found = _direct_writes(sample, tmp_path)
+    assert found == [
+        "strands_durable/_scan_probe.py:3: .write_text()",
+        "strands_durable/_scan_probe.py:4: os.replace",
+        "strands_durable/_scan_probe.py:5: open(..., 'w')",
+    ], found

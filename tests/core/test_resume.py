@@ -15,9 +15,9 @@ from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
 from strands_durable.errors import SessionCompleted, SpecError
 from strands_durable.faults.oracle import RequestLog, comparable, first_difference, stored_violations
 from strands_durable.history import SYNTHESIZED_RESULT_TEXT
-from strands_durable.runner.api import resume, run_workflow
-from strands_durable.runner.context import RunOptions
+from strands_durable.runner.options import RunOptions
 from strands_durable.runner.reporter import RecordingReporter
+from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store import LocalStore
 from tests.conftest import REPO
 from tests.core.support import ExecutionLog, counted_options, counting_tools

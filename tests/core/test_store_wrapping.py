@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
+from strands_durable import RunOptions, resume, run_workflow
 from strands_durable.errors import StorageIOError
-from strands_durable.runner.api import resume, run_workflow
-from strands_durable.runner.context import RunOptions
 from strands_durable.store import LocalStore, MemoryStore, WrappingStore
 from strands_durable.store.wrapping import CommitCall, WrappedSession
 from tests.cli.support import make_session

@@ -39,7 +39,9 @@ def test_a_soak_with_the_progress_display_forks_its_children_and_passes(tmp_path
     assert "PASS: no divergence, no invalid history, no data lost" in result.stdout
     assert "refusing to fork" not in result.stdout + result.stderr
     data = json.loads(report.read_text())
-    assert json.dumps(data)  # a JSON document
+    assert data["passed"] is True and data["faults"] == ["kill", "concurrent"]
+    assert data["totals"]["kill"]["crash_points"] > 0 and data["totals"]["concurrent"]["crash_points"] > 0
+    assert all(not run["findings"] for run in data["runs"])
     kill_row = next(line for line in result.stdout.splitlines() if line.startswith("kill "))
     assert int(kill_row.split()[1]) > 0, "kill children were forked and explored"
 

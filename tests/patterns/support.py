@@ -12,7 +12,7 @@ from typing import Any
 from strands_durable.faults.oracle import RequestLog, counting_model
 from strands_durable.models import SyntheticModel
 from strands_durable.models.wrapping import WrappedModel
-from strands_durable.runner.context import RunOptions
+from strands_durable.runner.options import RunOptions
 from strands_durable.runner.reporter import RecordingReporter
 from tests.core.support import ExecutionLog, counting_tools
 

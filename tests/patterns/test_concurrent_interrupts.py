@@ -13,7 +13,7 @@ from strands_durable.agent.durable import StopRequested
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
 from strands_durable.errors import BudgetExceeded
 from strands_durable.faults.oracle import comparable, first_difference
-from strands_durable.runner.api import resume, run_workflow
+from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store import LocalStore
 from tests.conftest import EXAMPLES
 from tests.core.support import ExecutionLog, crash_at

@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from strands_durable.errors import DurableError, HitlPaused, exit_code_for
-from strands_durable.runner.api import resume, run_workflow
-from strands_durable.runner.context import RunOptions
+from strands_durable.runner.options import RunOptions
+from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store import LocalStore
+from tests.corpus import corpus_dir
 
-CORPUS = Path("/work/shared/corpus/strands-cli-v0/examples")
+CORPUS = corpus_dir() / "examples"
 
 
 @dataclass(frozen=True)

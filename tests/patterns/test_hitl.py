@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from strands_durable.errors import ExitCode, HitlPaused, WorkflowFailed, exit_code_for
-from strands_durable.runner.api import resume, run_workflow
+from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store import LocalStore
 from tests.conftest import EXAMPLES
 from tests.core.support import ExecutionLog

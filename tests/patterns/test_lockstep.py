@@ -10,8 +10,8 @@ import pytest
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
 from strands_durable.faults.oracle import comparable, first_difference
-from strands_durable.runner.api import resume, run_workflow
-from strands_durable.runner.context import RunOptions
+from strands_durable.runner.options import RunOptions
+from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store import LocalStore
 from tests.conftest import EXAMPLES
 

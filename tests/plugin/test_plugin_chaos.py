@@ -100,12 +100,12 @@ from strands_durable import crashpoints
 _real = crashpoints.CrashPoints.emit
 _golden_done = []
 
-def _emit(self, site, path=""):
+def _emit(self, site, path="", **fields):
     if site == "unit.before" and path.startswith("step[2]"):
         if _golden_done:
             return  # only the first (golden) run ever emits this point
         _golden_done.append(True)
-    return _real(self, site, path)
+    return _real(self, site, path, **fields)
 
 crashpoints.CrashPoints.emit = _emit
 """

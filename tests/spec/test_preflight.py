@@ -12,10 +12,10 @@ import pytest
 from tests.patterns.test_corpus_offline import COMPLETES, CORPUS, TABLE
 
 from strands_durable.errors import DurableError, exit_code_for
-from strands_durable.runner.api import run_workflow
-from strands_durable.runner.context import RunOptions
+from strands_durable.runner.options import RunOptions
 from strands_durable.runner.preflight import findings
 from strands_durable.runner.reporter import RecordingReporter
+from strands_durable.runner.run import run_workflow
 from strands_durable.spec import load_spec
 from strands_durable.store import LocalStore
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.corpus import corpus_dir
 
 from strands_durable.spec import PATTERN_TYPES, load_spec, spec_hash
 
-CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "strands-cli-v0"
+CORPUS = corpus_dir()
 EXAMPLES = sorted((CORPUS / "examples").glob("*.yaml"))
 
 # Corpus files with a genuine defect on a path a run may never take: `{{ fix %}` in `revise_prompt` (rendered only

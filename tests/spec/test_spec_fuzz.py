@@ -9,13 +9,13 @@ from typing import Any
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.corpus import corpus_dir
 
 from strands_durable.errors import ExitCode, SpecError
 from strands_durable.spec import Spec, load_spec_text
 
-EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "strands-cli-v0" / "examples"
+EXAMPLES = corpus_dir() / "examples"
 CORPUS = sorted(EXAMPLES.glob("*.yaml"))
-assert CORPUS, f"the strands-cli corpus is missing: {EXAMPLES}"
 
 SCALARS = st.one_of(
     st.none(),

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from strands_durable.runner.api import run_workflow
-from strands_durable.runner.context import RunOptions
+from strands_durable.runner.options import RunOptions
+from strands_durable.runner.run import run_workflow
 from strands_durable.store import LocalStore
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from strands_durable.errors import Unsupported
-from strands_durable.runner.api import resume
-from strands_durable.runner.context import RunOptions
+from strands_durable.runner.options import RunOptions
+from strands_durable.runner.run import resume
 from strands_durable.store import LocalStore
 from tests.tools.support import call, result_text, run_and_kill, run_script, scripted_spec, tool_results
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +43,7 @@ class Invocation:
     model: Any = None  # a strands Model
     invocation_state: dict[str, Any] = field(default_factory=dict)  # passed to the agent call (tool_context)
     provider: str = "all"  # history validation profile
+    place: tuple[tuple[str, int], ...] = ()  # the unit's crash-point place (see crashpoints.Place)
 
 
 @dataclass
@@ -125,7 +126,7 @@ class DurableInvoker:
     def _build_agent(self, inv: Invocation, conv: Conversation | None, *, started: bool) -> tuple[Any, dict[str, int]]:
         from strands import Agent
         from strands.agent.conversation_manager import SlidingWindowConversationManager
-        from strands.hooks import AfterInvocationEvent, BeforeModelCallEvent, MessageAddedEvent
+        from strands.hooks import BeforeModelCallEvent, MessageAddedEvent
         from strands.middleware import ExecuteToolStage
         from strands.tools.executors import SequentialToolExecutor
 
@@ -159,7 +160,6 @@ class DurableInvoker:
         hooks = _InvocationHooks(self, inv, agent, counters)
         agent.hooks.add_callback(BeforeModelCallEvent, hooks.before_model_call)
         agent.hooks.add_callback(MessageAddedEvent, hooks.message_added)
-        agent.hooks.add_callback(AfterInvocationEvent, hooks.after_invocation)
         agent.add_middleware(ExecuteToolStage, hooks.execute_tool)
         return agent, counters
 
@@ -235,15 +235,20 @@ class _InvocationHooks:
                     f"refusing to send an invalid history for {self.inv.conv_key}: {first.rule} at message "
                     f"{first.message_index}: {first.message}"
                 )
-        self.crash.emit("model.before", f"{self.inv.path}/turn[{self._turn()}]")
+        turn = self._turn()
+        self.crash.emit("model.before", f"{self.inv.path}/turn[{turn}]", **self._model_fields(turn))
         self.counters["model_calls"] += 1
+
+    def _model_fields(self, turn: int) -> dict[str, Any]:
+        place = (*self.inv.place, ("turn", turn))
+        return {"agent": self.inv.agent_id, "conversation": self.inv.conv_key, "turn": turn, "place": place}
 
     def message_added(self, event: Any) -> None:
         message = event.message
         turn = self._turn()
         if message.get("role") == "assistant":
             kind = "answer"
-            self.crash.emit("model.answered", f"{self.inv.path}/turn[{turn}]")
+            self.crash.emit("model.answered", f"{self.inv.path}/turn[{turn}]", **self._model_fields(turn))
         elif any("toolResult" in block for block in message.get("content", ())):
             kind, turn = "results", turn - 1
         else:
@@ -278,9 +283,6 @@ class _InvocationHooks:
         # from the durable tool-result journal; those records become durable with the next fsync
         self.session.commit([record], path=commit_path, durable=kind == "answer")
 
-    def after_invocation(self, event: Any) -> None:
-        return None
-
     # -- tool middleware -----------------------------------------------------------------------------
     async def execute_tool(self, context: Any, next_fn: Any) -> Any:
         from strands.middleware import ToolResultEvent
@@ -290,7 +292,17 @@ class _InvocationHooks:
         name = tool_use["name"]
         conv = self.conv
         assert conv is not None, "a tool ran before its conversation was committed"
-        tool_path = f"{self.inv.path}/turn[{self._turn() - 1}]/tool[{self._tool_index(conv, tool_use_id)}]:{name}"
+        turn, index = self._turn() - 1, self._tool_index(conv, tool_use_id)
+        tool_path = f"{self.inv.path}/turn[{turn}]/tool[{index}]:{name}"
+        point = {
+            "name": name,
+            "tool_use_id": tool_use_id,
+            "conversation": self.inv.conv_key,
+            "non_idempotent": name in self.inv.non_idempotent,
+            "turn": turn,
+            "index": index,
+            "place": (*self.inv.place, ("turn", turn), ("tool", index)),
+        }
         committed = conv.tool_results.get(tool_use_id)
         if committed is not None:
             yield ToolResultEvent(copy.deepcopy(committed))
@@ -306,7 +318,7 @@ class _InvocationHooks:
                 path=f"{tool_path}/started",
             )
         self._check_stop()
-        self.crash.emit("tool.before", tool_path)
+        self.crash.emit("tool.before", tool_path, **point)
         final = None
         async for item in next_fn(context):
             if isinstance(item, ToolResultEvent):
@@ -315,9 +327,9 @@ class _InvocationHooks:
                 yield item
         if final is None:
             raise WorkflowFailed(f"tool {name} produced no result")
-        self.crash.emit("tool.executed", tool_path)
+        self.crash.emit("tool.executed", tool_path, **point)
         self._commit_result(final.tool_result, tool_path)
-        self.crash.emit("tool.committed", tool_path)
+        self.crash.emit("tool.committed", tool_path, **point)
         yield final
 
     def _commit_result(self, result: dict[str, Any], tool_path: str) -> None:
@@ -347,9 +359,3 @@ CALL_IDEMPOTENCY_ATTRIBUTE = "__strands_call_idempotent__"
 def call_is_idempotent(tool: Any, tool_use: dict[str, Any]) -> bool:
     judge = getattr(tool, CALL_IDEMPOTENCY_ATTRIBUTE, None)
     return judge is None or bool(judge(tool_use.get("input") or {}))
-
-
-def iter_pending_tool_uses(conv: Conversation) -> Iterable[dict[str, Any]]:
-    """The toolUse blocks of a trailing assistant message that still wait for results."""
-    if conv.messages and conv.messages[-1].get("role") == "assistant":
-        yield from _tool_uses(conv.messages[-1])

@@ -17,10 +17,6 @@ def set_debug(enabled: bool) -> None:
     _debug = _debug or enabled
 
 
-def debug_enabled() -> bool:
-    return _debug
-
-
 def fail(exc: BaseException) -> NoReturn:
     """Print `Error: <message>` on stderr and exit with the code `errors.exit_code_for` gives."""
     if _debug:

@@ -155,11 +155,11 @@ def execute(request: RunRequest) -> int:
     """Run or resume; print the outcome; return the exit code."""
     from strands_durable.agent.durable import StopRequested
     from strands_durable.cli.output import make_reporter
-    from strands_durable.cli.signals import StopSignals
     from strands_durable.errors import HitlPaused
     from strands_durable.operations import retention_from_env
-    from strands_durable.runner.api import resume, run_workflow
-    from strands_durable.runner.context import RunOptions
+    from strands_durable.runner.options import RunOptions
+    from strands_durable.runner.run import resume, run_workflow
+    from strands_durable.runner.signals import StopSignals
     from strands_durable.store import MemoryStore, open_store
 
     human: TextIO = sys.stderr if request.json_output else sys.stdout

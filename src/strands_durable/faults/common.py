@@ -13,19 +13,18 @@ import datetime as dt
 import json
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.crashpoints import CrashPoint, CrashPoints
+from strands_durable.crashpoints import CrashPoint, CrashPoints, ToolCall
 from strands_durable.errors import DurableError
 from strands_durable.faults.oracle import comparable, first_difference, stored_violations
-from strands_durable.runner.context import RunOptions
-from strands_durable.store import layout
+from strands_durable.runner.options import RunOptions
+from strands_durable.store import LocalStore, layout
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME
-from strands_durable.store.local import LocalStore
 from strands_durable.store.state import SessionState
 
 PINNED_CREATED_AT = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
@@ -55,22 +54,45 @@ class FaultTarget:
         return self.spec_path.name.split(".strands.")[0]
 
 
+INVALID_HISTORY = "invalid-history"
+
+
 @dataclass(frozen=True)
 class Finding:
-    """One violated rule: which fault class, where (a stable point id), which variant, what went wrong."""
+    """One violated rule with a readable detail (a first difference, an id, a message); the real-fault classes
+    also say where: which class, at which place (a stable point id), in which variant. The one finding type of
+    every fault class, the in-process explorer included."""
 
-    fault: str  # kill | power | disk | concurrent | stream | compound
-    point: str  # stable id of the place the fault was injected
-    variant: str  # the signal, the errno, the crash-state kind, ...
     rule: str  # identical | data-lost | tool-rerun | invalid-history | unclean-failure | ...
     detail: str
+    fault: str = ""  # kill | power | disk | concurrent | stream | compound ("": an in-process crash point)
+    point: str = ""  # stable id of the place the fault was injected
+    variant: str = ""  # the signal, the errno, the crash-state kind, ...
 
     @property
     def id(self) -> str:
         return f"{self.fault}:{self.point}:{self.variant}"
 
+    @property
+    def invalid_history(self) -> bool:
+        return self.rule == INVALID_HISTORY
+
     def __str__(self) -> str:
-        return f"{self.id} [{self.rule}] {self.detail}"
+        where = f"{self.id} " if self.fault else ""
+        return f"{where}[{self.rule}] {self.detail}"
+
+
+@dataclass(frozen=True)
+class FaultClass:
+    """One real-fault class: its name, its bounds per level (`gate`: what CI runs, `full`: every point it knows;
+    keyword arguments of `explore`) and its explorer `explore(target, workdir, *, golden=..., **bounds)`.
+    A class module declares `FAULT_CLASS`; `faults/real.py` lists the module in one line."""
+
+    name: str
+    bounds: Mapping[str, Mapping[str, Any]]
+    explore: Callable[..., FaultRun]
+    records_own_golden: bool = False  # it runs the golden run itself (power records it through its file layer)
+    seeded: bool = False  # its explorer takes the soak's `seed`
 
 
 @dataclass
@@ -85,7 +107,7 @@ class FaultRun:
     findings: list[Finding] = field(default_factory=list)
 
     def add(self, point: str, variant: str, rule: str, detail: str) -> None:
-        self.findings.append(Finding(self.fault, point, variant, rule, detail))
+        self.findings.append(Finding(rule, detail, self.fault, point, variant))
 
     def judge(self, golden: Golden, sessions: Path, point: str, variant: str) -> None:
         """Add a finding for each way the session in `sessions` falls short of the golden run (`judge_final`)."""
@@ -157,7 +179,7 @@ def run_options(
 def run_golden(target: FaultTarget, workdir: Path) -> Golden:
     """Run the workflow once without faults; record its crash points, the journal's length at each, the journal
     and the final comparable view."""
-    from strands_durable.runner.api import run_workflow
+    from strands_durable.runner.run import run_workflow
 
     reset_dir(workdir)
     bus = CrashPoints()
@@ -301,9 +323,5 @@ class ToolLedger:
 
 
 def non_idempotent_tools(golden: Golden) -> set[str]:
-    """Tool paths of the golden run that committed a `started` record first (non-idempotent tools)."""
-    return {
-        p.path[: -len("/started")]
-        for p in golden.points
-        if p.site == "store.after_commit" and p.path.endswith("/started")
-    }
+    """Tool paths of the golden run's non-idempotent tool calls."""
+    return {p.path for p in golden.points if isinstance(p, ToolCall) and p.non_idempotent}

@@ -21,6 +21,7 @@ from typing import Any
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError
 from strands_durable.faults.common import (
+    FaultClass,
     FaultRun,
     FaultTarget,
     Golden,
@@ -31,11 +32,16 @@ from strands_durable.faults.common import (
     run_options,
 )
 from strands_durable.faults.forking import ChildExit, run_in_child
-from strands_durable.faults.kill import _crashing_run, _resuming_run, journal_digest, wait_for_threads
-from strands_durable.store import layout
+from strands_durable.faults.runs import (
+    crashing_run,
+    journal_digest,
+    paused_after_first_unit,
+    resuming_run,
+    wait_for_threads,
+)
+from strands_durable.store import LocalStore, layout
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.journal import JOURNAL_NAME
-from strands_durable.store.local import LocalStore
 
 FAULT = "compound"
 MAX_OPS = 2000
@@ -46,7 +52,7 @@ MAX_OPS = 2000
 
 def _dying_resume(target: FaultTarget, sessions: Path, out_dir: Path, ledger: ToolLedger, nth: int) -> int:
     """A resume that SIGKILLs itself at the `nth` crash point it emits (exit 0 when it completes first)."""
-    from strands_durable.runner.api import resume
+    from strands_durable.runner.run import resume
 
     bus = CrashPoints()
     ledger.subscribe(bus)
@@ -72,7 +78,7 @@ def crash_during_resume(golden: Golden, first: str, nth: int, workspace: Path, r
     )
     point, variant = first, f"resume-killed-at[{nth}]"
     run.explored += 1
-    ended = run_in_child(lambda: _crashing_run(target, sessions, out_dir, ledger, first, signal.SIGKILL))
+    ended = run_in_child(lambda: crashing_run(target, sessions, out_dir, ledger, first, signal.SIGKILL))
     if ended != ChildExit(None, signal.SIGKILL):
         run.add(point, variant, "not-fired", f"the first child ended with {ended.describe()}")
         return
@@ -83,7 +89,7 @@ def crash_during_resume(golden: Golden, first: str, nth: int, workspace: Path, r
     run.states.add(journal_digest(layout.session_dir(sessions, target.session_id) / JOURNAL_NAME))
     try:
         if LocalStore(sessions).load(target.session_id).status != "completed":
-            _resuming_run(target, sessions, out_dir, ledger)
+            resuming_run(target, sessions, out_dir, ledger)
             wait_for_threads()
     except DurableError as exc:
         run.add(point, variant, "resume-failed", f"the last resume failed: {exc}")
@@ -165,9 +171,8 @@ def needs_repair(golden: Golden, sessions: Path, out_dir: Path) -> bool:
     """A cleanly paused session with a blank text block in a stored history (a new generation) and a
     truncated message file in another conversation, when there is one. False: nothing to break (no model
     answer was committed before the pause)."""
-    from strands_durable.faults.disk import _paused
 
-    directory = _paused(golden, sessions, out_dir)
+    directory = paused_after_first_unit(golden, sessions, out_dir)
     session = LocalStore(sessions, strict=False).open(golden.target.session_id, check=False)  # broken on purpose
     try:
         candidates = [
@@ -208,7 +213,7 @@ def _repair_child(target: FaultTarget, sessions: Path, kill_at: int) -> int:
 def crash_during_repair(golden: Golden, workspace: Path, run: FaultRun, *, stride: int = 1) -> None:
     """Kill a repairing child before its op n = 1, 1+stride, ... until a repair completes without reaching n."""
     from strands_durable.operations import repair_session
-    from strands_durable.runner.api import resume
+    from strands_durable.runner.run import resume
 
     target = golden.target
     kill_at = 1
@@ -260,3 +265,13 @@ def explore_compound(
             crash_during_resume(golden, first, nth, workdir / "compound", run)
     crash_during_repair(golden, workdir / "compound", run, stride=repair_stride)
     return run
+
+
+FAULT_CLASS = FaultClass(
+    FAULT,
+    {
+        "gate": {"first_points": 2, "resume_points": (3, 15), "repair_stride": 4},
+        "full": {"first_points": 6, "resume_points": (1, 5, 20, 60), "repair_stride": 1},
+    },
+    explore_compound,
+)

@@ -20,6 +20,7 @@ from typing import Any
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import ExitCode
 from strands_durable.faults.common import (
+    FaultClass,
     FaultRun,
     FaultTarget,
     Golden,
@@ -31,8 +32,8 @@ from strands_durable.faults.common import (
     write_scratch,
 )
 from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
-from strands_durable.faults.kill import _crashing_run
-from strands_durable.store.local import LocalStore
+from strands_durable.faults.runs import crashing_run
+from strands_durable.store import LocalStore
 
 FAULT = "concurrent"
 DEFAULT_LATENCY_MS = 20
@@ -50,7 +51,7 @@ def _resume_child(
     marker: Path | None = None,
 ) -> int:
     """A resumer: waits for the gate (a pipe the parent closes), resumes, writes `marker` at its first tool."""
-    from strands_durable.runner.api import resume
+    from strands_durable.runner.run import resume
 
     if gate is not None:
         os.read(gate, 1)  # returns when every writer closed the pipe
@@ -99,7 +100,7 @@ def explore_concurrent(
 def _crashed_session(golden: Golden, crash_at: str, workspace: Path) -> tuple[Path, Path, ToolLedger]:
     reset_dir(workspace)
     sessions, out_dir, ledger = workspace / "sessions", workspace / "out", ToolLedger(workspace / "tools.log")
-    ended = run_in_child(lambda: _crashing_run(golden.target, sessions, out_dir, ledger, crash_at, signal.SIGKILL))
+    ended = run_in_child(lambda: crashing_run(golden.target, sessions, out_dir, ledger, crash_at, signal.SIGKILL))
     if ended != ChildExit(None, signal.SIGKILL):
         raise RuntimeError(f"setting up a crashed session at {crash_at} failed: {ended.describe()}")
     return sessions, out_dir, ledger
@@ -190,3 +191,8 @@ def _judge(golden: Golden, sessions: Path, ledger: ToolLedger, point: str, varia
     run.judge(golden, sessions, point, variant)
     for detail in ledger.reruns(non_idempotent_tools(golden)):
         run.add(point, variant, "tool-rerun", detail)
+
+
+FAULT_CLASS = FaultClass(
+    FAULT, {"gate": {"rounds": 1, "resumers": 3}, "full": {"rounds": 3, "resumers": 4}}, explore_concurrent
+)

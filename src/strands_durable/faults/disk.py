@@ -15,18 +15,17 @@ followed by good ones (exit 17 naming journal.log: the journal is the truth and 
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 from pathlib import Path
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError, ExitCode, SessionNotFound, exit_code_for
-from strands_durable.faults.common import FaultRun, FaultTarget, Golden, reset_dir, run_golden, run_options
-from strands_durable.store import layout
+from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Golden, reset_dir, run_golden, run_options
+from strands_durable.faults.runs import paused_after_first_unit
+from strands_durable.store import LocalStore, layout
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.journal import JOURNAL_NAME
-from strands_durable.store.local import LocalStore
 
 FAULT = "disk"
 ERRNOS = {"ENOSPC": errno.ENOSPC, "EIO": errno.EIO, "EROFS": errno.EROFS}
@@ -125,7 +124,7 @@ class _FaultyAppender:
 def paused_then_resumed(target: FaultTarget, sessions: Path, out_dir: Path, fileops: FileOps) -> None:
     """Run until the first unit is committed, stop there (a clean close), then resume to the end."""
     from strands_durable.agent.durable import StopRequested
-    from strands_durable.runner.api import resume, run_workflow
+    from strands_durable.runner.run import resume, run_workflow
 
     bus = CrashPoints()
     units_done: list[CrashPoint] = []
@@ -222,7 +221,7 @@ def fail_at_op(
 
 def _resume_healed(golden: Golden, sessions: Path, out_dir: Path, point: str, variant: str, run: FaultRun) -> None:
     """The fault is gone: resume (if not completed) and compare with the golden run."""
-    from strands_durable.runner.api import resume
+    from strands_durable.runner.run import resume
 
     store = LocalStore(sessions)
     try:
@@ -266,30 +265,13 @@ def damage_files(golden: Golden, workspace: Path, run: FaultRun, kinds: tuple[st
         damage_one(golden, kind, workspace, run)
 
 
-def _paused(golden: Golden, sessions: Path, out_dir: Path) -> Path:
-    from strands_durable.agent.durable import StopRequested
-    from strands_durable.runner.api import run_workflow
-
-    bus = CrashPoints()
-    done: list[CrashPoint] = []
-    bus.subscribe(lambda p: done.append(p) if p.site == "unit.after" else None)
-    with contextlib.suppress(StopRequested):
-        run_workflow(
-            golden.target.spec_path,
-            run_options(golden.target, out_dir, bus, stop_requested=lambda: bool(done)),
-            store=LocalStore(sessions),
-            session_id=golden.target.session_id,
-        )
-    return LocalStore(sessions).directory_of(golden.target.session_id)
-
-
 def damage_one(golden: Golden, kind: str, workspace: Path, run: FaultRun) -> None:
     from strands_durable.operations import repair_session
-    from strands_durable.runner.api import resume
+    from strands_durable.runner.run import resume
 
     reset_dir(workspace)
     sessions, out_dir = workspace / "sessions", workspace / "out"
-    directory = _paused(golden, sessions, out_dir)
+    directory = paused_after_first_unit(golden, sessions, out_dir)
     ops = FileOps()
     point, variant = "paused", kind
     run.explored += 1
@@ -361,3 +343,8 @@ def _damage(ops: FileOps, directory: Path, kind: str) -> Path:
     elif kind == "missing-message":
         ops.remove(target)
     return target
+
+
+FAULT_CLASS = FaultClass(
+    FAULT, {"gate": {"stride": 3, "every_errno": False}, "full": {"stride": 1, "every_errno": True}}, explore_disk
+)

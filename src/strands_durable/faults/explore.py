@@ -32,18 +32,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash, natural_key
+from strands_durable.crashpoints import (
+    SITES,
+    Commit,
+    CrashPoint,
+    CrashPoints,
+    InjectedCrash,
+    ToolCall,
+    ToolKey,
+    natural_key,
+)
 from strands_durable.errors import DurableError
+from strands_durable.faults.common import INVALID_HISTORY, Finding
 from strands_durable.faults.oracle import RequestLog, comparable, counting_model, history_violations
 from strands_durable.faults.report import readable_difference
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
 from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, validate
-from strands_durable.runner.context import RunOptions
+from strands_durable.runner.options import RunOptions
 from strands_durable.store import layout
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME, encode_record, read_journal
 from strands_durable.store.local import KnownJournal, LocalStore
 from strands_durable.store.state import SessionState, copy_state, fold
+from strands_durable.store.wrapping import WrappingStore
 
 _GOLDEN_STATES_KEPT = 32
 
@@ -52,27 +63,11 @@ PINNED_CREATED_AT = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
 _OPS = FileOps()  # chaos scratch files go through the project's one file-operations layer too
 
-INVALID_HISTORY = "invalid-history"
 """The rule name of problems about histories a provider would reject; every other rule is a divergence."""
 
 
 class Converged(InjectedCrash):
     """Stops a resumed run at a checkpoint equal to the golden run's; the session is let go as after a crash."""
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One violated rule at one crash point, with a readable detail (a first difference, an id, a message)."""
-
-    rule: str
-    detail: str
-
-    @property
-    def invalid_history(self) -> bool:
-        return self.rule == INVALID_HISTORY
-
-    def __str__(self) -> str:
-        return f"[{self.rule}] {self.detail}"
 
 
 @dataclass
@@ -124,13 +119,12 @@ class GoldenRun:
     comparable: dict[str, Any]
     tool_executions: int
     model_requests: int
-    problems: list[Problem]
+    problems: list[Finding]
     checkpoint_states: dict[str, GoldenPoint] = field(default_factory=dict)  # snapshot digest -> first checkpoint
     digester: SnapshotDigest = field(default_factory=SnapshotDigest)  # shared by the explorations of this run
     valid_histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # last stored-valid, per key
     _by_id: dict[str, GoldenPoint] = field(default_factory=dict)
-    commits: list[tuple[int, str]] = field(default_factory=list)  # (journal length, path) of each commit
-    non_idempotent: set[str] = field(default_factory=set)  # tool paths that emitted a `started` point
+    commits: list[tuple[int, tuple[ToolKey, ...]]] = field(default_factory=list)  # (journal length, results)
     _states: OrderedDict[int, SessionState] = field(default_factory=OrderedDict)  # journal length -> state
 
     def __post_init__(self) -> None:
@@ -138,10 +132,11 @@ class GoldenRun:
         for p in self.points:
             if p.digest is not None:
                 self.checkpoint_states.setdefault(p.digest, p)
-        self.commits = [(p.journal_length, p.point.path) for p in self.points if p.point.site == "store.after_commit"]
-        self.non_idempotent = {
-            p.point.path[: -len("/started")] for p in self.points if p.point.path.endswith("/started")
-        }
+        self.commits = [
+            (p.journal_length, p.point.tool_results)
+            for p in self.points
+            if isinstance(p.point, Commit) and p.point.site == "store.after_commit"
+        ]
 
     def point(self, point_id: str) -> GoldenPoint:
         return self._by_id[point_id]
@@ -183,7 +178,7 @@ class PointOutcome:
 
     point_ids: list[str]
     fired: list[str] = field(default_factory=list)  # the points where a fault was actually injected
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Finding] = field(default_factory=list)
     converged_at: str | None = None  # the checkpoint where the last resume stopped (None: ran to the end)
     runs: int = 0
 
@@ -206,18 +201,10 @@ class PointOutcome:
 # -- running one phase ------------------------------------------------------------------------------------------
 
 
-class ObservedStore(LocalStore):
-    """A real `LocalStore` that remembers the session it opened, so subscribers can read its state."""
-
-    session: Any = None
-
-    def create(self, *args: Any, **kwargs: Any) -> Any:
-        self.session = super().create(*args, **kwargs)
-        return self.session
-
-    def open(self, *args: Any, **kwargs: Any) -> Any:
-        self.session = super().open(*args, **kwargs)
-        return self.session
+def observed_store(sessions: Path, *, known_journal: KnownJournal | None = None) -> WrappingStore:
+    """A real `LocalStore` behind the wrapper store, whose `session` is the session it opened last, so subscribers
+    can read its state."""
+    return WrappingStore(LocalStore(sessions, known_journal=known_journal))
 
 
 class _SizedRequestLog(RequestLog):
@@ -232,22 +219,13 @@ class _SizedRequestLog(RequestLog):
         self.requests.append((len(messages), [dict(m) for m in messages]))
 
 
-def _answering_every_pause(answer: str) -> type[RunOptions]:
-    """RunOptions whose `hitl_response` answers every HITL pause of a run, not only the first."""
-
-    class AnsweringOptions(RunOptions):
-        hitl_response = property(lambda self: answer, lambda self, value: None)  # type: ignore[assignment]
-
-    return AnsweringOptions
-
-
 @dataclass
 class _Phase:
     """What one run (golden, crashing or resuming) observed through the crash-point bus."""
 
     emitted: list[CrashPoint] = field(default_factory=list)
-    tools_run: list[str] = field(default_factory=list)  # tool paths that executed (tool.before)
-    commits: list[str] = field(default_factory=list)  # commit paths made durable
+    tools_run: list[ToolCall] = field(default_factory=list)  # tool calls that executed (tool.before)
+    commits: list[tuple[ToolKey, ...]] = field(default_factory=list)  # tool results each commit recorded
     requests: _SizedRequestLog = field(default_factory=_SizedRequestLog)
     fired: CrashPoint | None = None
     converged_at: CrashPoint | None = None
@@ -267,13 +245,13 @@ def _options(target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_di
             model = build_model("synthetic", model_id=model_id, runtime=runtime, seed=target.seed)
         return counting_model(model, requests)
 
-    options_class = _answering_every_pause(target.hitl_answer) if target.hitl_answer is not None else RunOptions
-    return options_class(
+    return RunOptions(
         provider="synthetic",  # offline semantics (fixed clock, scratch directory); the model comes from the factory
         seed=target.seed,
         cli_vars=[f"{k}={v}" for k, v in target.variables.items()],
         out_dir=out_dir,
         hitl_use_defaults=True,
+        hitl_answer=target.hitl_answer,
         extra_tools=dict(target.tools),
         model_factory=model_factory,
         crash_points=bus,
@@ -285,10 +263,10 @@ def _options(target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_di
 def _observe(bus: CrashPoints, phase: _Phase) -> None:
     def record(point: CrashPoint) -> None:
         phase.emitted.append(point)
-        if point.site == "tool.before":
-            phase.tools_run.append(point.path)
-        elif point.site == "store.after_commit":
-            phase.commits.append(point.path)
+        if isinstance(point, ToolCall) and point.site == "tool.before":
+            phase.tools_run.append(point)
+        elif isinstance(point, Commit) and point.site == "store.after_commit":
+            phase.commits.append(point.tool_results)
 
     bus.subscribe(record)
 
@@ -307,7 +285,7 @@ def _arm(bus: CrashPoints, phase: _Phase, target: CrashPoint, skip: int) -> None
     bus.subscribe(crash)
 
 
-def _watch_convergence(bus: CrashPoints, phase: _Phase, store: ObservedStore, golden: GoldenRun) -> None:
+def _watch_convergence(bus: CrashPoints, phase: _Phase, store: WrappingStore, golden: GoldenRun) -> None:
     digester = golden.digester
 
     def check(point: CrashPoint) -> None:
@@ -367,12 +345,12 @@ def _fold_bytes(journal: bytes) -> SessionState:
 
 def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
     """Run the workflow once without faults, recording every crash point and the durable state at each."""
-    from strands_durable.runner.api import run_workflow
+    from strands_durable.runner.run import run_workflow
 
     if workdir.exists():
         _OPS.remove_tree(workdir)
     sessions, out_dir = workdir / "golden" / "sessions", workdir / "golden" / "out"
-    store = ObservedStore(sessions)
+    store = observed_store(sessions)
     journal_path = layout.session_dir(sessions, target.session_id) / JOURNAL_NAME
     phase = _Phase()
     bus = CrashPoints()
@@ -390,11 +368,11 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
     _observe(bus, phase)
     options = _options(target, bus, phase.requests, out_dir)
     outcome = run_workflow(target.spec_path, options, store=store, session_id=target.session_id)
-    directory = store.directory_of(target.session_id)
+    directory = LocalStore(sessions).directory_of(target.session_id)
     final = LocalStore(sessions).load(target.session_id)
-    problems = [Problem(INVALID_HISTORY, f"golden run: {v}") for v in next_request_violations(final)]
+    problems = [Finding(INVALID_HISTORY, f"golden run: {v}") for v in next_request_violations(final)]
     if outcome.status != "completed":
-        problems.append(Problem("status", f"golden run ended {outcome.status}"))
+        problems.append(Finding("status", f"golden run ended {outcome.status}"))
     problems += _tool_repeats(phase.tools_run, "golden run")
     return GoldenRun(
         target=target,
@@ -422,13 +400,13 @@ def next_request_violations(state: SessionState) -> list[str]:
     return problems
 
 
-def _tool_repeats(tools_run: list[str], where: str) -> list[Problem]:
+def _tool_repeats(tools_run: list[ToolCall], where: str) -> list[Finding]:
     seen: set[str] = set()
     problems = []
-    for path in tools_run:
-        if path in seen:
-            problems.append(Problem("tool-rerun", f"{where}: tool call {path} executed twice"))
-        seen.add(path)
+    for call in tools_run:
+        if call.path in seen:
+            problems.append(Finding("tool-rerun", f"{where}: tool call {call.path} executed twice"))
+        seen.add(call.path)
     return problems
 
 
@@ -444,9 +422,8 @@ class _Exploration:
         self.outcome = outcome
         self.sessions: Path | None = None
         self.out_dir: Path | None = None
-        self.committed_tools: set[str] = set()  # tool paths (and turn paths for results messages) committed
-        self.non_idempotent = golden.non_idempotent
-        self.executed: dict[str, int] = {}
+        self.committed_tools: set[ToolKey] = set()  # tool calls whose result is committed
+        self.executed: dict[ToolKey, int] = {}
         self.seed = b""  # the journal this exploration started from, as written
         self.seed_state: SessionState | None = None  # its state
         self.known: KnownJournal | None = None  # both, for the stores of its runs (None: they read it all)
@@ -456,7 +433,7 @@ class _Exploration:
         return self.golden.target.session_id
 
     def problem(self, rule: str, detail: str) -> None:
-        self.outcome.problems.append(Problem(rule, detail))
+        self.outcome.problems.append(Finding(rule, detail))
 
     # -- directories --
     def seed_prefix(self, length: int) -> None:
@@ -470,21 +447,10 @@ class _Exploration:
         self.known = (
             None if self.stored_violations(self.seed_state) else KnownJournal(journal, self.seed, self.seed_state)
         )
-        for journal_length, path in self.golden.commits:
+        for journal_length, results in self.golden.commits:
             if journal_length > length:
                 break
-            self._note_commit(path)
-
-    def _note_commit(self, path: str) -> None:
-        if path.endswith("/result"):
-            self.committed_tools.add(path[: -len("/result")])
-        elif path.endswith("/results"):
-            self.committed_tools.add(path[: -len("/results")] + "/")
-
-    def is_committed(self, tool_path: str) -> bool:
-        return tool_path in self.committed_tools or any(
-            tool_path.startswith(turn) for turn in self.committed_tools if turn.endswith("/")
-        )
+            self.committed_tools.update(results)
 
     def load(self, *, upto_seq: int | None = None) -> SessionState:
         """The session's durable state, read from its journal on disk (up to record `upto_seq`) as the runs' stores
@@ -497,12 +463,12 @@ class _Exploration:
         self, *, arm: tuple[CrashPoint, int] | None, converge: bool, label: str, before: SessionState | None = None
     ) -> _Phase:
         """Resume the current session in fresh objects; check tools and requests against what was committed."""
-        from strands_durable.runner.api import resume
+        from strands_durable.runner.run import resume
 
         assert self.sessions is not None and self.out_dir is not None
         phase = _Phase()
         bus = CrashPoints()
-        store = ObservedStore(self.sessions, known_journal=self.known)
+        store = observed_store(self.sessions, known_journal=self.known)
         _observe(bus, phase)
         if arm is not None:
             _arm(bus, phase, *arm)
@@ -526,18 +492,19 @@ class _Exploration:
             phase.error = exc
             self.problem("resume-failed", f"{label} failed: {type(exc).__name__}: {exc}")
         self._check_phase(phase, before, label)
-        for path in phase.commits:
-            self._note_commit(path)
+        for results in phase.commits:
+            self.committed_tools.update(results)
         return phase
 
     def _check_phase(self, phase: _Phase, before: SessionState, label: str) -> None:
-        for path in phase.tools_run:
-            if self.is_committed(path):
-                self.problem("tool-rerun", f"{label}: committed tool call {path} executed again")
-            self.executed[path] = self.executed.get(path, 0) + 1
-            if path in self.non_idempotent and self.executed[path] > 1:
+        for call in phase.tools_run:
+            if call.key in self.committed_tools:
+                self.problem("tool-rerun", f"{label}: committed tool call {call.path} executed again")
+            self.executed[call.key] = self.executed.get(call.key, 0) + 1
+            if call.non_idempotent and self.executed[call.key] > 1:
                 self.problem(
-                    "tool-rerun", f"{label}: non-idempotent tool call {path} executed {self.executed[path]} times"
+                    "tool-rerun",
+                    f"{label}: non-idempotent tool call {call.path} executed {self.executed[call.key]} times",
                 )
         for count, messages in phase.requests.requests:
             if _answer_committed(before, messages, count):

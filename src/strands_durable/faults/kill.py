@@ -19,24 +19,20 @@ no committed tool ran again.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import random
 import signal
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.agent.durable import StopRequested
-from strands_durable.agent.loop import stop_pool_threads
-from strands_durable.cli.signals import StopSignals  # imported here, in the warm parent, not in every child
-from strands_durable.crashpoints import CrashPoint, CrashPoints
+from strands_durable.crashpoints import CrashPoint
 from strands_durable.errors import DurableError, ExitCode
 from strands_durable.faults.common import (
+    FaultClass,
     FaultRun,
     FaultTarget,
     Golden,
@@ -44,25 +40,29 @@ from strands_durable.faults.common import (
     non_idempotent_tools,
     reset_dir,
     run_golden,
-    run_options,
-    write_scratch,
 )
-from strands_durable.faults.explore import Converged, GoldenPoint, ObservedStore, cut_for, seed_session, skip_count
+from strands_durable.faults.explore import GoldenPoint, cut_for, observed_store, seed_session, skip_count
 from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
 from strands_durable.faults.oracle import stored_violations
 from strands_durable.faults.report import readable_difference
+from strands_durable.faults.runs import (
+    NOT_FIRED,
+    Convergence,
+    Trigger,
+    crashing_run,
+    journal_digest,
+    resuming_run,
+    wait_for_threads,
+)
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
-from strands_durable.runner.api import resume, run_workflow
-from strands_durable.store import layout
+from strands_durable.store import LocalStore, layout
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
-from strands_durable.store.local import LocalStore
 from strands_durable.store.state import SessionState, fold
+from strands_durable.store.wrapping import WrappingStore
 
 FAULT = "kill"
 SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}
 STOP_CODES = {signal.SIGINT: int(ExitCode.SIGINT), signal.SIGTERM: int(ExitCode.SIGTERM)}
-NOT_FIRED = 99  # the child finished without reaching its crash point
-_NO_NOTICE = -1  # a descriptor that is never open: the handlers' notice is dropped (they ignore OSError)
 DEFAULT_LATENCY_MS = 5
 FIRED_REPORT = "fired.json"  # the crash point a child names just before it signals itself
 
@@ -111,108 +111,7 @@ class GoldenJournal:
         return snapshot_view(fold(read_journal(Path(JOURNAL_NAME), self.journal[: point.journal_length]).records))
 
 
-@dataclass(frozen=True)
-class Trigger:
-    """Where a crashing child signals itself: the `skip`-th emission (0-based) of a site and path in its run."""
-
-    site: str
-    path: str
-    skip: int = 0
-
-
 # -- the children -----------------------------------------------------------------------------------------------
-
-
-def _crashing_run(
-    target: FaultTarget,
-    sessions: Path,
-    out_dir: Path,
-    ledger: ToolLedger,
-    crash_at: str | Trigger | None,
-    signum: int,
-    store_factory: Callable[[Path], Any] = LocalStore,
-    *,
-    from_prefix: bool = False,
-    report: Path | None = None,
-) -> int:
-    """A child's run that raises `signum` on itself at `crash_at` (a point id, or a `Trigger`; None: never):
-    from scratch, or with `from_prefix` a resume of the session already in `sessions` (a golden journal
-    prefix). Before the signal it names the point in `report` (the kernel keeps a killed process's writes)."""
-    bus = CrashPoints()
-    ledger.subscribe(bus)
-    fired: list[CrashPoint] = []
-    seen = [0]
-
-    def reached(point: CrashPoint) -> bool:
-        if isinstance(crash_at, str):
-            return point.id == crash_at
-        if crash_at is None or point.site != crash_at.site or point.path != crash_at.path:
-            return False
-        seen[0] += 1
-        return seen[0] > crash_at.skip
-
-    def at_point(point: CrashPoint) -> None:
-        if not fired and reached(point):
-            fired.append(point)
-            if report is not None:
-                write_scratch(report, json.dumps([point.site, point.path, point.occurrence]).encode())
-            os.kill(os.getpid(), signum)
-
-    bus.subscribe(at_point)
-    stops = StopSignals(notice_fd=_NO_NOTICE)  # the CLI's handlers, without their notice on the terminal
-    options = run_options(target, out_dir, bus, stop_requested=stops.requested)
-    with stops:
-        try:
-            if from_prefix:
-                resume(target.session_id, options, store=store_factory(sessions))
-            else:
-                run_workflow(target.spec_path, options, store=store_factory(sessions), session_id=target.session_id)
-        except (StopRequested, KeyboardInterrupt):
-            return stops.exit_code
-    return 0 if fired or crash_at is None else NOT_FIRED
-
-
-@dataclass(frozen=True)
-class Convergence:
-    """Where a resume stopped: the checkpoint whose snapshot equalled the golden run's, and its journal record."""
-
-    point: CrashPoint
-    seq: int
-
-
-def _resuming_run(
-    target: FaultTarget,
-    sessions: Path,
-    out_dir: Path,
-    ledger: ToolLedger,
-    *,
-    converge_to: GoldenJournal | None = None,
-    store_factory: Callable[[Path], ObservedStore] = ObservedStore,
-) -> Convergence | None:
-    """Resume the session in fresh objects; with `converge_to`, stop at the first commit whose snapshot (in
-    memory) equals the golden run's at that checkpoint. The durable state there is judged afterwards."""
-    bus = CrashPoints()
-    ledger.subscribe(bus)
-    store = store_factory(sessions)
-    reached: list[Convergence] = []
-    if converge_to is not None:
-        digester = SnapshotDigest()
-
-        def check(point: CrashPoint) -> None:
-            session = store.session
-            wanted = converge_to.checkpoints.get(point.path)
-            if point.site != "store.after_commit" or session is None or not wanted or reached:
-                return
-            if digester.digest(session.state) in wanted:
-                reached.append(Convergence(point, session.state.seq))
-                raise Converged(point)
-
-        bus.subscribe(check)
-    try:
-        resume(target.session_id, run_options(target, out_dir, bus), store=store)
-    except Converged:
-        return reached[0]
-    return None
 
 
 # -- exploring ----------------------------------------------------------------------------------------------------
@@ -242,7 +141,7 @@ def explore_kill(
     golden: Golden | None = None,
     run: FaultRun | None = None,
     store_factory: Callable[[Path], Any] = LocalStore,
-    resume_store: Callable[[Path], ObservedStore] = ObservedStore,
+    resume_store: Callable[[Path], WrappingStore] = observed_store,
     full: bool = False,
 ) -> FaultRun:
     """Kill a real child at every crash point of the golden run with each signal (SIGINT and SIGTERM at every
@@ -288,7 +187,7 @@ def kill_at_point(
     store_factory: Callable[[Path], Any] = LocalStore,
     *,
     journal: GoldenJournal | None = None,
-    resume_store: Callable[[Path], ObservedStore] = ObservedStore,
+    resume_store: Callable[[Path], WrappingStore] = observed_store,
     full: bool = False,
 ) -> KillOutcome:
     """One child killed by `signal_name` at crash point `point_id`, then resumed and judged. The child starts
@@ -309,6 +208,7 @@ def kill_at_point(
     if ended.code == NOT_FIRED:
         run.add(point_id, signal_name, "not-fired", "the child finished without reaching the crash point")
         return outcome
+    run.outcomes[ended.describe()] += 1
     outcome.died_at = _named_point(workspace / FIRED_REPORT, golden, outcome.start_index)
     if ended not in _expected_exits(signum):
         run.add(point_id, signal_name, "unclean-stop", f"the child ended with {ended.describe()}")
@@ -354,7 +254,7 @@ def _crash_child(
         ledger.record_points(p.point for p in journal.points[: cut.index])
         crash_at = Trigger(target.point.site, target.point.path, skip_count(journal, target, cut.index))
     ended = run_in_child(
-        lambda: _crashing_run(
+        lambda: crashing_run(
             golden.target,
             sessions,
             out_dir,
@@ -391,7 +291,7 @@ def kill_at_random(
         ToolLedger(workspace / "tools.log", durable=False),
     )
     env = {"STRANDS_SYNTHETIC_LATENCY_MS": str(latency_ms)}
-    pid = fork_child(lambda: _crashing_run(golden.target, sessions, out_dir, ledger, None, signum), env=env)
+    pid = fork_child(lambda: crashing_run(golden.target, sessions, out_dir, ledger, None, signum), env=env)
     time.sleep(delay)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signum)
@@ -424,7 +324,7 @@ def _after_death(
     *,
     graceful: bool,
     converge_to: GoldenJournal | None = None,
-    resume_store: Callable[[Path], ObservedStore] = ObservedStore,
+    resume_store: Callable[[Path], WrappingStore] = observed_store,
     outcome: KillOutcome | None = None,
 ) -> None:
     sessions, out_dir = workspace / "sessions", workspace / "out"
@@ -445,8 +345,13 @@ def _after_death(
     converged = None
     if crashed.status != "completed":
         try:  # the resume runs here, in fresh objects: only the death needs a real process
-            converged = _resuming_run(
-                golden.target, sessions, out_dir, ledger, converge_to=converge_to, store_factory=resume_store
+            converged = resuming_run(
+                golden.target,
+                sessions,
+                out_dir,
+                ledger,
+                converge_to=None if converge_to is None else converge_to.checkpoints,
+                store_factory=resume_store,
             )
         except DurableError as exc:
             run.add(point, variant, "resume-failed", f"the resume failed: {exc}")
@@ -486,28 +391,24 @@ def _judge_converged(journal: GoldenJournal, journal_path: Path, converged: Conv
     return problems
 
 
-def wait_for_threads(timeout: float = 5.0) -> None:
-    """Let the threads of an in-process run end before the next fork."""
-    stop_pool_threads()
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join(timeout)
-
-
-def journal_digest(path: Path) -> str:
-    """The digest of a journal's committed events (timestamps left out): one per distinct crash state."""
-    contents = read_journal(path, path.read_bytes())
-    events = [record.get("events") for record in contents.records]
-    return hashlib.sha256(json.dumps(events, sort_keys=True, default=str).encode()).hexdigest()
-
-
 def _calibrate(target: FaultTarget, workspace: Path, latency_ms: int) -> float:
     """Seconds one whole run takes in a child with the given model latency (the range of random kill times)."""
     reset_dir(workspace)
     ledger = ToolLedger(workspace / "tools.log", durable=False)
     started = time.monotonic()
     run_in_child(
-        lambda: _crashing_run(target, workspace / "sessions", workspace / "out", ledger, None, signal.SIGKILL),
+        lambda: crashing_run(target, workspace / "sessions", workspace / "out", ledger, None, signal.SIGKILL),
         env={"STRANDS_SYNTHETIC_LATENCY_MS": str(latency_ms)},
     )
     return time.monotonic() - started
+
+
+FAULT_CLASS = FaultClass(
+    FAULT,
+    {
+        "gate": {"max_points": 30, "graceful_every": 6, "random_moments": 3},
+        "full": {"graceful_every": 1, "random_moments": 12},
+    },
+    explore_kill,
+    seeded=True,
+)

@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.crashpoints import CrashPoint, CrashPoints
+from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints, ToolCall, ToolKey
 from strands_durable.errors import DurableError, SessionCompleted, SessionNotFound, exit_code_for
-from strands_durable.faults.common import FaultRun, FaultTarget, Golden, judge_state, reset_dir, run_options
+from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Golden, judge_state, reset_dir, run_options
 from strands_durable.faults.recording import BARRIERS, Op, RecordingFileOps
-from strands_durable.store import layout
+from strands_durable.store import LocalStore, layout
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
-from strands_durable.store.local import LocalSession, LocalStore
+from strands_durable.store.wrapping import WrappingStore
 
 FAULT = "power"
 DEFAULT_MAX_POINTS = 400  # persistence points explored per workflow (evenly sampled beyond this)
@@ -66,7 +66,7 @@ class CrashState:
     dirs: set[Path]
     files: dict[Path, bytes]
     promised_seq: int
-    promised_paths: tuple[str, ...]
+    promised_tools: tuple[ToolKey, ...]  # tool calls whose committed result had returned durable
 
     @property
     def point(self) -> str:
@@ -246,31 +246,25 @@ def crash_states(model: DiskModel, op_index: int) -> list[CrashState]:
 # -- promises: which commits had returned durable to their caller -------------------------------------------------
 
 
-class PromiseStore(LocalStore):
-    """A real `LocalStore` whose sessions mark, in the recording, each commit that returned durable."""
+def promise_store(sessions: Path, ops: RecordingFileOps) -> WrappingStore:
+    """A real `LocalStore` on the recording file layer, behind the wrapper store, which marks in the recording the
+    moment a session's creation returned (its commits are marked by `mark_promises`)."""
 
-    fileops: RecordingFileOps
+    def created(session: Any, is_new: bool) -> None:
+        if is_new:
+            ops.mark(("promise", 0, ()))
 
-    def create(self, *args: Any, **kwargs: Any) -> LocalSession:
-        session = super().create(*args, **kwargs)
-        self.fileops.mark(("promise", 0, "create"))
-        return _promising(session, self.fileops)
-
-    def open(self, *args: Any, **kwargs: Any) -> LocalSession:
-        return _promising(super().open(*args, **kwargs), self.fileops)
+    return WrappingStore(LocalStore(sessions, fileops=ops), on_open=created)
 
 
-def _promising(session: LocalSession, ops: RecordingFileOps) -> LocalSession:
-    inner = session.commit
+def mark_promises(bus: CrashPoints, ops: RecordingFileOps) -> None:
+    """Mark, in the recording, each commit that returned durable: its seq and the tool results it holds."""
 
-    def commit(events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False) -> int:
-        seq = inner(events, path=path, durable=durable, synced=synced)
-        if durable or synced:  # the commit's own seq: `session.state.seq` may already hold another thread's
-            ops.mark(("promise", seq, path))
-        return seq
+    def promise(point: Commit) -> None:
+        if point.site == "store.after_commit" and (point.durable or point.synced):
+            ops.mark(("promise", point.seq, point.tool_results))
 
-    session.commit = commit  # type: ignore[method-assign]
-    return session
+    bus.subscribe(Commit, promise)
 
 
 # -- exploring --------------------------------------------------------------------------------------------------------
@@ -288,14 +282,15 @@ class PowerRecording:
 
 def record_golden(target: FaultTarget, base: Path, recorder: RecordingFileOps | None = None) -> PowerRecording:
     """Run the workflow once through a recorder in `base` (sessions/ and out/ below it)."""
-    from strands_durable.runner.api import run_workflow
+    from strands_durable.runner.run import run_workflow
 
     reset_dir(base)
     ops = recorder or RecordingFileOps()
     bus = CrashPoints()
     points: list[CrashPoint] = []
     bus.subscribe(points.append)
-    store = PromiseStore(base / "sessions", fileops=ops)
+    mark_promises(bus, ops)
+    store = promise_store(base / "sessions", ops)
     outcome = run_workflow(
         target.spec_path, run_options(target, base / "out", bus), store=store, session_id=target.session_id
     )
@@ -319,20 +314,20 @@ def enumerate_states(recording: PowerRecording, max_points: int = DEFAULT_MAX_PO
     points = persistence_points(recording.log)
     chosen = set(_evenly(points, max_points))
     model = DiskModel(recording.base)
-    promised_seq, promised_paths = -1, []
+    promised_seq, promised_tools = -1, []
     states: list[CrashState] = []
     for index in range(len(recording.log) + 1):
         if index in chosen:
             for state in crash_states(model, index):
                 state.promised_seq = promised_seq
-                state.promised_paths = tuple(promised_paths)
+                state.promised_tools = tuple(promised_tools)
                 states.append(state)
         if index == len(recording.log):
             break
         op = recording.log[index]
         if op.kind == "mark" and isinstance(op.info, tuple) and op.info[0] == "promise":
             promised_seq = max(promised_seq, int(op.info[1]))
-            promised_paths.append(str(op.info[2]))
+            promised_tools.extend(op.info[2])
         model.apply(index, op)
     return states
 
@@ -387,7 +382,7 @@ def explore_power(
 
 
 def _judge(recording: PowerRecording, state: CrashState, base: Path, run: FaultRun) -> list[tuple[str, str]]:
-    from strands_durable.runner.api import resume
+    from strands_durable.runner.run import resume
 
     golden = recording.golden
     sessions = base / "sessions"
@@ -410,9 +405,9 @@ def _judge(recording: PowerRecording, state: CrashState, base: Path, run: FaultR
     problems = _check_promises(recording, state, sessions, before.seq)
     if problems:
         return problems
-    tools_run: list[str] = []
+    tools_run: list[ToolCall] = []
     bus = CrashPoints()
-    bus.subscribe(lambda p: tools_run.append(p.path) if p.site == "tool.before" else None)
+    bus.subscribe(ToolCall, lambda p: tools_run.append(p) if p.site == "tool.before" else None)
     try:
         resume(session_id, run_options(golden.target, base / "out", bus), store=LocalStore(sessions))
     except SessionCompleted:
@@ -428,11 +423,10 @@ def _judge(recording: PowerRecording, state: CrashState, base: Path, run: FaultR
     except Exception as exc:  # anything but a DurableError is an unclean failure
         return [("unclean-failure", f"resume after the power cut raised {type(exc).__name__}: {exc}")]
     run.outcomes["resumed"] += 1
-    promised_tools = {p[: -len("/result")] for p in state.promised_paths if p.endswith("/result")}
     problems = [
-        ("tool-rerun", f"tool call {path} ran again though its result had returned durable")
-        for path in tools_run
-        if path in promised_tools
+        ("tool-rerun", f"tool call {call.path} ran again though its result had returned durable")
+        for call in tools_run
+        if call.key in state.promised_tools
     ]
     final = LocalStore(sessions).load(session_id)
     return problems + judge_state(golden, final)
@@ -453,3 +447,8 @@ def _check_promises(recording: PowerRecording, state: CrashState, sessions: Path
     if not recording.journal.startswith(data[:valid]):
         return [("data-lost", "the recovered journal is not a prefix of what the run wrote")]
     return []
+
+
+FAULT_CLASS = FaultClass(
+    FAULT, {"gate": {"max_points": 200}, "full": {"max_points": 5000}}, explore_power, records_own_golden=True
+)

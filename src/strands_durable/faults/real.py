@@ -7,32 +7,33 @@ on every example (seconds per class), `full` explores every point the class know
 
 from __future__ import annotations
 
+import importlib
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from strands_durable.errors import UsageError
-from strands_durable.faults.common import FaultRun, FaultTarget, Finding, Golden, run_golden
+from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Finding, Golden, run_golden
 
-FAULT_CLASSES = ("kill", "power", "disk", "concurrent", "stream", "compound")
+# the real-fault classes: one line each (name -> the module declaring its `FaultClass` as FAULT_CLASS)
+CLASSES: dict[str, str] = {
+    "kill": "strands_durable.faults.kill",
+    "power": "strands_durable.faults.power",
+    "disk": "strands_durable.faults.disk",
+    "concurrent": "strands_durable.faults.concurrent",
+    "stream": "strands_durable.faults.stream",
+    "compound": "strands_durable.faults.compound",
+}
+FAULT_CLASSES = tuple(CLASSES)
 LEVELS = ("gate", "full")
 
-# fault -> level -> keyword arguments of its explorer
-BOUNDS: dict[str, dict[str, dict[str, Any]]] = {
-    "kill": {
-        "gate": {"max_points": 30, "graceful_every": 6, "random_moments": 3},
-        "full": {"graceful_every": 1, "random_moments": 12},
-    },
-    "power": {"gate": {"max_points": 200}, "full": {"max_points": 5000}},
-    "disk": {"gate": {"stride": 3, "every_errno": False}, "full": {"stride": 1, "every_errno": True}},
-    "concurrent": {"gate": {"rounds": 1, "resumers": 3}, "full": {"rounds": 3, "resumers": 4}},
-    "stream": {"gate": {"max_calls": 2}, "full": {}},
-    "compound": {
-        "gate": {"first_points": 2, "resume_points": (3, 15), "repair_stride": 4},
-        "full": {"first_points": 6, "resume_points": (1, 5, 20, 60), "repair_stride": 1},
-    },
-}
+
+def fault_class(name: str) -> FaultClass:
+    """The registered class `name` (its module is imported on first use); UsageError names an unknown one."""
+    module = CLASSES.get(name)
+    if module is None:
+        raise UsageError(f"unknown fault class {name!r}; choose from {', '.join(FAULT_CLASSES)}")
+    return importlib.import_module(module).FAULT_CLASS
 
 
 def parse_fault_classes(text: str | None) -> list[str]:
@@ -44,24 +45,6 @@ def parse_fault_classes(text: str | None) -> list[str]:
         if name not in FAULT_CLASSES:
             raise UsageError(f"--faults: unknown fault class {name!r}; choose from {', '.join(FAULT_CLASSES)} or all")
     return names
-
-
-def _explorer(fault: str) -> Callable[..., FaultRun]:
-    if fault == "kill":
-        from strands_durable.faults.kill import explore_kill as explorer
-    elif fault == "power":
-        from strands_durable.faults.power import explore_power as explorer
-    elif fault == "disk":
-        from strands_durable.faults.disk import explore_disk as explorer
-    elif fault == "concurrent":
-        from strands_durable.faults.concurrent import explore_concurrent as explorer
-    elif fault == "stream":
-        from strands_durable.faults.stream import explore_stream as explorer
-    elif fault == "compound":
-        from strands_durable.faults.compound import explore_compound as explorer
-    else:
-        raise UsageError(f"unknown fault class {fault!r}; choose from {', '.join(FAULT_CLASSES)}")
-    return explorer
 
 
 def explore_fault(
@@ -77,12 +60,13 @@ def explore_fault(
     """Run one fault class over one workflow at `level` (explorer keyword arguments may override the bounds)."""
     if level not in LEVELS:
         raise UsageError(f"unknown level {level!r}; choose from {', '.join(LEVELS)}")
-    kwargs = {**BOUNDS[fault][level], **overrides}
-    if fault == "kill":
+    chosen = fault_class(fault)
+    kwargs = {**chosen.bounds[level], **overrides}
+    if chosen.seeded:
         kwargs.setdefault("seed", seed)
-    if fault != "power":  # power records its own golden run through the recording file operations
+    if not chosen.records_own_golden:
         kwargs["golden"] = golden or run_golden(target, workdir / "golden")
-    return _explorer(fault)(target, workdir, **kwargs)
+    return chosen.explore(target, workdir, **kwargs)
 
 
 def find_faults(

@@ -17,10 +17,10 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import DurableError, exit_code_for
-from strands_durable.faults.common import FaultRun, FaultTarget, Golden, reset_dir, run_golden, run_options
+from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Golden, reset_dir, run_golden, run_options
 from strands_durable.faults.oracle import stored_violations
 from strands_durable.models.events import StreamFault
-from strands_durable.store.local import LocalStore
+from strands_durable.store import LocalStore
 
 FAULT = "stream"
 KINDS: tuple[tuple[str, int], ...] = (
@@ -101,7 +101,7 @@ def explore_stream(
 
 
 def stream_fault_at(golden: Golden, fault: StreamFault, call: int, workspace: Path, run: FaultRun) -> None:
-    from strands_durable.runner.api import resume, run_workflow
+    from strands_durable.runner.run import resume, run_workflow
 
     target = golden.target
     reset_dir(workspace)
@@ -135,3 +135,6 @@ def stream_fault_at(golden: Golden, fault: StreamFault, call: int, workspace: Pa
     else:
         run.outcomes["completed (retried or harmless)"] += 1
     run.judge(golden, sessions, point, variant)
+
+
+FAULT_CLASS = FaultClass(FAULT, {"gate": {"max_calls": 2}, "full": {}}, explore_stream)

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.faults.cassette import Cassette, cassette_path, recording_factory, replaying_factory
+from strands_durable.faults.common import Finding
 from strands_durable.faults.explore import (
     ChaosTarget,
     GoldenRun,
     PointOutcome,
-    Problem,
     explore_point,
     iter_points,
     run_golden,
@@ -27,8 +27,7 @@ from strands_durable.faults.explore import (
 from strands_durable.faults.report import PROPERTY_PREFIX
 from strands_durable.store.fileops import FileOps
 
-FAULT_CLASSES = ("interrupt", "kill", "power", "disk", "concurrent")
-AVAILABLE_FAULTS = ("interrupt", "kill", "power", "disk", "concurrent")  # real faults: faults/real.py
+FAULT_CLASSES = ("interrupt", "kill", "power", "disk", "concurrent")  # real faults: faults/real.py
 SPEC_SUFFIXES = (".strands.yaml", ".strands.yml", ".strands.json")
 
 
@@ -42,11 +41,6 @@ def parse_faults(text: str | None) -> list[str]:
         if name not in FAULT_CLASSES:
             raise ChaosUsageError(
                 f"--strands-chaos-faults: unknown fault class {name!r}; choose from {', '.join(FAULT_CLASSES)}"
-            )
-        if name not in AVAILABLE_FAULTS:
-            raise ChaosUsageError(
-                f"--strands-chaos-faults: fault class {name!r} is not available in this version "
-                f"(available: {', '.join(AVAILABLE_FAULTS)})"
             )
     return names or ["interrupt"]
 
@@ -134,7 +128,7 @@ class ChaosSuite:
 # -- item properties (JUnit XML and the totals) ---------------------------------------------------------------
 
 
-def golden_properties(workflow: str, golden: GoldenRun | None, problems: list[Problem]) -> list[tuple[str, Any]]:
+def golden_properties(workflow: str, golden: GoldenRun | None, problems: list[Finding]) -> list[tuple[str, Any]]:
     props: dict[str, Any] = {
         "workflow": workflow,
         "explored": 0,

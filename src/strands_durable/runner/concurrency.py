@@ -15,7 +15,6 @@ every crash point and every stored state, is the same in every run from the same
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -62,18 +61,10 @@ _SITE_RANK = {site: rank for rank, site in enumerate(SITES)}
 
 
 def _position(point: CrashPoint) -> list[Any]:
-    """Where a job stands: the indices along its crash point's path (step, turn, tool, ...; the job's own first
-    segment and the agent and tool names left out), then the site. Jobs at the same depth of their work come
-    out next to each other, so units of different jobs interleave turn by turn."""
-    _, _, rest = point.path.partition("/")
-    position: list[Any] = []
-    for segment in rest.split("/") if rest else ():
-        found = _INDEXED.match(segment)
-        position.append((found[1], int(found[2])) if found else (segment, -1))
-    return [*position, ("", _SITE_RANK[point.site])]
-
-
-_INDEXED = re.compile(r"([^\[]*)\[(\d+)\]")
+    """Where a job stands: the point's place below the job's own unit segment (step, turn, tool), then the site.
+    Jobs at the same depth of their work come out next to each other, so units of different jobs interleave turn
+    by turn."""
+    return [*point.place, ("", _SITE_RANK[point.site])]
 
 
 class Lockstep:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strands_durable.agent.durable import DurableInvoker
 from strands_durable.crashpoints import CrashPoints
@@ -15,30 +13,8 @@ from strands_durable.runner.reporter import Reporter
 from strands_durable.runner.tools import ToolResolver
 from strands_durable.store.base import Session
 
-
-@dataclass
-class RunOptions:
-    """Choices of one `strands run` (recorded in the session so a resume repeats them)."""
-
-    provider: str | None = None  # overrides runtime.provider and every agent's provider
-    seed: int = 0
-    cli_vars: list[str] = field(default_factory=list)
-    out_dir: Path = Path("artifacts")
-    force: bool = False
-    hitl_response: str | None = None
-    hitl_use_defaults: bool = False  # answer every HITL step with its `default` (chaos runs, CI)
-    scripts: Any = None  # for provider "scripted": agent id -> script
-    extra_tools: dict[str, Any] = field(default_factory=dict)  # name -> Strands tool (Python API)
-    model_factory: Callable[..., Any] | None = None  # (agent_id, provider, model_id, runtime) -> Model
-    crash_points: CrashPoints | None = None
-    reporter: Reporter = field(default_factory=Reporter)
-    stop_requested: Callable[[], bool] = lambda: False
-    validate_requests: bool = True
-    created_at: dt.datetime | None = None  # pins a new session's creation time (chaos runs repeat one run exactly)
-    lockstep: bool = False  # concurrent units take turns in a fixed order (chaos runs; see runner/concurrency.py)
-    scratch_dir: Path | None = None  # where offline file-writing tools write (None: the store's workspace)
-    allow_python_exec: bool = False  # --allow-python-exec: the `python_exec` tool may run
-    network: bool = False  # --network: tools may use the network even with an offline provider
+if TYPE_CHECKING:
+    from strands_durable.runner.options import RunOptions
 
 
 @dataclass
@@ -57,12 +33,14 @@ class RunContext:
     budget: Any = None
     retry_policy: Any = None
     invocation_state: dict[str, Any] = field(default_factory=dict)  # handed to every agent call (native tools)
+    hitl_response: str | None = None  # the caller's answer to the pending pause, until a unit takes it
     _models: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from strands_durable.runner.budget import Budget
         from strands_durable.runner.retry import RetryPolicy
 
+        self.hitl_response = self.options.hitl_response
         if self.budget is None:
             self.budget = Budget(self.spec.runtime.budgets, self.session, self.options.reporter)
         if self.retry_policy is None:
@@ -113,3 +91,12 @@ class RunContext:
             )
         self._models[agent_id] = model
         return model
+
+
+def __getattr__(name: str) -> Any:
+    """`strands_durable.runner.context.RunOptions`, the path README documented, for one release."""
+    if name == "RunOptions":
+        from strands_durable.deprecation import moved
+
+        return moved(__name__, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,22 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.errors import Unsupported
+from strands_durable.runner import marks
+from strands_durable.runner.marks import IDEMPOTENT_ATTRIBUTE
 from strands_durable.runner.native_tools import NETWORK_TOOLS
 from strands_durable.runner.python_exec import ALLOW_FLAG
 from strands_durable.runner.skills import SKILL_TOOL, SKILL_TOOL_NAMES, skills_prompt
 
 OFFLINE_PROVIDERS = frozenset({"synthetic", "scripted"})
 NOTES_MANAGER = "notes_manager"
-IDEMPOTENT_ATTRIBUTE = "__strands_idempotent__"
-
-
-def non_idempotent(func: Any) -> Any:
-    """Mark a Python tool as non-idempotent: if a crash hides whether it ran, it is not run again."""
-    setattr(func, IDEMPOTENT_ATTRIBUTE, False)
-    inner = getattr(func, "_tool_func", None)
-    if inner is not None:
-        setattr(inner, IDEMPOTENT_ATTRIBUTE, False)
-    return func
 
 
 @dataclass
@@ -249,7 +241,7 @@ def _as_tool(obj: Any) -> Any:
 
         wrapped = tool(obj)
         if getattr(obj, IDEMPOTENT_ATTRIBUTE, True) is False:
-            non_idempotent(wrapped)
+            marks.non_idempotent(wrapped)
         return wrapped
     return obj
 
@@ -273,3 +265,12 @@ def tool_prompt_sections(spec: Any) -> str:
             lines.append("")
         text += "\n\n" + "\n".join(lines)
     return text
+
+
+def __getattr__(name: str) -> Any:
+    """`strands_durable.runner.tools.non_idempotent`, the path README documented, for one release."""
+    if name == "non_idempotent":
+        from strands_durable.deprecation import moved
+
+        return moved(__name__, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from strands_durable.agent.durable import Invocation
+from strands_durable.crashpoints import Place
 from strands_durable.errors import DurableError, HitlPaused, WorkflowFailed
 from strands_durable.runner.context import RunContext
 from strands_durable.runner.notes import notes_prompt_section
@@ -28,6 +29,7 @@ class UnitRef:
     label: str  # usually the agent id
     index: int
     total: int | None = None
+    place: Place = ()  # below the unit's outermost segment: a branch's or route's step, (("step", n),)
 
     @property
     def path(self) -> str:
@@ -65,7 +67,7 @@ def run_agent_unit(
 ) -> str:
     """Run (or resume) one agent unit and return its response; the caller commits it with `complete_unit`."""
     ctx.reporter.unit_started(ref.index, ref.total, ref.label, ref.unit)
-    ctx.crash.emit("unit.before", ref.path)
+    ctx.crash.emit("unit.before", ref.path, unit=ref.unit, place=ref.place)
     ctx.budget.before_unit(ref.unit)
     if input_template is None:
         prompt = template_ctx.get("last_response") or DEFAULT_INPUT
@@ -80,6 +82,7 @@ def run_agent_unit(
     invocation = Invocation(
         unit=ref.unit,
         path=ref.path,
+        place=ref.place,
         conv_key=conv_key,
         agent_id=agent_id,
         system_prompt=system_prompt,
@@ -140,7 +143,7 @@ def complete_unit(
         path=ref.path,
         durable=not derived,
     )
-    ctx.crash.emit("unit.after", ref.path)
+    ctx.crash.emit("unit.after", ref.path, unit=ref.unit, place=ref.place)
     ctx.reporter.unit_completed(ref.index, ref.total, ref.label, ref.unit, unit_tokens(ctx, ref.unit))
 
 
@@ -161,10 +164,12 @@ def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str
     with ctx.lock:
         pending = ctx.state.pattern_state.get("pending_hitl") or {}
         other_pending = bool(pending) and pending.get("unit") != ref.unit
-        if ctx.options.hitl_response is not None and not other_pending:
-            answer = ctx.options.hitl_response
-            ctx.options.hitl_response = None  # one answer answers one pause
+        if ctx.hitl_response is not None and not other_pending:
+            answer = ctx.hitl_response
+            ctx.hitl_response = None  # one answer answers one pause
             return answer
+        if ctx.options.hitl_answer is not None and not other_pending:
+            return ctx.options.hitl_answer
         if ctx.options.hitl_use_defaults and step.default is not None:
             return step.default
         if pending.get("unit") == ref.unit and step.default is not None and step.timeout_seconds:

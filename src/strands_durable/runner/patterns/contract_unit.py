@@ -41,7 +41,7 @@ def ask_with_contract(
         unit = ref.unit if attempt == 0 else f"{ref.unit}.retry[{attempt}]"
         response = run_agent_unit(
             ctx,
-            UnitRef(unit, ref.label, ref.index, ref.total),
+            UnitRef(unit, ref.label, ref.index, ref.total, ref.place),
             agent_id=agent_id,
             conv_key=conv_key,
             input_template=input_template if attempt == 0 else CORRECTION,

@@ -106,7 +106,8 @@ def run_sequence(
     """
     entries: list[dict[str, Any]] = []
     for index, step in enumerate(steps):
-        ref = UnitRef(f"{seq.prefix}step[{index}]", label_of(step), seq.first_index + index, seq.total)
+        place = (("step", index),) if seq.prefix else ()  # a step inside a branch or route
+        ref = UnitRef(f"{seq.prefix}step[{index}]", label_of(step), seq.first_index + index, seq.total, place)
         record = skip_unit(ctx, ref)
         if record is not None:
             entries.append({**_entry_of(record), "index": index})

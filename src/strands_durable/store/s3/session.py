@@ -71,14 +71,24 @@ class S3Session(Session):
             if self._closed:
                 raise StorageIOError(f"session {self.session_id} is closed")
             self._lease.ensure()
-            self._crash.emit("store.before_commit", path)
+            self._crash.emit(
+                "store.before_commit", path, durable=durable, synced=synced, records=events, state=self.state
+            )
             extra = {"synced": True} if synced else {}
             kinds = {event.get("type") for event in events}
             if kinds & SAVE_KINDS:
                 self.scratch.save()  # the files a tool wrote are stored before the commit that follows it
             seq = self._append(events, extra)
             self._derive(write_view=bool(kinds & VIEW_KINDS) or synced)
-            self._crash.emit("store.after_commit", path)
+            self._crash.emit(
+                "store.after_commit",
+                path,
+                durable=durable,
+                synced=synced,
+                records=events,
+                state=self.state,
+                seq=seq,
+            )
             return seq
 
     def _derive(self, *, write_view: bool) -> None:

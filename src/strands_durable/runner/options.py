@@ -1,0 +1,38 @@
+"""The choices of one run (`RunOptions`): what a caller of `run_workflow` / `resume` decides, frozen."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strands_durable.crashpoints import CrashPoints
+from strands_durable.runner.reporter import Reporter
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Choices of one `strands run` (recorded in the session so a resume repeats them)."""
+
+    provider: str | None = None  # overrides runtime.provider and every agent's provider
+    seed: int = 0
+    cli_vars: list[str] = field(default_factory=list)
+    out_dir: Path = Path("artifacts")
+    force: bool = False
+    hitl_response: str | None = None  # answers the pending HITL pause (the first one this run reaches)
+    hitl_answer: str | None = None  # answers every HITL pause of the run (chaos runs, the plugin's ini answer)
+    hitl_use_defaults: bool = False  # answer every HITL step with its `default` (chaos runs, CI)
+    scripts: Any = None  # for provider "scripted": agent id -> script
+    extra_tools: dict[str, Any] = field(default_factory=dict)  # name -> Strands tool (Python API)
+    model_factory: Callable[..., Any] | None = None  # (agent_id, provider, model_id, runtime) -> Model
+    crash_points: CrashPoints | None = None
+    reporter: Reporter = field(default_factory=Reporter)
+    stop_requested: Callable[[], bool] = lambda: False
+    validate_requests: bool = True
+    created_at: dt.datetime | None = None  # pins a new session's creation time (chaos runs repeat one run exactly)
+    lockstep: bool = False  # concurrent units take turns in a fixed order (chaos runs; see runner/concurrency.py)
+    scratch_dir: Path | None = None  # where offline file-writing tools write (None: the store's workspace)
+    allow_python_exec: bool = False  # --allow-python-exec: the `python_exec` tool may run
+    network: bool = False  # --network: tools may use the network even with an offline provider

@@ -1,0 +1,242 @@
+"""The programmatic API the CLI and the pytest plugin drive: run a spec, resume a session, read sessions."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from strands_durable.agent.durable import DurableInvoker, StopRequested
+from strands_durable.crashpoints import CrashPoints, InjectedCrash
+from strands_durable.errors import DurableError, HitlPaused, SessionCompleted
+from strands_durable.runner.context import RunContext
+from strands_durable.runner.options import RunOptions
+from strands_durable.store.base import Session, SessionStore
+from strands_durable.store.factory import open_store
+from strands_durable.store.state import SessionState
+
+SPEC_CHANGED_WARNING = "⚠ Warning: Spec file has changed since session creation"
+
+
+@dataclass
+class RunOutcome:
+    session_id: str
+    status: str
+    last_response: str
+    tokens_before: int
+    usage: dict[str, int]
+    artifacts: list[str] = field(default_factory=list)
+
+
+def default_store(sessions_dir: Path | str | None = None) -> SessionStore:
+    return open_store(sessions_dir)
+
+
+def run_workflow(
+    spec_path: str | Path,
+    options: RunOptions | None = None,
+    *,
+    store: SessionStore | None = None,
+    session_id: str | None = None,
+) -> RunOutcome:
+    """Run a spec from the start in a new session (`session_id`: the caller's id for it, a new UUID when None)."""
+    from strands_durable.runner.artifacts import check_existing
+    from strands_durable.runner.patterns import executor_for
+    from strands_durable.runner.preflight import check_before_session, warn_undeclared_vars
+    from strands_durable.spec import load_spec, resolve_variables
+
+    options = options or RunOptions()
+    store = store or default_store()
+    spec = load_spec(spec_path)
+    executor_for(spec.pattern.type)  # an unsupported pattern fails before a session exists
+    variables = resolve_variables(spec, options.cli_vars)
+    warn_undeclared_vars(spec, options)
+    check_before_session(spec, variables, options)
+    created = options.created_at or dt.datetime.now(dt.timezone.utc)
+    provider = options.provider or spec.runtime.provider
+    out_dir = Path(options.out_dir).resolve()
+    check_existing(spec, out_dir, {**variables, "name": spec.name}, force=options.force, ours=set())
+    meta = {
+        "workflow_name": spec.name,
+        "pattern": spec.pattern.type,
+        "spec_path": str(spec.source_path),
+        "spec_hash": spec.content_hash,
+        "variables": variables,
+        "created_at": created.isoformat(),
+        "runtime": {
+            "provider": provider,
+            "provider_override": options.provider,
+            "model_id": spec.runtime.model_id,
+            "seed": options.seed,
+            "out_dir": str(out_dir),
+            "force": options.force,
+            "allow_python_exec": options.allow_python_exec,
+            "network": options.network,
+        },
+    }
+    crash = options.crash_points or CrashPoints()
+    session = store.create(meta, spec.source_bytes, crash_points=crash, session_id=session_id)
+    options = replace(options, out_dir=out_dir, crash_points=crash)
+    return _execute(spec, session, options, store, resumed=False)
+
+
+def resume(session_id: str, options: RunOptions | None = None, *, store: SessionStore | None = None) -> RunOutcome:
+    """Resume a paused, failed, interrupted or stale session where its commits end."""
+    from strands_durable.runner.positions import check_committed_positions
+    from strands_durable.spec import load_spec, load_spec_text, spec_hash
+
+    options = options or RunOptions()
+    store = store or default_store()
+    full_id = store.resolve(session_id)
+    crash = options.crash_points or CrashPoints()
+    session = store.open(full_id, crash_points=crash)
+    if session.state.status == "completed":
+        session.abandon()  # let go without writing anything: a completed session stays as it is
+        raise SessionCompleted(full_id)
+    try:
+        state = session.state
+        meta = state.meta
+        reporter = options.reporter
+        for warning in session.warnings:
+            reporter.warning(warning)
+        if options.cli_vars:
+            reporter.warning("--var is ignored with --resume: the session's original variables are used")
+        spec_path = Path(meta["spec_path"])
+        if spec_path.is_file():
+            current = spec_hash(spec_path)
+            if current != meta["spec_hash"]:
+                reporter.warning(
+                    f"{SPEC_CHANGED_WARNING}\n  Original: {meta['spec_hash'][:8]}...\n"
+                    f"  Current: {current[:8]}...\n  Continuing with execution..."
+                )
+            spec = load_spec(spec_path)
+        else:
+            reporter.warning(f"Spec file {spec_path} is gone; running the session's spec_snapshot.yaml")
+            spec = load_spec_text(session.spec_snapshot(), source_path=spec_path)
+        check_committed_positions(spec, state)
+        runtime = meta.get("runtime", {})
+        options = replace(
+            options,
+            provider=runtime.get("provider_override"),
+            seed=int(runtime.get("seed", 0)),
+            out_dir=Path(runtime.get("out_dir", options.out_dir)),
+            force=bool(runtime.get("force", False)),
+            allow_python_exec=bool(runtime.get("allow_python_exec", False)),
+            network=bool(runtime.get("network", False)),
+            cli_vars=[],
+            crash_points=crash,
+        )
+    except BaseException:
+        session.close()
+        raise
+    return _execute(spec, session, options, store, resumed=True)
+
+
+def _execute(spec: Any, session: Session, options: RunOptions, store: SessionStore, *, resumed: bool) -> RunOutcome:
+    from strands_durable.runner.artifacts import write_artifacts
+    from strands_durable.runner.native_tools import ENVIRONMENT_KEY, NativeToolEnvironment, native_tools
+    from strands_durable.runner.patterns import executor_for
+    from strands_durable.runner.skills import skill_directories
+    from strands_durable.runner.tools import OFFLINE_PROVIDERS, ToolResolver
+
+    state = session.state
+    meta = state.meta
+    for warning in spec.warnings:
+        options.reporter.warning(warning)
+    crash = options.crash_points or CrashPoints()
+    workspace = store.workspace(state.session_id)
+    created = dt.datetime.fromisoformat(meta["created_at"])
+    provider = meta["runtime"]["provider"]
+    abandoned = False
+    ctx: RunContext | None = None
+    try:
+        os.environ.setdefault("BYPASS_TOOL_CONSENT", "true")
+        offline = provider in OFFLINE_PROVIDERS
+        scratch = (options.scratch_dir or workspace.scratch_dir) if offline else None
+        environment = NativeToolEnvironment(
+            clock=(lambda: created) if offline else (lambda: dt.datetime.now(dt.timezone.utc)),
+            scratch_dir=scratch,
+            fileops=workspace.fileops,
+            skills=skill_directories(spec),
+        )
+        cancelled = threading.Event()  # concurrent units stop at their next safe point once one of them crashed
+        ctx = RunContext(
+            spec=spec,
+            session=session,
+            options=options,
+            variables=dict(meta.get("variables", {})),
+            invoker=DurableInvoker(
+                session,
+                crash,
+                stop_requested=lambda: cancelled.is_set() or options.stop_requested(),
+                validate_requests=options.validate_requests,
+            ),
+            tools=ToolResolver(
+                spec,
+                provider=provider,
+                native=native_tools(),
+                extra=options.extra_tools,
+                allow_python_exec=options.allow_python_exec,
+                network=options.network,
+                workdir=scratch,
+                fileops=workspace.fileops,
+            ),
+            crash=crash,
+            created_at=created,
+            provider=provider,
+            cancelled=cancelled,
+            invocation_state={ENVIRONMENT_KEY: environment},
+        )
+        options.reporter.session_started(state.session_id, spec.name, resumed=resumed)
+        tokens_before = state.usage()["total"] if resumed else 0
+        if state.status != "running":
+            session.commit([{"type": "status", "status": "running", "reason": "resumed"}], path="resume")
+        final_context = executor_for(spec.pattern.type)(ctx)
+        artifacts = write_artifacts(ctx, final_context, workspace.fileops)
+        session.commit([{"type": "status", "status": "completed"}], path="complete")
+        usage = state.usage()
+        options.reporter.finished("completed", tokens_before, usage["total"])
+        return RunOutcome(
+            state.session_id,
+            "completed",
+            str(final_context.get("last_response", "")),
+            tokens_before,
+            usage,
+            artifacts,
+        )
+    except InjectedCrash:
+        abandoned = True
+        _abandon(session)
+        raise
+    except (StopRequested, KeyboardInterrupt):
+        _safe_commit(session, {"type": "status", "status": "paused", "reason": "interrupted"})
+        raise
+    except HitlPaused:
+        raise
+    except DurableError as exc:
+        _safe_commit(session, {"type": "status", "status": "failed", "reason": str(exc)[:500]})
+        raise
+    finally:
+        if ctx is not None:
+            ctx.tools.close()  # MCP servers this run started
+        if not abandoned:
+            session.close()
+
+
+def _safe_commit(session: Session, event: dict[str, Any]) -> None:
+    with contextlib.suppress(DurableError, OSError):
+        session.commit([event], path="status")
+
+
+def _abandon(session: Session) -> None:
+    """Let go of a session as a dead process would: no flush, no final record; only the lease is released."""
+    session.abandon()
+
+
+def load_session(session_id: str, *, store: SessionStore | None = None) -> SessionState:
+    store = store or default_store()
+    return store.load(store.resolve(session_id))
