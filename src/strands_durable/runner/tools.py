@@ -81,7 +81,7 @@ class ToolResolver:
         if name in self.extra:
             tool = self.extra[name]
             declared = self.entries.get(name)
-            return tool, _idempotent_attr(tool) and (declared is None or declared.idempotent)
+            return tool, is_idempotent(tool) and (declared is None or declared.idempotent)
         if name in self.http_ids:
             raise Unsupported(f"HTTP executor tool '{name}' ({where}) is not supported yet")
         if name in self.mcp_ids:
@@ -98,7 +98,7 @@ class ToolResolver:
             if entry.ref == short:
                 raise Unsupported(f"unknown tool '{short}' ({where})")
         tool = _import_callable(entry.ref, where)
-        return tool, entry.idempotent and _idempotent_attr(tool)
+        return tool, entry.idempotent and is_idempotent(tool)
 
     def _network_tool(self, name: str, where: str) -> Any:
         if self.offline:
@@ -119,7 +119,7 @@ def _tool_name(tool: Any) -> str:
     return str(getattr(tool, "__name__", tool))
 
 
-def _idempotent_attr(tool: Any) -> bool:
+def is_idempotent(tool: Any) -> bool:
     for candidate in (tool, getattr(tool, "_tool_func", None)):
         if candidate is not None and getattr(candidate, IDEMPOTENT_ATTRIBUTE, True) is False:
             return False

@@ -21,6 +21,8 @@ BACKUPS_DIR = "backups"
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9._:-]+$")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _ID_PREFIX = re.compile(r"^[0-9a-f-]{1,36}$")
+_NAMED_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+NAMED_ID_RULE = "1-128 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit, without '..'"
 
 
 def default_sessions_dir() -> Path:
@@ -38,6 +40,11 @@ def is_session_id(text: str) -> bool:
     return bool(_UUID.match(text))
 
 
+def is_named_session_id(text: str) -> bool:
+    """A caller-chosen session id (plain-Python agent sessions): see NAMED_ID_RULE."""
+    return bool(_NAMED_ID.match(text)) and ".." not in text
+
+
 def check_id_prefix(text: str) -> str:
     if not _ID_PREFIX.match(text):
         raise UsageError(f"Not a session id: {text!r} (expected a uuid or a prefix of at least 8 characters)")
@@ -45,8 +52,8 @@ def check_id_prefix(text: str) -> str:
 
 
 def session_dir(root: Path, session_id: str) -> Path:
-    if not is_session_id(session_id):
-        raise UsageError(f"Not a session id: {session_id!r}")
+    if not (is_session_id(session_id) or is_named_session_id(session_id)):
+        raise UsageError(f"Not a session id: {session_id!r} (a session id is a uuid or {NAMED_ID_RULE})")
     return root / f"{SESSION_PREFIX}{session_id}"
 
 

@@ -404,7 +404,8 @@ class LocalStore(SessionStore):
         for name in names:
             if name.startswith(layout.SESSION_PREFIX):
                 candidate = name[len(layout.SESSION_PREFIX) :]
-                if layout.is_session_id(candidate) and (self.root / name / JOURNAL_NAME).is_file():
+                valid = layout.is_session_id(candidate) or layout.is_named_session_id(candidate)
+                if valid and (self.root / name / JOURNAL_NAME).is_file():
                     ids.append(candidate)
         return ids
 
@@ -456,6 +457,13 @@ class LocalStore(SessionStore):
             lease.release()
 
     def resolve(self, id_or_prefix: str) -> str:
+        named = id_or_prefix.strip()
+        if (
+            layout.is_named_session_id(named)
+            and not layout.is_session_id(named.lower())
+            and named in self.session_ids()
+        ):
+            return named  # a caller-chosen id (an agent session): exact match only
         text = layout.check_id_prefix(id_or_prefix.strip().lower())
         if layout.is_session_id(text):
             self._directory(text)
