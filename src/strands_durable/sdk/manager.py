@@ -145,6 +145,7 @@ class DurableSessionManager(SessionManager):
             order = {tool_use_id: i for i, tool_use_id in enumerate(slot.result_order)}
             message["content"].sort(key=lambda b: order.get(b.get("toolResult", {}).get("toolUseId"), len(order)))
             slot.result_order = []
+        _refuse_unanswered(slot, message)
         slot.hooks.message_added(MessageAddedEvent(agent=agent, message=message))
 
     def redact_latest_message(self, redact_message: Any, agent: Any, **kwargs: Any) -> None:
@@ -520,3 +521,22 @@ def _is_sdk_placeholder(message: dict[str, Any]) -> bool:
         and [c.get("text") for c in block["toolResult"].get("content", ())] == [SDK_INTERRUPTED_TEXT]
         for block in blocks
     )
+
+
+def _refuse_unanswered(slot: _AgentSlot, message: dict[str, Any]) -> None:
+    """Never store a results message that leaves a call of the previous turn unanswered. The SDK's concurrent
+    executor drops a tool task that raised a BaseException and appends the batch without its result (an SDK
+    defect); storing that would leave an invalid history behind."""
+    session = slot.session
+    if session is None or message.get("role") != "user":
+        return
+    conv = session.state.conversations.get(slot.key)
+    if conv is None or not conv.messages:
+        return
+    asked = {use["toolUseId"] for use in invocations.tool_uses(conv.messages[-1])}
+    answered = {b["toolResult"]["toolUseId"] for b in message.get("content", ()) if "toolResult" in b}
+    if asked - answered:
+        raise DurableError(
+            f"agent {slot.key}: refusing to store tool results that leave {sorted(asked - answered)} unanswered "
+            "(a tool task ended without a result); the invocation stays pending"
+        )
