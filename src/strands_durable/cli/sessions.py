@@ -25,7 +25,7 @@ sessions_app = typer.Typer(
     no_args_is_help=True,
 )
 
-STATUSES = ("running", "paused", "completed", "failed")
+STATUSES = ("running", "paused", "completed", "failed", "idle")
 STRATEGIES = ("synthesize", "drop")
 
 SessionsDir = Annotated[
@@ -77,7 +77,7 @@ def confirm(question: str) -> bool:
 @reports_errors
 def list_sessions(
     status: Annotated[
-        str | None, typer.Option("--status", metavar="STATUS", help="Only running, paused, completed or failed.")
+        str | None, typer.Option("--status", metavar="STATUS", help="Only running, paused, completed, failed or idle.")
     ] = None,
     json_output: JsonOutput = False,
     sessions_dir: SessionsDir = None,

@@ -12,13 +12,13 @@ from typing import Any
 
 from strands_durable.agent.durable import DurableInvoker, StopRequested
 from strands_durable.crashpoints import CrashPoints, InjectedCrash
-from strands_durable.errors import DurableError, HitlPaused, SessionCompleted
+from strands_durable.errors import DurableError, HitlPaused, SessionCompleted, UsageError
 from strands_durable.runner.context import RunContext, RunOptions
 from strands_durable.store import layout
 from strands_durable.store.base import Session, SessionStore
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.local import LocalStore
-from strands_durable.store.state import SessionState
+from strands_durable.store.state import AGENT_PATTERN, SessionState
 
 SPEC_CHANGED_WARNING = "⚠ Warning: Spec file has changed since session creation"
 
@@ -94,6 +94,12 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
     if session.state.status == "completed":
         session.abandon()  # let go without writing anything: a completed session stays as it is
         raise SessionCompleted(full_id)
+    if session.state.meta.get("pattern") == AGENT_PATTERN:
+        session.abandon()
+        raise UsageError(
+            f"Session {full_id} is a plain-Python agent session: it resumes from Python (build the Agent with "
+            f"DurableSessionManager(session_id={full_id!r}) and call agent() or re-send the prompt)"
+        )
     try:
         state = session.state
         meta = state.meta

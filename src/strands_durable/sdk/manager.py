@@ -38,12 +38,9 @@ from strands_durable.sdk.profiles import profile_for_model
 from strands_durable.store import layout
 from strands_durable.store.base import Session, SessionStore
 from strands_durable.store.local import LocalStore
-from strands_durable.store.state import Conversation, SessionState
+from strands_durable.store.state import AGENT_PATTERN, Conversation, SessionState
 
 logger = logging.getLogger("strands_durable.sdk")
-
-PATTERN = "agent"
-"""What `strands sessions list` shows as the pattern of an agent session."""
 
 
 class SessionChanged(DurableError):
@@ -479,7 +476,7 @@ def _new_meta(session_id: str) -> dict[str, Any]:
     return {
         "session_id": session_id,
         "workflow_name": session_id,
-        "pattern": PATTERN,
+        "pattern": AGENT_PATTERN,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
         "variables": {},
         "runtime": {},

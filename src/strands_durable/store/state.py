@@ -27,6 +27,7 @@ from typing import Any
 
 SCHEMA_VERSION = 2  # 2: pattern_state events may be deltas
 STATUSES = ("running", "paused", "completed", "failed", "idle")  # idle: an agent session between invocations
+AGENT_PATTERN = "agent"  # meta["pattern"] of a plain-Python agent session (DurableSessionManager)
 _MISSING = object()
 
 
