@@ -77,3 +77,9 @@ def _script_model(script):
     from strands_durable.models.scripted import ScriptedModel
 
     return ScriptedModel(script)
+
+
+def test_a_power_cut_before_any_fsync_loses_no_acknowledged_turn(tmp_path):
+    report = agents.explore_power(tmp_path / "power")
+    assert report.states > 50 and report.resumed > 0
+    assert report.problems == []

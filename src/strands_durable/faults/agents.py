@@ -525,3 +525,80 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# -- power loss: no acknowledged turn is lost ------------------------------------------------------------------
+@dataclass
+class PowerReport:
+    states: int = 0
+    resumed: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def explore_power(base: Path) -> PowerReport:
+    """Run the conversation through recorded file operations, then rebuild the disk as a power cut may leave it
+    before every fsync (faults/power.py's disk model) and check each state: the session opens, its stored
+    history is valid, and every prompt whose `agent(...)` call had returned is answered in it."""
+    from strands import Agent
+
+    from strands_durable.errors import DurableError, SessionNotFound
+    from strands_durable.faults.power import DiskModel, crash_states, materialize, persistence_points
+    from strands_durable.faults.recording import RecordingFileOps
+    from strands_durable.history import validate
+    from strands_durable.sdk import DurableSessionManager
+    from strands_durable.store.local import LocalStore
+
+    world = World(base)
+    shutil.rmtree(base, ignore_errors=True)
+    base.mkdir(parents=True)
+    recorder = RecordingFileOps()
+    agent = Agent(
+        model=make_model(world, "golden"),
+        tools=make_tools(world, "golden"),
+        callback_handler=None,
+        session_manager=DurableSessionManager(SESSION_ID, store=LocalStore(world.sessions, fileops=recorder)),
+    )
+    for index, prompt in enumerate(PROMPTS):
+        agent(prompt)
+        recorder.mark(("acknowledged", index + 1))
+    log = list(recorder.log)
+    points = set(persistence_points(log))
+    model = DiskModel(base)
+    acknowledged = 0
+    report = PowerReport()
+    seen: set[str] = set()
+    for index in range(len(log) + 1):
+        if index in points:
+            for state in crash_states(model, index):
+                digest = state.digest(base)
+                if digest in seen:
+                    continue
+                seen.add(digest)
+                report.states += 1
+                materialize(state, base)
+                where = f"op[{index}] {state.kind}"
+                try:
+                    session = LocalStore(world.sessions).open(SESSION_ID)
+                except SessionNotFound:
+                    if acknowledged:
+                        report.problems.append(f"{where}: the session is gone after {acknowledged} answered prompts")
+                    continue
+                except DurableError as exc:
+                    report.problems.append(f"{where}: the session does not open: {exc}")
+                    continue
+                state_now = session.state
+                session.abandon()
+                conv = state_now.conversations.get("default")
+                answered = sum(1 for r in state_now.units.values() if r.get("status") == "completed")
+                if answered < acknowledged:
+                    report.problems.append(f"{where}: {answered} answered prompts stored, {acknowledged} acknowledged")
+                if conv is not None and validate(conv.messages, provider="bedrock", mode="stored"):
+                    report.problems.append(f"{where}: the stored history is invalid")
+                report.resumed += 1
+        if index == len(log):
+            break
+        op = log[index]
+        if op.kind == "mark" and isinstance(op.info, tuple) and op.info[0] == "acknowledged":
+            acknowledged = int(op.info[1])
+        model.apply(index, op)
+    return report
