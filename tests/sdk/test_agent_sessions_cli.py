@@ -35,3 +35,16 @@ def test_sessions_commands_work_on_an_agent_session(tmp_path):
     deleted = strands_command("sessions", "delete", "expenses-1", "--force", cwd=tmp_path, env=env)
     assert deleted.returncode == 0, deleted.stderr
     assert not (world.sessions / "session_expenses-1").exists()
+
+
+def test_cleanup_deletes_an_idle_agent_session_only_when_idle_is_asked_for(tmp_path):
+    world = World(tmp_path / "sessions")
+    world.agent()(PROMPTS[0])
+    env = {"STRANDS_SESSIONS_DIR": str(world.sessions)}
+    every = strands_command("sessions", "cleanup", "--older-than", "0s", "--force", cwd=tmp_path, env=env)
+    assert every.returncode == 0 and (world.sessions / "session_expenses-1").exists(), every.stdout
+    idle = strands_command(
+        "sessions", "cleanup", "--older-than", "0s", "--status", "idle", "--force", cwd=tmp_path, env=env
+    )
+    assert idle.returncode == 0, idle.stderr
+    assert not (world.sessions / "session_expenses-1").exists()
