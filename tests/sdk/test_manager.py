@@ -231,3 +231,33 @@ def test_calls_whose_final_result_is_committed_are_not_entered_again_but_raw_onl
     resumed()
     assert calls == ["tooluse_s0_0", "tooluse_s0_0", "tooluse_s0_1"]  # the raw-only result went through again
     assert len(raw_only.effects) == 2  # and was replayed, not re-run
+
+
+def test_a_file_session_manager_directory_of_the_same_id_is_imported_not_overwritten(world):
+    from strands.session.file_session_manager import FileSessionManager
+
+    sdk_agent = Agent(
+        model=world.model(),
+        tools=world.tools(),
+        system_prompt="You record expenses.",
+        callback_handler=None,
+        session_manager=FileSessionManager("expenses-1", storage_dir=str(world.sessions)),
+    )
+    sdk_agent.state.set("currency", "EUR")
+    sdk_agent(PROMPTS[0])
+    unanswered = {"role": "user", "content": [{"text": "a prompt the crash left unanswered"}]}
+    sdk_agent._session_manager.append_message(unanswered, sdk_agent)  # what a kill after the prompt leaves
+    sdk_files = sorted(
+        p.name for p in (world.sessions / "session_expenses-1" / "agents" / "agent_default" / "messages").iterdir()
+    )
+
+    agent = world.agent()
+    assert normalize(agent.messages[:5]) == normalize([*sdk_agent.messages[:4], unanswered])
+    assert agent.messages[5] == {"role": "assistant", "content": [{"text": INTERRUPTED_ANSWER}]}
+    assert agent.state.get("currency") == "EUR"
+    backups = list((world.sessions / "session_expenses-1" / "backups").iterdir())
+    assert len(backups) == 1 and backups[0].name.endswith("file-session-manager")
+    kept = sorted(p.name for p in (backups[0] / "agents" / "agent_default" / "messages").iterdir())
+    assert kept == sdk_files
+    agent(PROMPTS[1])
+    assert validate(stored(world).conversations["default"].messages, provider="bedrock", mode="stored") == []

@@ -408,7 +408,13 @@ class DurableSessionManager(SessionManager):
         try:
             return self.store.load(self.session_id)
         except SessionNotFound:
-            return None
+            pass
+        if isinstance(self.store, LocalStore):
+            from strands_durable.sdk.importing import import_file_session
+
+            if import_file_session(self.store, self.session_id, _new_meta(self.session_id)):
+                return self.store.load(self.session_id)
+        return None
 
     def _open(self) -> Session:
         """Open (or create) the session, holding its lease; wait up to `lease_timeout` for another holder."""
