@@ -31,7 +31,6 @@ def script(turns: int) -> list[Any]:
 
 def build(manager: str, directory: Path, turns: int) -> Any:
     from strands import Agent, tool
-    from strands.agent.conversation_manager import NullConversationManager
 
     from strands_durable.models.scripted import ScriptedModel
 
@@ -93,7 +92,8 @@ def main() -> None:
         inproc[manager] = statistics.median(run_once(manager, args.turns) for _ in range(args.repeat))
     for manager in MANAGERS:
         print(
-            f"in process   {manager:9s} {inproc[manager] * 1000:8.1f} ms  {inproc[manager] * 1000 / messages:6.2f} ms/message"
+            f"in process   {manager:9s} {inproc[manager] * 1000:8.1f} ms  "
+            f"{inproc[manager] * 1000 / messages:6.2f} ms/message"
         )
     whole: dict[str, float] = {}
     for manager in MANAGERS:
