@@ -261,3 +261,80 @@ def test_a_file_session_manager_directory_of_the_same_id_is_imported_not_overwri
     assert kept == sdk_files
     agent(PROMPTS[1])
     assert validate(stored(world).conversations["default"].messages, provider="bedrock", mode="stored") == []
+
+
+def test_every_entry_point_commits_and_finishes_a_pending_invocation(world, tmp_path):
+    import asyncio
+
+    expected, _ = golden(tmp_path)
+    agent = world.agent(crash_at="default/inv[1]/turn[1]/model.before")
+    asyncio.run(agent.invoke_async(PROMPTS[0]))
+    crash_run(agent, PROMPTS[1])
+
+    async def stream(agent: Any) -> list[Any]:
+        return [event async for event in agent.stream_async()]
+
+    resumed = world.agent()
+    events = asyncio.run(stream(resumed))
+    assert any("result" in event for event in events)
+    assert normalize(resumed.messages) == normalize(expected)
+
+
+def test_several_agents_share_a_session_each_with_its_own_conversation(world):
+    first = world.agent()
+    second = Agent(
+        agent_id="auditor",
+        model=world.model(["Looks fine."]),
+        callback_handler=None,
+        session_manager=DurableSessionManager("expenses-1", world.sessions),
+    )
+    first(PROMPTS[0])
+    second("Audit the expenses.")
+    state = stored(world)
+    assert set(state.conversations) == {"default", "auditor"}
+    assert [m["role"] for m in state.conversations["auditor"].messages] == ["user", "assistant"]
+    with pytest.raises(Exception, match="unique"):
+        Agent(agent_id="auditor", model=world.model(), callback_handler=None, session_manager=second._session_manager)
+
+
+def test_the_sliding_windows_state_is_restored(world):
+    from strands.agent.conversation_manager import SlidingWindowConversationManager
+
+    def agent() -> Any:
+        return Agent(
+            model=world.model(["one", "two", "three"]),
+            callback_handler=None,
+            conversation_manager=SlidingWindowConversationManager(window_size=2),
+            session_manager=DurableSessionManager("expenses-1", world.sessions),
+        )
+
+    talk = agent()
+    for prompt in ("a", "b"):
+        talk(prompt)
+    again = agent()
+    assert again.conversation_manager.removed_message_count == talk.conversation_manager.removed_message_count > 0
+    assert normalize(again.messages) == normalize(talk.messages)
+
+
+def test_a_human_in_the_loop_interrupt_survives_a_restart(world):
+    from strands.hooks import BeforeToolCallEvent
+
+    def approval(event: BeforeToolCallEvent) -> None:
+        if event.interrupt("approve", reason="record this expense?") != "yes":
+            event.cancel_tool = "not approved"
+
+    script = [[{"name": "add_expense", "input": {"item": "taxi", "amount": 12}}], "Recorded."]
+    agent = world.agent(script=script)
+    agent.hooks.add_callback(BeforeToolCallEvent, approval)
+    result = agent("Record the taxi.")
+    assert result.stop_reason == "interrupt"
+    assert stored(world).status == "paused"
+    interrupt_id = result.interrupts[0].id
+
+    resumed = world.agent(script=script)
+    resumed.hooks.add_callback(BeforeToolCallEvent, approval)
+    answer = resumed([{"interruptResponse": {"interruptId": interrupt_id, "response": "yes"}}])
+    assert str(answer).strip() == "Recorded."
+    assert [e["item"] for e in world.effects] == ["taxi"]
+    assert stored(world).status == "idle"
+    assert validate(stored(world).conversations["default"].messages, provider="bedrock", mode="stored") == []
