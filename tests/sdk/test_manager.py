@@ -338,3 +338,54 @@ def test_a_human_in_the_loop_interrupt_survives_a_restart(world):
     assert [e["item"] for e in world.effects] == ["taxi"]
     assert stored(world).status == "idle"
     assert validate(stored(world).conversations["default"].messages, provider="bedrock", mode="stored") == []
+
+
+def test_ctrl_c_inside_an_invocation_leaves_it_pending_and_the_session_paused(world, tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    expected, _ = golden(tmp_path)
+    script = (
+        "import sys; from pathlib import Path; from strands import tool\n"
+        "from tests.sdk.support import World, PROMPTS\n"
+        "@tool\n"
+        "def add_expense(item: str, amount: float) -> str:\n"
+        '    """Record one expense."""\n'
+        "    raise KeyboardInterrupt\n"
+        "World(Path(sys.argv[1])).agent(tools=[add_expense])(PROMPTS[0])\n"
+    )
+    child = subprocess.run([sys.executable, "-c", script, str(world.sessions)], cwd=REPO, capture_output=True)
+    assert child.returncode != 0 and b"KeyboardInterrupt" in child.stderr
+    state = stored(world)
+    assert (state.status, state.reason) == ("paused", "interrupted")
+    resumed = world.agent()
+    resumed()
+    resumed(PROMPTS[1])
+    assert normalize(resumed.messages) == normalize(expected)
+    assert stored(world).status == "idle"
+
+
+def test_cancel_ends_the_invocation_as_the_sdk_records_it(world):
+    from strands.hooks import BeforeToolCallEvent
+
+    agent = world.agent()
+    agent.hooks.add_callback(BeforeToolCallEvent, lambda event: agent.cancel())
+    result = agent(PROMPTS[0])
+    assert result.stop_reason == "cancelled" or "cancel" in str(result).lower()
+    state = stored(world)
+    assert state.status == "idle"
+    assert normalize(world.agent().messages) == normalize(agent.messages)
+
+
+def test_a_graph_or_swarm_with_this_manager_is_refused_clearly(world):
+    from strands.multiagent import GraphBuilder
+
+    from strands_durable.errors import Unsupported
+
+    builder = GraphBuilder()
+    builder.add_node(Agent(model=world.model(["hi"]), callback_handler=None), "only")
+    builder.set_session_manager(DurableSessionManager("graph-1", world.sessions))
+    with pytest.raises(Unsupported, match="not supported yet"):
+        builder.build()

@@ -9,10 +9,14 @@ different prompt first closes it honestly. See docs/python-agents.md.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import copy
 import logging
+import sys
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +34,14 @@ from strands.session.session_manager import SessionManager
 
 from strands_durable.agent.durable import DurableInvoker, Invocation, InvocationHooks
 from strands_durable.crashpoints import CrashPoints
-from strands_durable.errors import DurableError, ExitCode, SessionInUse, SessionNotFound, UsageError
+from strands_durable.errors import (
+    DurableError,
+    ExitCode,
+    SessionInUse,
+    SessionNotFound,
+    Unsupported,
+    UsageError,
+)
 from strands_durable.history import SDK_INTERRUPTED_TEXT
 from strands_durable.runner.tools import is_idempotent
 from strands_durable.sdk import pending as invocations
@@ -62,6 +73,8 @@ class _AgentSlot:
     serve: dict[str, Any] | None = None  # a committed final answer the model stage returns without a call
     unsaved: list[dict[str, Any]] = field(default_factory=list)  # messages given to the Agent constructor
     result_order: list[str] = field(default_factory=list)  # toolUse order for a batch the SDK resumed
+    invocation: Any = None  # the invocation_state of the invocation in progress (the same for all its passes)
+    aborted: bool = False  # the last invocation raised instead of ending (it is pending)
 
 
 class DurableSessionManager(SessionManager):
@@ -92,10 +105,11 @@ class DurableSessionManager(SessionManager):
         self._slots: dict[str, _AgentSlot] = {}
         self._lock = threading.Lock()
         self._refuse_case_twin()
+        _LIVE.add(self)
 
     # -- the SessionManager interface ----------------------------------------------------------------
     def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
-        from strands.hooks import AgentInitializedEvent
+        from strands.hooks import AgentInitializedEvent, MultiAgentInitializedEvent
 
         registry.add_callback(AgentInitializedEvent, lambda event: self.initialize(event.agent))
         registry.add_callback(BeforeInvocationEvent, self._before_invocation)
@@ -103,6 +117,16 @@ class DurableSessionManager(SessionManager):
         registry.add_callback(BeforeModelCallEvent, self._before_model_call)
         registry.add_callback(AfterToolCallEvent, self._after_tool_call)  # After* run in reverse: ours runs last
         registry.add_callback(AfterInvocationEvent, self._after_invocation)
+        registry.add_callback(MultiAgentInitializedEvent, lambda event: self.initialize_multi_agent(event.source))
+
+    def initialize_multi_agent(self, source: Any, **kwargs: Any) -> None:
+        raise Unsupported(
+            f"DurableSessionManager on a {type(source).__name__} is not supported yet: give each agent outside the "
+            "graph or swarm its own manager, or use the SDK's session managers for multi-agent orchestrators"
+        )
+
+    def sync_multi_agent(self, source: Any, **kwargs: Any) -> None:
+        raise Unsupported(f"DurableSessionManager on a {type(source).__name__} is not supported yet")
 
     def initialize(self, agent: Any, **kwargs: Any) -> None:
         """Restore `agent` from the session: its finished turns, state, conversation-manager and SDK state.
@@ -167,7 +191,11 @@ class DurableSessionManager(SessionManager):
     def _before_invocation(self, event: Any) -> None:
         slot = self._slots[_agent_key(event.agent)]
         if slot.hooks is not None:
-            return  # a continuation pass of the same invocation
+            if slot.invocation is event.invocation_state:
+                return  # a continuation pass of the same invocation
+            self._let_go(slot)  # an invocation that never reached its end (its event loop was torn down)
+        slot.invocation = event.invocation_state
+        slot.aborted = False
         try:
             self._begin(slot, event)
         except BaseException:
@@ -211,6 +239,7 @@ class DurableSessionManager(SessionManager):
             return
         if event.result is None:  # the invocation raised: it stays pending, as after a crash
             self._let_go(slot)
+            slot.aborted = True
             return
         try:
             self._end(slot, event.result)
@@ -452,6 +481,19 @@ class DurableSessionManager(SessionManager):
             return None
         return copy.deepcopy(conv.messages[pending.start].get("content", []))
 
+    def _interrupted_at_exit(self) -> None:
+        """The interpreter is exiting on Ctrl+C (an uncaught KeyboardInterrupt) after an invocation ended without
+        its end: the session is marked paused (reason interrupted); the invocation stays pending."""
+        for slot in list(self._slots.values()):
+            if not slot.aborted:
+                continue
+            with contextlib.suppress(DurableError, OSError):
+                session = self._open()
+                try:
+                    session.commit([{"type": "status", "status": "paused", "reason": "interrupted"}])
+                finally:
+                    session.close()
+
     def close(self) -> None:
         """Release everything this manager holds (an invocation in progress is left pending)."""
         for slot in list(self._slots.values()):
@@ -543,3 +585,13 @@ def _refuse_unanswered(slot: _AgentSlot, message: dict[str, Any]) -> None:
             f"agent {slot.key}: refusing to store tool results that leave {sorted(asked - answered)} unanswered "
             "(a tool task ended without a result); the invocation stays pending"
         )
+
+
+_LIVE: weakref.WeakSet[DurableSessionManager] = weakref.WeakSet()
+
+
+@atexit.register
+def _mark_interrupted_sessions() -> None:
+    if isinstance(getattr(sys, "last_value", None), KeyboardInterrupt):
+        for manager in list(_LIVE):
+            manager._interrupted_at_exit()
