@@ -379,13 +379,13 @@ def test_cancel_ends_the_invocation_as_the_sdk_records_it(world):
     assert normalize(world.agent().messages) == normalize(agent.messages)
 
 
-def test_a_graph_or_swarm_with_this_manager_is_refused_clearly(world):
-    from strands.multiagent import GraphBuilder
+def test_a_swarm_with_this_manager_is_refused_clearly(world):
+    from strands.multiagent import Swarm
 
     from strands_durable.errors import Unsupported
 
-    builder = GraphBuilder()
-    builder.add_node(Agent(model=world.model(["hi"]), callback_handler=None), "only")
-    builder.set_session_manager(DurableSessionManager("graph-1", world.sessions))
-    with pytest.raises(Unsupported, match="not supported yet"):
-        builder.build()
+    with pytest.raises(Unsupported, match="Swarm is not supported yet"):
+        Swarm(
+            [Agent(name="one", model=world.model(["hi"]), callback_handler=None)],
+            session_manager=DurableSessionManager("swarm-1", world.sessions),
+        )

@@ -128,7 +128,7 @@ def make_tools(world: World, phase: str) -> list[Any]:
     return [add_expense, lookup_rate, total_expenses]
 
 
-def make_model(world: World, phase: str) -> Any:
+def make_model(world: World, phase: str, script: list[Any] | None = None) -> Any:
     """The script, recording every request (normalised) with its validity under the Bedrock profile."""
     from strands_durable.history import validate
     from strands_durable.models.request import normalise_messages
@@ -139,11 +139,12 @@ def make_model(world: World, phase: str) -> Any:
         async def stream(self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kw: Any) -> Any:
             plain = normalise_messages(messages)
             violations = validate(plain, provider="bedrock", mode="request", tools_configured=bool(tool_specs))
-            _append(world.requests, {"phase": phase, "messages": plain, "invalid": [v.rule for v in violations]})
+            record = {"phase": phase, "messages": plain, "invalid": [v.rule for v in violations]}
+            _append(world.requests, record)
             async for event in super().stream(messages, tool_specs, system_prompt, **kw):
                 yield event
 
-    return RecordingModel(ScriptedModel(SCRIPT))
+    return RecordingModel(ScriptedModel(script or SCRIPT))
 
 
 # -- crash points: the SDK's hooks (for any manager) and our store and tool sites ----------------------------

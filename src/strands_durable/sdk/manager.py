@@ -39,7 +39,6 @@ from strands_durable.errors import (
     ExitCode,
     SessionInUse,
     SessionNotFound,
-    Unsupported,
     UsageError,
 )
 from strands_durable.history import SDK_INTERRUPTED_TEXT
@@ -103,13 +102,21 @@ class DurableSessionManager(SessionManager):
         self.provider_profile = provider_profile
         self.crash_points = crash_points or CrashPoints()
         self._slots: dict[str, _AgentSlot] = {}
+        self._node_keys: dict[int, str] = {}  # id(node agent) -> its conversation key (graph nodes)
+        self._shared: Session | None = None  # the session a graph invocation holds for all its nodes
         self._lock = threading.Lock()
         self._refuse_case_twin()
         _LIVE.add(self)
 
     # -- the SessionManager interface ----------------------------------------------------------------
     def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
-        from strands.hooks import AgentInitializedEvent, MultiAgentInitializedEvent
+        from strands.hooks import (
+            AfterMultiAgentInvocationEvent,
+            AfterNodeCallEvent,
+            AgentInitializedEvent,
+            BeforeMultiAgentInvocationEvent,
+            MultiAgentInitializedEvent,
+        )
 
         registry.add_callback(AgentInitializedEvent, lambda event: self.initialize(event.agent))
         registry.add_callback(BeforeInvocationEvent, self._before_invocation)
@@ -118,15 +125,53 @@ class DurableSessionManager(SessionManager):
         registry.add_callback(AfterToolCallEvent, self._after_tool_call)  # After* run in reverse: ours runs last
         registry.add_callback(AfterInvocationEvent, self._after_invocation)
         registry.add_callback(MultiAgentInitializedEvent, lambda event: self.initialize_multi_agent(event.source))
+        registry.add_callback(BeforeMultiAgentInvocationEvent, self._before_graph)
+        registry.add_callback(AfterNodeCallEvent, lambda event: self.sync_multi_agent(event.source))
+        registry.add_callback(AfterMultiAgentInvocationEvent, self._after_graph)
 
     def initialize_multi_agent(self, source: Any, **kwargs: Any) -> None:
-        raise Unsupported(
-            f"DurableSessionManager on a {type(source).__name__} is not supported yet: give each agent outside the "
-            "graph or swarm its own manager, or use the SDK's session managers for multi-agent orchestrators"
-        )
+        """Instrument a Graph's node agents (each journaled as `node.<id>`) and restore the graph's progress."""
+        from strands_durable.sdk.graph import GRAPH_STATE_KEY, check_graph, node_key
+
+        check_graph(source)
+        for node_id, node in source.nodes.items():
+            agent = node.executor
+            self._node_keys[id(agent)] = node_key(node_id)
+            agent.hooks.add_hook(self)
+            self.initialize(agent)
+        state = self._load()
+        saved = state.pattern_state.get(GRAPH_STATE_KEY) if state is not None else None
+        if saved:
+            source.deserialize_state(copy.deepcopy(saved))
 
     def sync_multi_agent(self, source: Any, **kwargs: Any) -> None:
-        raise Unsupported(f"DurableSessionManager on a {type(source).__name__} is not supported yet")
+        """Commit the graph's progress (after each node, and at the end of its invocation)."""
+        from strands_durable.sdk.graph import GRAPH_STATE_KEY
+
+        session = self._shared
+        if session is not None:
+            event = {"type": "pattern_state", "state": {GRAPH_STATE_KEY: source.serialize_state()}}
+            session.commit([event], path="graph/sync")
+
+    def _before_graph(self, event: Any) -> None:
+        self._shared = self._open()
+        self._shared.commit([{"type": "status", "status": "running"}], path="graph/status", durable=False)
+
+    def _after_graph(self, event: Any) -> None:
+        session, self._shared = self._shared, None
+        if session is None:
+            return
+        failed = getattr(event.source.state.status, "value", "") == "executing"  # a crash left it mid-way
+        try:
+            if not failed:
+                self._shared = session
+                self.sync_multi_agent(event.source)
+                session.commit([{"type": "status", "status": "idle"}], path="graph/end")
+        finally:
+            self._shared = None
+            session.abandon() if failed else session.close()
+        for slot in self._slots.values():
+            slot.seen_seq = session.state.seq
 
     def initialize(self, agent: Any, **kwargs: Any) -> None:
         """Restore `agent` from the session: its finished turns, state, conversation-manager and SDK state.
@@ -134,7 +179,7 @@ class DurableSessionManager(SessionManager):
         from strands.middleware import ExecuteToolStage, InvokeModelStage
         from strands.types.exceptions import SessionException
 
-        key = _agent_key(agent)
+        key = self._key_of(agent)
         with self._lock:
             if key in self._slots:
                 raise SessionException("The `agent_id` of an agent must be unique in a session.")
@@ -151,7 +196,7 @@ class DurableSessionManager(SessionManager):
         agent.add_middleware(InvokeModelStage, self._invoke_model_for(slot))
 
     def append_message(self, message: Any, agent: Any, **kwargs: Any) -> None:
-        slot = self._slots[_agent_key(agent)]
+        slot = self._slots[self._key_of(agent)]
         if slot.hooks is None:
             if _is_sdk_placeholder(message):
                 return  # the SDK's "Tool was interrupted." results are never stored
@@ -171,7 +216,7 @@ class DurableSessionManager(SessionManager):
 
     def redact_latest_message(self, redact_message: Any, agent: Any, **kwargs: Any) -> None:
         """Replace the latest stored message (a guardrail's redaction) by committing a new generation."""
-        slot = self._slots[_agent_key(agent)]
+        slot = self._slots[self._key_of(agent)]
         if slot.session is None:
             raise DurableError(f"agent {slot.key}: redact_latest_message outside an invocation")
         conv = slot.session.state.conversations[slot.key]
@@ -181,7 +226,7 @@ class DurableSessionManager(SessionManager):
         slot.session.commit([{**event, "backup": "redacted"}], path=f"{slot.key}/redact")
 
     def sync_agent(self, agent: Any, **kwargs: Any) -> None:
-        slot = self._slots.get(_agent_key(agent))
+        slot = self._slots.get(self._key_of(agent))
         if slot is not None and slot.session is not None:
             event = _state_event(slot)
             if event is not None:
@@ -189,7 +234,7 @@ class DurableSessionManager(SessionManager):
 
     # -- invocations ---------------------------------------------------------------------------------
     def _before_invocation(self, event: Any) -> None:
-        slot = self._slots[_agent_key(event.agent)]
+        slot = self._slots[self._key_of(event.agent)]
         if slot.hooks is not None:
             if slot.invocation is event.invocation_state:
                 return  # a continuation pass of the same invocation
@@ -205,9 +250,16 @@ class DurableSessionManager(SessionManager):
     def _begin(self, slot: _AgentSlot, event: Any) -> None:
         session = slot.session = self._open()
         state = session.state
-        if state.seq != slot.seen_seq:
-            self._catch_up(slot, state)
         conv = state.conversations.get(slot.key)
+        if id(slot.agent) in self._node_keys:
+            # the graph resets a node agent (on a revisit, and when its own state is restored): restore each time
+            if conv is not None:
+                self._restore(slot, state, conv)
+            else:
+                slot.agent.messages = []
+        elif state.seq != slot.seen_seq:
+            self._catch_up(slot, state)
+            conv = state.conversations.get(slot.key)
         pending = invocations.pending_invocation(state, conv)
         session.commit([{"type": "status", "status": "running"}], path=f"{slot.key}/status", durable=False)
         unit = invocations.next_invocation(conv, slot.key)
@@ -234,7 +286,7 @@ class DurableSessionManager(SessionManager):
         self.crash_points.emit("unit.before", unit)
 
     def _after_invocation(self, event: Any) -> None:
-        slot = self._slots[_agent_key(event.agent)]
+        slot = self._slots[self._key_of(event.agent)]
         if slot.hooks is None:
             return
         if event.result is None:  # the invocation raised: it stays pending, as after a crash
@@ -265,7 +317,8 @@ class DurableSessionManager(SessionManager):
         self.crash_points.emit("unit.after", unit)
         slot.hooks = None
         slot.session = None
-        session.close()
+        if session is not self._shared:
+            session.close()
         slot.seen_seq = session.state.seq
         slot.known_messages = len(slot.agent.messages)
 
@@ -276,7 +329,8 @@ class DurableSessionManager(SessionManager):
         slot.result_order = []
         if session is None:
             return
-        session.abandon()
+        if session is not self._shared:
+            session.abandon()
         state = self._load()
         conv = state.conversations.get(slot.key) if state is not None else None
         if conv is not None:
@@ -390,12 +444,12 @@ class DurableSessionManager(SessionManager):
         return InvocationHooks(invoker, inv, agent, {"model_calls": 0})
 
     def _before_model_call(self, event: Any) -> None:
-        slot = self._slots[_agent_key(event.agent)]
+        slot = self._slots[self._key_of(event.agent)]
         if slot.hooks is not None and slot.serve is None:
             slot.hooks.before_model_call(event)
 
     def _after_tool_call(self, event: Any) -> None:
-        slot = self._slots[_agent_key(event.agent)]
+        slot = self._slots[self._key_of(event.agent)]
         hooks = slot.hooks
         if hooks is None:
             return
@@ -446,7 +500,10 @@ class DurableSessionManager(SessionManager):
         return None
 
     def _open(self) -> Session:
-        """Open (or create) the session, holding its lease; wait up to `lease_timeout` for another holder."""
+        """Open (or create) the session, holding its lease; wait up to `lease_timeout` for another holder. During a
+        graph invocation its nodes share the session the graph holds."""
+        if self._shared is not None:
+            return self._shared
         deadline = None if self.lease_timeout is None else time.monotonic() + self.lease_timeout
         while True:
             try:
@@ -470,6 +527,9 @@ class DurableSessionManager(SessionManager):
                     f"Session id {self.session_id!r} differs only by case from the existing session {other!r} "
                     "(case-insensitive file systems would share one directory)"
                 )
+
+    def _key_of(self, agent: Any) -> str:
+        return self._node_keys.get(id(agent)) or _agent_key(agent)
 
     def pending_prompt(self, agent_id: str = "default") -> list[dict[str, Any]] | None:
         """The content blocks of the agent's pending (interrupted) invocation's prompt, or None when nothing is
