@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import signal
 import tempfile
 import time
@@ -28,7 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
+from strands_durable.faults.common import reset_dir, write_scratch
 from strands_durable.faults.forking import run_in_child
+from strands_durable.store.fileops import FileOps
+
+_SCRATCH = FileOps()  # the harness's own files (ledger, requests, copies): not session data, no fsync
 
 SESSION_ID = "expenses-1"
 PROMPTS = ("Record the taxi and the hotel.", "Now the dinner and the museum.", "What is the total?")
@@ -78,9 +81,27 @@ class World:
 
 
 def _append(path: Path, record: dict[str, Any]) -> None:
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(record) + "\n")
-        handle.flush()
+    """One JSON line, appended through the file-operations layer (a killed process's append reaches the file)."""
+    handle = _SCRATCH.open_append(path)
+    try:
+        handle.append((json.dumps(record) + "\n").encode())
+    finally:
+        handle.close()
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    """A crashed world copied for one resume style (harness files, written without fsync)."""
+    reset_dir(dst)
+    for path in sorted(src.rglob("*")):
+        if path.is_dir():
+            _SCRATCH.makedirs(dst / path.relative_to(src), durable=False)
+        elif path.is_file():
+            write_scratch(dst / path.relative_to(src), path.read_bytes())
+
+
+def _remove(path: Path) -> None:
+    if path.exists():
+        _SCRATCH.remove_tree(path)
 
 
 def read_lines(path: Path) -> list[dict[str, Any]]:
@@ -251,7 +272,7 @@ def run_conversation(manager: str, world: World, crash: Crash | None = None, poi
     for index, prompt in enumerate(PROMPTS):
         agent(prompt)
         _append(world.root / "acknowledged.jsonl", {"prompt": index})
-    world.final.write_text(json.dumps(list(agent.messages)))
+    write_scratch(world.final, json.dumps(list(agent.messages)).encode())
     return 0
 
 
@@ -269,7 +290,7 @@ def resume_conversation(manager: str, world: World, style: str) -> int:
             agent(interrupted)
     for prompt in PROMPTS[start + 1 :]:
         agent(prompt)
-    world.final.write_text(json.dumps(list(agent.messages)))
+    write_scratch(world.final, json.dumps(list(agent.messages)).encode())
     return 0
 
 
@@ -382,14 +403,13 @@ def warm_imports() -> None:
 def golden_run(manager: str, base: Path) -> Golden:
     warm_imports()
     world = World(base / f"golden-{manager}")
-    shutil.rmtree(world.root, ignore_errors=True)
-    world.root.mkdir(parents=True)
+    reset_dir(world.root)
     points_file = world.root / "points.json"
 
     def body() -> int:
         points: list[str] = []
         run_conversation(manager, world, None, points)
-        points_file.write_text(json.dumps(points))
+        write_scratch(points_file, json.dumps(points).encode())
         return 0
 
     exit_ = run_in_child(body)
@@ -411,15 +431,13 @@ def explore_point(manager: str, golden: Golden, index: int, base: Path, mode: st
 
     point = golden.points[index]
     crashed = World(base / f"{manager}-{index}")
-    shutil.rmtree(crashed.root, ignore_errors=True)
-    crashed.root.mkdir(parents=True)
+    reset_dir(crashed.root)
     run_in_child(lambda: run_conversation(manager, crashed, Crash(index, mode)))
     stored, stored_results = stored_at_crash(manager, crashed)
     verdicts = []
     for style in STYLES:
         world = World(crashed.root.with_name(f"{crashed.root.name}-{'agent' if style == 'agent()' else 'resend'}"))
-        shutil.rmtree(world.root, ignore_errors=True)
-        shutil.copytree(crashed.root, world.root)
+        _copy_tree(crashed.root, world.root)
         before = len(read_lines(world.ledger))
         exit_ = run_in_child(lambda world=world, style=style: resume_conversation(manager, world, style))
         verdict = Verdict(point, style)
@@ -476,7 +494,7 @@ def explore(manager: str, base: Path, *, every: int = 1, mode: str = "kill") -> 
     for index in range(0, len(golden.points), every):
         verdicts.extend(explore_point(manager, golden, index, base, mode))
         for name in (f"{manager}-{index}", f"{manager}-{index}-agent", f"{manager}-{index}-resend"):
-            shutil.rmtree(base / name, ignore_errors=True)
+            _remove(base / name)
     return Report(manager, golden, verdicts)
 
 
@@ -520,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{manager}: {len(full.golden.points)} crash points, concurrent tools: {full.golden.concurrent}")
         print(table(reports))
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        _remove(base)
     return 0
 
 
@@ -550,8 +568,7 @@ def explore_power(base: Path) -> PowerReport:
     from strands_durable.store.local import LocalStore
 
     world = World(base)
-    shutil.rmtree(base, ignore_errors=True)
-    base.mkdir(parents=True)
+    reset_dir(base)
     recorder = RecordingFileOps()
     agent = Agent(
         model=make_model(world, "golden"),

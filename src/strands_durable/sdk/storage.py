@@ -53,7 +53,7 @@ class DurableStorage:
         path = self.base_dir / normalized
         try:
             self._ops.makedirs(path.parent)
-            with self._lock, _DirectoryLock(self.base_dir):
+            with self._lock, _DirectoryLock(self.base_dir, self._ops):
                 current = _digest_of(path)
                 if current is not None and (normalized not in self._seen or self._seen[normalized] != current):
                     raise StorageConflict(normalized)
@@ -79,7 +79,7 @@ class DurableStorage:
         normalized = _normalize_key(key)
         path = self.base_dir / normalized
         try:
-            with self._lock, _DirectoryLock(self.base_dir):
+            with self._lock, _DirectoryLock(self.base_dir, self._ops):
                 current = _digest_of(path)
                 if current is None:
                     return
@@ -116,13 +116,16 @@ def _digest_of(path: Path) -> str | None:
 class _DirectoryLock:
     """An exclusive flock on `<base_dir>/.strands-durable.lock` (held across compare and replace)."""
 
-    def __init__(self, base_dir: Path) -> None:
+    def __init__(self, base_dir: Path, ops: FileOps) -> None:
         self.path = base_dir / _LOCK_NAME
+        self.ops = ops
         self.fd = -1
 
     def __enter__(self) -> _DirectoryLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        if not self.path.exists():
+            self.ops.makedirs(self.path.parent)
+            self.ops.write_atomic(self.path, b"")
+        self.fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         return self
 
