@@ -44,6 +44,7 @@ from strands_durable.errors import (
 from strands_durable.history import SDK_INTERRUPTED_TEXT
 from strands_durable.runner.tools import is_idempotent
 from strands_durable.sdk import pending as invocations
+from strands_durable.sdk.graph import GraphSupport
 from strands_durable.sdk.profiles import profile_for_model
 from strands_durable.store import layout
 from strands_durable.store.base import Session, SessionStore
@@ -76,7 +77,7 @@ class _AgentSlot:
     aborted: bool = False  # the last invocation raised instead of ending (it is pending)
 
 
-class DurableSessionManager(SessionManager):
+class DurableSessionManager(GraphSupport, SessionManager):
     """Persist a plain `strands.Agent` (or several, by `agent_id`) in a durable session.
 
     `DurableSessionManager(session_id="expenses-1", storage_dir="./sessions")`, or `store=` any SessionStore;
@@ -128,50 +129,6 @@ class DurableSessionManager(SessionManager):
         registry.add_callback(BeforeMultiAgentInvocationEvent, self._before_graph)
         registry.add_callback(AfterNodeCallEvent, lambda event: self.sync_multi_agent(event.source))
         registry.add_callback(AfterMultiAgentInvocationEvent, self._after_graph)
-
-    def initialize_multi_agent(self, source: Any, **kwargs: Any) -> None:
-        """Instrument a Graph's node agents (each journaled as `node.<id>`) and restore the graph's progress."""
-        from strands_durable.sdk.graph import GRAPH_STATE_KEY, check_graph, node_key
-
-        check_graph(source)
-        for node_id, node in source.nodes.items():
-            agent = node.executor
-            self._node_keys[id(agent)] = node_key(node_id)
-            agent.hooks.add_hook(self)
-            self.initialize(agent)
-        state = self._load()
-        saved = state.pattern_state.get(GRAPH_STATE_KEY) if state is not None else None
-        if saved:
-            source.deserialize_state(copy.deepcopy(saved))
-
-    def sync_multi_agent(self, source: Any, **kwargs: Any) -> None:
-        """Commit the graph's progress (after each node, and at the end of its invocation)."""
-        from strands_durable.sdk.graph import GRAPH_STATE_KEY
-
-        session = self._shared
-        if session is not None:
-            event = {"type": "pattern_state", "state": {GRAPH_STATE_KEY: source.serialize_state()}}
-            session.commit([event], path="graph/sync")
-
-    def _before_graph(self, event: Any) -> None:
-        self._shared = self._open()
-        self._shared.commit([{"type": "status", "status": "running"}], path="graph/status", durable=False)
-
-    def _after_graph(self, event: Any) -> None:
-        session, self._shared = self._shared, None
-        if session is None:
-            return
-        failed = getattr(event.source.state.status, "value", "") == "executing"  # a crash left it mid-way
-        try:
-            if not failed:
-                self._shared = session
-                self.sync_multi_agent(event.source)
-                session.commit([{"type": "status", "status": "idle"}], path="graph/end")
-        finally:
-            self._shared = None
-            session.abandon() if failed else session.close()
-        for slot in self._slots.values():
-            slot.seen_seq = session.state.seq
 
     def initialize(self, agent: Any, **kwargs: Any) -> None:
         """Restore `agent` from the session: its finished turns, state, conversation-manager and SDK state.
