@@ -389,3 +389,20 @@ def test_a_swarm_with_this_manager_is_refused_clearly(world):
             [Agent(name="one", model=world.model(["hi"]), callback_handler=None)],
             session_manager=DurableSessionManager("swarm-1", world.sessions),
         )
+
+
+def test_redact_latest_message_replaces_the_stored_message(world):
+    from strands.hooks import BeforeModelCallEvent
+
+    agent = world.agent(script=["Noted."])
+    redacted = {"role": "user", "content": [{"text": "[redacted]"}]}
+
+    def redact(event: BeforeModelCallEvent) -> None:
+        event.agent._session_manager.redact_latest_message(redacted, event.agent)
+
+    agent.hooks.add_callback(BeforeModelCallEvent, redact)
+    agent("my card number is 4111")
+    stored_messages = stored(world).conversations["default"].messages
+    assert stored_messages[0]["content"] == [{"text": "[redacted]"}]
+    assert "4111" not in str(stored_messages)
+    assert world.agent(script=["Noted."]).messages[0]["content"] == [{"text": "[redacted]"}]
