@@ -83,11 +83,13 @@ class StorageIOError(DurableError):
 class SessionInUse(DurableError):
     exit_code = ExitCode.SESSION_UNUSABLE
 
-    def __init__(self, session_id: str, pid: int, host: str) -> None:
-        super().__init__(f"Session {session_id} is in use by pid {pid} on host {host}")
+    def __init__(self, session_id: str, pid: int, host: str, *, owner: str | None = None) -> None:
+        holder = owner if owner else f"pid {pid} on host {host}"  # owner: a store's opaque holder (S3: a worker)
+        super().__init__(f"Session {session_id} is in use by {holder}")
         self.session_id = session_id
         self.pid = pid
         self.host = host
+        self.owner = owner
 
 
 class CorruptSession(DurableError):

@@ -52,12 +52,14 @@ class _InPlace(FaultyFileOps):
         self.write_file(path, data, sync=durable)
 
 
-def test_disk_errors_catch_a_store_that_writes_in_place_instead_of_renaming(
+def test_a_creation_failed_by_the_disk_leaves_nothing_even_for_a_store_that_writes_in_place(
     chain_golden: Golden, tmp_path: Path
 ) -> None:
+    # a store that writes in place used to be caught here by the half-written journal header a failed creation
+    # left behind; a failed creation now removes its unfinished directory (issue 20), so that half-written file
+    # is gone with it (tests/faults/test_power.py still catches in-place writes: a power cut tears them)
     run = FaultRun("disk", "chain")
-    fail_at = 1
-    while fail_at_op(chain_golden, fail_at, "ENOSPC", tmp_path, run, _InPlace) and not run.findings:
-        fail_at += 1
-    assert run.findings, "a half-written file in place of a readable one must be found"
-    assert run.findings[0].rule == "unrecoverable" and "Corrupt session file" in run.findings[0].detail
+    for fail_at in range(1, 16):
+        fail_at_op(chain_golden, fail_at, "ENOSPC", tmp_path, run, _InPlace)
+    assert run.outcomes["failed before the session existed"] >= 3, run.outcomes
+    assert not run.findings, "\n".join(map(str, run.findings))

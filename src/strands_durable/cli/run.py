@@ -29,7 +29,7 @@ class RunRequest:
     cli_vars: list[str]
     provider: str | None
     seed: int | None
-    sessions_dir: Path | None
+    sessions_dir: str | None
     out: Path | None
     force: bool
     save_session: bool
@@ -59,7 +59,7 @@ def run(
         int | None, typer.Option("--seed", metavar="N", help="Seed of the synthetic model (default 0).")
     ] = None,
     sessions_dir: Annotated[
-        Path | None,
+        str | None,  # a directory or an s3:// URL (a Path would fold its `//`)
         typer.Option("--sessions-dir", metavar="DIR", help="Where sessions live (default $STRANDS_SESSIONS_DIR)."),
     ] = None,
     out: Annotated[
@@ -148,13 +148,13 @@ def execute(request: RunRequest) -> int:
     from strands_durable.operations import retention_from_env
     from strands_durable.runner.api import resume, run_workflow
     from strands_durable.runner.context import RunOptions
-    from strands_durable.store import LocalStore, MemoryStore
+    from strands_durable.store import MemoryStore, open_store
 
     human: TextIO = sys.stderr if request.json_output else sys.stdout
     reporter = make_reporter(human, sys.stderr, live=not request.json_output and human.isatty())
     try:
         retention_from_env()  # a bad value fails before the run, not after it
-        store = LocalStore(request.sessions_dir) if request.save_session else MemoryStore()
+        store = open_store(request.sessions_dir) if request.save_session else MemoryStore()
         session_id = session_to_resume(request, store, reporter, human)
     except DurableError as exc:
         return _failed(request, None, exc, human)
@@ -190,7 +190,7 @@ def execute(request: RunRequest) -> int:
         code = _paused_for_human(request, store, session_id, failure, human)
     else:
         code = _failed(request, session_id, failure, human)  # type: ignore[arg-type]
-    if isinstance(store, LocalStore) and session_id is not None:
+    if request.save_session and session_id is not None:
         _apply_retention(store, session_id)
     return code
 

@@ -29,7 +29,7 @@ STATUSES = ("running", "paused", "completed", "failed", "idle")
 STRATEGIES = ("synthesize", "drop")
 
 SessionsDir = Annotated[
-    Path | None,
+    str | None,  # a directory or an s3:// URL (a Path would fold its `//`)
     typer.Option("--sessions-dir", metavar="DIR", help="Where sessions live (default $STRANDS_SESSIONS_DIR)."),
 ]
 JsonOutput = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table or panel.")]
@@ -59,10 +59,10 @@ def reports_errors(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def open_store(sessions_dir: Path | None) -> Any:
-    from strands_durable.store.local import LocalStore
+def open_store(sessions_dir: str | None) -> Any:
+    from strands_durable.store.factory import open_store as open_sessions
 
-    return LocalStore(sessions_dir)
+    return open_sessions(sessions_dir)
 
 
 def print_json(document: Any) -> None:
@@ -141,7 +141,7 @@ def delete(
     full_id = store.resolve(session_id)
     holder = store.holder(full_id)
     if holder is not None:
-        raise SessionInUse(full_id, holder.pid, holder.host)
+        raise SessionInUse(full_id, holder.pid, holder.host, owner=holder.owner)
     if not force and not confirm(f"Delete session {full_id[:8]}...?"):
         print("Not deleted.", file=sys.stderr)
         return

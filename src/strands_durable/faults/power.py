@@ -263,10 +263,11 @@ class PromiseStore(LocalStore):
 def _promising(session: LocalSession, ops: RecordingFileOps) -> LocalSession:
     inner = session.commit
 
-    def commit(events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False) -> None:
-        inner(events, path=path, durable=durable, synced=synced)
-        if durable or synced:
-            ops.mark(("promise", session.state.seq, path))
+    def commit(events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False) -> int:
+        seq = inner(events, path=path, durable=durable, synced=synced)
+        if durable or synced:  # the commit's own seq: `session.state.seq` may already hold another thread's
+            ops.mark(("promise", seq, path))
+        return seq
 
     session.commit = commit  # type: ignore[method-assign]
     return session

@@ -58,7 +58,6 @@ def cleanup_sessions(
     """
     now = now or dt.datetime.now(dt.timezone.utc)
     report = CleanupReport()
-    holder_of = getattr(store, "holder", None)
     for summary in store.list():
         updated = _parse_time(summary.updated_at or summary.created_at)
         if updated is None or now - updated < older_than:
@@ -66,9 +65,12 @@ def cleanup_sessions(
         wanted = summary.status in statuses if statuses is not None else summary.status != "idle"
         if not wanted or summary.session_id in keep:
             continue
-        holder = holder_of(summary.session_id) if holder_of is not None else None
+        try:
+            holder = store.holder(summary.session_id)
+        except SessionNotFound:
+            continue  # deleted by someone else meanwhile
         if holder is not None or (summary.status == "running" and not summary.stale):
-            where = f" by pid {holder.pid} on host {holder.host}" if holder is not None else ""
+            where = f" by {holder.describe()}" if holder is not None else ""
             report.skipped.append((summary, f"in use{where}"))
             continue
         if dry_run:

@@ -2,22 +2,20 @@
 readable files that disagree with the journal again.
 
 Uses `history.repair` with the conversation's committed tool results; each changed conversation is one commit of
-a `generation` event (the local store then moves the old message files to `backups/<timestamp>/`). Messages are
-never edited in place, and a valid history is left alone. Damaged readable files (session.json, a message file)
-are derived again from the journal, which is the truth.
+a `generation` event (a store with derived files keeps the old ones: the local store moves them to
+`backups/<timestamp>/`). Messages are never edited in place, and a valid history is left alone. Damaged derived
+files (session.json, a message file) are written again from the commit record, which is the truth
+(`Session.refresh_views`).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from strands_durable.errors import CorruptSession
 from strands_durable.history import RepairAction, Strategy, repair, validate
-from strands_durable.operations.check import readable_file_problems
-from strands_durable.store import layout
 from strands_durable.store.base import SessionStore
 
 
@@ -30,7 +28,7 @@ class ConversationRepair:
     messages_before: int
     messages_after: int
     actions: list[RepairAction] = field(default_factory=list)
-    backup: Path | None = None
+    backup: str | None = None  # where the store kept the previous generation (None: it keeps none)
 
 
 @dataclass
@@ -68,17 +66,9 @@ def repair_session(store: SessionStore, session_id: str, strategy: Strategy = "s
             session.commit([event], path=f"repair/{key}")
             after = session.state.conversations[key]
             done.append(
-                ConversationRepair(
-                    key, after.generation, before, len(after.messages), actions, _newest_backup(store, full_id, key)
-                )
+                ConversationRepair(key, after.generation, before, len(after.messages), actions, session.backup_of(key))
             )
-        rewrite_views = getattr(session, "rewrite_views", None)
-        directory_of = getattr(store, "directory_of", None)
-        if rewrite_views is not None and directory_of is not None:
-            damaged = readable_file_problems(directory_of(full_id), session.state)
-            report.rewritten = sorted({p.where for p in damaged if p.severity == "error"})
-            if report.rewritten:
-                rewrite_views()
+        report.rewritten = session.refresh_views()
     return report
 
 
@@ -109,17 +99,3 @@ def _block_signature(block: dict[str, Any]) -> str:
     if "toolResult" in block:
         return "toolResult:" + str(block["toolResult"].get("toolUseId"))
     return json.dumps(block, sort_keys=True, default=str)
-
-
-def _newest_backup(store: SessionStore, session_id: str, key: str) -> Path | None:
-    directory_of = getattr(store, "directory_of", None)
-    if directory_of is None:
-        return None
-    backups = directory_of(session_id) / layout.BACKUPS_DIR
-    if not backups.is_dir():
-        return None
-    for stamp in sorted(backups.iterdir(), reverse=True):
-        candidate = stamp / layout.AGENTS_DIR / key
-        if candidate.is_dir():
-            return candidate
-    return None

@@ -14,10 +14,8 @@ from strands_durable.agent.durable import DurableInvoker, StopRequested
 from strands_durable.crashpoints import CrashPoints, InjectedCrash
 from strands_durable.errors import DurableError, HitlPaused, SessionCompleted, UsageError
 from strands_durable.runner.context import RunContext, RunOptions
-from strands_durable.store import layout
 from strands_durable.store.base import Session, SessionStore
-from strands_durable.store.fileops import FileOps
-from strands_durable.store.local import LocalStore
+from strands_durable.store.factory import open_store
 from strands_durable.store.state import AGENT_PATTERN, SessionState
 
 SPEC_CHANGED_WARNING = "⚠ Warning: Spec file has changed since session creation"
@@ -34,7 +32,7 @@ class RunOutcome:
 
 
 def default_store(sessions_dir: Path | str | None = None) -> SessionStore:
-    return LocalStore(sessions_dir)
+    return open_store(sessions_dir)
 
 
 def run_workflow(
@@ -44,7 +42,7 @@ def run_workflow(
     store: SessionStore | None = None,
     session_id: str | None = None,
 ) -> RunOutcome:
-    """Run a spec from the start in a new session."""
+    """Run a spec from the start in a new session (`session_id`: the caller's id for it, a new UUID when None)."""
     from strands_durable.runner.artifacts import check_existing
     from strands_durable.runner.patterns import executor_for
     from strands_durable.spec import load_spec, resolve_variables
@@ -59,7 +57,6 @@ def run_workflow(
     out_dir = Path(options.out_dir).resolve()
     check_existing(spec, out_dir, {**variables, "name": spec.name}, force=options.force, ours=set())
     meta = {
-        "session_id": session_id or layout.new_session_id(),
         "workflow_name": spec.name,
         "pattern": spec.pattern.type,
         "spec_path": str(spec.source_path),
@@ -76,7 +73,7 @@ def run_workflow(
         },
     }
     crash = options.crash_points or CrashPoints()
-    session = store.create(meta, spec.source_bytes, crash_points=crash)
+    session = store.create(meta, spec.source_bytes, crash_points=crash, session_id=session_id)
     options = replace(options, out_dir=out_dir, crash_points=crash)
     return _execute(spec, session, options, store, resumed=False)
 
@@ -148,18 +145,18 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
     for warning in spec.warnings:
         options.reporter.warning(warning)
     crash = options.crash_points or CrashPoints()
-    fileops = getattr(store, "fileops", None) or FileOps()
+    workspace = store.workspace(state.session_id)
     created = dt.datetime.fromisoformat(meta["created_at"])
     provider = meta["runtime"]["provider"]
     abandoned = False
     try:
         os.environ.setdefault("BYPASS_TOOL_CONSENT", "true")
         offline = provider in OFFLINE_PROVIDERS
-        scratch = _scratch_dir(store, state) if offline else None
+        scratch = (options.scratch_dir or workspace.scratch_dir) if offline else None
         environment = NativeToolEnvironment(
             clock=(lambda: created) if offline else (lambda: dt.datetime.now(dt.timezone.utc)),
             scratch_dir=scratch,
-            fileops=fileops,
+            fileops=workspace.fileops,
         )
         cancelled = threading.Event()  # concurrent units stop at their next safe point once one of them crashed
         ctx = RunContext(
@@ -185,7 +182,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
         if state.status != "running":
             session.commit([{"type": "status", "status": "running", "reason": "resumed"}], path="resume")
         final_context = executor_for(spec.pattern.type)(ctx)
-        artifacts = write_artifacts(ctx, final_context, fileops)
+        artifacts = write_artifacts(ctx, final_context, workspace.fileops)
         session.commit([{"type": "status", "status": "completed"}], path="complete")
         usage = state.usage()
         options.reporter.finished("completed", tokens_before, usage["total"])
@@ -212,14 +209,6 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
     finally:
         if not abandoned:
             session.close()
-
-
-def _scratch_dir(store: SessionStore, state: SessionState) -> Path | None:
-    directory_of = getattr(store, "directory_of", None)
-    if directory_of is None:
-        return None
-    scratch = directory_of(state.session_id) / "scratch"
-    return scratch
 
 
 def _safe_commit(session: Session, event: dict[str, Any]) -> None:

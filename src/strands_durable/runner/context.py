@@ -36,6 +36,7 @@ class RunOptions:
     validate_requests: bool = True
     created_at: dt.datetime | None = None  # pins a new session's creation time (chaos runs repeat one run exactly)
     lockstep: bool = False  # concurrent units take turns in a fixed order (chaos runs; see runner/concurrency.py)
+    scratch_dir: Path | None = None  # where offline file-writing tools write (None: the store's workspace)
 
 
 @dataclass

@@ -14,15 +14,15 @@ import copy
 from typing import Any
 
 from strands_durable.errors import Unsupported
-from strands_durable.store import layout
+from strands_durable.store.ids import ID_RULE, is_session_id
 
 GRAPH_STATE_KEY = "graph"
 
 
 def node_key(node_id: str) -> str:
     key = f"node.{node_id}"
-    if not layout.is_named_session_id(key):
-        raise Unsupported(f"graph node id {node_id!r} cannot name a stored conversation ({layout.NAMED_ID_RULE})")
+    if not is_session_id(key):
+        raise Unsupported(f"graph node id {node_id!r} cannot name a stored conversation (use {ID_RULE})")
     return key
 
 

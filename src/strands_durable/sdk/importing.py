@@ -18,9 +18,8 @@ from typing import Any
 from strands_durable.errors import CorruptSession
 from strands_durable.history import repair
 from strands_durable.sdk import pending as invocations
-from strands_durable.store import layout
+from strands_durable.store import LocalStore, layout
 from strands_durable.store.journal import JOURNAL_NAME
-from strands_durable.store.local import LocalStore
 from strands_durable.store.state import Conversation
 
 logger = logging.getLogger("strands_durable.sdk")

@@ -46,9 +46,9 @@ from strands_durable.runner.tools import is_idempotent
 from strands_durable.sdk import pending as invocations
 from strands_durable.sdk.graph import GraphSupport
 from strands_durable.sdk.profiles import profile_for_model
-from strands_durable.store import layout
+from strands_durable.store import LocalStore, open_store
 from strands_durable.store.base import Session, SessionStore
-from strands_durable.store.local import LocalStore
+from strands_durable.store.ids import ID_RULE, is_session_id
 from strands_durable.store.state import AGENT_PATTERN, Conversation, SessionState
 
 logger = logging.getLogger("strands_durable.sdk")
@@ -98,7 +98,7 @@ class DurableSessionManager(GraphSupport, SessionManager):
     ) -> None:
         check_session_id(session_id)
         self.session_id = session_id
-        self.store = store if store is not None else LocalStore(storage_dir)
+        self.store = store if store is not None else open_store(storage_dir)
         self.lease_timeout = lease_timeout
         self.provider_profile = provider_profile
         self.crash_points = crash_points or CrashPoints()
@@ -524,16 +524,14 @@ class DurableSessionManager(GraphSupport, SessionManager):
 
 
 def check_session_id(session_id: str) -> None:
-    if not isinstance(session_id, str) or not (
-        layout.is_session_id(session_id) or layout.is_named_session_id(session_id)
-    ):
-        raise UsageError(f"Not a session id: {session_id!r} (a session id is {layout.NAMED_ID_RULE})")
+    if not isinstance(session_id, str) or not (is_session_id(session_id)):
+        raise UsageError(f"Not a session id: {session_id!r} (use {ID_RULE})")
 
 
 def _agent_key(agent: Any) -> str:
     key = str(getattr(agent, "agent_id", None) or "default")
-    if not layout.is_named_session_id(key):
-        raise UsageError(f"Agent id {key!r} cannot name a stored conversation ({layout.NAMED_ID_RULE})")
+    if not is_session_id(key):
+        raise UsageError(f"Agent id {key!r} cannot name a stored conversation (use {ID_RULE})")
     return key
 
 

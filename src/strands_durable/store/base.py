@@ -1,16 +1,34 @@
 """The store interface: sessions are created, opened (leased), committed to and closed, in commits not files.
 
-Nothing above this module knows which implementation it has: local files, memory, or a fault-injecting one.
+Nothing above `store/` knows which implementation it has (local files, memory, S3, a wrapping one): whatever a
+face or an operation needs from a store is on `SessionStore` or `Session`. docs/storage.md describes the contract;
+`strands_durable.testing.store_contract` checks it.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
 
 from strands_durable.crashpoints import CrashPoints
+from strands_durable.store.fileops import FileOps
+from strands_durable.store.ids import resolve_session_id
 from strands_durable.store.state import SessionState
+
+__all__ = [
+    "Finding",
+    "Inspection",
+    "LeaseHolder",
+    "Session",
+    "SessionStore",
+    "SessionSummary",
+    "Severity",
+    "Workspace",
+]
+
+Severity = Literal["error", "warning"]
 
 
 @dataclass(frozen=True)
@@ -18,7 +36,7 @@ class SessionSummary:
     session_id: str
     workflow_name: str
     pattern: str
-    status: str  # running, paused, completed, failed
+    status: str  # running, paused, completed, failed, idle
     stale: bool  # running, but no live process holds the lease
     reason: str | None
     created_at: str | None
@@ -30,17 +48,77 @@ class SessionSummary:
         return "running (stale)" if self.stale else self.status
 
 
+@dataclass(frozen=True)
+class LeaseHolder:
+    """Who holds a session's lease: a process (`pid` on `host`) or, for stores without processes to name (S3),
+    an opaque `owner` string. `live` is False for a lease whose holder is known to be gone."""
+
+    pid: int
+    host: str
+    started_at: float = 0.0
+    owner: str | None = None
+    live: bool = True
+
+    def describe(self) -> str:
+        return self.owner if self.owner else f"pid {self.pid} on host {self.host}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing `inspect` found: `error` is a violation (`strands sessions check` exits 1), `warning` is not."""
+
+    severity: Severity
+    where: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.severity}: {self.where}: {self.detail}"
+
+
+@dataclass
+class Inspection:
+    """What a store can say about one session without leasing or changing it.
+
+    `state` is the fold of the commit record (None when it cannot be read: then `findings` says why);
+    `findings` covers the store's own storage (the commit record's integrity, derived files that disagree with
+    it); checks of the histories themselves are the caller's (they do not depend on the store).
+    """
+
+    session_id: str
+    state: SessionState | None
+    findings: list[Finding] = field(default_factory=list)
+    holder: LeaseHolder | None = None
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where a run of one session may write local files: tools' `scratch_dir` (None: the store offers none; a
+    face may choose one, `RunOptions.scratch_dir`) and the file layer every such byte goes through."""
+
+    scratch_dir: Path | None
+    fileops: FileOps
+
+
 class Session(ABC):
     """An open, leased session. `commit` is the one way to change it; each call is one atomic commit point."""
 
     state: SessionState
     warnings: list[str]
 
+    @property
+    def session_id(self) -> str:
+        return self.state.session_id
+
     @abstractmethod
-    def commit(self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True) -> None:
-        """Append one commit record. `durable=False` skips the fsync: only for records that can be re-derived
-        from durable ones (a prompt, a results message, a unit outcome read from its conversation); the next
-        durable commit or `close` makes it durable too, since the journal is one ordered file."""
+    def commit(
+        self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
+    ) -> int:
+        """Append one commit record and return its seq (read it there: another thread may commit right after).
+        `durable=False` skips the fsync: only for records that can be re-derived from durable ones (a prompt, a
+        results message, a unit outcome read from its conversation); the next durable commit or `close` makes it
+        durable too, since the record is one ordered log. `synced=True` marks the record as following a flush of
+        everything derived (a sync mark). Raises StorageIOError (exit 12) naming the session and the cause when
+        the store cannot write."""
 
     @abstractmethod
     def spec_snapshot(self) -> bytes: ...
@@ -51,7 +129,17 @@ class Session(ABC):
 
     @abstractmethod
     def close(self) -> None:
-        """Flush the readable files, make everything durable and release the lease."""
+        """Flush the derived files, make everything durable and release the lease."""
+
+    def refresh_views(self) -> list[str]:
+        """Write again every derived (readable) file that disagrees with the commit record, as `sessions repair`
+        does; returns what was rewritten (nothing for a store without derived files)."""
+        return []
+
+    def backup_of(self, conversation: str) -> str | None:
+        """Where the previous generation of `conversation` was kept by the latest `generation` commit (None for
+        a store that keeps none)."""
+        return None
 
     def __enter__(self) -> Session:
         return self
@@ -63,27 +151,55 @@ class Session(ABC):
 class SessionStore(ABC):
     @abstractmethod
     def create(
-        self, meta: dict[str, Any], spec_snapshot: bytes, *, crash_points: CrashPoints | None = None
-    ) -> Session: ...
+        self,
+        meta: dict[str, Any],
+        spec_snapshot: bytes,
+        *,
+        crash_points: CrashPoints | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Create and lease a new session. Its id is `session_id` (or `meta["session_id"]`) when given, a new
+        UUID otherwise; a given id must follow `ids.ID_RULE` and differ from every existing id in more than
+        letter case (UsageError, exit 2). On an I/O failure nothing is left behind, or a session that `list`,
+        `resolve` and `delete` see."""
 
     @abstractmethod
     def open(self, session_id: str, *, crash_points: CrashPoints | None = None, check: bool = True) -> Session:
         """Lease and recover a session for running. Raises SessionNotFound, SessionInUse, CorruptSession.
 
-        `check=False` skips verifying readable files and stored histories (for `sessions repair`, which
-        exists to fix them); the journal is always verified.
+        `check=False` skips verifying derived files and stored histories (for `sessions repair`, which
+        exists to fix them); the commit record is always verified.
         """
 
     @abstractmethod
     def load(self, session_id: str) -> SessionState:
-        """Read a session without leasing it (show, export, check)."""
+        """Read a session without leasing it or writing anything (show, export, check)."""
 
     @abstractmethod
-    def list(self) -> list[SessionSummary]: ...
+    def session_ids(self) -> list[str]:
+        """The ids of every session this store holds (never a directory or object it cannot read as its own)."""
 
     @abstractmethod
-    def delete(self, session_id: str) -> None: ...
+    def list(self) -> list[SessionSummary]:
+        """Every session, newest first, as its commit record says (a derived file never overrides it)."""
 
     @abstractmethod
+    def delete(self, session_id: str) -> None:
+        """Delete a session (takes the lease first: SessionInUse while a live process holds it)."""
+
+    @abstractmethod
+    def holder(self, session_id: str) -> LeaseHolder | None:
+        """The live holder of the session's lease, or None when nobody holds it (a dead holder holds nothing)."""
+
     def resolve(self, id_or_prefix: str) -> str:
-        """The full id for a full id or a unique prefix of at least 8 characters (SessionNotFound otherwise)."""
+        """The full id for a full id or a unique prefix of at least 8 characters of a UUID id (SessionNotFound
+        or UsageError otherwise)."""
+        return resolve_session_id(id_or_prefix, self.session_ids())
+
+    def inspect(self, session_id: str) -> Inspection:
+        """What `sessions check` reports about the store's own storage (reads only, takes no lease)."""
+        return Inspection(session_id, self.load(session_id), [], self.holder(session_id))
+
+    def workspace(self, session_id: str) -> Workspace:
+        """Where a run of this session writes local files (tools' scratch directory) and through which layer."""
+        return Workspace(scratch_dir=None, fileops=FileOps())

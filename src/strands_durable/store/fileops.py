@@ -12,6 +12,8 @@ import secrets
 from pathlib import Path
 from typing import Protocol
 
+__all__ = ["DIR_MODE", "FILE_MODE", "TEMP_SUFFIX", "AppendHandle", "FileOps", "is_temp_file"]
+
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 TEMP_SUFFIX = ".tmp"

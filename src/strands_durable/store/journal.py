@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import zlib
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,11 @@ from strands_durable.errors import CorruptSession
 
 JOURNAL_NAME = "journal.log"
 HEADER_KIND = "strands-durable-journal"
+
+
+def utc_now() -> str:
+    """A record's `at` timestamp."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
 def encode_record(record: dict[str, Any]) -> bytes:
@@ -106,3 +112,58 @@ def _decode_one_by_one(path: Path, payloads: list[bytes]) -> list[dict[str, Any]
             break
         records.append(record)
     return records
+
+
+@dataclass(frozen=True)
+class JournalEnds:
+    """What a listing needs from a journal without reading all of it: is its first line our header, and its last
+    complete, checksummed record (None when the window holds none: read the whole journal to know more)."""
+
+    ours: bool
+    last: dict[str, Any] | None
+
+
+def journal_ends(path: Path, *, window: int = 65536) -> JournalEnds:
+    """The header check and the last record, from one open and (for journals up to `window` bytes) one read."""
+    with open(path, "rb") as fh:
+        head = fh.read(window)
+        size = fh.seek(0, 2)
+        if size <= len(head):
+            start, data = 0, head
+        else:
+            start = max(0, size - window)
+            fh.seek(start)
+            data = fh.read()
+            newline = head.find(b"\n")
+            if newline < 0:  # a header longer than the window: read its line in full
+                fh.seek(0)
+                head = fh.readline()
+    first = head.split(b"\n", 1)[0] if b"\n" in head else b""
+    payload = _checked_payload(first)
+    header = _decode(payload) if payload is not None else None
+    ours = header is not None and header.get("kind") == HEADER_KIND and header.get("seq") == 0
+    return JournalEnds(ours, _last_complete_record(data, cut=start > 0))
+
+
+def _last_complete_record(data: bytes, *, cut: bool) -> dict[str, Any] | None:
+    lines = data.split(b"\n")[:-1]  # the part after the last newline was never fully written
+    if cut:
+        lines = lines[1:]  # the first line may be cut by the window
+    for line in reversed(lines):
+        payload = _checked_payload(line)
+        if payload is not None:
+            return _decode(payload)
+        return None  # a bad complete line: only a whole read can tell a torn tail from corruption
+    return None
+
+
+def starts_with_header(path: Path) -> bool:
+    """True when the file's first line is a checksummed strands-durable journal header (the file is ours)."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(1 << 24)
+    except OSError:
+        return False
+    payload = _checked_payload(first.rstrip(b"\n")) if first.endswith(b"\n") else None
+    record = _decode(payload) if payload is not None else None
+    return record is not None and record.get("kind") == HEADER_KIND and record.get("seq") == 0

@@ -4,10 +4,28 @@ from __future__ import annotations
 
 import os
 import re
-import uuid
 from pathlib import Path
 
 from strands_durable.errors import UsageError
+from strands_durable.store.ids import is_session_id, new_session_id
+
+__all__ = [
+    "AGENTS_DIR",
+    "BACKUPS_DIR",
+    "LEASE_JSON",
+    "LEASE_LOCK",
+    "PATTERN_STATE_JSON",
+    "SESSIONS_DIR_ENV",
+    "SESSION_JSON",
+    "SESSION_PREFIX",
+    "SPEC_SNAPSHOT",
+    "default_sessions_dir",
+    "is_session_id",
+    "message_file_name",
+    "new_session_id",
+    "safe_key",
+    "session_dir",
+]
 
 SESSION_PREFIX = "session_"
 SESSION_JSON = "session.json"
@@ -19,41 +37,21 @@ AGENTS_DIR = "agents"
 BACKUPS_DIR = "backups"
 
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9._:-]+$")
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-_ID_PREFIX = re.compile(r"^[0-9a-f-]{1,36}$")
-_NAMED_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-NAMED_ID_RULE = "1-128 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit, without '..'"
+
+
+SESSIONS_DIR_ENV = "STRANDS_SESSIONS_DIR"
 
 
 def default_sessions_dir() -> Path:
-    configured = os.environ.get("STRANDS_SESSIONS_DIR")
+    configured = os.environ.get(SESSIONS_DIR_ENV)
     if configured:
         return Path(configured).expanduser()
     return Path.home() / ".strands" / "sessions"
 
 
-def new_session_id() -> str:
-    return str(uuid.uuid4())
-
-
-def is_session_id(text: str) -> bool:
-    return bool(_UUID.match(text))
-
-
-def is_named_session_id(text: str) -> bool:
-    """A caller-chosen session id (plain-Python agent sessions): see NAMED_ID_RULE."""
-    return bool(_NAMED_ID.match(text)) and ".." not in text
-
-
-def check_id_prefix(text: str) -> str:
-    if not _ID_PREFIX.match(text):
-        raise UsageError(f"Not a session id: {text!r} (expected a uuid or a prefix of at least 8 characters)")
-    return text
-
-
 def session_dir(root: Path, session_id: str) -> Path:
-    if not (is_session_id(session_id) or is_named_session_id(session_id)):
-        raise UsageError(f"Not a session id: {session_id!r} (a session id is a uuid or {NAMED_ID_RULE})")
+    if not is_session_id(session_id):
+        raise UsageError(f"Not a session id: {session_id!r}")
     return root / f"{SESSION_PREFIX}{session_id}"
 
 

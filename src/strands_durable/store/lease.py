@@ -1,4 +1,5 @@
-"""The exclusive per-session lease: an OS lock (flock) held for the life of a run, plus who holds it.
+"""The exclusive per-session lease of the local store: an OS lock (flock) held for the life of a run, plus who
+holds it.
 
 The kernel drops the lock when its holder dies, so a dead holder's lease is taken over without guessing.
 """
@@ -11,19 +12,15 @@ import json
 import os
 import socket
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from strands_durable.errors import SessionInUse
+from strands_durable.store.base import LeaseHolder
 from strands_durable.store.fileops import FileOps
+from strands_durable.store.io_errors import io_error
 from strands_durable.store.layout import LEASE_JSON, LEASE_LOCK
 
-
-@dataclass(frozen=True)
-class LeaseHolder:
-    pid: int
-    host: str
-    started_at: float
+_UNKNOWN = LeaseHolder(0, "unknown", 0.0)
 
 
 def _read_holder(directory: Path) -> LeaseHolder | None:
@@ -45,7 +42,7 @@ def live_holder(directory: Path) -> LeaseHolder | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            return _read_holder(directory) or LeaseHolder(0, "unknown", 0.0)
+            return _read_holder(directory) or _UNKNOWN
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None
     finally:
@@ -53,7 +50,8 @@ def live_holder(directory: Path) -> LeaseHolder | None:
 
 
 class Lease:
-    """Held while a process runs or resumes a session. `acquire` raises SessionInUse when a live process has it."""
+    """Held while a process runs or resumes a session. `acquire` raises SessionInUse when a live process has it,
+    and StorageIOError (exit 12) naming the session when the lease cannot be written."""
 
     def __init__(self, directory: Path, session_id: str, fileops: FileOps) -> None:
         self.directory = directory
@@ -63,19 +61,25 @@ class Lease:
 
     def acquire(self) -> Lease:
         lock_path = self.directory / LEASE_LOCK
-        if not lock_path.exists():
-            self._fileops.write_atomic(lock_path, b"")
-        fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            if not lock_path.exists():
+                self._fileops.write_atomic(lock_path, b"")
+            fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise io_error(exc, f"cannot take the lease of session {self.session_id}") from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            holder = _read_holder(self.directory) or LeaseHolder(0, "unknown", 0.0)
+            holder = _read_holder(self.directory) or _UNKNOWN
             raise SessionInUse(self.session_id, holder.pid, holder.host) from None
         self._fd = fd
         info = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": time.time()}
         try:
             self._fileops.write_atomic(self.directory / LEASE_JSON, json.dumps(info).encode())
+        except OSError as exc:
+            self.release()
+            raise io_error(exc, f"cannot take the lease of session {self.session_id}") from exc
         except BaseException:
             self.release()
             raise

@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import socket
 import threading
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
-from strands_durable.errors import SessionInUse, SessionNotFound, UsageError
-from strands_durable.store import layout
-from strands_durable.store.base import Session, SessionStore, SessionSummary
-from strands_durable.store.journal import HEADER_KIND
-from strands_durable.store.local import utc_now
+from strands_durable.errors import SessionInUse, SessionNotFound
+from strands_durable.store.base import LeaseHolder, Session, SessionStore, SessionSummary
+from strands_durable.store.ids import check_new_session_id
+from strands_durable.store.journal import HEADER_KIND, utc_now
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, apply_record, compact_events, fold
+
+__all__ = ["MemorySession", "MemoryStore"]
 
 
 class MemorySession(Session):
     def __init__(self, store: MemoryStore, session_id: str, crash_points: CrashPoints | None) -> None:
         self.store = store
-        self.session_id = session_id
         self.state = fold(store.records[session_id])
         self.warnings: list[str] = []
         self._crash = crash_points or CrashPoints()
@@ -27,24 +29,31 @@ class MemorySession(Session):
 
     def commit(
         self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
-    ) -> None:
+    ) -> int:
         self._crash.emit("store.before_commit", path)
         with self.store._lock:
             events = compact_events(self.state, events)
             record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}
             if synced:
                 record["synced"] = True
-            self.store.records[self.session_id].append(json.loads(json.dumps(record)))
+            record = json.loads(json.dumps(record))  # what a reader of the record gets, never the caller's objects
+            self.store.records[self.session_id].append(record)
             apply_record(self.state, record)
         self._crash.emit("store.after_commit", path)
+        return int(record["seq"])
 
     def spec_snapshot(self) -> bytes:
         return self.store.snapshots[self.session_id]
 
     def abandon(self) -> None:
-        self.close()
+        self._release()
 
     def close(self) -> None:
+        if not self._closed:
+            self.commit([], path="close", synced=True)
+        self._release()
+
+    def _release(self) -> None:
         if not self._closed:
             self._closed = True
             self.store.leases.discard(self.session_id)
@@ -55,32 +64,38 @@ class MemoryStore(SessionStore):
         self.records: dict[str, list[dict[str, Any]]] = {}
         self.snapshots: dict[str, bytes] = {}
         self.leases: set[str] = set()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._holder = LeaseHolder(os.getpid(), socket.gethostname())
 
     def _lease(self, session_id: str) -> None:
         with self._lock:
             if session_id in self.leases:
-                raise SessionInUse(session_id, 0, "memory")
+                raise SessionInUse(session_id, self._holder.pid, self._holder.host)
             self.leases.add(session_id)
 
     def create(
-        self, meta: dict[str, Any], spec_snapshot: bytes, *, crash_points: CrashPoints | None = None
+        self,
+        meta: dict[str, Any],
+        spec_snapshot: bytes,
+        *,
+        crash_points: CrashPoints | None = None,
+        session_id: str | None = None,
     ) -> MemorySession:
-        session_id = meta["session_id"]
-        self.records[session_id] = [
-            {
-                "seq": 0,
-                "at": utc_now(),
-                "kind": HEADER_KIND,
-                "schema": SCHEMA_VERSION,
-                "events": [
-                    {"type": "session", "meta": copy.deepcopy(meta)},
-                    {"type": "status", "status": "running"},
-                ],
-            }
-        ]
-        self.snapshots[session_id] = spec_snapshot
-        self._lease(session_id)
+        with self._lock:
+            requested = session_id if session_id is not None else meta.get("session_id")
+            session_id = check_new_session_id(requested, self.records)
+            meta = {**copy.deepcopy(meta), "session_id": session_id}
+            self.records[session_id] = [
+                {
+                    "seq": 0,
+                    "at": utc_now(),
+                    "kind": HEADER_KIND,
+                    "schema": SCHEMA_VERSION,
+                    "events": [{"type": "session", "meta": meta}, {"type": "status", "status": "running"}],
+                }
+            ]
+            self.snapshots[session_id] = spec_snapshot
+            self._lease(session_id)
         return MemorySession(self, session_id, crash_points)
 
     def open(self, session_id: str, *, crash_points: CrashPoints | None = None, check: bool = True) -> MemorySession:
@@ -90,13 +105,23 @@ class MemoryStore(SessionStore):
         return MemorySession(self, session_id, crash_points)
 
     def load(self, session_id: str) -> SessionState:
+        with self._lock:
+            if session_id not in self.records:
+                raise SessionNotFound(session_id)
+            return fold(self.records[session_id])
+
+    def session_ids(self) -> list[str]:
+        with self._lock:
+            return list(self.records)
+
+    def holder(self, session_id: str) -> LeaseHolder | None:
         if session_id not in self.records:
             raise SessionNotFound(session_id)
-        return fold(self.records[session_id])
+        return self._holder if session_id in self.leases else None
 
     def list(self) -> list[SessionSummary]:
         out = []
-        for session_id in self.records:
+        for session_id in self.session_ids():
             state = self.load(session_id)
             out.append(
                 SessionSummary(
@@ -114,18 +139,10 @@ class MemoryStore(SessionStore):
         return sorted(out, key=lambda s: s.updated_at or "", reverse=True)
 
     def delete(self, session_id: str) -> None:
-        if session_id not in self.records:
-            raise SessionNotFound(session_id)
-        self._lease(session_id)
-        del self.records[session_id]
-        self.snapshots.pop(session_id, None)
-        self.leases.discard(session_id)
-
-    def resolve(self, id_or_prefix: str) -> str:
-        text = layout.check_id_prefix(id_or_prefix.strip().lower())
-        matches = [sid for sid in self.records if sid.startswith(text)]
-        if len(matches) != 1 or (len(text) < 8 and text not in self.records):
-            if len(matches) > 1:
-                raise UsageError(f"Ambiguous session id prefix {id_or_prefix}")
-            raise SessionNotFound(id_or_prefix)
-        return matches[0]
+        with self._lock:
+            if session_id not in self.records:
+                raise SessionNotFound(session_id)
+            self._lease(session_id)
+            del self.records[session_id]
+            self.snapshots.pop(session_id, None)
+            self.leases.discard(session_id)

@@ -25,6 +25,22 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = [
+    "AGENT_PATTERN",
+    "SCHEMA_VERSION",
+    "STATUSES",
+    "Conversation",
+    "EventError",
+    "SessionState",
+    "add_usage",
+    "apply_event",
+    "apply_record",
+    "compact_events",
+    "copy_state",
+    "fold",
+    "pattern_state_delta",
+]
+
 SCHEMA_VERSION = 2  # 2: pattern_state events may be deltas
 STATUSES = ("running", "paused", "completed", "failed", "idle")  # idle: an agent session between invocations
 AGENT_PATTERN = "agent"  # meta["pattern"] of a plain-Python agent session (DurableSessionManager)

@@ -10,6 +10,8 @@ from typing import Any
 
 from strands_durable.store.state import SCHEMA_VERSION, Conversation, SessionState
 
+__all__ = ["agent_view", "dump", "dump_compact", "message_view", "pattern_state_view", "session_view"]
+
 
 def dump(obj: Any) -> bytes:
     """Indented JSON, for the small file people read most (session.json)."""

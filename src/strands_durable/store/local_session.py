@@ -1,0 +1,260 @@
+"""One open local session: commits appended to the journal, readable files derived from it, the lease held.
+
+The journal line is the commit point; the readable files are written after it (they may lag, never lead).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from strands_durable.crashpoints import CrashPoints
+from strands_durable.errors import StorageIOError
+from strands_durable.store import layout
+from strands_durable.store.base import Session
+from strands_durable.store.io_errors import io_error
+from strands_durable.store.journal import JOURNAL_NAME, encode_record, utc_now
+from strands_durable.store.lease import Lease
+from strands_durable.store.state import SessionState, apply_record, compact_events
+from strands_durable.store.verify import readable_file_findings
+from strands_durable.store.views import agent_view, dump, dump_compact, message_view, pattern_state_view, session_view
+
+if TYPE_CHECKING:
+    from strands_durable.store.local import LocalStore
+
+# events whose commit refreshes the readable files at once; a unit's progress refreshes them at most every
+# VIEW_INTERVAL_S (they may lag the journal, never lead it); close always brings them up to date
+_FLUSH_KINDS = frozenset({"session", "status", "artifact", "variables", "generation"})
+_PROGRESS_KINDS = frozenset({"unit", "pattern_state"})
+VIEW_INTERVAL_S = 0.5
+
+
+class LocalSession(Session):
+    def __init__(
+        self,
+        store: LocalStore,
+        directory: Path,
+        state: SessionState,
+        lease: Lease,
+        crash_points: CrashPoints | None,
+    ) -> None:
+        self.store = store
+        self.directory = directory
+        self.state = state
+        self.warnings: list[str] = []
+        self._lease = lease
+        self._ops = store.fileops
+        self._crash = crash_points or CrashPoints()
+        self._journal_path = directory / JOURNAL_NAME
+        try:
+            self._appender = self._ops.open_append(self._journal_path)
+            self._journal_size = self._journal_path.stat().st_size
+        except OSError as exc:
+            raise io_error(exc, f"cannot open the journal of session {state.session_id}") from exc
+        self._written_messages: dict[str, int] = {}
+        self._written_generation: dict[str, int] = {}
+        self._stale_agent_files: set[str] = set()  # agent.json to write although its messages are on disk
+        self._backups: dict[str, Path] = {}
+        self._broken: str | None = None
+        self._closed = False
+        self._lock = threading.RLock()  # concurrent units (tasks, branches, workers) commit from threads
+        self._flushed_at = 0.0
+
+    # -- commits ------------------------------------------------------------------------------------
+    def commit(
+        self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
+    ) -> int:
+        with self._lock:
+            return self._commit(events, path=path, durable=durable, synced=synced)
+
+    def _commit(self, events: list[dict[str, Any]], *, path: str, durable: bool, synced: bool) -> int:
+        if self._broken:
+            raise StorageIOError(f"session {self.state.session_id} cannot commit after an I/O failure: {self._broken}")
+        events = compact_events(self.state, events)
+        record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}
+        if synced:
+            record["synced"] = True
+        data = encode_record(record)
+        self._crash.emit("store.before_commit", path)
+        try:
+            self._appender.append(data)
+            if durable:
+                self._appender.sync()
+        except OSError as exc:
+            self._undo_partial_append(exc)
+            raise io_error(exc, f"cannot commit to session {self.state.session_id} ({self._journal_path})") from exc
+        self._journal_size += len(data)
+        # fold what was written, not the caller's objects: the state never aliases a structure the runner may
+        # still change, and in memory is exactly what a reader of the journal gets
+        apply_record(self.state, json.loads(data[9:]))
+        if self.store.strict:
+            self._check_histories(events)
+        kinds = {event.get("type") for event in events}
+        if kinds & _FLUSH_KINDS or (kinds & _PROGRESS_KINDS and time.monotonic() - self._flushed_at >= VIEW_INTERVAL_S):
+            self.flush_views()
+        self._crash.emit("store.after_commit", path)
+        return int(record["seq"])
+
+    def _undo_partial_append(self, exc: OSError) -> None:
+        """Cut a failed append back to the last whole record so the journal never holds garbage mid-file."""
+        try:
+            self._ops.truncate(self._journal_path, self._journal_size)
+        except OSError:
+            self._broken = os.strerror(exc.errno) if exc.errno else str(exc)
+            return
+        if exc.errno in (errno.EIO,):  # after a failed fsync the page cache cannot be trusted
+            self._broken = os.strerror(exc.errno)
+
+    def _check_histories(self, events: list[dict[str, Any]]) -> None:
+        from strands_durable.history import validate
+
+        for key in {e["conv"] for e in events if e.get("type") in ("message", "generation")}:
+            violations = validate(self.state.conversations[key].messages, mode="stored")
+            if violations:
+                raise AssertionError(f"strict store: invalid stored history for {key}: {violations[0]}")
+
+    # -- readable files -----------------------------------------------------------------------------
+    def flush_views(self, *, messages: bool = True) -> None:
+        """Write the readable files that changed since the last flush, without fsync: the journal is the truth,
+        and after a crash any file newer than the last sync mark is re-derived from it. Message files are new
+        files written once (no temp file needed: a torn one is detected against the journal); the files that
+        are rewritten (agent.json, pattern_state.json, session.json) are replaced atomically. `messages=False`
+        writes only session.json and pattern_state.json."""
+        state = self.state
+        ops = self._ops
+        self._flushed_at = time.monotonic()
+        try:
+            for key, conv in state.conversations.items() if messages else ():
+                agent_dir = self.directory / layout.AGENTS_DIR / layout.safe_key(key)
+                messages_dir = agent_dir / "messages"
+                written = self._written_messages.get(key)
+                if written is None:
+                    ops.makedirs(messages_dir, durable=False)
+                    written = 0
+                if self._written_generation.get(key, 0) != conv.generation:
+                    self._backup_messages(key, messages_dir)
+                    written = 0
+                if written == len(conv.messages) and key not in self._stale_agent_files:
+                    continue
+                for index in range(written, len(conv.messages)):
+                    target = messages_dir / layout.message_file_name(index)
+                    ops.write_file(target, dump_compact(message_view(conv, index)), sync=False)
+                self._written_messages[key] = len(conv.messages)  # counted before agent.json: it may fail alone
+                self._written_generation[key] = conv.generation
+                self._stale_agent_files.add(key)
+                ops.write_atomic(agent_dir / "agent.json", dump_compact(agent_view(conv)), durable=False)
+                self._stale_agent_files.discard(key)
+            ops.write_atomic(
+                self.directory / layout.PATTERN_STATE_JSON, dump_compact(pattern_state_view(state)), durable=False
+            )
+            ops.write_atomic(self.directory / layout.SESSION_JSON, dump(session_view(state)), durable=False)
+        except OSError as exc:
+            raise io_error(exc, f"cannot write the readable files of session {state.session_id}") from exc
+
+    def _backup_messages(self, key: str, messages_dir: Path) -> None:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        target = self.directory / layout.BACKUPS_DIR / stamp / layout.AGENTS_DIR / key
+        self._ops.makedirs(target)
+        self._ops.rename(messages_dir, target / "messages")
+        self._ops.fsync_dir(target)
+        self._ops.mkdir(messages_dir)
+        self._ops.fsync_dir(messages_dir.parent)
+        self._backups[key] = target
+
+    def mark_intact_message_files(self) -> None:
+        """After a crash: count the message files already on disk with the right bytes as written, so only the
+        missing or damaged ones are written again (re-deriving a long session would otherwise rewrite them all).
+        An agent.json that does not match is written at the next flush even when all its messages are intact."""
+        try:
+            on_disk_keys = set(os.listdir(self.directory / layout.AGENTS_DIR))
+        except FileNotFoundError:
+            return
+        for key, conv in self.state.conversations.items():
+            if conv.generation or key not in on_disk_keys:
+                continue  # written from scratch (a repaired history's old files go to backups first)
+            agent_dir = self.directory / layout.AGENTS_DIR / key
+            messages_dir = agent_dir / "messages"
+            if not messages_dir.is_dir():
+                continue
+            intact = 0
+            for index in range(len(conv.messages)):
+                try:
+                    on_disk = (messages_dir / layout.message_file_name(index)).read_bytes()
+                except OSError:
+                    break
+                if on_disk != dump_compact(message_view(conv, index)):
+                    break
+                intact += 1
+            self._written_messages[key] = intact
+            self._written_generation[key] = conv.generation
+            try:
+                agent_file = (agent_dir / "agent.json").read_bytes()
+            except OSError:
+                agent_file = b""
+            if agent_file != dump_compact(agent_view(conv)):
+                self._stale_agent_files.add(key)
+
+    def defer_views(self) -> None:
+        """Count the readable files as flushed now, so the next flush waits for the usual interval."""
+        self._flushed_at = time.monotonic()
+
+    def mark_views_written(self) -> None:
+        for key, conv in self.state.conversations.items():
+            self._written_messages[key] = len(conv.messages)
+            self._written_generation[key] = conv.generation
+
+    def rewrite_views(self) -> None:
+        """Write every readable file again from the journal."""
+        with self._lock:
+            self._written_messages.clear()
+            self.flush_views()
+
+    def refresh_views(self) -> list[str]:
+        """Write every readable file again when one disagrees with the journal (`sessions repair`); returns the
+        files found damaged."""
+        with self._lock:
+            damaged = sorted(
+                {f.where for f in readable_file_findings(self.directory, self.state) if f.severity == "error"}
+            )
+            if damaged:
+                self.rewrite_views()
+            return damaged
+
+    def backup_of(self, conversation: str) -> str | None:
+        target = self._backups.get(conversation)
+        return str(target) if target is not None else None
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    def spec_snapshot(self) -> bytes:
+        try:
+            return self._ops.read_bytes(self.directory / layout.SPEC_SNAPSHOT)
+        except OSError as exc:
+            raise io_error(exc, f"cannot read the spec snapshot of session {self.state.session_id}") from exc
+
+    def abandon(self) -> None:
+        """Drop the session as a crashed process would: no flush, no final record, the lease released."""
+        self._closed = True
+        self._appender.close()
+        self._lease.release()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if not self._broken:
+                self.flush_views()
+                try:
+                    self._ops.sync_all()
+                except OSError as exc:
+                    raise io_error(exc, f"cannot close session {self.state.session_id}") from exc
+                self.commit([], path="close", synced=True)
+        finally:
+            self._appender.close()
+            self._lease.release()

@@ -1,0 +1,202 @@
+"""Verification and inspection of local sessions: derived files against the journal, stored histories, and
+the findings `sessions check` prints (`LocalStore.inspect`). Reads only; never writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from strands_durable.errors import CorruptSession
+from strands_durable.store import layout
+from strands_durable.store.base import Finding, Severity
+from strands_durable.store.fileops import FileOps, is_temp_file
+from strands_durable.store.journal import JOURNAL_NAME, read_journal
+from strands_durable.store.state import SessionState, fold
+from strands_durable.store.views import agent_view, pattern_state_view, session_view
+
+# session.json fields that must match the journal (updated_at and journal_seq lag by the closing record)
+_SESSION_FIELDS = ("session_id", "workflow_name", "pattern", "status", "token_usage", "artifacts_written")
+
+
+def read_json_object(path: Path) -> dict[str, Any] | None:
+    """A file's JSON object, or None when it is missing, unreadable or not an object."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def verify_views(directory: Path, state: SessionState, *, clean: bool) -> None:
+    """Refuse a session whose durable readable files disagree with the journal (CorruptSession names the file).
+
+    After a clean close every readable file was flushed to stable storage, so any damage is corruption. After a
+    crash only message files committed before the last flush are checked; later files are re-derived.
+    """
+    if clean:
+        for name in (layout.SESSION_JSON, layout.PATTERN_STATE_JSON):
+            if read_json_object(directory / name) is None:
+                raise CorruptSession(str(directory / name), "missing or not a JSON object")
+    for key, conv in state.conversations.items():
+        messages_dir = None
+        for index, seq in enumerate(conv.seqs):
+            if not clean and seq > state.synced_seq:
+                break
+            messages_dir = messages_dir or directory / layout.AGENTS_DIR / key / "messages"
+            path = messages_dir / layout.message_file_name(index)
+            view = read_json_object(path)
+            if view is None:
+                raise CorruptSession(str(path), "missing, truncated or not JSON")
+            if view.get("message") != conv.messages[index] or view.get("message_id") != index:
+                raise CorruptSession(str(path), "does not match the session journal")
+
+
+def verify_histories(directory: Path, state: SessionState, *, known: SessionState | None = None) -> None:
+    """Every stored conversation must be valid as stored (a trailing toolUse awaiting results is allowed).
+    Conversations `state` still shares with the known state it was folded onto (`KnownJournal`) are valid."""
+    from strands_durable.history import validate
+
+    for key, conv in state.conversations.items():
+        if known is not None and key in state.shared and known.conversations.get(key) is conv:
+            continue
+        violations = validate(conv.messages, mode="stored")
+        if violations:
+            first = violations[0]
+            raise CorruptSession(
+                str(directory / layout.AGENTS_DIR / key),
+                f"stored history breaks {first.rule} at message {first.message_index} "
+                f"(run `strands sessions repair {state.session_id}`)",
+            )
+
+
+def hand_edited_variables(directory: Path, state: SessionState) -> dict[str, Any] | None:
+    """Variables a user edited in session.json (the document's advanced workflow), or None when unchanged."""
+    view = read_json_object(directory / layout.SESSION_JSON)
+    if view is None or not isinstance(view.get("variables"), dict):
+        return None
+    if view["variables"] != state.meta.get("variables", {}):
+        return view["variables"]
+    return None
+
+
+def read_journal_findings(directory: Path, fileops: FileOps, findings: list[Finding]) -> SessionState | None:
+    """The journal's state, adding what is wrong with the journal to `findings` (None when it cannot be read)."""
+    path = directory / JOURNAL_NAME
+    try:
+        data = fileops.read_bytes(path)
+        contents = read_journal(path, data)
+    except CorruptSession as exc:
+        findings.append(Finding("error", JOURNAL_NAME, str(exc)))
+        return None
+    except OSError as exc:
+        findings.append(Finding("error", JOURNAL_NAME, f"cannot read: {os.strerror(exc.errno or 0) or exc}"))
+        return None
+    if not contents.records:
+        findings.append(Finding("error", JOURNAL_NAME, "no complete header record"))
+        return None
+    if contents.torn_tail:
+        torn = len(data) - contents.valid_length
+        findings.append(
+            Finding(
+                "warning",
+                JOURNAL_NAME,
+                f"torn tail of {torn} bytes after record {len(contents.records) - 1} "
+                "(an interrupted write; cut off on the next resume)",
+            )
+        )
+    try:
+        return fold(contents.records)
+    except (KeyError, TypeError, ValueError) as exc:
+        findings.append(Finding("error", JOURNAL_NAME, f"a record does not apply: {exc}"))
+        return None
+
+
+def readable_file_findings(directory: Path, state: SessionState) -> list[Finding]:
+    """The readable files (session.json, pattern_state.json, agents/...) that disagree with the journal."""
+    clean = state.synced_seq == state.seq
+    lag: Severity = "error" if clean else "warning"
+    lag_note = "" if clean else " (written after the last flush; re-derived on the next resume)"
+    findings: list[Finding] = []
+
+    view = read_json_object(directory / layout.SESSION_JSON)
+    expected = session_view(state)
+    if view is None:
+        findings.append(Finding(lag, layout.SESSION_JSON, "missing or not a JSON object" + lag_note))
+    else:
+        for name in _SESSION_FIELDS:
+            if view.get(name) != expected[name]:
+                findings.append(
+                    Finding(
+                        lag,
+                        layout.SESSION_JSON,
+                        f"{name} is {view.get(name)!r}, the journal says {expected[name]!r}" + lag_note,
+                    )
+                )
+        if isinstance(view.get("variables"), dict) and view["variables"] != expected["variables"]:
+            findings.append(
+                Finding("warning", layout.SESSION_JSON, "variables were edited by hand; the next resume uses them")
+            )
+
+    pattern_view = read_json_object(directory / layout.PATTERN_STATE_JSON)
+    if pattern_view != pattern_state_view(state):
+        what = "missing or not a JSON object" if pattern_view is None else "does not match the journal"
+        findings.append(Finding(lag, layout.PATTERN_STATE_JSON, what + lag_note))
+
+    agents_dir = directory / layout.AGENTS_DIR
+    on_disk = set(os.listdir(agents_dir)) if agents_dir.is_dir() else set()
+    for name in sorted(on_disk - set(state.conversations)):
+        findings.append(Finding("error", f"agents/{name}", "has no conversation in the journal"))
+    for key, conv in sorted(state.conversations.items()):
+        agent_dir = agents_dir / key
+        record = read_json_object(agent_dir / "agent.json")
+        if record is None or record.get("message_count") != len(conv.messages):
+            findings.append(Finding(lag, f"agents/{key}/agent.json", "missing or out of date" + lag_note))
+        elif record != agent_view(conv):
+            findings.append(Finding(lag, f"agents/{key}/agent.json", "does not match the journal" + lag_note))
+        findings.extend(_message_file_findings(agent_dir / "messages", key, conv.messages, conv.seqs, state, clean))
+    return findings
+
+
+def _message_file_findings(
+    messages_dir: Path,
+    key: str,
+    messages: list[dict[str, Any]],
+    seqs: list[int],
+    state: SessionState,
+    clean: bool,
+) -> list[Finding]:
+    findings: list[Finding] = []
+    names = [n for n in os.listdir(messages_dir) if not is_temp_file(n)] if messages_dir.is_dir() else []
+    for name in sorted(names):
+        index = _message_index(name)
+        if index is None:
+            findings.append(Finding("error", f"agents/{key}/messages/{name}", "not a message file"))
+        elif index >= len(messages):
+            findings.append(
+                Finding("error", f"agents/{key}/messages/{name}", f"beyond the journal's {len(messages)} messages")
+            )
+    for index, message in enumerate(messages):
+        where = f"agents/{key}/messages/{layout.message_file_name(index)}"
+        durable = clean or seqs[index] <= state.synced_seq
+        view = read_json_object(messages_dir / layout.message_file_name(index))
+        if view is None:
+            detail = "missing or not JSON"
+        elif view.get("message_id") != index or view.get("message") != message:
+            detail = "does not match the journal"
+        else:
+            continue
+        if durable:
+            findings.append(Finding("error", where, detail))
+        else:
+            findings.append(Finding("warning", where, detail + " (written after the last flush; re-derived on resume)"))
+    return findings
+
+
+def _message_index(name: str) -> int | None:
+    stem, dot, suffix = name.rpartition(".")
+    prefix = "message_"
+    if dot and suffix == "json" and stem.startswith(prefix) and stem[len(prefix) :].isdigit():
+        return int(stem[len(prefix) :])
+    return None
