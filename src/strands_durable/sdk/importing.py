@@ -18,19 +18,18 @@ from typing import Any
 from strands_durable.errors import CorruptSession
 from strands_durable.history import repair
 from strands_durable.sdk import pending as invocations
-from strands_durable.store import LocalStore, layout
-from strands_durable.store.journal import JOURNAL_NAME
+from strands_durable.store import LocalStore
 from strands_durable.store.state import Conversation
 
 logger = logging.getLogger("strands_durable.sdk")
 ASIDE_SUFFIX = ".file-session-manager"
+SDK_SESSION_PREFIX = "session_"  # FileSessionManager's directory naming (`session_<id>`, the same as ours)
+BACKUPS = "backups"  # the session's folder of old files, never read as data
 IMPORT_UNIT = "import"
 
 
 def is_file_session_dir(directory: Path) -> bool:
-    """A FileSessionManager session directory: its session.json names a session type, and it has no journal."""
-    if (directory / JOURNAL_NAME).exists():
-        return False
+    """A FileSessionManager session directory: its session.json names a session type (ours never does)."""
     try:
         data = json.loads((directory / "session.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -74,7 +73,7 @@ def importable_history(agent_id: str, messages: list[dict[str, Any]]) -> list[di
 
 def import_file_session(store: LocalStore, session_id: str, meta: dict[str, Any]) -> bool:
     """Import `<root>/session_<id>` when it is a FileSessionManager directory; False when there is none."""
-    directory = store.root / f"{layout.SESSION_PREFIX}{session_id}"
+    directory = store.root / f"{SDK_SESSION_PREFIX}{session_id}"
     aside = directory.with_name(directory.name + ASIDE_SUFFIX)
     ops = store.fileops
     if not aside.exists():
@@ -82,10 +81,10 @@ def import_file_session(store: LocalStore, session_id: str, meta: dict[str, Any]
             return False
         ops.rename(directory, aside)
         ops.fsync_dir(store.root)
-    elif directory.exists() and not (directory / JOURNAL_NAME).exists():
+    elif directory.exists() and session_id not in store.session_ids():
         ops.remove_tree(directory)  # a create the crash cut short
     agents = read_file_session(aside)
-    created = (directory / JOURNAL_NAME).exists()
+    created = session_id in store.session_ids()
     session = store.open(session_id) if created else store.create(meta, b"")
     try:
         if not session.state.conversations:
@@ -115,7 +114,7 @@ def import_file_session(store: LocalStore, session_id: str, meta: dict[str, Any]
             events.append({"type": "status", "status": "idle"})
             session.commit(events, path="import")
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-        target = directory / layout.BACKUPS_DIR
+        target = directory / BACKUPS
         ops.makedirs(target)
         ops.rename(aside, target / f"{stamp}-file-session-manager")
         ops.fsync_dir(target)
