@@ -4,7 +4,8 @@ The public API, imported lazily (PEP 562) so that `import strands_durable` and `
 importing strands-agents:
 
     from strands_durable import run_workflow, resume, load_session, RunOptions, non_idempotent
-    from strands_durable import CrashPoints, InjectedCrash, LocalStore, MemoryStore
+    from strands_durable import CrashPoints, InjectedCrash, LocalStore, MemoryStore, S3Store
+    from strands_durable import DurableSessionManager   # plain-Python Strands agents (docs/python-agents.md)
 
 Everything else is internal and may change between releases.
 """
@@ -30,15 +31,19 @@ _EXPORTS: dict[str, str] = {
     # stores
     "LocalStore": "strands_durable.store",
     "MemoryStore": "strands_durable.store",
-    # plain Python agents and S3 sessions join here: "DurableSessionManager", "S3Store"
+    "S3Store": "strands_durable.store.s3",
+    # plain Python agents
+    "DurableSessionManager": "strands_durable.sdk",
 }
 
 __all__ = [
     "CrashPoints",
+    "DurableSessionManager",
     "InjectedCrash",
     "LocalStore",
     "MemoryStore",
     "RunOptions",
+    "S3Store",
     "__version__",
     "load_session",
     "non_idempotent",
@@ -51,7 +56,9 @@ if TYPE_CHECKING:
     from strands_durable.runner.marks import non_idempotent
     from strands_durable.runner.options import RunOptions
     from strands_durable.runner.run import load_session, resume, run_workflow
+    from strands_durable.sdk import DurableSessionManager
     from strands_durable.store import LocalStore, MemoryStore
+    from strands_durable.store.s3 import S3Store
 
 
 def __getattr__(name: str) -> Any:

@@ -55,7 +55,8 @@ def test_directories_that_are_not_our_sessions_are_never_touched(strands, store:
     for foreign in ("not-ours", "half-made"):
         result = strands("sessions", "delete", foreign, "--force")
         assert result.returncode == 2 and result.stderr.strip() == f"Error: Session not found: {foreign}"
-    cleaned = strands("sessions", "cleanup", "--older-than", "0s", "--force")
+    # an idle agent session is cleaned up only when idle is asked for by name (issue 14: a chat must not vanish)
+    cleaned = strands("sessions", "cleanup", "--older-than", "0s", "--status", "idle", "--force")
     assert cleaned.returncode == 0, cleaned.stderr
     assert all(Path(path).read_bytes() == data for path, data in planted.items())
     assert store.session_ids() == []

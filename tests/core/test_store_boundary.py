@@ -24,6 +24,7 @@ PUBLIC_MODULES = (
     "strands_durable.store.factory",
     "strands_durable.store.wrapping",
     "strands_durable.store.views",
+    "strands_durable.store.ids",  # the id rule (sdk/ validates ids and agent keys with it)
 )
 ABOVE_STORE = (
     "strands_durable/runner",
@@ -34,6 +35,7 @@ ABOVE_STORE = (
     "strands_durable/history",
     "strands_durable/models",
     "strands_durable/testing",
+    "strands_durable/sdk",
     "pytest_strands",
 )
 TOP_LEVEL = ("strands_durable/__init__.py", "strands_durable/crashpoints.py", "strands_durable/errors.py")

@@ -10,6 +10,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -33,6 +34,14 @@ SessionsDir = Annotated[
 ]
 JsonOutput = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table or panel.")]
 SessionId = Annotated[str, typer.Argument(metavar="ID", help="Session id, or a unique prefix of 8+ characters.")]
+StrandsSdkDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--strands-sdk",
+        metavar="DIR",
+        help="Work on the Strands SDK's FileSessionManager session ID in DIR (its storage_dir) instead.",
+    ),
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -204,12 +213,17 @@ def export(session_id: SessionId, sessions_dir: SessionsDir = None) -> None:
 
 @sessions_app.command("check")
 @reports_errors
-def check(session_id: SessionId, sessions_dir: SessionsDir = None) -> None:
+def check(session_id: SessionId, sessions_dir: SessionsDir = None, strands_sdk: StrandsSdkDir = None) -> None:
     """Check a session's files and histories.
 
     Journal integrity, stored histories and readable files against the journal; exit 1 on violations.
+    With --strands-sdk DIR: what a provider would reject in a FileSessionManager session's histories.
     """
     from strands_durable.operations import check_session
+
+    if strands_sdk is not None:
+        check_sdk_session(strands_sdk, session_id)
+        return
 
     store = open_store(sessions_dir)
     full_id = store.resolve(session_id)
@@ -233,12 +247,20 @@ def repair(
         typer.Option("--strategy", help="For a call without a result: synthesize an error result, or drop the call."),
     ] = "synthesize",
     sessions_dir: SessionsDir = None,
+    strands_sdk: StrandsSdkDir = None,
+    force: Annotated[bool, typer.Option("--force", help="With --strands-sdk: repair files changed recently.")] = False,
 ) -> None:
     """Repair invalid stored conversation histories.
 
     Writes a new generation per changed conversation; the old message files move to backups/.
+    With --strands-sdk DIR: rebuild a FileSessionManager session's broken agent directories (old ones kept in
+    backups/).
     """
     from strands_durable.operations import repair_session
+
+    if strands_sdk is not None:
+        repair_sdk_session(strands_sdk, session_id, force=force)
+        return
 
     if strategy not in STRATEGIES:
         raise UsageError(f"--strategy: unknown strategy {strategy!r} (expected synthesize or drop)")
@@ -264,3 +286,30 @@ def repair(
     if report.rewritten:
         parts.append(f"rewrote {len(report.rewritten)} readable file(s)")
     print(f"✓ Session {full_id}: {', '.join(parts)}")
+
+
+def check_sdk_session(root: Path, session_id: str) -> None:
+    from strands_durable.sdk.file_sessions import check_file_session
+
+    found = check_file_session(root, session_id)
+    count = 0
+    for agent_id, problems in found.items():
+        for problem in problems:
+            print(f"agents/agent_{agent_id}: {problem}")
+            count += 1
+    if count:
+        print(f"✗ FileSessionManager session {session_id}: {count} violation(s)")
+        raise typer.Exit(int(ExitCode.CHECK_VIOLATIONS))
+    print(f"✓ FileSessionManager session {session_id}: no violations")
+
+
+def repair_sdk_session(root: Path, session_id: str, *, force: bool) -> None:
+    from strands_durable.sdk.file_sessions import repair_file_session
+
+    report = repair_file_session(root, session_id, force=force)
+    if not report.repaired:
+        print(f"✓ FileSessionManager session {session_id}: nothing to repair")
+        return
+    for agent_id, (before, after) in report.repaired.items():
+        print(f"agents/agent_{agent_id}: {before} -> {after} messages; previous files in {report.backup}")
+    print(f"✓ FileSessionManager session {session_id}: repaired {len(report.repaired)} agent(s)")

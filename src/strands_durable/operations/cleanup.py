@@ -50,7 +50,8 @@ def cleanup_sessions(
     keep: Collection[str] = (),
     now: dt.datetime | None = None,
 ) -> CleanupReport:
-    """Delete sessions last updated more than `older_than` ago whose status is in `statuses` (all when None).
+    """Delete sessions last updated more than `older_than` ago whose status is in `statuses` (when None: every
+    status but `idle`; an agent's chat between invocations is deleted only when `idle` is asked for by name).
 
     A session a live process holds is skipped (checked, and the delete itself takes the lease), whatever its
     status, and so is every id in `keep`; `dry_run` only reports.
@@ -61,7 +62,8 @@ def cleanup_sessions(
         updated = _parse_time(summary.updated_at or summary.created_at)
         if updated is None or now - updated < older_than:
             continue
-        if (statuses is not None and summary.status not in statuses) or summary.session_id in keep:
+        wanted = summary.status in statuses if statuses is not None else summary.status != "idle"
+        if not wanted or summary.session_id in keep:
             continue
         try:
             holder = store.holder(summary.session_id)

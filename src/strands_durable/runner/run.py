@@ -12,12 +12,12 @@ from typing import Any
 
 from strands_durable.agent.durable import DurableInvoker, StopRequested
 from strands_durable.crashpoints import CrashPoints, InjectedCrash
-from strands_durable.errors import DurableError, HitlPaused, SessionCompleted
+from strands_durable.errors import DurableError, HitlPaused, SessionCompleted, UsageError
 from strands_durable.runner.context import RunContext
 from strands_durable.runner.options import RunOptions
 from strands_durable.store.base import Session, SessionStore
 from strands_durable.store.factory import open_store
-from strands_durable.store.state import SessionState
+from strands_durable.store.state import AGENT_PATTERN, SessionState
 
 SPEC_CHANGED_WARNING = "⚠ Warning: Spec file has changed since session creation"
 
@@ -97,6 +97,12 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
     if session.state.status == "completed":
         session.abandon()  # let go without writing anything: a completed session stays as it is
         raise SessionCompleted(full_id)
+    if session.state.meta.get("pattern") == AGENT_PATTERN:
+        session.abandon()
+        raise UsageError(
+            f"Session {full_id} is a plain-Python agent session: it resumes from Python (build the Agent with "
+            f"DurableSessionManager(session_id={full_id!r}) and call agent() or re-send the prompt)"
+        )
     try:
         state = session.state
         meta = state.meta

@@ -131,7 +131,7 @@ class ToolResolver:
         kind, ref, idempotent = self.locate(name, agent_id)
         if kind == "extra":
             tool = self.extra[name]
-            return tool, _idempotent_attr(tool) and idempotent
+            return tool, is_idempotent(tool) and idempotent
         if kind == "native":
             return self.native[ref], idempotent
         if kind == "http":
@@ -143,7 +143,7 @@ class ToolResolver:
             return self._http_tools[ref], True
         module = NETWORK_TOOLS[ref] if kind == "network" else ref
         tool = _import_callable(module, f"agents.{agent_id}.tools")
-        return tool, idempotent and _idempotent_attr(tool)
+        return tool, idempotent and is_idempotent(tool)
 
     def locate(self, name: str, agent_id: str) -> tuple[str, str, bool]:
         """(kind, reference, idempotent) of a tool name without importing it: kind is "extra", "native", "http",
@@ -187,7 +187,7 @@ def _tool_name(tool: Any) -> str:
     return str(getattr(tool, "__name__", tool))
 
 
-def _idempotent_attr(tool: Any) -> bool:
+def is_idempotent(tool: Any) -> bool:
     for candidate in (tool, getattr(tool, "_tool_func", None)):
         if candidate is not None and getattr(candidate, IDEMPOTENT_ATTRIBUTE, True) is False:
             return False

@@ -4,7 +4,8 @@ Events are plain JSON dicts (they are what the journal stores). Kinds:
   session        {meta}                                   first event of every session
   message        {conv, agent, unit, index, message, agent_state?, cm_state?}
   tool_started   {conv, tool_use_id}                     a non-idempotent tool is about to run
-  tool_result    {conv, result, agent_state?}             one tool's result, the moment it finished
+  tool_result    {conv, result, agent_state?, final?}     one tool's result, the moment it finished (`final`: the
+                                                          result after the user's AfterToolCallEvent hooks)
   unit           {unit, record}                           a unit of work's outcome (response, status, ...)
   pattern_state  {state} | {set?, extend?, unset?}        the readable position: replaced whole, or a change to
                                                           the previous one (`pattern_state_delta`)
@@ -12,7 +13,8 @@ Events are plain JSON dicts (they are what the journal stores). Kinds:
   artifact       {path, sha256, bytes}
   variables      {variables, source}                      a hand edit of session.json honoured on resume
   generation     {conv, messages, backup}                 a repair's new history for one conversation
-  conversation   {conv, cm_state?, agent_state?}          state changes not tied to a message
+  conversation   {conv, cm_state?, agent_state?, internal_state?}  state changes not tied to a message
+                                                          (`internal_state`: the SDK's interrupt and model state)
   attempt        {unit, conv, attempt, error, wait_s}     a model call that failed transiently and is retried
 """
 
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "AGENT_PATTERN",
     "SCHEMA_VERSION",
     "STATUSES",
     "Conversation",
@@ -40,6 +43,7 @@ __all__ = [
 
 SCHEMA_VERSION = 2  # 2: pattern_state events may be deltas
 STATUSES = ("running", "paused", "completed", "failed", "idle")  # idle: an agent session between invocations
+AGENT_PATTERN = "agent"  # meta["pattern"] of a plain-Python agent session (DurableSessionManager)
 _MISSING = object()
 
 
@@ -53,6 +57,8 @@ class Conversation:
     cm_state: dict[str, Any] | None = None
     tool_results: dict[str, dict[str, Any]] = field(default_factory=dict)  # toolUseId -> toolResult
     tools_started: set[str] = field(default_factory=set)
+    final_results: set[str] = field(default_factory=set)  # toolUseIds whose result after the hooks is committed
+    internal_state: dict[str, Any] = field(default_factory=dict)  # the SDK's interrupt and model state
     generation: int = 0
     seqs: list[int] = field(default_factory=list)  # the journal record that committed each message
     tokens: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0, "total": 0})
@@ -71,6 +77,8 @@ class Conversation:
             cm_state=self.cm_state,
             tool_results=dict(self.tool_results),
             tools_started=set(self.tools_started),
+            final_results=set(self.final_results),
+            internal_state=self.internal_state,
             generation=self.generation,
             seqs=list(self.seqs),
             tokens=dict(self.tokens),
@@ -210,6 +218,7 @@ def _message(state: SessionState, event: dict[str, Any]) -> None:
             if result is not None:
                 conv.tool_results.pop(result.get("toolUseId"), None)
                 conv.tools_started.discard(result.get("toolUseId"))
+                conv.final_results.discard(result.get("toolUseId"))
 
 
 def _tool_started(state: SessionState, event: dict[str, Any]) -> None:
@@ -220,6 +229,8 @@ def _tool_result(state: SessionState, event: dict[str, Any]) -> None:
     result = event["result"]
     conv = state.conversation(event["conv"])
     conv.tool_results[result["toolUseId"]] = result
+    if event.get("final"):
+        conv.final_results.add(result["toolUseId"])
     if "agent_state" in event:
         conv.agent_state = event["agent_state"]
 
@@ -310,6 +321,7 @@ def _generation(state: SessionState, event: dict[str, Any]) -> None:
         add_usage(conv.tokens, message)
     conv.tool_results = {}
     conv.tools_started = set()
+    conv.final_results = set()
     conv.generation += 1
 
 
@@ -319,6 +331,8 @@ def _conversation(state: SessionState, event: dict[str, Any]) -> None:
         conv.cm_state = event["cm_state"]
     if "agent_state" in event:
         conv.agent_state = event["agent_state"]
+    if "internal_state" in event:
+        conv.internal_state = event["internal_state"]
 
 
 def _attempt(state: SessionState, event: dict[str, Any]) -> None:

@@ -1,0 +1,612 @@
+"""`DurableSessionManager`: a drop-in session manager for plain-Python `strands.Agent`s, on the durable store.
+
+Every message is committed as the agent adds it and every tool's raw result the moment the tool returns (the
+spec runner's `InvocationHooks` do both); the final result after the user's AfterToolCallEvent hooks. The lease
+is held per invocation. After a crash an invocation stays pending: `agent()` or re-sending the same prompt
+finishes it (committed turns are restored without a model call, committed tool results are replayed); a
+different prompt first closes it honestly. See docs/python-agents.md.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import copy
+import logging
+import sys
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from strands.hooks import (
+    AfterInvocationEvent,
+    AfterToolCallEvent,
+    BeforeInvocationEvent,
+    BeforeModelCallEvent,
+    MessageAddedEvent,
+)
+from strands.hooks.registry import HookRegistry
+from strands.session.session_manager import SessionManager
+
+from strands_durable.agent.durable import DurableInvoker, Invocation, InvocationHooks
+from strands_durable.crashpoints import CrashPoints
+from strands_durable.errors import (
+    DurableError,
+    ExitCode,
+    SessionInUse,
+    SessionNotFound,
+    UsageError,
+)
+from strands_durable.history import SDK_INTERRUPTED_TEXT
+from strands_durable.runner.tools import is_idempotent
+from strands_durable.sdk import pending as invocations
+from strands_durable.sdk.graph import GraphSupport
+from strands_durable.sdk.profiles import profile_for_model
+from strands_durable.store import LocalStore, open_store
+from strands_durable.store.base import Session, SessionStore
+from strands_durable.store.ids import ID_RULE, is_session_id
+from strands_durable.store.state import AGENT_PATTERN, Conversation, SessionState
+
+logger = logging.getLogger("strands_durable.sdk")
+
+
+class SessionChanged(DurableError):
+    """Another process extended the session while this agent holds messages it has not stored."""
+
+    exit_code = ExitCode.SESSION_UNUSABLE
+
+
+@dataclass
+class _AgentSlot:
+    """What the manager keeps for one agent of the session between and during its invocations."""
+
+    agent: Any
+    key: str
+    seen_seq: int = -1  # the journal record this agent's memory reflects
+    known_messages: int = 0  # len(agent.messages) when it last matched the store
+    session: Session | None = None
+    hooks: InvocationHooks | None = None
+    serve: dict[str, Any] | None = None  # a committed final answer the model stage returns without a call
+    unsaved: list[dict[str, Any]] = field(default_factory=list)  # messages given to the Agent constructor
+    result_order: list[str] = field(default_factory=list)  # toolUse order for a batch the SDK resumed
+    invocation: Any = None  # the invocation_state of the invocation in progress (the same for all its passes)
+    aborted: bool = False  # the last invocation raised instead of ending (it is pending)
+
+
+class DurableSessionManager(GraphSupport, SessionManager):
+    """Persist a plain `strands.Agent` (or several, by `agent_id`) in a durable session.
+
+    `DurableSessionManager(session_id="expenses-1", storage_dir="./sessions")`, or `store=` any SessionStore;
+    the default directory follows STRANDS_SESSIONS_DIR (else ~/.strands/sessions). `lease_timeout` waits that
+    many seconds for a session another process or thread is invoking (default: fail at once, naming the
+    holder). `provider_profile` overrides the validation profile derived from the model class.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        storage_dir: str | Path | None = None,
+        *,
+        store: SessionStore | None = None,
+        lease_timeout: float | None = None,
+        provider_profile: str | None = None,
+        crash_points: CrashPoints | None = None,
+    ) -> None:
+        check_session_id(session_id)
+        self.session_id = session_id
+        self.store = store if store is not None else open_store(storage_dir)
+        self.lease_timeout = lease_timeout
+        self.provider_profile = provider_profile
+        self.crash_points = crash_points or CrashPoints()
+        self._slots: dict[str, _AgentSlot] = {}
+        self._node_keys: dict[int, str] = {}  # id(node agent) -> its conversation key (graph nodes)
+        self._shared: Session | None = None  # the session a graph invocation holds for all its nodes
+        self._lock = threading.Lock()
+        self._refuse_case_twin()
+        _LIVE.add(self)
+
+    # -- the SessionManager interface ----------------------------------------------------------------
+    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+        from strands.hooks import (
+            AfterMultiAgentInvocationEvent,
+            AfterNodeCallEvent,
+            AgentInitializedEvent,
+            BeforeMultiAgentInvocationEvent,
+            MultiAgentInitializedEvent,
+        )
+
+        registry.add_callback(AgentInitializedEvent, lambda event: self.initialize(event.agent))
+        registry.add_callback(BeforeInvocationEvent, self._before_invocation)
+        registry.add_callback(MessageAddedEvent, lambda event: self.append_message(event.message, event.agent))
+        registry.add_callback(BeforeModelCallEvent, self._before_model_call)
+        registry.add_callback(AfterToolCallEvent, self._after_tool_call)  # After* run in reverse: ours runs last
+        registry.add_callback(AfterInvocationEvent, self._after_invocation)
+        registry.add_callback(MultiAgentInitializedEvent, lambda event: self.initialize_multi_agent(event.source))
+        registry.add_callback(BeforeMultiAgentInvocationEvent, self._before_graph)
+        registry.add_callback(AfterNodeCallEvent, lambda event: self.sync_multi_agent(event.source))
+        registry.add_callback(AfterMultiAgentInvocationEvent, self._after_graph)
+
+    def initialize(self, agent: Any, **kwargs: Any) -> None:
+        """Restore `agent` from the session: its finished turns, state, conversation-manager and SDK state.
+        A pending invocation's messages stay in the journal until `agent()` finishes or a new prompt closes it."""
+        from strands.middleware import ExecuteToolStage, InvokeModelStage
+        from strands.types.exceptions import SessionException
+
+        key = self._key_of(agent)
+        with self._lock:
+            if key in self._slots:
+                raise SessionException("The `agent_id` of an agent must be unique in a session.")
+            slot = self._slots[key] = _AgentSlot(agent, key)
+        state = self._load()
+        conv = state.conversations.get(key) if state is not None else None
+        if conv is None:
+            slot.unsaved = copy.deepcopy(list(agent.messages))
+            slot.seen_seq = state.seq if state is not None else -1
+            slot.known_messages = len(agent.messages)
+        else:
+            self._restore(slot, state, conv)  # type: ignore[arg-type]
+        agent.add_middleware(ExecuteToolStage, self._execute_tool_for(slot))
+        agent.add_middleware(InvokeModelStage, self._invoke_model_for(slot))
+
+    def append_message(self, message: Any, agent: Any, **kwargs: Any) -> None:
+        slot = self._slots[self._key_of(agent)]
+        if slot.hooks is None:
+            if _is_sdk_placeholder(message):
+                return  # the SDK's "Tool was interrupted." results are never stored
+            logger.warning("agent %s: a message added outside an invocation is not stored", slot.key)
+            return
+        serve = slot.serve
+        if serve is not None and message.get("role") == "assistant" and _same_message(message, serve):
+            slot.serve = None  # the committed final answer, served again: already stored
+            return
+        if slot.result_order and message.get("role") == "user":
+            # the SDK puts a resumed batch's completed results first; the uninterrupted run has them in toolUse order
+            order = {tool_use_id: i for i, tool_use_id in enumerate(slot.result_order)}
+            message["content"].sort(key=lambda b: order.get(b.get("toolResult", {}).get("toolUseId"), len(order)))
+            slot.result_order = []
+        _refuse_unanswered(slot, message)
+        slot.hooks.message_added(MessageAddedEvent(agent=agent, message=message))
+
+    def redact_latest_message(self, redact_message: Any, agent: Any, **kwargs: Any) -> None:
+        """Replace the latest stored message (a guardrail's redaction) by committing a new generation."""
+        slot = self._slots[self._key_of(agent)]
+        if slot.session is None:
+            raise DurableError(f"agent {slot.key}: redact_latest_message outside an invocation")
+        conv = slot.session.state.conversations[slot.key]
+        messages = list(conv.messages)
+        messages[-1] = _stored(redact_message)
+        event = {"type": "generation", "conv": slot.key, "messages": messages, "units": list(conv.units)}
+        slot.session.commit([{**event, "backup": "redacted"}], path=f"{slot.key}/redact")
+
+    def sync_agent(self, agent: Any, **kwargs: Any) -> None:
+        slot = self._slots.get(self._key_of(agent))
+        if slot is not None and slot.session is not None:
+            event = _state_event(slot)
+            if event is not None:
+                slot.session.commit([event], path=f"{slot.key}/sync", durable=False)
+
+    # -- invocations ---------------------------------------------------------------------------------
+    def _before_invocation(self, event: Any) -> None:
+        slot = self._slots[self._key_of(event.agent)]
+        if slot.hooks is not None:
+            if slot.invocation is event.invocation_state:
+                return  # a continuation pass of the same invocation
+            self._let_go(slot)  # an invocation that never reached its end (its event loop was torn down)
+        slot.invocation = event.invocation_state
+        slot.aborted = False
+        try:
+            self._begin(slot, event)
+        except BaseException:
+            self._let_go(slot)
+            raise
+
+    def _begin(self, slot: _AgentSlot, event: Any) -> None:
+        session = slot.session = self._open()
+        state = session.state
+        conv = state.conversations.get(slot.key)
+        if id(slot.agent) in self._node_keys:
+            # the graph resets a node agent (on a revisit, and when its own state is restored): restore each time
+            if conv is not None:
+                self._restore(slot, state, conv)
+            else:
+                slot.agent.messages = []
+        elif state.seq != slot.seen_seq:
+            self._catch_up(slot, state)
+            conv = state.conversations.get(slot.key)
+        pending = invocations.pending_invocation(state, conv)
+        session.commit([{"type": "status", "status": "running"}], path=f"{slot.key}/status", durable=False)
+        unit = invocations.next_invocation(conv, slot.key)
+        if pending is not None and conv is not None:
+            incoming = list(event.messages or [])
+            if invocations.same_prompt(incoming, conv.messages[pending.start]):
+                event.messages = []
+                unit = pending.unit
+                self._fast_forward(slot, conv, pending)
+                logger.info("session %s, agent %s: finishing the interrupted invocation", self.session_id, slot.key)
+            else:
+                self._close_interrupted(slot, conv, pending)
+                unit = invocations.next_invocation(session.state.conversations[slot.key], slot.key)
+                logger.info(
+                    "session %s, agent %s: the interrupted invocation was closed before the new prompt",
+                    self.session_id,
+                    slot.key,
+                )
+        slot.hooks = self._hooks(slot, session, unit)
+        if slot.unsaved:
+            for message in slot.unsaved:  # messages the Agent was constructed with, stored before the prompt
+                slot.hooks.message_added(MessageAddedEvent(agent=slot.agent, message=message))
+            slot.unsaved = []
+        self.crash_points.emit("unit.before", unit)
+
+    def _after_invocation(self, event: Any) -> None:
+        slot = self._slots[self._key_of(event.agent)]
+        if slot.hooks is None:
+            return
+        if event.result is None:  # the invocation raised: it stays pending, as after a crash
+            self._let_go(slot)
+            slot.aborted = True
+            return
+        try:
+            self._end(slot, event.result)
+        except BaseException:
+            self._let_go(slot)
+            raise
+
+    def _end(self, slot: _AgentSlot, result: Any) -> None:
+        session, hooks = slot.session, slot.hooks
+        assert session is not None and hooks is not None
+        unit = hooks.inv.unit
+        stop_reason = str(result.stop_reason)
+        record = {"status": "interrupted" if stop_reason == "interrupt" else "completed", "stop_reason": stop_reason}
+        events: list[dict[str, Any]] = [{"type": "unit", "unit": unit, "record": record}]
+        state_event = _state_event(slot)
+        if state_event is not None:
+            events.append(state_event)
+        if stop_reason == "interrupt":
+            events.append({"type": "status", "status": "paused", "reason": "hitl"})
+        else:
+            events.append({"type": "status", "status": "idle"})
+        session.commit(events, path=f"{unit}/end")
+        self.crash_points.emit("unit.after", unit)
+        slot.hooks = None
+        slot.session = None
+        if session is not self._shared:
+            session.close()
+        slot.seen_seq = session.state.seq
+        slot.known_messages = len(slot.agent.messages)
+
+    def _let_go(self, slot: _AgentSlot) -> None:
+        """After a failed invocation: release the lease as a crash would and show the agent the session as a
+        fresh process would load it (the interrupted invocation pending)."""
+        session, slot.session, slot.hooks, slot.serve = slot.session, None, None, None
+        slot.result_order = []
+        if session is None:
+            return
+        if session is not self._shared:
+            session.abandon()
+        state = self._load()
+        conv = state.conversations.get(slot.key) if state is not None else None
+        if conv is not None:
+            self._restore(slot, state, conv)  # type: ignore[arg-type]
+
+    # -- restoring -------------------------------------------------------------------------------------
+    def _restore(self, slot: _AgentSlot, state: SessionState, conv: Conversation) -> None:
+        from strands.agent.state import AgentState
+        from strands.interrupt import _InterruptState
+
+        agent = slot.agent
+        agent.state = AgentState(copy.deepcopy(conv.agent_state))
+        internal = conv.internal_state
+        if "interrupt_state" in internal:
+            agent._interrupt_state = _InterruptState.from_dict(copy.deepcopy(internal["interrupt_state"]))
+        if "model_state" in internal:
+            agent._model_state = copy.deepcopy(internal["model_state"])
+        prepend: list[Any] = []
+        removed = 0
+        if conv.cm_state:
+            prepend = agent.conversation_manager.restore_from_session(copy.deepcopy(conv.cm_state)) or []
+            removed = int(agent.conversation_manager.removed_message_count)
+        pending = invocations.pending_invocation(state, conv)
+        end = pending.start if pending is not None else len(conv.messages)
+        if not getattr(agent.model, "stateful", False):
+            agent.messages = prepend + copy.deepcopy(conv.messages[removed:end])
+        slot.seen_seq = state.seq
+        slot.known_messages = len(agent.messages)
+        slot.unsaved = []
+
+    def _catch_up(self, slot: _AgentSlot, state: SessionState) -> None:
+        """Another process extended the session since this agent loaded it: reload, unless this agent holds
+        messages that are not stored (then refuse: two processes must never extend a stale history)."""
+        if slot.unsaved or len(slot.agent.messages) != slot.known_messages:
+            raise SessionChanged(
+                f"Session {self.session_id} was extended by another process while agent {slot.key} held "
+                "messages that are not stored; build the agent again to continue from the stored session"
+            )
+        conv = state.conversations.get(slot.key)
+        if conv is not None:
+            self._restore(slot, state, conv)
+            logger.info("session %s, agent %s: reloaded (extended by another process)", self.session_id, slot.key)
+        slot.seen_seq = state.seq
+
+    def _fast_forward(self, slot: _AgentSlot, conv: Conversation, pending: invocations.Pending) -> None:
+        """Put the pending invocation's committed messages back without calling the model; a committed final
+        answer is served by the model stage instead (so the invocation ends with it as the SDK expects), and
+        calls whose final result is committed are handed to the SDK as completed (their hooks not re-entered)."""
+        from strands.interrupt import PendingToolExecution
+
+        agent = slot.agent
+        committed = copy.deepcopy(conv.messages[pending.start :])
+        if committed[-1].get("role") == "assistant" and not invocations.tool_uses(committed[-1]):
+            slot.serve = committed.pop()
+        agent.messages.extend(committed)
+        for message in committed:
+            usage = (message.get("metadata") or {}).get("usage")
+            if message.get("role") == "assistant" and usage:
+                agent.event_loop_metrics.update_usage(usage)
+        last = committed[-1]
+        uses = invocations.tool_uses(last) if last.get("role") == "assistant" else []
+        finals = [
+            copy.deepcopy(conv.tool_results[u["toolUseId"]]) for u in uses if u["toolUseId"] in conv.final_results
+        ]
+        if finals:
+            state = agent._interrupt_state
+            state.pending_tool_execution = PendingToolExecution(assistant_message=last, completed_tool_results=finals)
+            state.activate()
+            slot.result_order = [u["toolUseId"] for u in uses]
+
+    def _close_interrupted(self, slot: _AgentSlot, conv: Conversation, pending: invocations.Pending) -> None:
+        """Close a pending invocation before a different prompt: nothing runs, no committed message changes."""
+        closing = invocations.closing_messages(conv, pending)
+        session = slot.session
+        assert session is not None
+        base = len(conv.messages)
+        events: list[dict[str, Any]] = [
+            {
+                "type": "message",
+                "conv": slot.key,
+                "agent": slot.key,
+                "unit": pending.unit,
+                "index": base + i,
+                "message": message,
+            }
+            for i, message in enumerate(closing)
+        ]
+        events.append({"type": "unit", "unit": pending.unit, "record": {"status": "interrupted"}})
+        session.commit(events, path=f"{pending.unit}/closed")
+        conv = session.state.conversations[slot.key]
+        slot.agent.messages.extend(copy.deepcopy(conv.messages[pending.start :]))
+
+    # -- hooks during an invocation --------------------------------------------------------------------
+    def _hooks(self, slot: _AgentSlot, session: Session, unit: str) -> InvocationHooks:
+        agent = slot.agent
+        registry = agent.tool_registry.registry
+        risky = frozenset(name for name, tool in registry.items() if not is_idempotent(tool))
+        inv = Invocation(
+            unit=unit,
+            path=unit,
+            conv_key=slot.key,
+            agent_id=slot.key,
+            system_prompt=None,
+            prompt="",
+            tools=list(registry.values()),
+            non_idempotent=risky,
+            model=agent.model,
+            provider=self.provider_profile or profile_for_model(agent.model),
+        )
+        invoker = DurableInvoker(session, self.crash_points)
+        return InvocationHooks(invoker, inv, agent, {"model_calls": 0})
+
+    def _before_model_call(self, event: Any) -> None:
+        slot = self._slots[self._key_of(event.agent)]
+        if slot.hooks is not None and slot.serve is None:
+            slot.hooks.before_model_call(event)
+
+    def _after_tool_call(self, event: Any) -> None:
+        slot = self._slots[self._key_of(event.agent)]
+        hooks = slot.hooks
+        if hooks is None:
+            return
+        tool_use_id = event.tool_use["toolUseId"]
+        if event.retry:
+            hooks.retrying.add(tool_use_id)  # a new attempt: its raw result is committed in turn
+            return
+        hooks.commit_final_result(event.result)
+
+    def _execute_tool_for(self, slot: _AgentSlot) -> Any:
+        async def execute_tool(context: Any, next_fn: Any) -> Any:
+            hooks = slot.hooks
+            stream = next_fn(context) if hooks is None else hooks.execute_tool(context, next_fn)
+            async for item in stream:
+                yield item
+
+        return execute_tool
+
+    def _invoke_model_for(self, slot: _AgentSlot) -> Any:
+        async def invoke_model(context: Any, next_fn: Any) -> Any:
+            served = slot.serve
+            if served is None:
+                async for item in next_fn(context):
+                    yield item
+                return
+            from strands.types.event_loop import Metrics, Usage
+            from strands.types.events import ModelStopReason
+
+            metadata = served.get("metadata") or {}
+            usage = metadata.get("usage") or Usage(inputTokens=0, outputTokens=0, totalTokens=0)
+            metrics = metadata.get("metrics") or Metrics(latencyMs=0)
+            message = {"role": "assistant", "content": copy.deepcopy(served["content"])}
+            yield ModelStopReason(stop_reason="end_turn", message=message, usage=usage, metrics=metrics)
+
+        return invoke_model
+
+    # -- the store -------------------------------------------------------------------------------------
+    def _load(self) -> SessionState | None:
+        try:
+            return self.store.load(self.session_id)
+        except SessionNotFound:
+            pass
+        if isinstance(self.store, LocalStore):
+            from strands_durable.sdk.importing import import_file_session
+
+            if import_file_session(self.store, self.session_id, _new_meta(self.session_id)):
+                return self.store.load(self.session_id)
+        return None
+
+    def _open(self) -> Session:
+        """Open (or create) the session, holding its lease; wait up to `lease_timeout` for another holder. During a
+        graph invocation its nodes share the session the graph holds."""
+        if self._shared is not None:
+            return self._shared
+        deadline = None if self.lease_timeout is None else time.monotonic() + self.lease_timeout
+        while True:
+            try:
+                try:
+                    return self.store.open(self.session_id, crash_points=self.crash_points)
+                except SessionNotFound:
+                    return self.store.create(_new_meta(self.session_id), b"", crash_points=self.crash_points)
+            except SessionInUse:
+                if deadline is None or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
+
+    def _refuse_case_twin(self) -> None:
+        lister = getattr(self.store, "session_ids", None)
+        if lister is None:
+            return
+        folded = self.session_id.casefold()
+        for other in lister():
+            if other != self.session_id and other.casefold() == folded:
+                raise UsageError(
+                    f"Session id {self.session_id!r} differs only by case from the existing session {other!r} "
+                    "(case-insensitive file systems would share one directory)"
+                )
+
+    def _key_of(self, agent: Any) -> str:
+        return self._node_keys.get(id(agent)) or _agent_key(agent)
+
+    def pending_prompt(self, agent_id: str = "default") -> list[dict[str, Any]] | None:
+        """The content blocks of the agent's pending (interrupted) invocation's prompt, or None when nothing is
+        pending: `agent()` or re-sending this prompt finishes it."""
+        state = self._load()
+        conv = state.conversations.get(agent_id) if state is not None else None
+        pending = invocations.pending_invocation(state, conv)
+        if pending is None or conv is None:
+            return None
+        return copy.deepcopy(conv.messages[pending.start].get("content", []))
+
+    def _interrupted_at_exit(self) -> None:
+        """The interpreter is exiting on Ctrl+C (an uncaught KeyboardInterrupt) after an invocation ended without
+        its end: the session is marked paused (reason interrupted); the invocation stays pending."""
+        for slot in list(self._slots.values()):
+            if not slot.aborted:
+                continue
+            with contextlib.suppress(DurableError, OSError):
+                session = self._open()
+                try:
+                    session.commit([{"type": "status", "status": "paused", "reason": "interrupted"}])
+                finally:
+                    session.close()
+
+    def close(self) -> None:
+        """Release everything this manager holds (an invocation in progress is left pending)."""
+        for slot in list(self._slots.values()):
+            self._let_go(slot)
+
+    def __enter__(self) -> DurableSessionManager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def check_session_id(session_id: str) -> None:
+    if not isinstance(session_id, str) or not (is_session_id(session_id)):
+        raise UsageError(f"Not a session id: {session_id!r} (use {ID_RULE})")
+
+
+def _agent_key(agent: Any) -> str:
+    key = str(getattr(agent, "agent_id", None) or "default")
+    if not is_session_id(key):
+        raise UsageError(f"Agent id {key!r} cannot name a stored conversation (use {ID_RULE})")
+    return key
+
+
+def _new_meta(session_id: str) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "workflow_name": session_id,
+        "pattern": AGENT_PATTERN,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+        "variables": {},
+        "runtime": {},
+    }
+
+
+def _state_event(slot: _AgentSlot) -> dict[str, Any] | None:
+    """A `conversation` event for what changed outside messages (agent, conversation-manager, SDK state)."""
+    session = slot.session
+    if session is None:
+        return None
+    agent = slot.agent
+    conv = session.state.conversations.get(slot.key)
+    event: dict[str, Any] = {"type": "conversation", "conv": slot.key, "agent": slot.key}
+    agent_state = agent.state.get()
+    if conv is None or agent_state != conv.agent_state:
+        event["agent_state"] = agent_state
+    cm_state = agent.conversation_manager.get_state()
+    if conv is None or cm_state != conv.cm_state:
+        event["cm_state"] = cm_state
+    internal = {"interrupt_state": agent._interrupt_state.to_dict(), "model_state": agent._model_state}
+    if conv is None or internal != conv.internal_state:
+        event["internal_state"] = internal
+    return event if len(event) > 3 else None
+
+
+def _stored(message: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy({k: v for k, v in message.items() if k != "tracking_id"})
+
+
+def _same_message(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a.get("role") == b.get("role") and a.get("content") == b.get("content")
+
+
+def _is_sdk_placeholder(message: dict[str, Any]) -> bool:
+    blocks = message.get("content") or []
+    return bool(blocks) and all(
+        "toolResult" in block
+        and [c.get("text") for c in block["toolResult"].get("content", ())] == [SDK_INTERRUPTED_TEXT]
+        for block in blocks
+    )
+
+
+def _refuse_unanswered(slot: _AgentSlot, message: dict[str, Any]) -> None:
+    """Never store a results message that leaves a call of the previous turn unanswered. The SDK's concurrent
+    executor drops a tool task that raised a BaseException and appends the batch without its result (an SDK
+    defect); storing that would leave an invalid history behind."""
+    session = slot.session
+    if session is None or message.get("role") != "user":
+        return
+    conv = session.state.conversations.get(slot.key)
+    if conv is None or not conv.messages:
+        return
+    asked = {use["toolUseId"] for use in invocations.tool_uses(conv.messages[-1])}
+    answered = {b["toolResult"]["toolUseId"] for b in message.get("content", ()) if "toolResult" in b}
+    if asked - answered:
+        raise DurableError(
+            f"agent {slot.key}: refusing to store tool results that leave {sorted(asked - answered)} unanswered "
+            "(a tool task ended without a result); the invocation stays pending"
+        )
+
+
+_LIVE: weakref.WeakSet[DurableSessionManager] = weakref.WeakSet()
+
+
+@atexit.register
+def _mark_interrupted_sessions() -> None:
+    if isinstance(getattr(sys, "last_value", None), KeyboardInterrupt):
+        for manager in list(_LIVE):
+            manager._interrupted_at_exit()
