@@ -22,6 +22,8 @@ PUBLIC = {
     "InjectedCrash",
     "LocalStore",
     "MemoryStore",
+    "S3Store",
+    "DurableSessionManager",
 }
 
 

@@ -25,6 +25,7 @@ PUBLIC_MODULES = (
     "strands_durable.store.wrapping",
     "strands_durable.store.views",
     "strands_durable.store.ids",  # the id rule (sdk/ validates ids and agent keys with it)
+    "strands_durable.store.s3",  # S3Store, a public name of the package face
 )
 ABOVE_STORE = (
     "strands_durable/runner",
