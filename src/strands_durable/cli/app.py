@@ -71,6 +71,11 @@ def main() -> None:
         code = app(standalone_mode=False)
     except KeyboardInterrupt:
         sys.exit(int(ExitCode.SIGINT))
+    except BrokenPipeError:  # stdout's reader went away outside a run (a run stops at a safe point instead)
+        from strands_durable.cli.output import silence_closed_stream
+
+        silence_closed_stream(sys.stdout)
+        sys.exit(int(ExitCode.SIGPIPE))
     except typer.Abort:
         print("Aborted.", file=sys.stderr)
         sys.exit(int(ExitCode.SIGINT))

@@ -151,14 +151,19 @@ def execute(request: RunRequest) -> int:
     from strands_durable.store import LocalStore, MemoryStore
 
     human: TextIO = sys.stderr if request.json_output else sys.stdout
-    reporter = make_reporter(human, sys.stderr, live=not request.json_output and human.isatty())
+    live = not request.json_output and human.isatty()
+    reporter = make_reporter(human, sys.stderr, live=live, on_output_closed=lambda: signals.output_closed())
+    signals = StopSignals(
+        notice=reporter.notice if live else None,
+        on_abort=lambda: reporter.abort_text() + _abort_lines(request, reporter.session_id or session_id, signals),
+    )
+    session_id: str | None = None
     try:
         retention_from_env()  # a bad value fails before the run, not after it
         store = LocalStore(request.sessions_dir) if request.save_session else MemoryStore()
         session_id = session_to_resume(request, store, reporter, human)
     except DurableError as exc:
         return _failed(request, None, exc, human)
-    signals = StopSignals()
     outcome: Any = None
     failure: BaseException | None = None
     try:
@@ -238,15 +243,27 @@ def _completed(request: RunRequest, outcome: Any, human: TextIO) -> int:
     return int(ExitCode.OK)
 
 
-def _interrupted(request: RunRequest, session_id: str | None, code: int, name: str, human: TextIO) -> int:
+def _abort_lines(request: RunRequest, session_id: str | None, signals: Any) -> str:
+    """What a second signal prints before the process ends at once (written from the signal handler)."""
+    name = signals.signal_name
     if not request.save_session or session_id is None:
-        print(f"Interrupted ({name}); the session was not saved (--no-save-session)", file=human)
+        return f"\nAborted ({name} twice); the session was not saved\n"
+    return (
+        f"\nAborted ({name} twice): session {session_id} keeps everything committed so far\n"
+        f"Resume with: {resume_command(request, session_id)}\n"
+    )
+
+
+def _interrupted(request: RunRequest, session_id: str | None, code: int, name: str, human: TextIO) -> int:
+    """The contract's interrupted ending: the resume command goes to stderr (stdout may be a closed pipe)."""
+    if not request.save_session or session_id is None:
+        print(f"Interrupted ({name}); the session was not saved (--no-save-session)", file=sys.stderr)
         command = None
     else:
         command = resume_command(request, session_id)
-        print(f"Interrupted ({name}): session {session_id} paused at a safe point", file=human)
-        print(f"Resume with: {command}", file=human)
-    if request.json_output:
+        print(f"Interrupted ({name}): session {session_id} paused at a safe point", file=sys.stderr)
+        print(f"Resume with: {command}", file=sys.stderr)
+    if request.json_output and code != ExitCode.SIGPIPE:
         _print_json(
             {
                 "session_id": session_id,
