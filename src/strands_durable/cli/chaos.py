@@ -18,17 +18,26 @@ from strands_durable.errors import DurableError, ExitCode, UsageError
 def chaos(
     specs: Annotated[list[Path], typer.Argument(help="Workflow specs (*.strands.yaml) to break and resume.")],
     budget: Annotated[
-        str, typer.Option("--budget", help="Time to spend (30s, 10m, 2h); checked between items.")
+        str, typer.Option("--budget", metavar="DURATION", help="Time to spend (30s, 10m, 2h); checked between items.")
     ] = "10m",
     faults: Annotated[
-        str, typer.Option("--faults", help="Fault classes: kill,power,disk,concurrent,stream,compound or all.")
+        str,
+        typer.Option(
+            "--faults", metavar="CLASSES", help="Fault classes: kill,power,disk,concurrent,stream,compound or all."
+        ),
     ] = "all",
-    report: Annotated[Path | None, typer.Option("--report", help="Write the JSON report to this file.")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic model and of random kills.")] = 0,
-    workdir: Annotated[
-        Path | None, typer.Option("--workdir", help="Scratch directory (default: a new temporary one).")
+    report: Annotated[
+        Path | None, typer.Option("--report", metavar="FILE", help="Write the JSON report to this file.")
     ] = None,
-    rounds: Annotated[int | None, typer.Option("--rounds", help="Stop after this many rounds (0: gate only).")] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N", help="Seed of the synthetic model and of random kills.")
+    ] = 0,
+    workdir: Annotated[
+        Path | None, typer.Option("--workdir", metavar="DIR", help="Scratch directory (default: a new temporary one).")
+    ] = None,
+    rounds: Annotated[
+        int | None, typer.Option("--rounds", metavar="N", help="Stop after this many rounds (0: gate only).")
+    ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress display.")] = True,
 ) -> None:
     """Soak specs under real faults and print crash points, unique states, divergences, invalid histories and

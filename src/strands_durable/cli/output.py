@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from strands_durable.runner.reporter import Reporter
+from strands_durable.wording import counted
 
 _ROUND_UNIT = re.compile(r"round\[(\d+)\]:(orchestrator|decomposition_review|worker\[\d+\])$")
 
@@ -48,12 +49,7 @@ def executing_line(index: int, total: int | None, label: str, unit: str = "") ->
 
 
 def complete_line(index: int, total: int | None, label: str, tokens: int, unit: str = "") -> str:
-    return f"{step_name(index, total, unit)}: {label} - COMPLETE ({tokens} {plural(tokens, 'token')})"
-
-
-def plural(count: int, word: str) -> str:
-    """`word` or its plural for `count` (regular English plurals only)."""
-    return word if count == 1 else word + "s"
+    return f"{step_name(index, total, unit)}: {label} - COMPLETE ({counted(tokens, 'token')})"
 
 
 def total_tokens_line(tokens_before: int, tokens_total: int, *, resumed: bool) -> str:

@@ -17,6 +17,7 @@ import typer
 
 from strands_durable.cli.failure import fail, set_debug
 from strands_durable.errors import DurableError, ExitCode, SessionCompleted, UsageError, exit_code_for
+from strands_durable.wording import counted
 
 
 @dataclass
@@ -217,11 +218,18 @@ def session_to_resume(request: RunRequest, store: Any, reporter: Any, human: Tex
     if target is None:
         return None
     session_id = store.resolve(target)
-    if store.load(session_id).status == "completed":
+    stored = store.load(session_id)
+    if stored.status == "completed":
         raise SessionCompleted(session_id)
     print(f"Resuming session: {session_id[:8]}...", file=human, flush=True)
     for flag in request.ignored_with_resume:
         reporter.warning(f"{flag} is ignored with --resume: the session's recorded choices are used")
+    if request.hitl_response is not None and not stored.pattern_state.get("pending_hitl"):
+        reporter.warning(
+            f"--hitl-response is ignored: session {session_id[:8]} is not waiting for a human answer "
+            f"(status {stored.status})"
+        )
+        request.hitl_response = None
     return session_id
 
 
@@ -334,7 +342,8 @@ def _apply_retention(store: Any, session_id: str) -> None:
         return
     if report is not None and report.deleted:
         print(
-            f"Removed {len(report.deleted)} session(s) older than {os.environ[RETENTION_ENV]} ({RETENTION_ENV})",
+            f"Removed {counted(len(report.deleted), 'session')} older than {os.environ[RETENTION_ENV]} "
+            f"({RETENTION_ENV})",
             file=sys.stderr,
         )
 

@@ -21,6 +21,7 @@ from typing import Any
 from strands_durable.faults.common import FaultRun, FaultTarget, Golden, reset_dir, run_golden, write_scratch
 from strands_durable.faults.real import FAULT_CLASSES, explore_fault
 from strands_durable.store.fileops import FileOps
+from strands_durable.wording import counted
 
 COLUMNS = ("crash_points", "unique_states", "divergences", "invalid_histories", "data_lost")
 
@@ -71,8 +72,9 @@ class SoakResult:
         totals = self.totals()
         header = f"{'fault':<12}" + "".join(f"{c.replace('_', ' '):>19}" for c in COLUMNS)
         lines = [
-            f"strands chaos: {len(self.specs)} workflow(s), {len(self.faults)} fault class(es), {self.rounds} "
-            f"round(s) in {self.elapsed_s:.0f}s of a {self.budget_s:.0f}s budget, seed {self.seed}",
+            f"strands chaos: {counted(len(self.specs), 'workflow')}, "
+            f"{counted(len(self.faults), 'fault class', 'fault classes')}, {counted(self.rounds, 'round')} "
+            f"in {self.elapsed_s:.0f}s of a {self.budget_s:.0f}s budget, seed {self.seed}",
             header,
         ]
         grand = dict.fromkeys(COLUMNS, 0)
@@ -83,7 +85,7 @@ class SoakResult:
         lines.append(f"{'total':<12}" + "".join(f"{grand[c]:>19}" for c in COLUMNS))
         findings = self.findings
         if findings:
-            lines.append(f"FAIL: {len(findings)} finding(s); zero is the bar. First ones:")
+            lines.append(f"FAIL: {counted(len(findings), 'finding')}; zero is the bar. First ones:")
             lines += [f"  {text}" for text in findings[:10]]
         else:
             lines.append("PASS: no divergence, no invalid history, no data lost")
