@@ -5,6 +5,7 @@ Heavy modules (the runner, strands-agents) are imported inside the command, neve
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import shlex
@@ -18,6 +19,8 @@ import typer
 from strands_durable.cli.failure import fail, set_debug
 from strands_durable.errors import DurableError, ExitCode, SessionCompleted, UsageError, exit_code_for
 from strands_durable.wording import counted
+
+CLOCK_ENV = "STRANDS_CLOCK"
 
 
 @dataclass
@@ -36,6 +39,7 @@ class RunRequest:
     save_session: bool
     auto_resume: bool
     json_output: bool
+    clock: str | None = None
     ignored_with_resume: list[str] = field(default_factory=list)
 
 
@@ -76,6 +80,16 @@ def run(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print one JSON document on stdout; messages go to stderr.")
     ] = False,
+    clock: Annotated[
+        str | None,
+        typer.Option(
+            "--clock",
+            metavar="TIME",
+            envvar=CLOCK_ENV,
+            help="Pin the session's clock (e.g. 2026-01-01T00:00:00Z): template `timestamp` and, offline, "
+            "`current_time`, so runs at one seed repeat exactly.",
+        ),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     """Run a workflow spec, or resume a session.
@@ -97,6 +111,7 @@ def run(
         save_session=not no_save_session,
         auto_resume=auto_resume,
         json_output=json_output,
+        clock=clock,
     )
     try:
         check_flags(request)
@@ -114,6 +129,7 @@ def check_flags(request: RunRequest) -> None:
         raise UsageError("give either a SPEC file or --resume ID, not both (a resume re-reads the session's spec)")
     if not request.save_session and (request.resume_id is not None or request.auto_resume):
         raise UsageError("--no-save-session cannot resume: drop it to resume a saved session")
+    pinned_clock(request.clock)  # a malformed time fails before anything runs
     if request.resume_id is not None:
         request.ignored_with_resume = [
             flag
@@ -122,9 +138,23 @@ def check_flags(request: RunRequest) -> None:
                 ("--seed", request.seed is not None),
                 ("--out", request.out is not None),
                 ("--force", request.force),
+                ("--clock", request.clock is not None and not os.environ.get(CLOCK_ENV)),
             )
             if given
         ]
+
+
+def pinned_clock(value: str | None) -> dt.datetime | None:
+    """The instant `--clock` / STRANDS_CLOCK names (ISO 8601; no zone means UTC), or None when not given."""
+    if value is None or not value.strip():
+        return None
+    try:
+        instant = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"--clock ({CLOCK_ENV}) must be an ISO 8601 time such as 2026-01-01T00:00:00Z, got {value!r}"
+        ) from None
+    return instant if instant.tzinfo else instant.replace(tzinfo=dt.timezone.utc)
 
 
 def program_name() -> str:
@@ -178,6 +208,7 @@ def execute(request: RunRequest) -> int:
                 hitl_response=request.hitl_response,
                 reporter=reporter,
                 stop_requested=signals.requested,
+                created_at=pinned_clock(request.clock),
             )
             if session_id is not None:
                 outcome = resume(session_id, options, store=store)
