@@ -20,6 +20,7 @@ import os
 import pickle
 import signal
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -162,10 +163,13 @@ def soak(
     goldens: dict[Path, Golden | None] = {}
     started = time.monotonic()
     display = _Display(budget_s, enabled=progress)
+    ctrl_c = _CtrlC()
     try:
-        with display:
+        with display, ctrl_c:
             for round_number, spec, fault, level, overrides in _work(specs, faults):
                 elapsed = time.monotonic() - started
+                if ctrl_c.pressed:  # a run that caught the KeyboardInterrupt (a golden run) still ends the soak
+                    raise KeyboardInterrupt
                 if elapsed >= budget_s or (max_rounds is not None and round_number >= max_rounds):
                     break
                 display.update(elapsed, f"round {round_number}: {fault} ({level}) on {spec.name}")
@@ -222,7 +226,6 @@ def _run_item(explore: Any, run: FaultRun, workspace: Path, *, deadline: float) 
         write_scratch(result_file, pickle.dumps(explored))
         return 0
 
-    workspace.mkdir(parents=True, exist_ok=True)
     pid = fork_child(body)
     with contextlib.suppress(OSError):  # the child may have set it first, or already ended
         os.setpgid(pid, pid)  # also here: the group exists before the parent may have to kill it
@@ -238,6 +241,28 @@ def _run_item(explore: Any, run: FaultRun, workspace: Path, *, deadline: float) 
         run.add("harness", "-", "harness-error", f"the work item's process ended without a result ({ended.describe()})")
         return run
     return pickle.loads(result_file.read_bytes())
+
+
+class _CtrlC:
+    """Remembers a Ctrl+C (then raises KeyboardInterrupt as usual), so the soak ends even when the code it
+    interrupted caught the KeyboardInterrupt."""
+
+    def __init__(self) -> None:
+        self.pressed = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _CtrlC:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.pressed = True
+        raise KeyboardInterrupt
 
 
 def _kill_group(pid: int) -> None:
