@@ -68,7 +68,8 @@ def test_validate_names_the_pattern_once(strands):
 
 def test_shell_completion_installs_and_completes(tmp_path):
     program = str(Path(sys.executable).parent / "strands-durable")  # completion keys on the installed name
-    env = {**os.environ, "SHELL": "/bin/bash", "HOME": str(tmp_path)}
+    # typer's own switch: the shell is named on the command line instead of detected from the parent processes
+    env = {**os.environ, "HOME": str(tmp_path), "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
     shown = subprocess.run([program, "--show-completion", "bash"], env=env, capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     assert "complete " in shown.stdout and "_STRANDS_DURABLE_COMPLETE=complete_bash" in shown.stdout

@@ -40,7 +40,9 @@ def test_first_ctrl_c_cancels_a_slow_model_call_and_stops_within_a_second(child,
     sent = time.monotonic()
     run.proc.send_signal(signal.SIGINT)
     assert run.finish(timeout=30) == 130
-    assert time.monotonic() - sent < 1.5, "the model call in flight was waited for, not cancelled"
+    # the call had 7.5 s to go; the bound leaves room for a loaded machine's process exit (the cancel itself
+    # takes well under a second: tests/models/test_cancel_in_flight.py)
+    assert time.monotonic() - sent < 3.0, "the model call in flight was waited for, not cancelled"
     assert any("a model call in flight is cancelled (not committed, the resume asks again)" in x for x in run.err)
     session_id = re.fullmatch(r"Session ID: (\S+)", run.out[0])[1]
     exported = _session(strands, session_id)
