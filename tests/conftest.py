@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,3 +22,22 @@ def _isolated_sessions(tmp_path, monkeypatch):
     monkeypatch.setenv("BYPASS_TOOL_CONSENT", "true")
     monkeypatch.setenv("STRANDS_DURABLE_STRICT", "1")  # every commit validates the histories it touches
     monkeypatch.delenv("STRANDS_SYNTHETIC_LATENCY_MS", raising=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _temp_directory_left_empty(tmp_path_factory):
+    """ "The temp directory" of every test (and its subprocesses) is one directory per pytest process, and the
+    chaos scratch directory another (on /dev/shm when there is one, as in real runs); both must end empty: a
+    test that leaves a session or `strands-chaos-*` folder behind fails the run here."""
+    system_tmp = tmp_path_factory.mktemp("system-tmp")
+    shm = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else None
+    chaos_tmp = Path(tempfile.mkdtemp(prefix="strands-tests-", dir=shm))
+    patch = pytest.MonkeyPatch()
+    patch.setenv("TMPDIR", str(system_tmp))
+    patch.setenv("STRANDS_CHAOS_TMPDIR", str(chaos_tmp))
+    patch.setattr(tempfile, "tempdir", str(system_tmp))
+    yield
+    patch.undo()
+    left = sorted(str(p) for d in (system_tmp, chaos_tmp) for p in d.iterdir())
+    shutil.rmtree(chaos_tmp, ignore_errors=True)
+    assert not left, f"the tests left these behind in the temp directory: {left}"

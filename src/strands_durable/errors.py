@@ -18,6 +18,7 @@ class ExitCode(IntEnum):
     BUDGET_EXCEEDED = 20
     UNEXPECTED = 70
     SIGINT = 130
+    SIGPIPE = 141  # stdout closed (`strands run ... | head -1`): stopped like SIGTERM
     SIGTERM = 143
 
 

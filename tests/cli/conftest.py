@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import textwrap
@@ -59,3 +60,48 @@ def child(tmp_path: Path) -> Callable[..., Child]:
         if proc.proc.poll() is None:
             proc.proc.kill()
             proc.proc.wait(timeout=10)
+
+
+NAP_TOOL = '''\
+import time
+
+from strands import tool
+
+
+@tool
+def nap() -> str:
+    """Sleep two seconds (a tool that takes its time and cannot be cancelled)."""
+    time.sleep(2)
+    return "rested"
+'''
+
+NAP_SPEC = """\
+version: 0
+name: napping
+runtime: {provider: scripted, model_id: script.json}
+tools:
+  python: ["napping:nap"]
+agents:
+  sleeper:
+    prompt: You rest.
+    tools: [nap]
+pattern:
+  type: chain
+  config:
+    steps:
+      - agent: sleeper
+        input: "Rest a while."
+      - agent: sleeper
+        input: "Say so."
+"""
+NAP_SCRIPT = {"sleeper": [[{"name": "nap", "input": {}}], "Rested.", "I rested."]}
+
+
+@pytest.fixture
+def nap_spec(tmp_path: Path) -> Path:
+    """A two-step chain whose first step calls a 2-second tool: a stop has to wait for it."""
+    (tmp_path / "napping.py").write_text(NAP_TOOL, encoding="utf-8")
+    (tmp_path / "script.json").write_text(json.dumps(NAP_SCRIPT), encoding="utf-8")
+    path = tmp_path / "nap.strands.yaml"
+    path.write_text(NAP_SPEC, encoding="utf-8")
+    return path

@@ -207,7 +207,7 @@ def test_retention_removes_old_sessions_after_a_run_but_keeps_the_new_one(strand
     result = strands("run", spec, env={"STRANDS_SESSIONS_RETENTION": "0s"})
     assert result.returncode == 0, result.stderr
     new = session_ids_in(result.stdout)[0]
-    assert "Removed 1 session(s) older than 0s (STRANDS_SESSIONS_RETENTION)" in result.stderr
+    assert "Removed 1 session older than 0s (STRANDS_SESSIONS_RETENTION)" in result.stderr
     listed = [s["session_id"] for s in json.loads(strands("sessions", "list", "--json").stdout)]
     assert listed == [new] and old not in listed
 

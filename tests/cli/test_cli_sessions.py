@@ -164,17 +164,17 @@ def test_cleanup_deletes_old_sessions_but_never_a_live_one(strands, store, compl
         assert f"Keeping {live.state.session_id} (busy): in use by pid" in dry.stdout
         assert len(store.list()) == 3
         declined = strands("sessions", "cleanup", "--older-than", "0s", stdin="n\n")
-        assert "Delete 2 session(s)? [y/N]: " in declined.stdout and len(store.list()) == 3
+        assert "Delete 2 sessions? [y/N]: " in declined.stdout and len(store.list()) == 3
         done = strands("sessions", "cleanup", "--older-than", "0s", "--force")
         assert done.returncode == 0, done.stderr
-        assert "✓ Deleted 2 session(s)" in done.stdout
+        assert "✓ Deleted 2 sessions" in done.stdout
         assert [s.session_id for s in store.list()] == [live.state.session_id]
 
 
 def test_cleanup_filters_by_status_and_rejects_bad_values(strands, store, completed_id):
     make_session(store).abandon()
     result = strands("sessions", "cleanup", "--older-than", "0s", "--status", "running", "--force")
-    assert "✓ Deleted 1 session(s)" in result.stdout
+    assert "✓ Deleted 1 session\n" in result.stdout
     assert [s.session_id for s in store.list()] == [completed_id]
     bad_age = strands("sessions", "cleanup", "--older-than", "a week")
     assert bad_age.returncode == 2 and bad_age.stderr.startswith("Error: --older-than: not a duration: 'a week'")

@@ -42,29 +42,36 @@ def test_signal_stops_at_a_safe_point_then_resume_completes(child, strands, tmp_
     run.proc.send_signal(signum)
     assert run.finish() == code, (run.out, run.err)
     session_id = re.fullmatch(r"Session ID: (\S+)", run.out[0])[1]
-    assert f"{name} received: stopping at the next safe point (Ctrl+C again aborts at once)" in run.err
-    assert f"Interrupted ({name}): session {session_id} paused at a safe point" in run.out
-    assert run.out[-1] == f"Resume with: strands run --resume {session_id}"
+    notice = next(line for line in run.err if "received: stopping now" in line)
+    assert notice.startswith(f"{name} received: stopping now; a model call in flight is cancelled")
+    again = "Ctrl+C again aborts at once" if name == "Ctrl+C" else "a second SIGTERM aborts at once"
+    assert notice.endswith(f"({again})") and ("Ctrl+C" in notice) == (name == "Ctrl+C"), notice
+    assert f"Interrupted ({name}): session {session_id} paused at a safe point" in run.err
+    assert run.err[-1] == f"Resume with: strands run --resume {session_id}"
     assert not any("Traceback" in line for line in run.err)
     state = _status(strands, session_id)
     assert (state["status"], state["status_reason"]) == ("paused", "interrupted")
     _resume_to_completion(strands, session_id, tmp_path)
 
 
-def test_second_ctrl_c_aborts_at_once_and_the_session_stays_resumable(child, strands, tmp_path):
-    run = child("run", SPEC, env={"STRANDS_SYNTHETIC_LATENCY_MS": "1500"})
-    run.wait_for("Step 1/3")
-    run.proc.send_signal(signal.SIGINT)
-    run.wait_for("stopping at the next safe point")
+def test_second_ctrl_c_aborts_at_once_and_the_session_stays_resumable(child, strands, tmp_path, nap_spec):
+    run = child("run", nap_spec)
+    run.wait_for("Step 1/2: sleeper - EXECUTING")
+    run.proc.send_signal(signal.SIGINT)  # the nap tool is running: the stop waits for it
+    run.wait_for("received: stopping now")
     run.proc.send_signal(signal.SIGINT)
     assert run.finish(timeout=5) == 130
-    assert not any("Interrupted" in line for line in run.out)
+    assert not any("Interrupted" in line for line in run.out + run.err)
     session_id = re.fullmatch(r"Session ID: (\S+)", run.out[0])[1]
+    assert f"Aborted (Ctrl+C twice): session {session_id} keeps everything committed so far" in run.err
+    assert run.err[-1] == f"Resume with: strands run --resume {session_id}"
     listed = json.loads(strands("sessions", "list", "--json").stdout)
     assert [(s["session_id"], s["display_status"]) for s in listed] == [(session_id, "running (stale)")]
     table = strands("sessions", "list").stdout
-    assert re.search(rf"^{session_id}\s+chain-research\s+chain\s+running \(stale\)\s", table, re.M), table
-    _resume_to_completion(strands, session_id, tmp_path)
+    assert re.search(rf"^{session_id}\s+napping\s+chain\s+running \(stale\)\s", table, re.M), table
+    resumed = strands("run", "--resume", session_id)
+    assert resumed.returncode == 0, resumed.stderr
+    assert strands("sessions", "check", session_id).returncode == 0
 
 
 def test_interrupt_with_json_prints_the_resume_command_in_the_document(child, strands):

@@ -51,6 +51,12 @@ def _to_terminal(call: ast.Call) -> bool:
     return isinstance(target, ast.Attribute) and target.attr in {"_notice_fd", "stderr_fd"}
 
 
+def _to_devnull(call: ast.Call) -> bool:
+    """os.open(os.devnull, ...): where a closed stdout is pointed (cli/output.py), not a file anyone reads."""
+    target = call.args[0] if call.args else None
+    return isinstance(target, ast.Attribute) and target.attr == "devnull"
+
+
 def _direct_writes(path: Path, root: Path = PACKAGE.parent) -> list[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     found = []
@@ -74,7 +80,7 @@ def _direct_writes(path: Path, root: Path = PACKAGE.parent) -> list[str]:
                 continue
             if owner == "os" and func.attr in OS_WRITES:
                 found.append(f"{where}: os.{func.attr}")
-            elif owner == "os" and func.attr == "open":
+            elif owner == "os" and func.attr == "open" and not _to_devnull(node):
                 flags = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)} & WRITE_FLAGS
                 if flags:
                     found.append(f"{where}: os.open with {sorted(flags)}")

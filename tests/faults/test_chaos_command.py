@@ -4,8 +4,11 @@ concurrent children, a JSON report, exit 0 only with zero findings; bad flags ar
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -52,3 +55,53 @@ def test_an_unknown_fault_class_is_a_one_line_usage_error(tmp_path: Path) -> Non
     )
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("Error: ")
+
+
+@pytest.mark.slow
+def test_the_soak_ends_within_its_budget_and_never_passes_a_class_that_did_not_run(tmp_path: Path) -> None:
+    spec = EXAMPLES / "chain-research.strands.yaml"
+    started = time.monotonic()
+    result = strands_chaos(str(spec), "--budget", "4s", "--no-progress", "--report", "r.json", cwd=tmp_path)
+    elapsed = time.monotonic() - started
+    assert elapsed < 4 + 5, f"ran {elapsed:.1f}s on a 4s budget"
+    rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.split()}
+    not_run = [
+        fault for fault in ("kill", "power", "disk", "concurrent", "stream", "compound") if "not run" in rows[fault]
+    ]
+    assert not_run, result.stdout  # six classes do not all fit in four seconds
+    assert "PASS" not in result.stdout
+    assert f"INCOMPLETE: no crash point of {', '.join(not_run)} ran (raise --budget)" in result.stdout
+    assert result.returncode == 1
+    assert json.loads((tmp_path / "r.json").read_text())["not_run"] == not_run
+
+
+FLAGS = ("--faults", "kill,power", "--budget", "5m", "--no-progress", "--report", "r.json")
+
+
+@pytest.mark.slow
+def test_ctrl_c_prints_the_partial_table_writes_the_report_and_removes_the_scratch_directory(tmp_path: Path) -> None:
+    scratch_parent = tmp_path / "tmp"
+    scratch_parent.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch_parent), "STRANDS_CHAOS_TMPDIR": str(scratch_parent)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "strands_durable", "chaos", str(EXAMPLES / "chain-research.strands.yaml"), *FLAGS],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not any(p.name.startswith("strands-chaos-") for p in scratch_parent.iterdir()):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    time.sleep(3)  # the golden run, then the first work item's child
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in err, err
+    assert "Interrupted (Ctrl+C): the table shows what ran before it" in out
+    assert any(line.startswith("kill ") for line in out.splitlines()), out
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["interrupted"] is True and report["passed"] is False
+    assert list(scratch_parent.iterdir()) == [], "the scratch directory was left behind"

@@ -112,7 +112,7 @@ def test_a_missing_optional_package_is_unsupported_naming_the_pip_extra(monkeypa
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     with pytest.raises(Unsupported) as caught:
         build_model(provider, model_id="m")
-    assert f"pip install 'strands-durable[{extra}]'" in str(caught.value)
+    assert f"pip install -e '.[{extra}]'" in str(caught.value)
     assert caught.value.exit_code == ExitCode.UNSUPPORTED
 
 

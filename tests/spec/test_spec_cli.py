@@ -36,7 +36,7 @@ def validate(path) -> subprocess.CompletedProcess[str]:
 def test_good_spec_exits_0(write_spec):
     result = validate(write_spec(GOOD))
     assert result.returncode == 0, result.stderr
-    assert "valid chain workflow 'demo'" in result.stdout
+    assert "valid spec for workflow 'demo' (pattern: chain)" in result.stdout
 
 
 @pytest.mark.parametrize(

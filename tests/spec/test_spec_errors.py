@@ -49,8 +49,8 @@ def test_bad_yaml_names_the_line(write_spec):
 def test_unknown_key_names_key_path_and_line(write_spec):
     error = spec_error(write_spec(BASE.replace('        input: "go"', '        inptu: "go"')))
     assert (error.key_path, error.line) == ("pattern.config.steps[0].inptu", 15)
-    assert error.detail == "unknown key 'inptu'"
-    assert str(error) == f"{error.file}:15: pattern.config.steps[0].inptu: unknown key 'inptu'"
+    assert error.detail == "unknown key 'inptu' (did you mean 'input'?)"
+    assert str(error) == f"{error.file}:15: pattern.config.steps[0].inptu: unknown key 'inptu' (did you mean 'input'?)"
 
 
 def test_unknown_top_level_key(write_spec):
@@ -285,7 +285,10 @@ def test_python_tool_extension_key_and_unknown_tool_keys(write_spec):
         ("mail.send:send_email", False),
     ]
     error = spec_error(write_spec(text.replace("x-idempotent", "x-idempotnet")))
-    assert (error.key_path, error.detail) == ("tools.python[1].x-idempotnet", "unknown key 'x-idempotnet'")
+    assert (error.key_path, error.detail) == (
+        "tools.python[1].x-idempotnet",
+        "unknown key 'x-idempotnet' (did you mean 'x-idempotent'?)",
+    )
     error = spec_error(write_spec(text.replace("x-idempotent: false", "x-idempotent: 'no'")))
     assert error.key_path == "tools.python[1].x-idempotent"
     error = spec_error(write_spec(BASE + "tools:\n  python:\n    - 'not a name'\n"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,9 +115,11 @@ class DurableInvoker:
         try:
             call_state = dict(inv.invocation_state)
             # resume: a trailing user message is answered, a trailing toolUse is executed/replayed
-            _call_agent(agent, None if started else inv.prompt, call_state)
+            result = _call_agent(agent, None if started else inv.prompt, call_state, _StopSignal(self.stop_requested))
         except BaseException as exc:  # unwrap the SDK's wrapper so our own errors and crashes surface as-is
             raise _unwrap(exc) from None
+        if getattr(result, "stop_reason", None) == "cancelled":  # a model call cancelled in flight: nothing added
+            raise StopRequested()
         # the window's trim at the end of the invocation is committed with this conversation's next message
         conv = self.session.state.conversations[inv.conv_key]
         last = conv.messages[-1]
@@ -164,14 +167,30 @@ class DurableInvoker:
         return agent, counters
 
 
-def _call_agent(agent: Any, prompt: Any, invocation_state: dict[str, Any]) -> Any:
+class _StopSignal(threading.Event):
+    """The run's stop request as the SDK's `cancel_signal`: set once `stop_requested()` says so, so a model call
+    in flight is cancelled (our models watch it) instead of finishing first."""
+
+    def __init__(self, stop_requested: Callable[[], bool]) -> None:
+        super().__init__()
+        self._stop_requested = stop_requested
+
+    def is_set(self) -> bool:
+        if not super().is_set() and self._stop_requested():
+            self.set()
+        return super().is_set()
+
+
+def _call_agent(agent: Any, prompt: Any, invocation_state: dict[str, Any], cancel_signal: threading.Event) -> Any:
     """Run one invocation on an event loop in this thread. The SDK's synchronous `agent()` starts a thread pool
     and a thread per call (~1 ms, most of a short unit's overhead); inside a running loop we must use it."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return run_on_thread_loop(agent.invoke_async(prompt, invocation_state=invocation_state))
-    return agent(prompt, invocation_state=invocation_state)
+        return run_on_thread_loop(
+            agent.invoke_async(prompt, invocation_state=invocation_state, cancel_signal=cancel_signal)
+        )
+    return agent(prompt, invocation_state=invocation_state, cancel_signal=cancel_signal)
 
 
 def _agent_id_for_sdk(agent_id: str) -> str:
@@ -250,6 +269,10 @@ class InvocationHooks:
         return {"agent": self.inv.agent_id, "conversation": self.inv.conv_key, "turn": turn, "place": place}
 
     def message_added(self, event: Any) -> None:
+        if self.agent.cancel_signal.is_set():
+            # the run is stopping: what the SDK adds now is its "Cancelled by user" answer or "Tool execution
+            # cancelled" results, never committed (the resume asks the model again); committed results stay
+            raise StopRequested()
         message = event.message
         turn = self._turn()
         if message.get("role") == "assistant":

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -22,7 +22,7 @@ app = typer.Typer(
     name="strands",
     help="Run strands-cli v0 workflow specs durably: every step, model turn and tool result survives a crash.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain click help: starts in a third of the time (no rich markdown import)
 )
@@ -69,20 +69,58 @@ def validate(
 
     for finding in findings(loaded, [*loaded.inputs.declared(), *loaded.inputs.values]):
         print(f"Warning: {finding.detail} (a run stops here with exit {int(finding.exit_code)})", file=sys.stderr)
-    print(f"✓ {spec}: valid {loaded.pattern.type} workflow '{loaded.name}'")
+    print(f"✓ {spec}: valid spec for workflow '{loaded.name}' (pattern: {loaded.pattern.type})")
 
 
 def main() -> None:
     try:
-        code = app(standalone_mode=False)
+        code = _run_command()
+    except BrokenPipeError:  # stdout's reader went away outside a run (a run stops at a safe point instead)
+        from strands_durable.cli.output import silence_closed_stream
+
+        silence_closed_stream(sys.stdout)
+        code = int(ExitCode.SIGPIPE)
+    sys.exit(code)
+
+
+def _run_command() -> int:
+    try:
+        command = typer.main.get_command(app)
+        plain_help(command)
+        code = command(standalone_mode=False)
     except KeyboardInterrupt:
-        sys.exit(int(ExitCode.SIGINT))
+        return int(ExitCode.SIGINT)
     except typer.Abort:
         print("Aborted.", file=sys.stderr)
-        sys.exit(int(ExitCode.SIGINT))
+        return int(ExitCode.SIGINT)
     except typer.TyperException as exc:  # click's own usage errors: one line too, like every other error
-        sys.exit(usage_failure(exc))
-    sys.exit(code if isinstance(code, int) else 0)
+        return usage_failure(exc)
+    return code if isinstance(code, int) else 0
+
+
+def plain_help(command: Any) -> None:
+    """Help and usage show an argument by its name (`ID`, `SPEC...`), not typer's `{ID}` and `<list[Path]>`."""
+    for param in getattr(command, "params", ()):
+        if param.param_type_name == "option" and param.metavar is None and not param.is_flag:
+            param.metavar = (param.name or "value").upper()  # `--strategy STRATEGY`, never `<str>`
+        if param.param_type_name == "argument":
+            name = (param.metavar or param.name or "").upper()
+            shown = name + ("..." if param.nargs != 1 else "")
+            usage = shown if param.required else f"[{shown}]"
+            param.display_type_rich = lambda ctx: None
+            param._rich_display_name = lambda shown=shown: shown
+            param._usage_display_name = lambda usage=usage: usage
+    for sub in getattr(command, "commands", {}).values():
+        plain_help(sub)
+
+
+def _no_such_option(exc: Any) -> str:
+    """click's message suggests any option at all (`--bogus` -> `--out`); only a near miss is worth naming."""
+    import difflib
+
+    name = str(exc.option_name)
+    close = difflib.get_close_matches(name, list(exc.possibilities or ()), n=1, cutoff=0.75)
+    return f"No such option: {name}" + (f" (did you mean {close[0]}?)" if close else "")
 
 
 def usage_failure(exc: typer.TyperException) -> int:
@@ -94,6 +132,8 @@ def usage_failure(exc: typer.TyperException) -> int:
         return 0
     format_message = getattr(exc, "format_message", None)
     message = format_message() if callable(format_message) else str(exc)
+    if type(exc).__name__ == "NoSuchOption":
+        message = _no_such_option(exc)
     ctx = getattr(exc, "ctx", None)
     hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
     print(f"Error: {message}{hint}", file=sys.stderr)

@@ -1,7 +1,8 @@
 """`strands chaos SPEC... --budget 10m`: the real-fault soak (kill, power, disk, concurrent, stream, compound).
 
-Prints a progress display on stderr, then the summary; writes the JSON report with `--report`. Exit 0 when no
-fault class found anything (zero is the bar), 1 when one did, 2 for bad flags.
+Prints a progress display on stderr, then the summary; writes the JSON report with `--report`. Exit 0 when every
+fault class ran and none found anything (zero is the bar), 1 when one did or a class ran no crash point within the
+budget, 2 for bad flags, 130 after Ctrl+C (the partial table and report are still written).
 """
 
 from __future__ import annotations
@@ -18,17 +19,29 @@ from strands_durable.errors import DurableError, ExitCode, UsageError
 def chaos(
     specs: Annotated[list[Path], typer.Argument(help="Workflow specs (*.strands.yaml) to break and resume.")],
     budget: Annotated[
-        str, typer.Option("--budget", help="Time to spend (30s, 10m, 2h); checked between items.")
+        str,
+        typer.Option(
+            "--budget", metavar="DURATION", help="Time to spend (30s, 10m, 2h); ends within it plus a few seconds."
+        ),
     ] = "10m",
     faults: Annotated[
-        str, typer.Option("--faults", help="Fault classes: kill,power,disk,concurrent,stream,compound or all.")
+        str,
+        typer.Option(
+            "--faults", metavar="CLASSES", help="Fault classes: kill,power,disk,concurrent,stream,compound or all."
+        ),
     ] = "all",
-    report: Annotated[Path | None, typer.Option("--report", help="Write the JSON report to this file.")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic model and of random kills.")] = 0,
-    workdir: Annotated[
-        Path | None, typer.Option("--workdir", help="Scratch directory (default: a new temporary one).")
+    report: Annotated[
+        Path | None, typer.Option("--report", metavar="FILE", help="Write the JSON report to this file.")
     ] = None,
-    rounds: Annotated[int | None, typer.Option("--rounds", help="Stop after this many rounds (0: gate only).")] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N", help="Seed of the synthetic model and of random kills.")
+    ] = 0,
+    workdir: Annotated[
+        Path | None, typer.Option("--workdir", metavar="DIR", help="Scratch directory (default: a new temporary one).")
+    ] = None,
+    rounds: Annotated[
+        int | None, typer.Option("--rounds", metavar="N", help="Stop after this many rounds (0: gate only).")
+    ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress display.")] = True,
 ) -> None:
     """Soak specs under real faults and print crash points, unique states, divergences, invalid histories and
@@ -60,4 +73,6 @@ def chaos(
         print(line)
     if report is not None:
         print(f"report: {report}")
+    if result.interrupted:
+        raise typer.Exit(int(ExitCode.SIGINT))
     raise typer.Exit(0 if result.passed else int(ExitCode.CHECK_VIOLATIONS))

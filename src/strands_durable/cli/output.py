@@ -7,22 +7,49 @@ runner calls; calls may come from several threads (concurrent units).
 
 from __future__ import annotations
 
+import os
+import re
 import threading
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from strands_durable.runner.reporter import Reporter
+from strands_durable.wording import counted
+
+_ROUND_UNIT = re.compile(r"round\[(\d+)\]:(orchestrator|decomposition_review|worker\[\d+\])$")
 
 
-def step_name(index: int, total: int | None) -> str:
+def step_name(index: int, total: int | None, unit: str = "") -> str:
+    """`Step 2/3` (counted from 1, as the user's document shows it); orchestrator_workers' units by their role:
+    `Planner (round 1)`, `Worker 2/3 (round 1)`, `Reducer`, `Writer`."""
+    role = _round_role(unit, index, total)
+    if role is not None:
+        return role
+    if unit in ("reduce", "writeup") and total is None:
+        return "Reducer" if unit == "reduce" else "Writer"
+    if unit == "reduce_review":
+        return "Review of the reduction"
     return f"Step {index + 1}/{total}" if total else f"Step {index + 1}"
 
 
-def executing_line(index: int, total: int | None, label: str) -> str:
-    return f"{step_name(index, total)}: {label} - EXECUTING"
+def _round_role(unit: str, index: int, total: int | None) -> str | None:
+    match = _ROUND_UNIT.match(unit)
+    if match is None:
+        return None
+    round_number, kind = int(match[1]) + 1, match[2]
+    if kind == "orchestrator":
+        return f"Planner (round {round_number})"
+    if kind == "decomposition_review":
+        return f"Review of the plan (round {round_number})"
+    return f"Worker {index + 1}/{total} (round {round_number})" if total else f"Worker {index + 1}"
 
 
-def complete_line(index: int, total: int | None, label: str, tokens: int) -> str:
-    return f"{step_name(index, total)}: {label} - COMPLETE ({tokens} tokens)"
+def executing_line(index: int, total: int | None, label: str, unit: str = "") -> str:
+    return f"{step_name(index, total, unit)}: {label} - EXECUTING"
+
+
+def complete_line(index: int, total: int | None, label: str, tokens: int, unit: str = "") -> str:
+    return f"{step_name(index, total, unit)}: {label} - COMPLETE ({counted(tokens, 'token')})"
 
 
 def total_tokens_line(tokens_before: int, tokens_total: int, *, resumed: bool) -> str:
@@ -32,28 +59,53 @@ def total_tokens_line(tokens_before: int, tokens_total: int, *, resumed: bool) -
 
 
 class LineReporter(Reporter):
-    """Plain lines: progress on `out`, warnings on `err`."""
+    """Plain lines: progress on `out`, warnings on `err`.
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+    When `out`'s reader goes away (`strands run spec | head -1`), `on_output_closed` is called once (the run
+    stops as on SIGTERM) and later lines are dropped.
+    """
+
+    def __init__(self, out: TextIO, err: TextIO, *, on_output_closed: Callable[[], None] | None = None) -> None:
         self.out = out
         self.err = err
         self.session_id: str | None = None
         self.workflow: str | None = None
         self.resumed = False
         self.status: str | None = None
+        self.on_output_closed = on_output_closed
+        self.output_closed = False
         self._lock = threading.RLock()
 
     # -- printing -------------------------------------------------------------------------------------
     def line(self, text: str) -> None:
         with self._lock:
-            print(text, file=self.out, flush=True)
+            if self.output_closed:
+                return
+            try:
+                print(text, file=self.out, flush=True)
+            except BrokenPipeError:
+                self._closed()
 
     def warn(self, text: str) -> None:
         with self._lock:
             print(text, file=self.err, flush=True)
 
+    def notice(self, text: str) -> None:
+        """A message about the run itself (a signal received) on stderr, as a line of its own."""
+        self.warn(text)
+
     def close(self) -> None:
         """End any live display (called once the run returns or raises)."""
+
+    def abort_text(self) -> str:
+        """What to write before the process ends at once (a second Ctrl+C): nothing for plain lines."""
+        return ""
+
+    def _closed(self) -> None:
+        self.output_closed = True
+        silence_closed_stream(self.out)
+        if self.on_output_closed is not None:
+            self.on_output_closed()
 
     # -- the Reporter interface -----------------------------------------------------------------------
     def session_started(self, session_id: str, workflow: str, *, resumed: bool) -> None:
@@ -73,10 +125,10 @@ class LineReporter(Reporter):
         with self._lock:
             if self.resumed:
                 self.line(f"Executing step {index}: {label}")
-            self.line(executing_line(index, total, label))
+            self.line(executing_line(index, total, label, unit))
 
     def unit_completed(self, index: int, total: int | None, label: str, unit: str, tokens: int) -> None:
-        self.line(complete_line(index, total, label, tokens))
+        self.line(complete_line(index, total, label, tokens, unit))
 
     def finished(self, status: str, tokens_before: int, tokens_total: int) -> None:
         self.status = status
@@ -90,8 +142,15 @@ class LineReporter(Reporter):
 class LiveReporter(LineReporter):
     """On a terminal: executing units spin below the finished lines, which stay on screen."""
 
-    def __init__(self, out: TextIO, err: TextIO, *, console: Any = None) -> None:
-        super().__init__(out, err)
+    def __init__(
+        self,
+        out: TextIO,
+        err: TextIO,
+        *,
+        console: Any = None,
+        on_output_closed: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(out, err, on_output_closed=on_output_closed)
         from rich.console import Console
 
         self.console = console or Console(file=out, highlight=False)
@@ -108,7 +167,7 @@ class LiveReporter(LineReporter):
         with self._lock:
             if self.resumed:
                 self.line(f"Executing step {index}: {label}")
-            self._running[unit] = executing_line(index, total, label)
+            self._running[unit] = executing_line(index, total, label, unit)
             self._refresh()
 
     def unit_completed(self, index: int, total: int | None, label: str, unit: str, tokens: int) -> None:
@@ -117,7 +176,22 @@ class LiveReporter(LineReporter):
         with self._lock:
             self._running.pop(unit, None)
             self._refresh()  # drop its spinner first, so the finished line never sits above a stale one
-            self.console.print(Text("✓ ", style="green") + Text(complete_line(index, total, label, tokens)))
+            self.console.print(Text("✓ ", style="green") + Text(complete_line(index, total, label, tokens, unit)))
+
+    def notice(self, text: str) -> None:
+        """Printed above the spinners (a line written around the live display would leave a frame behind)."""
+        from rich.text import Text
+
+        with self._lock:
+            self.console.print(Text(text, style="yellow"))
+
+    def abort_text(self) -> str:
+        """Erase the spinners' lines and show the cursor again (the live display hid it). Called from a signal
+        handler, so it takes no lock and only builds text."""
+        if self._live is None:
+            return ""
+        lines = max(1, len(self._running))
+        return "\r\x1b[2K" + "\x1b[1A\x1b[2K" * (lines - 1) + "\x1b[?25h"
 
     def close(self) -> None:
         with self._lock:
@@ -141,5 +215,20 @@ class LiveReporter(LineReporter):
             self._live.update(group, refresh=True)
 
 
-def make_reporter(out: TextIO, err: TextIO, *, live: bool) -> LineReporter:
-    return LiveReporter(out, err) if live else LineReporter(out, err)
+def silence_closed_stream(stream: TextIO) -> None:
+    """Point a stream whose reader went away at /dev/null, so later writes and the interpreter's final flush do
+    not fail again (Python's documented recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def make_reporter(
+    out: TextIO, err: TextIO, *, live: bool, on_output_closed: Callable[[], None] | None = None
+) -> LineReporter:
+    if live:
+        return LiveReporter(out, err, on_output_closed=on_output_closed)
+    return LineReporter(out, err, on_output_closed=on_output_closed)

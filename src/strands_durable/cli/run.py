@@ -5,6 +5,7 @@ Heavy modules (the runner, strands-agents) are imported inside the command, neve
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import shlex
@@ -17,6 +18,9 @@ import typer
 
 from strands_durable.cli.failure import fail, set_debug
 from strands_durable.errors import DurableError, ExitCode, SessionCompleted, UsageError, exit_code_for
+from strands_durable.wording import counted
+
+CLOCK_ENV = "STRANDS_CLOCK"
 
 
 @dataclass
@@ -37,6 +41,7 @@ class RunRequest:
     json_output: bool
     allow_python_exec: bool = False
     network: bool = False
+    clock: str | None = None
     ignored_with_resume: list[str] = field(default_factory=list)
 
 
@@ -83,6 +88,16 @@ def run(
     network: Annotated[
         bool, typer.Option("--network", help="Let tools use the network even with an offline provider.")
     ] = False,
+    clock: Annotated[
+        str | None,
+        typer.Option(
+            "--clock",
+            metavar="TIME",
+            envvar=CLOCK_ENV,
+            help="Pin the session's clock (e.g. 2026-01-01T00:00:00Z): template `timestamp` and, offline, "
+            "`current_time`, so runs at one seed repeat exactly.",
+        ),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     """Run a workflow spec, or resume a session.
@@ -106,6 +121,7 @@ def run(
         json_output=json_output,
         allow_python_exec=allow_python_exec,
         network=network,
+        clock=clock,
     )
     try:
         check_flags(request)
@@ -123,6 +139,7 @@ def check_flags(request: RunRequest) -> None:
         raise UsageError("give either a SPEC file or --resume ID, not both (a resume re-reads the session's spec)")
     if not request.save_session and (request.resume_id is not None or request.auto_resume):
         raise UsageError("--no-save-session cannot resume: drop it to resume a saved session")
+    pinned_clock(request.clock)  # a malformed time fails before anything runs
     if request.resume_id is not None:
         request.ignored_with_resume = [
             flag
@@ -133,9 +150,23 @@ def check_flags(request: RunRequest) -> None:
                 ("--force", request.force),
                 ("--allow-python-exec", request.allow_python_exec),
                 ("--network", request.network),
+                ("--clock", request.clock is not None and not os.environ.get(CLOCK_ENV)),
             )
             if given
         ]
+
+
+def pinned_clock(value: str | None) -> dt.datetime | None:
+    """The instant `--clock` / STRANDS_CLOCK names (ISO 8601; no zone means UTC), or None when not given."""
+    if value is None or not value.strip():
+        return None
+    try:
+        instant = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"--clock ({CLOCK_ENV}) must be an ISO 8601 time such as 2026-01-01T00:00:00Z, got {value!r}"
+        ) from None
+    return instant if instant.tzinfo else instant.replace(tzinfo=dt.timezone.utc)
 
 
 def program_name() -> str:
@@ -163,14 +194,19 @@ def execute(request: RunRequest) -> int:
     from strands_durable.store import MemoryStore, open_store
 
     human: TextIO = sys.stderr if request.json_output else sys.stdout
-    reporter = make_reporter(human, sys.stderr, live=not request.json_output and human.isatty())
+    live = not request.json_output and human.isatty()
+    reporter = make_reporter(human, sys.stderr, live=live, on_output_closed=lambda: signals.output_closed())
+    signals = StopSignals(
+        notice=reporter.notice if live else None,
+        on_abort=lambda: reporter.abort_text() + _abort_lines(request, reporter.session_id or session_id, signals),
+    )
+    session_id: str | None = None
     try:
         retention_from_env()  # a bad value fails before the run, not after it
         store = open_store(request.sessions_dir) if request.save_session else MemoryStore()
         session_id = session_to_resume(request, store, reporter, human)
     except DurableError as exc:
         return _failed(request, None, exc, human)
-    signals = StopSignals()
     outcome: Any = None
     failure: BaseException | None = None
     try:
@@ -186,6 +222,7 @@ def execute(request: RunRequest) -> int:
                 stop_requested=signals.requested,
                 allow_python_exec=request.allow_python_exec,
                 network=request.network,
+                created_at=pinned_clock(request.clock),
             )
             if session_id is not None:
                 outcome = resume(session_id, options, store=store)
@@ -226,11 +263,18 @@ def session_to_resume(request: RunRequest, store: Any, reporter: Any, human: Tex
     if target is None:
         return None
     session_id = store.resolve(target)
-    if store.load(session_id).status == "completed":
+    stored = store.load(session_id)
+    if stored.status == "completed":
         raise SessionCompleted(session_id)
     print(f"Resuming session: {session_id[:8]}...", file=human, flush=True)
     for flag in request.ignored_with_resume:
         reporter.warning(f"{flag} is ignored with --resume: the session's recorded choices are used")
+    if request.hitl_response is not None and not stored.pattern_state.get("pending_hitl"):
+        reporter.warning(
+            f"--hitl-response is ignored: session {session_id[:8]} is not waiting for a human answer "
+            f"(status {stored.status})"
+        )
+        request.hitl_response = None
     return session_id
 
 
@@ -252,15 +296,27 @@ def _completed(request: RunRequest, outcome: Any, human: TextIO) -> int:
     return int(ExitCode.OK)
 
 
-def _interrupted(request: RunRequest, session_id: str | None, code: int, name: str, human: TextIO) -> int:
+def _abort_lines(request: RunRequest, session_id: str | None, signals: Any) -> str:
+    """What a second signal prints before the process ends at once (written from the signal handler)."""
+    name = signals.signal_name
     if not request.save_session or session_id is None:
-        print(f"Interrupted ({name}); the session was not saved (--no-save-session)", file=human)
+        return f"\nAborted ({name} twice); the session was not saved\n"
+    return (
+        f"\nAborted ({name} twice): session {session_id} keeps everything committed so far\n"
+        f"Resume with: {resume_command(request, session_id)}\n"
+    )
+
+
+def _interrupted(request: RunRequest, session_id: str | None, code: int, name: str, human: TextIO) -> int:
+    """The contract's interrupted ending: the resume command goes to stderr (stdout may be a closed pipe)."""
+    if not request.save_session or session_id is None:
+        print(f"Interrupted ({name}); the session was not saved (--no-save-session)", file=sys.stderr)
         command = None
     else:
         command = resume_command(request, session_id)
-        print(f"Interrupted ({name}): session {session_id} paused at a safe point", file=human)
-        print(f"Resume with: {command}", file=human)
-    if request.json_output:
+        print(f"Interrupted ({name}): session {session_id} paused at a safe point", file=sys.stderr)
+        print(f"Resume with: {command}", file=sys.stderr)
+    if request.json_output and code != ExitCode.SIGPIPE:
         _print_json(
             {
                 "session_id": session_id,
@@ -331,7 +387,8 @@ def _apply_retention(store: Any, session_id: str) -> None:
         return
     if report is not None and report.deleted:
         print(
-            f"Removed {len(report.deleted)} session(s) older than {os.environ[RETENTION_ENV]} ({RETENTION_ENV})",
+            f"Removed {counted(len(report.deleted), 'session')} older than {os.environ[RETENTION_ENV]} "
+            f"({RETENTION_ENV})",
             file=sys.stderr,
         )
 

@@ -17,6 +17,7 @@ import typer
 
 from strands_durable.cli.failure import fail
 from strands_durable.errors import DurableError, ExitCode, SessionInUse, UsageError
+from strands_durable.wording import counted
 
 sessions_app = typer.Typer(
     name="sessions",
@@ -188,7 +189,7 @@ def cleanup(
         )
     if dry_run:
         return
-    if not force and not confirm(f"Delete {len(plan.deleted)} session(s)?"):
+    if not force and not confirm(f"Delete {counted(len(plan.deleted), 'session')}?"):
         print("Nothing deleted.", file=sys.stderr)
         return
     wanted = {s.session_id for s in plan.deleted}
@@ -196,7 +197,7 @@ def cleanup(
     for summary, why in report.skipped:
         if summary.session_id in wanted:
             print(f"Kept {summary.session_id}: {why}")
-    print(f"✓ Deleted {len(report.deleted)} session(s)")
+    print(f"✓ Deleted {counted(len(report.deleted), 'session')}")
 
 
 @sessions_app.command("export")

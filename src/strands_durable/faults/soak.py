@@ -3,15 +3,24 @@ readable summary (crash points per fault class, unique crash states, divergences
 zero is the bar), with a progress display on stderr.
 
 Work comes in rounds: round 0 runs the `gate` bounds of every class on every spec, round 1 the `full` bounds,
-and later rounds keep killing children at random moments (a new seed each round) and racing resumers. The budget
-is checked between work items, so the last item may run past it.
+and later rounds keep killing children at random moments (a new seed each round) and racing resumers. Each work
+item runs in a forked child (its own process group): one still running when the budget ends is killed with its
+children, so the soak ends within the budget plus a few seconds; what that item found is lost and said so. A
+class that explored no crash point is reported as not run, never as passed. Ctrl+C ends the soak the same way
+(`interrupted`); the scratch directory is removed on every path.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import logging
+import os
+import pickle
+import signal
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,8 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.faults.common import FaultRun, FaultTarget, Golden, reset_dir, run_golden, write_scratch
+from strands_durable.faults.forking import fork_child, wait_child
 from strands_durable.faults.real import FAULT_CLASSES, explore_fault
 from strands_durable.store.fileops import FileOps
+from strands_durable.wording import counted
 
 COLUMNS = ("crash_points", "unique_states", "divergences", "invalid_histories", "data_lost")
 
@@ -35,6 +46,12 @@ class SoakResult:
     rounds: int = 0
     runs: list[FaultRun] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # a workflow whose golden run failed, for example
+    cut_short: list[str] = field(default_factory=list)  # work items the end of the budget (or Ctrl+C) killed
+    interrupted: bool = False  # Ctrl+C ended the soak
+
+    def not_run(self) -> list[str]:
+        """The fault classes that explored no crash point at all (never reported as passed)."""
+        return [fault for fault, row in self.totals().items() if row["crash_points"] == 0]
 
     def totals(self) -> dict[str, dict[str, int]]:
         out = {fault: dict.fromkeys(COLUMNS, 0) for fault in self.faults}
@@ -51,7 +68,8 @@ class SoakResult:
 
     @property
     def passed(self) -> bool:
-        return not self.findings
+        """No finding, and every fault class explored at least one crash point."""
+        return not self.findings and not self.not_run()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +81,9 @@ class SoakResult:
             "rounds": self.rounds,
             "totals": self.totals(),
             "passed": self.passed,
+            "not_run": self.not_run(),
+            "interrupted": self.interrupted,
+            "cut_short": self.cut_short,
             "errors": self.errors,
             "runs": [run.summary() for run in self.runs],
         }
@@ -71,20 +92,34 @@ class SoakResult:
         totals = self.totals()
         header = f"{'fault':<12}" + "".join(f"{c.replace('_', ' '):>19}" for c in COLUMNS)
         lines = [
-            f"strands chaos: {len(self.specs)} workflow(s), {len(self.faults)} fault class(es), {self.rounds} "
-            f"round(s) in {self.elapsed_s:.0f}s of a {self.budget_s:.0f}s budget, seed {self.seed}",
+            f"strands chaos: {counted(len(self.specs), 'workflow')}, "
+            f"{counted(len(self.faults), 'fault class', 'fault classes')}, {counted(self.rounds, 'round')} "
+            f"in {self.elapsed_s:.0f}s of a {self.budget_s:.0f}s budget, seed {self.seed}",
             header,
         ]
         grand = dict.fromkeys(COLUMNS, 0)
+        not_run = self.not_run()
         for fault, row in totals.items():
+            if fault in not_run:
+                lines.append(f"{fault:<12}{'not run':>19}")
+                continue
             lines.append(f"{fault:<12}" + "".join(f"{row[c]:>19}" for c in COLUMNS))
             for column in COLUMNS:
                 grand[column] += row[column]
         lines.append(f"{'total':<12}" + "".join(f"{grand[c]:>19}" for c in COLUMNS))
+        if self.interrupted:
+            lines.append("Interrupted (Ctrl+C): the table shows what ran before it")
+        if self.cut_short:
+            lines.append(f"Cut short at the end of the budget: {', '.join(self.cut_short)} (not counted)")
         findings = self.findings
         if findings:
-            lines.append(f"FAIL: {len(findings)} finding(s); zero is the bar. First ones:")
+            lines.append(f"FAIL: {counted(len(findings), 'finding')}; zero is the bar. First ones:")
             lines += [f"  {text}" for text in findings[:10]]
+        elif not_run:
+            lines.append(
+                f"INCOMPLETE: no crash point of {', '.join(not_run)} ran (raise --budget); "
+                "what ran found no divergence, no invalid history, no data lost"
+            )
         else:
             lines.append("PASS: no divergence, no invalid history, no data lost")
         return lines
@@ -128,34 +163,115 @@ def soak(
     goldens: dict[Path, Golden | None] = {}
     started = time.monotonic()
     display = _Display(budget_s, enabled=progress)
-    with display:
-        for round_number, spec, fault, level, overrides in _work(specs, faults):
-            elapsed = time.monotonic() - started
-            if elapsed >= budget_s or (max_rounds is not None and round_number >= max_rounds):
-                break
-            display.update(elapsed, f"round {round_number}: {fault} ({level}) on {spec.name}")
-            target = FaultTarget(spec, seed=seed)
-            workspace = root / target.name / f"{fault}-{round_number}"
-            if spec not in goldens:
-                goldens[spec] = _golden(target, root / target.name / "golden", result)
-            golden = goldens[spec]
-            if golden is None:
-                continue
-            run = FaultRun(fault, target.name)
-            try:
-                explore_fault(
-                    fault, target, workspace, level=level, golden=golden, seed=seed + round_number, run=run, **overrides
+    ctrl_c = _CtrlC()
+    try:
+        with display, ctrl_c:
+            for round_number, spec, fault, level, overrides in _work(specs, faults):
+                elapsed = time.monotonic() - started
+                if ctrl_c.pressed:  # a run that caught the KeyboardInterrupt (a golden run) still ends the soak
+                    raise KeyboardInterrupt
+                if elapsed >= budget_s or (max_rounds is not None and round_number >= max_rounds):
+                    break
+                display.update(elapsed, f"round {round_number}: {fault} ({level}) on {spec.name}")
+                target = FaultTarget(spec, seed=seed)
+                workspace = root / target.name / f"{fault}-{round_number}"
+                if spec not in goldens:
+                    goldens[spec] = _golden(target, root / target.name / "golden", result)
+                golden = goldens[spec]
+                if golden is None:
+                    continue
+                item = f"{fault} ({level}) on {spec.name}"
+                run = _run_item(
+                    functools.partial(
+                        explore_fault,
+                        fault,
+                        target,
+                        workspace,
+                        level=level,
+                        golden=golden,
+                        seed=seed + round_number,
+                        **overrides,
+                    ),
+                    FaultRun(fault, target.name),
+                    workspace,
+                    deadline=started + budget_s,
                 )
-            except Exception as exc:  # a harness or setup failure is reported, and the soak goes on
-                run.add("harness", level, "harness-error", f"{type(exc).__name__}: {exc}")
-            result.runs.append(run)
-            result.rounds = max(result.rounds, round_number + 1)
-            reset_dir(workspace)
+                if run is None:
+                    result.cut_short.append(item)
+                else:
+                    result.runs.append(run)
+                    result.rounds = max(result.rounds, round_number + 1)
+                reset_dir(workspace)
+    except KeyboardInterrupt:
+        result.interrupted = True
+    finally:
         result.elapsed_s = time.monotonic() - started
-        display.update(result.elapsed_s, "done")
-    if workdir is None:
-        FileOps().remove_tree(root)
+        if workdir is None:
+            FileOps().remove_tree(root)
     return result
+
+
+def _run_item(explore: Any, run: FaultRun, workspace: Path, *, deadline: float) -> FaultRun | None:
+    """Run one work item in a forked child in its own process group; its `FaultRun` comes back through a file
+    in `workspace`. At `deadline` (or on Ctrl+C) the child and its own children are killed: None."""
+    result_file = workspace / "fault-run.pickle"
+
+    def body() -> int:
+        os.setpgid(0, 0)
+        try:
+            explored = explore()
+        except Exception as exc:  # a harness or setup failure is reported, and the soak goes on
+            explored = run
+            explored.add("harness", "-", "harness-error", f"{type(exc).__name__}: {exc}")
+        write_scratch(result_file, pickle.dumps(explored))
+        return 0
+
+    pid = fork_child(body)
+    with contextlib.suppress(OSError):  # the child may have set it first, or already ended
+        os.setpgid(pid, pid)  # also here: the group exists before the parent may have to kill it
+    try:
+        ended = wait_child(pid, timeout=max(0.0, deadline - time.monotonic()))
+    except KeyboardInterrupt:
+        _kill_group(pid)
+        raise
+    if ended.signal == signal.SIGKILL or not result_file.is_file():
+        _kill_group(pid)  # what the item forked dies with it
+        if ended.signal == signal.SIGKILL:
+            return None
+        run.add("harness", "-", "harness-error", f"the work item's process ended without a result ({ended.describe()})")
+        return run
+    return pickle.loads(result_file.read_bytes())
+
+
+class _CtrlC:
+    """Remembers a Ctrl+C (then raises KeyboardInterrupt as usual), so the soak ends even when the code it
+    interrupted caught the KeyboardInterrupt."""
+
+    def __init__(self) -> None:
+        self.pressed = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _CtrlC:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.pressed = True
+        raise KeyboardInterrupt
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def _golden(target: FaultTarget, workdir: Path, result: SoakResult) -> Golden | None:

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from strands.models import Model
 
 from .answer import Answer, AnswerPolicy
+from .cancel import until_cancelled
 from .digest import DigestRandom
 from .events import StreamCut, StreamFault, answer_events, apply_fault_to_answer
 from .request import ModelRequest
@@ -64,7 +65,16 @@ class PolicyModel(Model):
         *,
         tool_choice: Any = None,
         system_prompt_content: Any = None,
+        cancel_signal: threading.Event | None = None,
         **kwargs: Any,
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """The answer's events; a set `cancel_signal` ends the stream at once, even during the latency."""
+        events = self._answer_stream(messages, tool_specs, system_prompt, tool_choice, system_prompt_content)
+        async for event in until_cancelled(events, cancel_signal):
+            yield event
+
+    async def _answer_stream(
+        self, messages: Any, tool_specs: Any, system_prompt: str | None, tool_choice: Any, system_prompt_content: Any
     ) -> AsyncGenerator[dict[str, Any], None]:
         request = ModelRequest.build(
             messages,

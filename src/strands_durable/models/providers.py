@@ -2,7 +2,7 @@
 
 Real providers are imported lazily inside the function. A missing credential is a `WorkflowFailed` naming the
 variable and suggesting `--provider synthetic` (never a silent fallback); a provider whose optional package is
-not installed is `Unsupported` naming the pip extra.
+not installed is `Unsupported` naming the extra to install from the checkout.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ def _require_env(provider: str, *names: str) -> str:
 
 def _missing_package(provider: str, extra: str, exc: ImportError) -> Unsupported:
     return Unsupported(
-        f"provider {provider!r} needs the {exc.name or extra} package: pip install 'strands-durable[{extra}]'"
+        f"provider {provider!r} needs the {exc.name or extra} package: in the strands-durable checkout run "
+        f"pip install -e '.[{extra}]' (the package is not on PyPI yet)"
     )
 
 

@@ -1,5 +1,6 @@
 """A strands Model that wraps another: configuration and structured output go to the inner model, and
-subclasses override `stream` to observe, retry, count or fault the calls (imports strands: load it lazily)."""
+subclasses override `stream` to observe, retry, count or fault the calls (imports strands: load it lazily).
+The inner stream honours the SDK's `cancel_signal` in flight (models/cancel.py), whatever the provider does."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from strands.models import Model
+
+from .cancel import until_cancelled
 
 
 class WrappedModel(Model):
@@ -25,5 +28,7 @@ class WrappedModel(Model):
     async def stream(
         self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
+        async for event in until_cancelled(
+            self.inner.stream(messages, tool_specs, system_prompt, **kwargs), kwargs.get("cancel_signal")
+        ):
             yield event

@@ -18,6 +18,7 @@ from typing import Any
 
 from strands_durable.agent.durable import StopRequested
 from strands_durable.errors import WorkflowFailed
+from strands_durable.models.cancel import until_cancelled
 from strands_durable.models.wrapping import WrappedModel
 
 TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504, 529})
@@ -119,11 +120,14 @@ class RetryingModel(WrappedModel):
         self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         attempt = 0
+        cancel_signal = kwargs.get("cancel_signal")
         while True:
             self.before_call()
             events: list[Any] = []
             try:
-                async for event in self.inner.stream(messages, tool_specs, system_prompt, **kwargs):
+                async for event in until_cancelled(
+                    self.inner.stream(messages, tool_specs, system_prompt, **kwargs), cancel_signal
+                ):
                     events.append(event)
             except Exception as exc:
                 if not is_transient(exc):
@@ -136,6 +140,8 @@ class RetryingModel(WrappedModel):
                 await self._back_off(attempt, exc)
                 attempt += 1
                 continue
+            if cancel_signal is not None and cancel_signal.is_set():
+                return  # the call was cancelled in flight: no answer (the SDK reports it cancelled)
             malformed = malformed_answer(events)
             if malformed is not None:  # never hand a broken answer to the agent (it would be committed)
                 if attempt >= self.policy.retries:

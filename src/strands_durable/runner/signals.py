@@ -1,8 +1,10 @@
-"""Ctrl+C and SIGTERM during a run: the first asks the run to stop at its next safe point, a second ends the
-process at once (everything committed is durable, so the session stays resumable either way).
+"""Ctrl+C, SIGTERM and a closed stdout during a run: the first asks the run to stop at its next safe point (a
+model call in flight is cancelled, never committed), a second signal ends the process at once (everything
+committed is durable, so the session stays resumable either way).
 
-Handlers run in the main thread while the agent's event loop runs in a worker thread; they only set a flag that
-the durable agent polls at its safe points (before a model call, before a tool runs).
+Handlers run in the main thread while the agent's event loop may run in other threads; they only set a flag that
+the durable agent polls at its safe points (before a model call, before a tool runs, between stream chunks) and
+that our models watch while a call is in flight.
 """
 
 from __future__ import annotations
@@ -11,28 +13,51 @@ import contextlib
 import os
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
 from strands_durable.errors import ExitCode
 
+CLOSED_STDOUT = -1  # `received` when the reader of stdout went away (`strands run ... | head -1`)
 _EXIT_CODES = {signal.SIGINT: int(ExitCode.SIGINT), signal.SIGTERM: int(ExitCode.SIGTERM)}
-_NAMES = {signal.SIGINT: "Ctrl+C", signal.SIGTERM: "SIGTERM"}
+_NAMES = {signal.SIGINT: "Ctrl+C", signal.SIGTERM: "SIGTERM", CLOSED_STDOUT: "stdout closed"}
+_AGAIN = {signal.SIGINT: "Ctrl+C again aborts at once", signal.SIGTERM: "a second SIGTERM aborts at once"}
 
 
 class StopSignals:
-    """A context manager installing the two-stage SIGINT/SIGTERM handlers; `requested` is the run's stop flag."""
+    """A context manager installing the two-stage SIGINT/SIGTERM handlers; `requested` is the run's stop flag.
 
-    def __init__(self, notice_fd: int = 2) -> None:
+    `notice(text)` shows the first signal's notice (default: written to stderr; a live display prints it above
+    its spinners), called from a short-lived thread, never inside the handler. `on_abort()` returns the text
+    written to stderr before a second signal ends the process (restore the terminal, say how to resume).
+    """
+
+    def __init__(
+        self,
+        notice_fd: int = 2,
+        *,
+        notice: Callable[[str], None] | None = None,
+        on_abort: Callable[[], str] | None = None,
+    ) -> None:
         self.received: int | None = None
         self._notice_fd = notice_fd
+        self._notice = notice
+        self._on_abort = on_abort
         self._previous: dict[int, Any] = {}
 
     def requested(self) -> bool:
         return self.received is not None
 
+    def output_closed(self) -> None:
+        """Stdout's reader went away: stop as SIGTERM would, without a notice (stderr says it at the end)."""
+        if self.received is None:
+            self.received = CLOSED_STDOUT
+
     @property
     def exit_code(self) -> int:
+        if self.received == CLOSED_STDOUT:
+            return int(ExitCode.SIGPIPE)
         return _EXIT_CODES.get(self.received, int(ExitCode.SIGINT))  # type: ignore[arg-type]
 
     @property
@@ -53,8 +78,20 @@ class StopSignals:
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.received is not None:
             # second signal: no cleanup, no final record; the lease dies with the process
+            text = ""
+            if self._on_abort is not None:
+                with contextlib.suppress(Exception):
+                    text = self._on_abort()
+            with contextlib.suppress(OSError):
+                os.write(self._notice_fd, text.encode())
             os._exit(_EXIT_CODES[signum])
         self.received = signum
-        notice = f"\n{_NAMES[signum]} received: stopping at the next safe point (Ctrl+C again aborts at once)\n"
-        with contextlib.suppress(OSError):
-            os.write(self._notice_fd, notice.encode())
+        notice = (
+            f"{_NAMES[signum]} received: stopping now; a model call in flight is cancelled (not committed, the "
+            f"resume asks again) ({_AGAIN[signum]})"
+        )
+        if self._notice is None:
+            with contextlib.suppress(OSError):
+                os.write(self._notice_fd, f"\n{notice}\n".encode())
+        else:  # a display may hold locks this thread was interrupted in: print from another thread
+            threading.Thread(target=self._notice, args=(notice,), daemon=True).start()

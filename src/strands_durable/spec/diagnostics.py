@@ -45,10 +45,35 @@ def _shorten(value: Any, limit: int = 60) -> str:
 _OWN_MESSAGES = frozenset({"invalid_pattern", "invalid_unit", "invalid_tool", "invalid_mcp"})
 
 
-def describe(error: dict[str, Any], path: KeyPath) -> str:
+def _spec_keys() -> set[str]:
+    """Every key a spec may hold somewhere (each spec model's field names and aliases)."""
+    from strands_durable.spec.fields import SpecModel
+
+    keys: set[str] = set()
+    pending: list[type] = [SpecModel]
+    while pending:
+        model = pending.pop()
+        pending.extend(model.__subclasses__())
+        for name, field in getattr(model, "model_fields", {}).items():
+            keys.add(field.alias or name)
+    return keys
+
+
+def did_you_mean(key: str, candidates: list[str]) -> str:
+    """` (did you mean 'description'?)` for a near miss among `candidates`, else nothing."""
+    import difflib
+
+    close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.75)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def describe(error: dict[str, Any], path: KeyPath, siblings_missing: list[str] | None = None) -> str:
+    """One error in words; an unknown key gets a "did you mean" (first among the keys missing beside it)."""
     kind = error["type"]
     if kind == "extra_forbidden":
-        return f"unknown key '{path[-1] if path else error['loc'][-1]}'"
+        key = str(path[-1] if path else error["loc"][-1])
+        hint = did_you_mean(key, siblings_missing or []) or did_you_mean(key, sorted(_spec_keys()))
+        return f"unknown key '{key}'{hint}"
     if kind == "missing":
         return f"missing required key '{path[-1] if path else error['loc'][-1]}'"
     message = error["msg"]
@@ -72,9 +97,18 @@ def single_line_error(exc: SpecError) -> SpecError:
 
 def from_validation(exc: ValidationError, document: Document, file: str) -> SpecError:
     errors = exc.errors(include_url=False)
-    first = errors[0]
+
+    def missing_beside(error: dict[str, Any]) -> list[str]:
+        parent = tuple(error["loc"])[:-1]
+        return [str(e["loc"][-1]) for e in errors if e["type"] == "missing" and tuple(e["loc"])[:-1] == parent]
+
+    # a misspelt required key shows as "missing 'prompt'" and "unknown 'promt'": name the misspelling
+    misspelt = [
+        e for e in errors if e["type"] == "extra_forbidden" and did_you_mean(str(e["loc"][-1]), missing_beside(e))
+    ]
+    first = misspelt[0] if misspelt else errors[0]
     path = key_path_of(tuple(first["loc"]), document.data, first["type"])
-    detail = describe(first, path)
+    detail = describe(first, path, missing_beside(first))
     if len(errors) > 1:
         detail += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
     return SpecError(file, detail, key_path=format_key_path(path) or None, line=document.line_of(path))
@@ -94,4 +128,12 @@ def from_problems(problems: list[Problem], document: Document, file: str) -> Spe
     return SpecError(file, one_line(detail), key_path=one_line(format_key_path(first.path)) or None, line=line)
 
 
-__all__ = ["describe", "from_problems", "from_validation", "key_path_of", "one_line", "single_line_error"]
+__all__ = [
+    "describe",
+    "did_you_mean",
+    "from_problems",
+    "from_validation",
+    "key_path_of",
+    "one_line",
+    "single_line_error",
+]
