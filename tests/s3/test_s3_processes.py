@@ -129,9 +129,12 @@ try:
     session = store.open(session_id)
 except DurableError as exc:
     print(f"Error: {exc}", file=sys.stderr)
+    Path(f"{go}.tried.{time.monotonic_ns()}").write_text("refused")
     sys.exit(int(exc.exit_code))
 session.commit([{"type": "unit", "unit": "won", "record": {}}])
-time.sleep(1.0)  # hold it while the others try
+deadline = time.monotonic() + 30  # hold it until both others have tried (a loaded machine may start them late)
+while len(list(Path(go).parent.glob(Path(go).name + ".tried.*"))) < 2 and time.monotonic() < deadline:
+    time.sleep(0.01)
 session.close()
 """
 

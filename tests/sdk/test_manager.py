@@ -37,6 +37,7 @@ def stored(world: World) -> Any:
 
 
 def test_a_fresh_agent_restores_the_conversation_and_the_session_is_idle(world):
+    world.tool_seconds = 0.25  # long enough that two concurrent calls overlap even on a loaded machine
     agent = world.agent()
     agent.state.set("currency", "EUR")
     for prompt in PROMPTS:

@@ -269,9 +269,11 @@ class InvocationHooks:
         return {"agent": self.inv.agent_id, "conversation": self.inv.conv_key, "turn": turn, "place": place}
 
     def message_added(self, event: Any) -> None:
-        if self.agent.cancel_signal.is_set():
-            # the run is stopping: what the SDK adds now is its "Cancelled by user" answer or "Tool execution
-            # cancelled" results, never committed (the resume asks the model again); committed results stay
+        if self.invoker.stop_requested():
+            # the run is stopping (Ctrl+C, SIGTERM, a sibling's crash): what the SDK adds now is its "Cancelled by
+            # user" answer or "Tool execution cancelled" results, never committed (the resume asks the model
+            # again); committed results stay. A user's own `agent.cancel()` (plain-Python agents) is not a stop:
+            # it ends the invocation as the SDK records it.
             raise StopRequested()
         message = event.message
         turn = self._turn()

@@ -50,7 +50,9 @@ def _resume_child(
     gate: int | None = None,
     marker: Path | None = None,
 ) -> int:
-    """A resumer: waits for the gate (a pipe the parent closes), resumes, writes `marker` at its first tool."""
+    """A resumer: waits for the gate (a pipe the parent closes), resumes, writes `marker` at its first tool and
+    then holds there (the lease held) until it is killed, so a second resumer always meets a live holder however
+    slowly a loaded machine starts it (60 s at most, then it goes on)."""
     from strands_durable.runner.run import resume
 
     if gate is not None:
@@ -62,6 +64,9 @@ def _resume_child(
         def mark(point: CrashPoint) -> None:
             if point.site == "tool.before" and not marker.exists():
                 write_scratch(marker, point.id.encode())
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:  # the parent kills the holder here once the second has tried
+                    time.sleep(0.01)
 
         bus.subscribe(mark)
     resume(target.session_id, run_options(target, out_dir, bus), store=store_factory(sessions))
