@@ -58,11 +58,13 @@ class ToolResolver:
         extra: dict[str, Any] | None = None,
         allow_python_exec: bool = False,
         network: bool = False,
+        network_wrapper: Any = None,
         workdir: Path | None = None,
         fileops: Any = None,
     ):
         self.spec = spec
         self.offline = provider in OFFLINE_PROVIDERS and not network
+        self.network_wrapper = network_wrapper or (lambda tool: tool)  # `tool -> tool` (chaos: the cassette)
         self.allow_python_exec = allow_python_exec
         self.native = native
         self.extra = extra or {}
@@ -98,7 +100,8 @@ class ToolResolver:
         for name in self.names_for(agent_id, names):
             if name in self.mcp_ids:
                 self.locate(name, agent_id)
-                tools.extend(self._mcp_servers().tools(name))  # idempotency per tool, from its annotations
+                listed = self._mcp_servers().tools(name)  # idempotency per tool, from its annotations
+                tools.extend(map(self.network_wrapper, listed) if name in self.mcp_urls else listed)
                 continue
             tool, idempotent = self._resolve(name, agent_id)
             tools.append(tool)
@@ -139,11 +142,26 @@ class ToolResolver:
                 from strands_durable.runner.http_tools import http_executor_tool
 
                 config = next(h for h in self.spec.tools.http_executors if h.id == ref)
-                self._http_tools[ref] = http_executor_tool(self.spec, config)
+                self._http_tools[ref] = self.network_wrapper(http_executor_tool(self.spec, config))
             return self._http_tools[ref], True
         module = NETWORK_TOOLS[ref] if kind == "network" else ref
         tool = _import_callable(module, f"agents.{agent_id}.tools")
-        return tool, idempotent and is_idempotent(tool)
+        idempotent = idempotent and is_idempotent(tool)
+        return (self.network_wrapper(tool) if kind == "network" else tool), idempotent
+
+    def network_tool_names(self) -> list[str]:
+        """The tools the spec's agents are given that reach the network (HTTP executors, MCP servers over HTTP,
+        network native tools), in order; a tool that cannot run here for another reason is not listed."""
+        found: dict[str, None] = {}
+        for agent_id in self.spec.agents:
+            for name in self.names_for(agent_id):
+                try:
+                    kind, ref, _ = self.locate(name, agent_id)
+                except Unsupported:
+                    continue
+                if kind in ("http", "network") or (kind == "mcp" and name in self.mcp_urls):
+                    found[ref] = None
+        return list(found)
 
     def locate(self, name: str, agent_id: str) -> tuple[str, str, bool]:
         """(kind, reference, idempotent) of a tool name without importing it: kind is "extra", "native", "http",
