@@ -5,14 +5,21 @@ explorable on its own summary line (never passed); a call missing from the casse
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import socket
+import subprocess
+import sys
 import threading
+import time
 from http.server import ThreadingHTTPServer
 
 import pytest
 
 from tests.plugin.support import summary
 from tests.tools.test_http_executors import Recorder, _handler
+from tests.tools.test_mcp_tools import SERVER, effects
 
 SECRET = "s3cr3t-network-cassette-token"
 SPEC = """
@@ -149,7 +156,7 @@ tools:
 def test_every_kind_of_network_tool_is_found_and_only_they_get_the_cassette(tmp_path) -> None:
     from strands_durable.faults.suite import network_tool_names
     from strands_durable.runner.native_tools import native_tools
-    from strands_durable.runner.tools import ToolResolver
+    from strands_durable.runner.tools import DirectNetwork, ToolResolver
     from strands_durable.spec import load_spec
     from tests.tools.support import scripted_spec
 
@@ -159,12 +166,71 @@ def test_every_kind_of_network_tool_is_found_and_only_they_get_the_cassette(tmp_
     plain = scripted_spec(tmp_path, "[web_fetch, calculator, api]", NETWORK_SPEC_TOOLS.split("  mcp:")[0], name="p")
     wrapped: list[str] = []
 
-    def wrapper(tool):
-        wrapped.append(tool.tool_name)
-        return tool
+    class Network(DirectNetwork):
+        def wrap(self, tool):
+            wrapped.append(tool.tool_name)
+            return tool
 
     resolver = ToolResolver(
-        load_spec(plain), provider="synthetic", native=native_tools(), network=True, network_wrapper=wrapper
+        load_spec(plain), provider="synthetic", native=native_tools(), network=True, network_tools=Network()
     )
     names = [tool.tool_name for tool in resolver.for_agent("worker").tools]
     assert names == ["web_fetch", "calculator", "api"] and wrapped == ["web_fetch", "api"]
+
+
+MCP_SPEC = """
+version: 0
+name: loopback-mcp
+runtime: {{provider: scripted, model_id: {script}}}
+tools:
+  mcp:
+    - {{id: remote, url: "{url}"}}
+agents:
+  worker:
+    prompt: You look things up.
+pattern:
+  type: chain
+  config:
+    steps:
+      - agent: worker
+        input: Look up k1.
+"""
+
+
+@contextlib.contextmanager
+def mcp_http_server(log):
+    """tests/tools/mcp_server.py over streamable HTTP on a free loopback port; yields its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "MCP_TEST_EFFECTS": str(log)}
+    child = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], env=env, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        child.terminate()
+        child.wait(10)
+
+
+def test_an_mcp_server_over_http_is_recorded_then_replayed_without_connecting(pytester: pytest.Pytester) -> None:
+    script = pytester.path / "script.json"
+    script.write_text(json.dumps([{"tool_calls": [{"name": "lookup", "input": {"key": "k1"}}]}, "Found it."]))
+    log = pytester.path / "effects.log"
+    spec = pytester.path / "mcp.strands.yaml"
+    with mcp_http_server(log) as url:
+        spec.write_text(MCP_SPEC.format(script=script, url=url))
+        recorded = pytester.runpytest_inprocess(*ARGS, "--strands-record")
+    assert recorded.ret == pytest.ExitCode.OK, recorded.stdout.str()[-3000:]
+    assert effects(log)[1:] == ["lookup k1"]  # one real call, by the recording
+    body = json.loads((pytester.path / "mcp.strands.yaml.cassette.json").read_text())
+    assert [t["spec"]["name"] for t in body["mcp_servers"]["remote"]] == ["lookup", "send_message"]
+    assert "value-of-k1" in json.dumps(body["tools"])
+
+    replayed = pytester.runpytest_inprocess(*ARGS)  # the server is gone: listing and calls come from the cassette
+    assert replayed.ret == pytest.ExitCode.OK, replayed.stdout.str()[-3000:]
+    assert summary(replayed) == summary(recorded) and summary(replayed)["points"] >= 8

@@ -7,8 +7,9 @@ digests and answers. Replay is offline; a request the cassette does not hold rai
 chaos explorer reports as a divergence (the workflow asked something the recording never asked).
 
 It also holds the results of the tools that reached the network (HTTP executors, MCP servers over HTTP, network
-native tools), keyed by the digest of the tool's name and canonical input: `network_tool_wrapper` wraps each such
-tool so that recording runs it and stores its result, and replay answers from the cassette without running it.
+native tools), keyed by the digest of the tool's name and canonical input: `NetworkCassette` wraps each such
+tool so that recording runs it and stores its result, and replay answers from the cassette without running it
+(an MCP server over HTTP is not even connected: the cassette also lists its tools).
 What is stored is the tool's result (an HTTP executor's is already redacted of the secrets it sent), never its
 input or the tool-use id.
 """
@@ -61,10 +62,12 @@ class Cassette:
         path: Path,
         responses: dict[str, list[dict[str, Any]]] | None = None,
         tools: dict[str, dict[str, Any]] | None = None,
+        servers: dict[str, list[dict[str, Any]]] | None = None,
     ) -> None:
         self.path = path
         self.responses: dict[str, list[dict[str, Any]]] = dict(responses or {})
-        self.tools: dict[str, dict[str, Any]] = dict(tools or {})  # tool-call digest -> {status, content}
+        self.tools: dict[str, dict[str, Any]] = dict(tools or {})  # tool-call digest -> its result without the id
+        self.servers: dict[str, list[dict[str, Any]]] = dict(servers or {})  # MCP-over-HTTP server -> its tools
         self.tool_misses: list[str] = []  # replayed tool calls it had no result for (the model reads an error)
         self._lock = threading.Lock()
 
@@ -73,13 +76,14 @@ class Cassette:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or data.get("version") != CASSETTE_VERSION:
             raise ValueError(f"{path}: not a version {CASSETTE_VERSION} strands-chaos cassette")
-        return cls(path, data.get("responses") or {}, data.get("tools") or {})
+        return cls(path, data.get("responses") or {}, data.get("tools") or {}, data.get("mcp_servers") or {})
 
     def save(self) -> None:
         body = {
             "version": CASSETTE_VERSION,
             "responses": dict(sorted(self.responses.items())),
             "tools": dict(sorted(self.tools.items())),
+            "mcp_servers": dict(sorted(self.servers.items())),
         }
         data = json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
         FileOps().write_atomic(self.path, data.encode("utf-8"))
@@ -115,6 +119,20 @@ class Cassette:
                 "(record again with --strands-record)"
             )
         return json.loads(json.dumps(result))
+
+    def record_server(self, server_id: str, listing: list[dict[str, Any]]) -> None:
+        with self._lock:
+            self.servers[server_id] = listing
+
+    def server(self, server_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            listing = self.servers.get(server_id)
+        if listing is None:
+            raise CassetteMiss(
+                f"MCP server {server_id!r} (over HTTP) is not in the cassette {self.path.name}; "
+                "record again with --strands-record"
+            )
+        return listing
 
     def recording_model(self, model: Any, agent_id: str) -> Any:
         """Wrap a real strands Model: every answer is stored under its request's digest."""
@@ -188,14 +206,43 @@ def tool_key(tool_name: str, tool_input: Any) -> str:
     return sha256_hex("tool", tool_name, canonical_json(tool_input))
 
 
-def network_tool_wrapper(cassette: Cassette, *, recording: bool) -> Any:
-    """`tool -> tool` for the runner's network tools: recording runs the tool and stores its result; replay
-    answers from the cassette and never runs it (so never reaches the network)."""
+class NetworkCassette:
+    """How the runner's network tools reach the network under chaos (runner/tools.py's `DirectNetwork`
+    contract): recording runs each tool and stores its result (and each MCP-over-HTTP server's tool list);
+    replay answers both from the cassette and never connects."""
 
-    def wrap(tool: Any) -> Any:
-        return _CassetteTool(cassette, tool, recording=recording)
+    def __init__(self, cassette: Cassette, *, recording: bool) -> None:
+        self.cassette = cassette
+        self.recording = recording
 
-    return wrap
+    def wrap(self, tool: Any) -> Any:
+        return _CassetteTool(self.cassette, tool, recording=self.recording)
+
+    def server_tools(self, server_id: str, connect: Any) -> list[Any]:
+        if self.recording:
+            listed = list(connect())
+            self.cassette.record_server(server_id, [_listing(tool) for tool in listed])
+            return [self.wrap(tool) for tool in listed]
+        return [
+            _CassetteTool(self.cassette, _Listed(entry), recording=False) for entry in self.cassette.server(server_id)
+        ]
+
+
+def _listing(tool: Any) -> dict[str, Any]:
+    """What replay needs of an MCP tool: its name, spec, type and whether a call may be re-run."""
+    judge = getattr(tool, CALL_IDEMPOTENCY_ATTRIBUTE, None)
+    spec = json.loads(json.dumps(tool.tool_spec, default=str))
+    return {"spec": spec, "type": str(tool.tool_type), "idempotent": judge is None or bool(judge({}))}
+
+
+class _Listed:
+    """An MCP tool as the cassette lists it (replay never calls it)."""
+
+    def __init__(self, entry: dict[str, Any]) -> None:
+        self.tool_spec = entry["spec"]
+        self.tool_name = entry["spec"]["name"]
+        self.tool_type = entry.get("type", "python")
+        setattr(self, CALL_IDEMPOTENCY_ATTRIBUTE, lambda _input, value=bool(entry["idempotent"]): value)
 
 
 class _CassetteTool(AgentTool):
@@ -231,6 +278,6 @@ class _CassetteTool(AgentTool):
         async for event in self.inner.stream(tool_use, invocation_state, **kwargs):
             if isinstance(event, ToolResultEvent):  # stored before it is handed on: the caller may stop reading
                 result = event.tool_result
-                stored = {"status": result.get("status", "success"), "content": result.get("content", [])}
+                stored = {k: v for k, v in result.items() if k != "toolUseId"}  # MCP adds structuredContent
                 self.cassette.record_tool(key, json.loads(json.dumps(stored, default=str)))
             yield event

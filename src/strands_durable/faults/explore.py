@@ -81,7 +81,7 @@ class ChaosTarget:
     hitl_answer: str | None = None
     model: Callable[..., Any] | None = None  # (agent_id, model_id, runtime) -> strands Model; None: synthetic
     full: bool = False  # run every resumed tail to the end instead of stopping at convergence
-    network_tools: Callable[[Any], Any] | None = None  # `tool -> tool`: the cassette of network tools; None: none
+    network_tools: Any = None  # `NetworkCassette` answering the network tools (faults/cassette.py); None: none
 
     @property
     def session_id(self) -> str:

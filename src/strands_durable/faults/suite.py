@@ -16,8 +16,8 @@ from typing import Any
 
 from strands_durable.faults.cassette import (
     Cassette,
+    NetworkCassette,
     cassette_path,
-    network_tool_wrapper,
     recording_factory,
     replaying_factory,
 )
@@ -139,15 +139,15 @@ class ChaosSuite:
         if self.settings.record:
             cassette = Cassette(path)
             target.model = recording_factory(cassette, target.spec_path)
-            target.network_tools = network_tool_wrapper(cassette, recording=True)
+            target.network_tools = NetworkCassette(cassette, recording=True)
             run_golden(target, self._dir("record"))
             cassette.save()
             target.model = replaying_factory(cassette)
-            target.network_tools = network_tool_wrapper(cassette, recording=False)
+            target.network_tools = NetworkCassette(cassette, recording=False)
         elif path.is_file():
             cassette = Cassette.load(path)
             target.model = replaying_factory(cassette)
-            target.network_tools = network_tool_wrapper(cassette, recording=False)
+            target.network_tools = NetworkCassette(cassette, recording=False)
         else:
             tools = network_tool_names(target.spec_path)
             if tools:
