@@ -5,21 +5,15 @@ explorable on its own summary line (never passed); a call missing from the casse
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import socket
-import subprocess
-import sys
 import threading
-import time
 from http.server import ThreadingHTTPServer
 
 import pytest
 
 from tests.plugin.support import summary
 from tests.tools.test_http_executors import Recorder, _handler
-from tests.tools.test_mcp_tools import SERVER, effects
+from tests.tools.test_mcp_tools import effects, mcp_http_server
 
 SECRET = "s3cr3t-network-cassette-token"
 SPEC = """
@@ -195,26 +189,6 @@ pattern:
       - agent: worker
         input: Look up k1.
 """
-
-
-@contextlib.contextmanager
-def mcp_http_server(log):
-    """tests/tools/mcp_server.py over streamable HTTP on a free loopback port; yields its URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**os.environ, "MCP_TEST_EFFECTS": str(log)}
-    child = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], env=env, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        child.terminate()
-        child.wait(10)
 
 
 def test_an_mcp_server_over_http_is_recorded_then_replayed_without_connecting(pytester: pytest.Pytester) -> None:
