@@ -115,9 +115,14 @@ class ChaosFailure(AssertionError):
 
 class SpecFile(pytest.File):
     def collect(self):  # type: ignore[override]
+        from strands_durable.faults.suite import NotExplorable
+
         suite = self.config.stash[SUITE]
         try:
             golden = suite.golden(suite.target(self.path))
+        except NotExplorable as reason:  # network tools without a cassette: never passed, never explored
+            yield NotExplorableItem.from_parent(self, name="not-explorable", golden=None, reason=reason)
+            return
         except Exception as exc:  # a spec or provider error: one failing golden item says it in one line
             yield GoldenItem.from_parent(self, name="golden", golden=None, error=f"{type(exc).__name__}: {exc}")
             return
@@ -162,6 +167,20 @@ class GoldenItem(_ChaosItem):
         self.user_properties.extend(golden_properties(self.workflow, self.golden, problems))
         if problems:
             raise ChaosFailure("the golden run (no faults) failed:\n" + "\n".join(str(p) for p in problems))
+
+
+class NotExplorableItem(_ChaosItem):
+    """A spec whose network tools have no cassette: fails with the command that records one."""
+
+    def __init__(self, *, reason: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.reason = reason
+
+    def runtest(self) -> None:
+        from strands_durable.faults.suite import not_explorable_properties
+
+        self.user_properties.extend(not_explorable_properties(self.workflow, self.reason))
+        raise ChaosFailure(str(self.reason))
 
 
 class CrashPointItem(_ChaosItem):
@@ -219,7 +238,12 @@ class ChaosFixture:
 
     def run(self, spec: str | Path | None = None, **options: Any) -> list[Any]:
         from strands_durable.faults.common import Finding
-        from strands_durable.faults.suite import golden_properties, outcome_properties
+        from strands_durable.faults.suite import (
+            NotExplorable,
+            golden_properties,
+            not_explorable_properties,
+            outcome_properties,
+        )
 
         options = {**self.defaults, **options}
         spec_path = Path(spec or options.pop("spec"))
@@ -227,6 +251,9 @@ class ChaosFixture:
         max_points = options.pop("max_points", None)
         try:
             golden = self.suite.golden(self.suite.target(spec_path, **options))
+        except NotExplorable as reason:
+            self.node.user_properties.extend(not_explorable_properties(spec_path.name, reason))
+            raise ChaosFailure(str(reason)) from None
         except Exception as exc:
             problem = Finding("golden-run", f"{type(exc).__name__}: {exc}")
             self.node.user_properties.extend(golden_properties(spec_path.name, None, [problem]))
@@ -278,6 +305,9 @@ class ChaosReporting:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not hasattr(self.config, "workerinput"):
             terminalreporter.write_line(self.totals.line())
+            second = self.totals.not_explorable_line()
+            if second is not None:
+                terminalreporter.write_line(second)
 
     def pytest_sessionfinish(self) -> None:
         report = self.config.stash[SUITE].settings.report

@@ -59,22 +59,31 @@ def test_stdio_tools_are_called_committed_and_the_server_stops_with_the_run(tmp_
     assert gone(int(started.split()[1])), "the stdio server outlived the run"
 
 
-@pytest.fixture(scope="module")
-def http_server(tmp_path_factory):
-    log = tmp_path_factory.mktemp("mcp-http") / "effects.log"
+@contextlib.contextmanager
+def mcp_http_server(log):
+    """tests/tools/mcp_server.py over streamable HTTP on a free loopback port; yields its URL."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {**os.environ, "MCP_TEST_EFFECTS": str(log)}
     child = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], env=env, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/mcp", log
-    child.terminate()
-    child.wait(10)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        child.terminate()
+        child.wait(10)
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory):
+    log = tmp_path_factory.mktemp("mcp-http") / "effects.log"
+    with mcp_http_server(log) as url:
+        yield url, log
 
 
 def test_http_tools_need_network_offline_and_are_committed_with_it(tmp_path, http_server):

@@ -5,6 +5,13 @@ A cassette is one JSON file next to its spec (`<spec file>.cassette.json`). It h
 Strands stream events the provider answered with. It never holds a request's text, headers or credentials, only
 digests and answers. Replay is offline; a request the cassette does not hold raises `CassetteMiss`, which the
 chaos explorer reports as a divergence (the workflow asked something the recording never asked).
+
+It also holds the results of the tools that reached the network (HTTP executors, MCP servers over HTTP, network
+native tools), keyed by the digest of the tool's name and canonical input: `NetworkCassette` wraps each such
+tool so that recording runs it and stores its result, and replay answers from the cassette without running it
+(an MCP server over HTTP is not even connected: the cassette also lists its tools).
+What is stored is the tool's result (an HTTP executor's is already redacted of the secrets it sent), never its
+input or the tool-use id.
 """
 
 from __future__ import annotations
@@ -16,8 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from strands.models import Model
+from strands.types.events import ToolResultEvent
+from strands.types.tools import AgentTool
 
+from strands_durable.agent.durable import CALL_IDEMPOTENCY_ATTRIBUTE
 from strands_durable.errors import WorkflowFailed
+from strands_durable.models.digest import canonical_json, sha256_hex
 from strands_durable.models.request import ModelRequest
 from strands_durable.store.fileops import FileOps
 
@@ -46,9 +57,18 @@ def request_key(messages: Any, tool_specs: Any, system_prompt: Any, kwargs: dict
 class Cassette:
     """Recorded answers by request digest; thread-safe (concurrent units record and replay from threads)."""
 
-    def __init__(self, path: Path, responses: dict[str, list[dict[str, Any]]] | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        responses: dict[str, list[dict[str, Any]]] | None = None,
+        tools: dict[str, dict[str, Any]] | None = None,
+        servers: dict[str, list[dict[str, Any]]] | None = None,
+    ) -> None:
         self.path = path
         self.responses: dict[str, list[dict[str, Any]]] = dict(responses or {})
+        self.tools: dict[str, dict[str, Any]] = dict(tools or {})  # tool-call digest -> its result without the id
+        self.servers: dict[str, list[dict[str, Any]]] = dict(servers or {})  # MCP-over-HTTP server -> its tools
+        self.tool_misses: list[str] = []  # replayed tool calls it had no result for (the model reads an error)
         self._lock = threading.Lock()
 
     @classmethod
@@ -56,10 +76,15 @@ class Cassette:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or data.get("version") != CASSETTE_VERSION:
             raise ValueError(f"{path}: not a version {CASSETTE_VERSION} strands-chaos cassette")
-        return cls(path, data.get("responses") or {})
+        return cls(path, data.get("responses") or {}, data.get("tools") or {}, data.get("mcp_servers") or {})
 
     def save(self) -> None:
-        body = {"version": CASSETTE_VERSION, "responses": dict(sorted(self.responses.items()))}
+        body = {
+            "version": CASSETTE_VERSION,
+            "responses": dict(sorted(self.responses.items())),
+            "tools": dict(sorted(self.tools.items())),
+            "mcp_servers": dict(sorted(self.servers.items())),
+        }
         data = json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
         FileOps().write_atomic(self.path, data.encode("utf-8"))
 
@@ -71,11 +96,43 @@ class Cassette:
         with self._lock:
             events = self.responses.get(key)
         if events is None:
+            cause = f" (a network tool call missed it first: {self.tool_misses[-1]})" if self.tool_misses else ""
             raise CassetteMiss(
                 f"model request {key[:12]} of agent {agent_id!r} is not in the cassette {self.path.name}; "
-                "the workflow asked something the recording never asked (record again with --strands-record)"
+                f"the workflow asked something the recording never asked (record again with --strands-record){cause}"
             )
         return events
+
+    def record_tool(self, key: str, result: dict[str, Any]) -> None:
+        with self._lock:
+            self.tools[key] = result
+
+    def tool_answer(self, key: str, tool_name: str) -> dict[str, Any]:
+        with self._lock:
+            result = self.tools.get(key)
+        if result is None:  # the SDK turns this into the tool's error result; the model's next request misses too
+            miss = f"network tool call {key[:12]} of tool {tool_name!r} is not in the cassette {self.path.name}"
+            with self._lock:
+                self.tool_misses.append(miss)
+            raise CassetteMiss(
+                f"{miss}; the workflow called it with an input the recording never used "
+                "(record again with --strands-record)"
+            )
+        return json.loads(json.dumps(result))
+
+    def record_server(self, server_id: str, listing: list[dict[str, Any]]) -> None:
+        with self._lock:
+            self.servers[server_id] = listing
+
+    def server(self, server_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            listing = self.servers.get(server_id)
+        if listing is None:
+            raise CassetteMiss(
+                f"MCP server {server_id!r} (over HTTP) is not in the cassette {self.path.name}; "
+                "record again with --strands-record"
+            )
+        return listing
 
     def recording_model(self, model: Any, agent_id: str) -> Any:
         """Wrap a real strands Model: every answer is stored under its request's digest."""
@@ -142,3 +199,85 @@ def replaying_factory(cassette: Cassette) -> Any:
         return cassette.replaying_model(agent_id)
 
     return factory
+
+
+def tool_key(tool_name: str, tool_input: Any) -> str:
+    """The cassette key of one tool call: its name and canonical input (key order and ids never matter)."""
+    return sha256_hex("tool", tool_name, canonical_json(tool_input))
+
+
+class NetworkCassette:
+    """How the runner's network tools reach the network under chaos (runner/tools.py's `DirectNetwork`
+    contract): recording runs each tool and stores its result (and each MCP-over-HTTP server's tool list);
+    replay answers both from the cassette and never connects."""
+
+    def __init__(self, cassette: Cassette, *, recording: bool) -> None:
+        self.cassette = cassette
+        self.recording = recording
+
+    def wrap(self, tool: Any) -> Any:
+        return _CassetteTool(self.cassette, tool, recording=self.recording)
+
+    def server_tools(self, server_id: str, connect: Any) -> list[Any]:
+        if self.recording:
+            listed = list(connect())
+            self.cassette.record_server(server_id, [_listing(tool) for tool in listed])
+            return [self.wrap(tool) for tool in listed]
+        return [
+            _CassetteTool(self.cassette, _Listed(entry), recording=False) for entry in self.cassette.server(server_id)
+        ]
+
+
+def _listing(tool: Any) -> dict[str, Any]:
+    """What replay needs of an MCP tool: its name, spec, type and whether a call may be re-run."""
+    judge = getattr(tool, CALL_IDEMPOTENCY_ATTRIBUTE, None)
+    spec = json.loads(json.dumps(tool.tool_spec, default=str))
+    return {"spec": spec, "type": str(tool.tool_type), "idempotent": judge is None or bool(judge({}))}
+
+
+class _Listed:
+    """An MCP tool as the cassette lists it (replay never calls it)."""
+
+    def __init__(self, entry: dict[str, Any]) -> None:
+        self.tool_spec = entry["spec"]
+        self.tool_name = entry["spec"]["name"]
+        self.tool_type = entry.get("type", "python")
+        setattr(self, CALL_IDEMPOTENCY_ATTRIBUTE, lambda _input, value=bool(entry["idempotent"]): value)
+
+
+class _CassetteTool(AgentTool):
+    """A network tool under a cassette: same name, spec and idempotency as the tool it wraps."""
+
+    def __init__(self, cassette: Cassette, inner: Any, *, recording: bool) -> None:
+        super().__init__()
+        self.cassette = cassette
+        self.inner = inner
+        self.recording = recording
+        judge = getattr(inner, CALL_IDEMPOTENCY_ATTRIBUTE, None)
+        if judge is not None:
+            setattr(self, CALL_IDEMPOTENCY_ATTRIBUTE, judge)
+
+    @property
+    def tool_name(self) -> str:
+        return str(self.inner.tool_name)
+
+    @property
+    def tool_spec(self) -> Any:
+        return self.inner.tool_spec
+
+    @property
+    def tool_type(self) -> str:
+        return str(self.inner.tool_type)
+
+    async def stream(self, tool_use: Any, invocation_state: dict[str, Any], **kwargs: Any) -> AsyncIterator[Any]:
+        key = tool_key(self.tool_name, tool_use.get("input") or {})
+        if not self.recording:
+            answer = self.cassette.tool_answer(key, self.tool_name)
+            yield ToolResultEvent({"toolUseId": tool_use["toolUseId"], **answer})
+            return
+        async for event in self.inner.stream(tool_use, invocation_state, **kwargs):
+            if isinstance(event, ToolResultEvent):  # stored before it is handed on: the caller may stop reading
+                result = event.tool_result
+                stored = {k: v for k, v in result.items() if k != "toolUseId"}  # MCP adds structuredContent
+                self.cassette.record_tool(key, json.loads(json.dumps(stored, default=str)))
+            yield event

@@ -81,6 +81,7 @@ class ChaosTarget:
     hitl_answer: str | None = None
     model: Callable[..., Any] | None = None  # (agent_id, model_id, runtime) -> strands Model; None: synthetic
     full: bool = False  # run every resumed tail to the end instead of stopping at convergence
+    network_tools: Any = None  # `NetworkCassette` answering the network tools (faults/cassette.py); None: none
 
     @property
     def session_id(self) -> str:
@@ -254,6 +255,8 @@ def _options(target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_di
         hitl_answer=target.hitl_answer,
         extra_tools=dict(target.tools),
         model_factory=model_factory,
+        network=target.network_tools is not None,  # the cassette answers (or records) every network tool
+        network_tools=target.network_tools,
         crash_points=bus,
         created_at=PINNED_CREATED_AT,
         lockstep=True,

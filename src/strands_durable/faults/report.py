@@ -36,12 +36,16 @@ class ChaosTotals:
     divergences: int = 0
     invalid: int = 0
     items: list[dict[str, Any]] = field(default_factory=list)
+    not_explorable: list[str] = field(default_factory=list)  # workflows whose network tools have no cassette
 
     def add(self, nodeid: str, outcome: str, user_properties: list[tuple[str, Any]]) -> None:
         """Add one item's reports: its properties hold one record per explored workflow run or point, each
         starting with `strands_chaos_workflow`."""
         for record in records_of(user_properties):
-            self.workflows.add(str(record["workflow"]))
+            if record.get("not_explorable"):  # not explored: its own summary line, not the crash-point totals
+                self.not_explorable.append(str(record["workflow"]))
+            else:
+                self.workflows.add(str(record["workflow"]))
             self.sites.update(s for s in str(record.get("sites", "")).split(",") if s)
             self.points += int(record.get("explored", 0))
             self.divergences += int(record.get("divergences", 0))
@@ -66,9 +70,19 @@ class ChaosTotals:
             seed=self.seed,
         )
 
+    def not_explorable_line(self) -> str | None:
+        """The second summary line, only when some workflow could not be explored."""
+        if not self.not_explorable:
+            return None
+        names = sorted(set(self.not_explorable))
+        return f"strands-chaos: {len(names)} workflows not explorable (network tools without a cassette): " + ", ".join(
+            names
+        )
+
     def write_json(self, path: Path) -> None:
         body = {
             "summary": self.line(),
+            "not_explorable": sorted(set(self.not_explorable)),
             "crash_points_explored": self.points,
             "workflows": sorted(self.workflows),
             "site_kinds": sorted(self.sites),

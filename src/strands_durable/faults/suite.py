@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.faults.cassette import Cassette, cassette_path, recording_factory, replaying_factory
+from strands_durable.faults.cassette import (
+    Cassette,
+    NetworkCassette,
+    cassette_path,
+    recording_factory,
+    replaying_factory,
+)
 from strands_durable.faults.common import Finding
 from strands_durable.faults.explore import (
     ChaosTarget,
@@ -33,6 +39,31 @@ SPEC_SUFFIXES = (".strands.yaml", ".strands.yml", ".strands.json")
 
 class ChaosUsageError(ValueError):
     """A bad chaos option (the plugin turns it into pytest's usage error)."""
+
+
+class NotExplorable(Exception):
+    """A spec whose network tools have no cassette: chaos runs never reach the network, so it cannot be explored
+    until one is recorded (`command` records it)."""
+
+    def __init__(self, spec_path: Path, tools: list[str]) -> None:
+        self.spec_path = spec_path
+        self.tools = tools
+        self.command = f"pytest --strands-chaos --strands-record {spec_path}"
+        super().__init__(
+            f"not explorable: network tools {', '.join(tools)} and no cassette {cassette_path(spec_path).name}; "
+            f"record one with: {self.command}"
+        )
+
+
+def network_tool_names(spec_path: Path) -> list[str]:
+    """The tools of a spec that reach the network (they need a cassette under chaos)."""
+    from strands_durable.runner.native_tools import native_tools
+    from strands_durable.runner.tools import ToolResolver
+    from strands_durable.spec import load_spec
+
+    return ToolResolver(
+        load_spec(spec_path), provider="synthetic", native=native_tools(), network=True
+    ).network_tool_names()
 
 
 def parse_faults(text: str | None) -> list[str]:
@@ -93,8 +124,9 @@ class ChaosSuite:
         tools: dict[str, Any] | None = None,
         hitl_answer: str | None = None,
     ) -> ChaosTarget:
-        """The target for a spec: the cassette's answers when one exists (recorded first with `record`),
-        otherwise the synthetic model, whatever `runtime.provider` says."""
+        """The target for a spec: the cassette's answers (model and network tools) when one exists (recorded
+        first with `record`), otherwise the synthetic model, whatever `runtime.provider` says. A spec with
+        network tools and no cassette raises `NotExplorable`."""
         target = ChaosTarget(
             spec_path=Path(spec_path),
             variables=dict(variables or {}),
@@ -107,11 +139,19 @@ class ChaosSuite:
         if self.settings.record:
             cassette = Cassette(path)
             target.model = recording_factory(cassette, target.spec_path)
+            target.network_tools = NetworkCassette(cassette, recording=True)
             run_golden(target, self._dir("record"))
             cassette.save()
             target.model = replaying_factory(cassette)
+            target.network_tools = NetworkCassette(cassette, recording=False)
         elif path.is_file():
-            target.model = replaying_factory(Cassette.load(path))
+            cassette = Cassette.load(path)
+            target.model = replaying_factory(cassette)
+            target.network_tools = NetworkCassette(cassette, recording=False)
+        else:
+            tools = network_tool_names(target.spec_path)
+            if tools:
+                raise NotExplorable(target.spec_path, tools)
         return target
 
     def golden(self, target: ChaosTarget) -> GoldenRun:
@@ -144,6 +184,18 @@ def golden_properties(workflow: str, golden: GoldenRun | None, problems: list[Fi
             model_requests=golden.model_requests,
         )
     return _prefixed(props)
+
+
+def not_explorable_properties(workflow: str, reason: NotExplorable) -> list[tuple[str, Any]]:
+    """A spec that could not be explored: counted on its own summary line, never in the crash-point totals."""
+    return _prefixed(
+        {
+            "workflow": workflow,
+            "not_explorable": ",".join(reason.tools),
+            "record_command": reason.command,
+            "problems": json.dumps([str(reason)]),
+        }
+    )
 
 
 def outcome_properties(

@@ -36,3 +36,4 @@ class RunOptions:
     scratch_dir: Path | None = None  # where offline file-writing tools write (None: the store's workspace)
     allow_python_exec: bool = False  # --allow-python-exec: the `python_exec` tool may run
     network: bool = False  # --network: tools may use the network even with an offline provider
+    network_tools: Any = None  # how tools reach the network (chaos: a cassette); None: directly (runner/tools.py)

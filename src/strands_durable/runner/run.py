@@ -188,6 +188,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
                 extra=options.extra_tools,
                 allow_python_exec=options.allow_python_exec,
                 network=options.network,
+                network_tools=options.network_tools,
                 workdir=scratch,
                 fileops=workspace.fileops,
             ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 from dataclasses import dataclass, field
@@ -17,6 +18,18 @@ from strands_durable.runner.skills import SKILL_TOOL, SKILL_TOOL_NAMES, skills_p
 
 OFFLINE_PROVIDERS = frozenset({"synthetic", "scripted"})
 NOTES_MANAGER = "notes_manager"
+
+
+class DirectNetwork:
+    """How tools reach the network in a real run: directly. A chaos cassette (faults/cassette.py) replaces it
+    with one that records or replays; both offer `wrap(tool)` and `server_tools(server_id, connect)`."""
+
+    def wrap(self, tool: Any) -> Any:
+        return tool
+
+    def server_tools(self, server_id: str, connect: Any) -> list[Any]:
+        """The tools of an MCP server reached over HTTP (`connect()` connects and lists them)."""
+        return list(connect())
 
 
 @dataclass
@@ -58,11 +71,13 @@ class ToolResolver:
         extra: dict[str, Any] | None = None,
         allow_python_exec: bool = False,
         network: bool = False,
+        network_tools: Any = None,
         workdir: Path | None = None,
         fileops: Any = None,
     ):
         self.spec = spec
         self.offline = provider in OFFLINE_PROVIDERS and not network
+        self.network_tools = network_tools or DirectNetwork()  # chaos: the cassette (faults/cassette.py)
         self.allow_python_exec = allow_python_exec
         self.native = native
         self.extra = extra or {}
@@ -98,7 +113,10 @@ class ToolResolver:
         for name in self.names_for(agent_id, names):
             if name in self.mcp_ids:
                 self.locate(name, agent_id)
-                tools.extend(self._mcp_servers().tools(name))  # idempotency per tool, from its annotations
+                if name in self.mcp_urls:  # idempotency per tool, from its annotations
+                    tools.extend(self.network_tools.server_tools(name, functools.partial(self._server_tools, name)))
+                else:
+                    tools.extend(self._server_tools(name))
                 continue
             tool, idempotent = self._resolve(name, agent_id)
             tools.append(tool)
@@ -112,6 +130,9 @@ class ToolResolver:
                 f"{what} needs the network; offline runs refuse network tools: pass --network to allow it "
                 "(or use a real --provider)"
             )
+
+    def _server_tools(self, server_id: str) -> list[Any]:
+        return self._mcp_servers().tools(server_id)
 
     def _mcp_servers(self) -> Any:
         if self._mcp is None:
@@ -139,11 +160,26 @@ class ToolResolver:
                 from strands_durable.runner.http_tools import http_executor_tool
 
                 config = next(h for h in self.spec.tools.http_executors if h.id == ref)
-                self._http_tools[ref] = http_executor_tool(self.spec, config)
+                self._http_tools[ref] = self.network_tools.wrap(http_executor_tool(self.spec, config))
             return self._http_tools[ref], True
         module = NETWORK_TOOLS[ref] if kind == "network" else ref
         tool = _import_callable(module, f"agents.{agent_id}.tools")
-        return tool, idempotent and is_idempotent(tool)
+        idempotent = idempotent and is_idempotent(tool)
+        return (self.network_tools.wrap(tool) if kind == "network" else tool), idempotent
+
+    def network_tool_names(self) -> list[str]:
+        """The tools the spec's agents are given that reach the network (HTTP executors, MCP servers over HTTP,
+        network native tools), in order; a tool that cannot run here for another reason is not listed."""
+        found: dict[str, None] = {}
+        for agent_id in self.spec.agents:
+            for name in self.names_for(agent_id):
+                try:
+                    kind, ref, _ = self.locate(name, agent_id)
+                except Unsupported:
+                    continue
+                if kind in ("http", "network") or (kind == "mcp" and name in self.mcp_urls):
+                    found[ref] = None
+        return list(found)
 
     def locate(self, name: str, agent_id: str) -> tuple[str, str, bool]:
         """(kind, reference, idempotent) of a tool name without importing it: kind is "extra", "native", "http",
