@@ -25,7 +25,6 @@ from strands_durable.runner.native_tools import evaluate_arithmetic
 from strands_durable.runner.options import RunOptions
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store import LocalStore
-from strands_durable.store.journal import JOURNAL_NAME
 
 
 class ExecutionLog:
@@ -152,7 +151,7 @@ def crash_and_resume(root: Path, target: str, spec: Path, **options: Any) -> tup
     crashed = LocalStore(root / "sessions").load(session_id)
     problems += [f"invalid stored history after the crash: {v}" for v in stored_violations(crashed)]
     committed = committed_request_digests(crashed)
-    committed_tools = tool_ids_on_disk(store.directory_of(session_id) / JOURNAL_NAME)
+    committed_tools = tool_ids_on_disk(store.journal_path(session_id))
     executed_before = log.counts()
     if crashed.status != "completed":
         fresh = LocalStore(root / "sessions", strict=True)

@@ -231,3 +231,27 @@ def test_after_a_known_prefix_a_torn_tail_is_cut_and_a_broken_history_refused(tm
         )
     with pytest.raises(CorruptSession, match="stored history breaks V2"):
         LocalStore(tmp_path, known_journal=known).open(session_id)
+
+
+def test_a_session_seeded_from_a_journal_prefix_opens_as_the_prefix_folds(tmp_path: Path) -> None:
+    """The fault kit's seeding capability: header + a tail of whole records taken from another journal of the same
+    session is a session a new process opens at exactly the state those records fold to."""
+    source = LocalStore(tmp_path / "a")
+    session_id = new_session(source)
+    data = source.journal_bytes(session_id)
+    assert data == source.journal_path(session_id).read_bytes()
+    lines = data.splitlines(keepends=True)
+    header, *_ = LocalStore.read_journal_bytes(lines[0]).records
+    seeded = LocalStore(tmp_path / "b")
+    journal = seeded.seed(
+        session_id, header=header, tail=b"".join(lines[1:3]), spec_snapshot=source.spec_snapshot_bytes(session_id)
+    )
+    assert journal == b"".join(lines[:3])
+    assert seeded.spec_snapshot_bytes(session_id) == b"name: w\n"
+    with seeded.open(session_id) as session:
+        assert session.state.seq == 2
+        assert [m["content"][0]["text"] for m in session.state.conversations["writer"].messages] == ["m0", "m1"]
+    contents = LocalStore.read_journal_bytes(data + b'0badc0de {"seq": 99')
+    assert contents.torn_tail and contents.valid_length == len(data)
+    assert [p.parts[-3] for p in source.message_files(session_id, 1)] == ["writer"]
+    assert [p.name for p in source.conversation_dirs(session_id)] == ["writer"]

@@ -319,7 +319,7 @@ def stored_at_crash(manager: str, world: World) -> tuple[list[dict[str, Any]], s
 
     if manager == "durable":
         from strands_durable.errors import SessionNotFound
-        from strands_durable.store.local import LocalStore
+        from strands_durable.store import LocalStore
 
         try:
             state = LocalStore(world.sessions).load(SESSION_ID)
@@ -565,7 +565,7 @@ def explore_power(base: Path) -> PowerReport:
     from strands_durable.faults.recording import RecordingFileOps
     from strands_durable.history import validate
     from strands_durable.sdk import DurableSessionManager
-    from strands_durable.store.local import LocalStore
+    from strands_durable.store import LocalStore
 
     world = World(base)
     reset_dir(base)

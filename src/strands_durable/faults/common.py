@@ -22,9 +22,8 @@ from strands_durable.crashpoints import CrashPoint, CrashPoints, ToolCall
 from strands_durable.errors import DurableError
 from strands_durable.faults.oracle import comparable, first_difference, stored_violations
 from strands_durable.runner.options import RunOptions
-from strands_durable.store import LocalStore, layout
+from strands_durable.store import LocalStore
 from strands_durable.store.fileops import FileOps
-from strands_durable.store.journal import JOURNAL_NAME
 from strands_durable.store.state import SessionState
 
 PINNED_CREATED_AT = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
@@ -186,12 +185,12 @@ def run_golden(target: FaultTarget, workdir: Path) -> Golden:
     points: list[CrashPoint] = []
     lengths: list[int] = []
     store = LocalStore(workdir / "sessions")
-    directory = layout.session_dir(workdir / "sessions", target.session_id)
+    journal_path = store.journal_path(target.session_id)
 
     def record(point: CrashPoint) -> None:
         points.append(point)
         try:
-            lengths.append((directory / JOURNAL_NAME).stat().st_size)
+            lengths.append(journal_path.stat().st_size)
         except FileNotFoundError:
             lengths.append(0)
 
@@ -207,8 +206,8 @@ def run_golden(target: FaultTarget, workdir: Path) -> Golden:
         comparable(state),
         [p.id for p in points],
         points,
-        journal=(directory / JOURNAL_NAME).read_bytes(),
-        spec_snapshot=(directory / layout.SPEC_SNAPSHOT).read_bytes(),
+        journal=store.journal_bytes(target.session_id),
+        spec_snapshot=store.spec_snapshot_bytes(target.session_id),
         journal_lengths=lengths,
     )
 

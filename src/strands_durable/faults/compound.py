@@ -39,9 +39,8 @@ from strands_durable.faults.runs import (
     resuming_run,
     wait_for_threads,
 )
-from strands_durable.store import LocalStore, layout
+from strands_durable.store import LocalStore
 from strands_durable.store.fileops import AppendHandle, FileOps
-from strands_durable.store.journal import JOURNAL_NAME
 
 FAULT = "compound"
 MAX_OPS = 2000
@@ -86,7 +85,7 @@ def crash_during_resume(golden: Golden, first: str, nth: int, workspace: Path, r
     if ended not in (ChildExit(None, signal.SIGKILL), ChildExit(0, None)):
         run.add(point, variant, "resume-failed", f"the first resume ended with {ended.describe()}")
         return
-    run.states.add(journal_digest(layout.session_dir(sessions, target.session_id) / JOURNAL_NAME))
+    run.states.add(journal_digest(LocalStore(sessions).journal_path(target.session_id)))
     try:
         if LocalStore(sessions).load(target.session_id).status != "completed":
             resuming_run(target, sessions, out_dir, ledger)
@@ -172,7 +171,7 @@ def needs_repair(golden: Golden, sessions: Path, out_dir: Path) -> bool:
     truncated message file in another conversation, when there is one. False: nothing to break (no model
     answer was committed before the pause)."""
 
-    directory = paused_after_first_unit(golden, sessions, out_dir)
+    paused_after_first_unit(golden, sessions, out_dir)
     session = LocalStore(sessions, strict=False).open(golden.target.session_id, check=False)  # broken on purpose
     try:
         candidates = [
@@ -197,7 +196,7 @@ def needs_repair(golden: Golden, sessions: Path, out_dir: Path) -> bool:
         session.commit([event], path="chaos/break-history")
     finally:
         session.close()
-    others = sorted(p for p in (directory / layout.AGENTS_DIR).glob("*/messages/message_0.json") if p.parts[-3] != key)
+    others = [p for p in LocalStore(sessions).message_files(golden.target.session_id, 0) if p.parts[-3] != key]
     if others:
         FileOps().write_file(others[0], others[0].read_bytes()[:11], sync=False)
     return True
@@ -233,7 +232,7 @@ def crash_during_repair(golden: Golden, workspace: Path, run: FaultRun, *, strid
         if ended != ChildExit(None, signal.SIGKILL):
             run.add(point, variant, "repair", f"the repairing child ended with {ended.describe()}")
             continue
-        run.states.add(journal_digest(layout.session_dir(sessions, target.session_id) / JOURNAL_NAME))
+        run.states.add(journal_digest(LocalStore(sessions).journal_path(target.session_id)))
         try:
             repair_session(LocalStore(sessions), target.session_id)
             resume(target.session_id, run_options(target, out_dir, CrashPoints()), store=LocalStore(sessions))

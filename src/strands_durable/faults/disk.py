@@ -23,9 +23,8 @@ from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError, ExitCode, SessionNotFound, exit_code_for
 from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Golden, reset_dir, run_golden, run_options
 from strands_durable.faults.runs import paused_after_first_unit
-from strands_durable.store import LocalStore, layout
+from strands_durable.store import LocalStore
 from strands_durable.store.fileops import AppendHandle, FileOps
-from strands_durable.store.journal import JOURNAL_NAME
 
 FAULT = "disk"
 ERRNOS = {"ENOSPC": errno.ENOSPC, "EIO": errno.EIO, "EROFS": errno.EROFS}
@@ -275,7 +274,7 @@ def damage_one(golden: Golden, kind: str, workspace: Path, run: FaultRun) -> Non
     ops = FileOps()
     point, variant = "paused", kind
     run.explored += 1
-    damaged = _damage(ops, directory, kind)
+    damaged = _damage(ops, LocalStore(sessions), golden.target.session_id, kind)
     needs_repair = kind in ("truncated-message", "corrupt-message", "missing-message")
     fatal = kind == "corrupt-journal"
     options = run_options(golden.target, out_dir, CrashPoints())
@@ -312,13 +311,13 @@ def damage_one(golden: Golden, kind: str, workspace: Path, run: FaultRun) -> Non
     run.judge(golden, sessions, point, variant)
 
 
-def _damage(ops: FileOps, directory: Path, kind: str) -> Path:
+def _damage(ops: FileOps, store: LocalStore, session_id: str, kind: str) -> Path:
     """Break the session's files as `kind` says; returns the file that was damaged."""
-    journal = directory / JOURNAL_NAME
+    directory, journal = store.directory_of(session_id), store.journal_path(session_id)
     if kind == "temp-files":
         target = directory / ".session.json.dead0001.tmp"
         ops.write_file(target, b'{"half": ', sync=False)
-        agents = sorted((directory / layout.AGENTS_DIR).iterdir())
+        agents = store.conversation_dirs(session_id)
         ops.write_file(agents[0] / ".agent.json.dead0002.tmp", b"", sync=False)
         return target
     if kind == "torn-journal-tail":
@@ -332,7 +331,7 @@ def _damage(ops: FileOps, directory: Path, kind: str) -> Path:
         data[second + 12] ^= 0x01  # one flipped bit in the second record, with good records after it
         ops.write_file(journal, bytes(data), sync=False)
         return journal
-    messages = sorted((directory / layout.AGENTS_DIR).glob("*/messages/message_1.json"))
+    messages = store.message_files(session_id, 1)
     target = messages[0]
     if kind == "truncated-message":
         ops.write_file(target, target.read_bytes()[:17], sync=False)

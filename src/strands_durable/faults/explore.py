@@ -49,10 +49,8 @@ from strands_durable.faults.report import readable_difference
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
 from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, validate
 from strands_durable.runner.options import RunOptions
-from strands_durable.store import layout
+from strands_durable.store import KnownJournal, LocalStore
 from strands_durable.store.fileops import FileOps
-from strands_durable.store.journal import JOURNAL_NAME, encode_record, read_journal
-from strands_durable.store.local import KnownJournal, LocalStore
 from strands_durable.store.state import SessionState, copy_state, fold
 from strands_durable.store.wrapping import WrappingStore
 
@@ -162,7 +160,7 @@ class GoldenRun:
             base = max((known for known in self._states if known <= length), default=0)
             if base:
                 state = copy_state(self._states[base])
-                tail = read_journal(Path(JOURNAL_NAME), self.journal[base:length], first_seq=state.seq + 1)
+                tail = LocalStore.read_journal_bytes(self.journal[base:length], first_seq=state.seq + 1)
                 fold(tail.records, state)
             else:
                 state = _fold_bytes(self.journal[:length])
@@ -325,22 +323,20 @@ class _Workspace:
 def seed_session(golden: GoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes) -> tuple[bytes, dict[str, Any]]:
     """A session directory holding the golden header (with this run's output directory) and `journal_tail`;
     returns the journal's bytes and the session's metadata."""
-    directory = layout.session_dir(sessions, golden.target.session_id)
-    _OPS.makedirs(directory, durable=False)
     _OPS.makedirs(out_dir, durable=False)
     header_end = golden.journal.index(b"\n") + 1
-    header = read_journal(directory / JOURNAL_NAME, golden.journal[:header_end]).records[0]
+    header = LocalStore.read_journal_bytes(golden.journal[:header_end]).records[0]
     meta = dict(header["events"][0]["meta"])
     meta["runtime"] = {**meta["runtime"], "out_dir": str(out_dir.resolve())}
     header["events"] = [{**header["events"][0], "meta": meta}, *header["events"][1:]]
-    _OPS.write_atomic(directory / layout.SPEC_SNAPSHOT, golden.spec_snapshot, durable=False)
-    journal = encode_record(header) + journal_tail
-    _OPS.write_atomic(directory / JOURNAL_NAME, journal, durable=False)
+    journal = LocalStore(sessions).seed(
+        golden.target.session_id, header=header, tail=journal_tail, spec_snapshot=golden.spec_snapshot
+    )
     return journal, meta
 
 
 def _fold_bytes(journal: bytes) -> SessionState:
-    return fold(read_journal(Path(JOURNAL_NAME), journal).records)
+    return fold(LocalStore.read_journal_bytes(journal).records)
 
 
 # -- the golden run ---------------------------------------------------------------------------------------------
@@ -354,7 +350,7 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
         _OPS.remove_tree(workdir)
     sessions, out_dir = workdir / "golden" / "sessions", workdir / "golden" / "out"
     store = observed_store(sessions)
-    journal_path = layout.session_dir(sessions, target.session_id) / JOURNAL_NAME
+    journal_path = LocalStore(sessions).journal_path(target.session_id)
     phase = _Phase()
     bus = CrashPoints()
     points: list[GoldenPoint] = []
@@ -371,7 +367,6 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
     _observe(bus, phase)
     options = _options(target, bus, phase.requests, out_dir)
     outcome = run_workflow(target.spec_path, options, store=store, session_id=target.session_id)
-    directory = LocalStore(sessions).directory_of(target.session_id)
     final = LocalStore(sessions).load(target.session_id)
     problems = [Finding(INVALID_HISTORY, f"golden run: {v}") for v in next_request_violations(final)]
     if outcome.status != "completed":
@@ -381,8 +376,8 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
         target=target,
         workdir=workdir,
         points=points,
-        journal=(directory / JOURNAL_NAME).read_bytes(),
-        spec_snapshot=(directory / layout.SPEC_SNAPSHOT).read_bytes(),
+        journal=LocalStore(sessions).journal_bytes(target.session_id),
+        spec_snapshot=LocalStore(sessions).spec_snapshot_bytes(target.session_id),
         meta=final.meta,
         comparable=comparable(final),
         tool_executions=len(phase.tools_run),
@@ -445,7 +440,7 @@ class _Exploration:
         self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
         self.seed_state = self.golden.state_at(length)
         self.seed_state.meta = meta
-        journal = layout.session_dir(self.sessions, self.session_id) / JOURNAL_NAME
+        journal = LocalStore(self.sessions).journal_path(self.session_id)
         # the runs' stores decode only what they append to the seed (their open would refuse an invalid one)
         self.known = (
             None if self.stored_violations(self.seed_state) else KnownJournal(journal, self.seed, self.seed_state)

@@ -55,8 +55,7 @@ from strands_durable.faults.runs import (
     wait_for_threads,
 )
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
-from strands_durable.store import LocalStore, layout
-from strands_durable.store.journal import JOURNAL_NAME, read_journal
+from strands_durable.store import LocalStore
 from strands_durable.store.state import SessionState, fold
 from strands_durable.store.wrapping import WrappingStore
 
@@ -87,7 +86,7 @@ class GoldenJournal:
         """None when the golden run kept no journal (a `Golden` built by hand): crashes then start from scratch."""
         if not golden.journal or len(golden.journal_lengths) != len(golden.points):
             return None
-        records = read_journal(Path(JOURNAL_NAME), golden.journal).records
+        records = LocalStore.read_journal_bytes(golden.journal).records
         ends, offset = [], 0
         for line in golden.journal.splitlines(keepends=True):
             offset += len(line)
@@ -108,7 +107,7 @@ class GoldenJournal:
         return journal
 
     def snapshot_at(self, point: GoldenPoint) -> dict[str, Any]:
-        return snapshot_view(fold(read_journal(Path(JOURNAL_NAME), self.journal[: point.journal_length]).records))
+        return snapshot_view(fold(LocalStore.read_journal_bytes(self.journal[: point.journal_length]).records))
 
 
 # -- the children -----------------------------------------------------------------------------------------------
@@ -301,7 +300,7 @@ def kill_at_random(
     if ended not in _expected_exits(signum) | {ChildExit(0, None)}:
         run.add(point, signal_name, "unclean-stop", f"the child ended with {ended.describe()}")
         return
-    if not (layout.session_dir(sessions, golden.target.session_id) / JOURNAL_NAME).exists():
+    if not LocalStore(sessions).journal_path(golden.target.session_id).exists():
         run.outcomes["killed-before-the-session-existed"] += 1
         return
     _after_death(golden, point, signal_name, workspace, ledger, run, graceful=signum != signal.SIGKILL)
@@ -329,7 +328,7 @@ def _after_death(
 ) -> None:
     sessions, out_dir = workspace / "sessions", workspace / "out"
     session_id = golden.target.session_id
-    journal_path = layout.session_dir(sessions, session_id) / JOURNAL_NAME
+    journal_path = LocalStore(sessions).journal_path(session_id)
     try:
         crashed = LocalStore(sessions).load(session_id)
     except DurableError as exc:
@@ -376,7 +375,7 @@ def _judge_converged(journal: GoldenJournal, journal_path: Path, converged: Conv
     valid, and the journal up to the converged checkpoint folds to the golden run's snapshot there (concurrent
     units may have committed more before the run stopped)."""
     try:
-        records = read_journal(journal_path, journal_path.read_bytes()).records
+        records = LocalStore.read_journal_bytes(journal_path.read_bytes()).records
     except DurableError as exc:
         return [("resume-failed", f"the session cannot be read after the resume: {exc}")]
     problems = [("invalid-history", f"after the resume: {v}") for v in stored_violations(fold(records), mode="stored")]

@@ -26,9 +26,8 @@ from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints, ToolCal
 from strands_durable.errors import DurableError, SessionCompleted, SessionNotFound, exit_code_for
 from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Golden, judge_state, reset_dir, run_options
 from strands_durable.faults.recording import BARRIERS, Op, RecordingFileOps
-from strands_durable.store import LocalStore, layout
+from strands_durable.store import LocalStore
 from strands_durable.store.fileops import FileOps
-from strands_durable.store.journal import JOURNAL_NAME, read_journal
 from strands_durable.store.wrapping import WrappingStore
 
 FAULT = "power"
@@ -300,7 +299,7 @@ def record_golden(target: FaultTarget, base: Path, recorder: RecordingFileOps | 
 
     state = LocalStore(base / "sessions").load(target.session_id)
     golden = Golden(target, comparable(state), [p.id for p in points], points)
-    journal = (layout.session_dir(base / "sessions", target.session_id) / JOURNAL_NAME).read_bytes()
+    journal = LocalStore(base / "sessions").journal_bytes(target.session_id)
     return PowerRecording(golden, list(ops.log), journal, base)
 
 
@@ -441,9 +440,8 @@ def _check_promises(recording: PowerRecording, state: CrashState, sessions: Path
                 f"the journal recovered to commit {seq}, but commit {state.promised_seq} had returned durable",
             )
         ]
-    path = layout.session_dir(sessions, recording.golden.target.session_id) / JOURNAL_NAME
-    data = path.read_bytes()
-    valid = read_journal(path, data).valid_length
+    data = LocalStore(sessions).journal_path(recording.golden.target.session_id).read_bytes()
+    valid = LocalStore.read_journal_bytes(data).valid_length
     if not recording.journal.startswith(data[:valid]):
         return [("data-lost", "the recovered journal is not a prefix of what the run wrote")]
     return []

@@ -26,7 +26,6 @@ from strands_durable.faults.snapshot import SnapshotDigest
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.runner.signals import StopSignals  # imported here, in the warm parent, not in every child
 from strands_durable.store import LocalStore
-from strands_durable.store.journal import read_journal
 from strands_durable.store.wrapping import WrappingStore
 
 NOT_FIRED = 99  # the child finished without reaching its crash point
@@ -145,7 +144,7 @@ def wait_for_threads(timeout: float = 5.0) -> None:
 
 def journal_digest(path: Path) -> str:
     """The digest of a journal's committed events (timestamps left out): one per distinct crash state."""
-    contents = read_journal(path, path.read_bytes())
+    contents = LocalStore.read_journal_bytes(path.read_bytes())
     events = [record.get("events") for record in contents.records]
     return hashlib.sha256(json.dumps(events, sort_keys=True, default=str).encode()).hexdigest()
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, DurableError, SessionNotFound
+from strands_durable.store import journal as journal_codec
 from strands_durable.store import layout
 from strands_durable.store.base import Finding, Inspection, LeaseHolder, SessionStore, SessionSummary, Workspace
 from strands_durable.store.fileops import FileOps, is_temp_file
@@ -25,6 +26,7 @@ from strands_durable.store.io_errors import io_error
 from strands_durable.store.journal import (
     HEADER_KIND,
     JOURNAL_NAME,
+    JournalContents,
     encode_record,
     journal_ends,
     read_journal,
@@ -334,6 +336,49 @@ class LocalStore(SessionStore):
     def directory_of(self, session_id: str) -> Path:
         """The session's directory (the local store's own; nothing above `store/` uses it)."""
         return self._directory(session_id)
+
+    # -- the files themselves, for harnesses that crash, damage and re-read them (faults/) --------------------
+    def journal_path(self, session_id: str) -> Path:
+        """The file that is the session's commit record, whether or not it exists yet (a harness measures,
+        digests or damages it; read its bytes with `read_journal_bytes`)."""
+        return layout.session_dir(self.root, session_id) / JOURNAL_NAME
+
+    def journal_bytes(self, session_id: str) -> bytes:
+        """The session's commit-record bytes as they are on disk (a torn tail included)."""
+        return self.fileops.read_bytes(self._directory(session_id) / JOURNAL_NAME)
+
+    def spec_snapshot_bytes(self, session_id: str) -> bytes:
+        """The spec snapshot the session was created with, read without taking its lease."""
+        return self.fileops.read_bytes(self._directory(session_id) / layout.SPEC_SNAPSHOT)
+
+    def message_files(self, session_id: str, index: int) -> list[Path]:
+        """The readable file of message `index` of every conversation that has one, in path order."""
+        agents = self._directory(session_id) / layout.AGENTS_DIR
+        return sorted(agents.glob(f"*/messages/{layout.message_file_name(index)}"))
+
+    def conversation_dirs(self, session_id: str) -> list[Path]:
+        """The directories of the conversations' readable files, in path order."""
+        return sorted((self._directory(session_id) / layout.AGENTS_DIR).iterdir())
+
+    def seed(self, session_id: str, *, header: dict[str, Any], tail: bytes, spec_snapshot: bytes) -> bytes:
+        """Write a session as a process that died after committing `tail` would have left it: its spec snapshot
+        and a journal of `header` (a header record, as `read_journal_bytes` returns it) followed by `tail` (whole
+        records taken from another journal of the same session). Nothing is fsynced (a harness's scratch
+        copy). Returns the journal's bytes."""
+        directory = layout.session_dir(self.root, session_id)
+        self.fileops.makedirs(directory, durable=False)
+        self.fileops.write_atomic(directory / layout.SPEC_SNAPSHOT, spec_snapshot, durable=False)
+        journal = journal_codec.encode_record(header) + tail
+        self.fileops.write_atomic(directory / JOURNAL_NAME, journal, durable=False)
+        return journal
+
+    @staticmethod
+    def read_journal_bytes(data: bytes, *, first_seq: int = 0) -> JournalContents:
+        """Journal bytes as `open` reads them: the whole valid records, how many bytes they fill and whether a
+        torn tail follows (a bad record followed by good ones raises `CorruptSession`). `first_seq` > 0 reads a
+        part of a journal starting at that record. (The journal module's reader itself, not this module's name for
+        it: a harness reads with the true codec even when a test plants a bug in the store's own reading.)"""
+        return journal_codec.read_journal(Path(JOURNAL_NAME), data, first_seq=first_seq)
 
     def delete(self, session_id: str) -> None:
         directory = self._directory(session_id)
