@@ -33,7 +33,7 @@ def test_run_interrupt_resume_list_show_delete_cleanup_on_s3(s3_env, space, tmp_
         if run.proc.poll() is None:
             run.proc.kill()
     session_id = re.fullmatch(r"Session ID: (\S+)", run.out[0])[1]
-    assert run.out[-1] == f"Resume with: strands run --resume {session_id} --sessions-dir {url}"
+    assert run.err[-1] == f"Resume with: strands run --resume {session_id} --sessions-dir {url}"
     listed = json.loads(strands("sessions", "list", "--json", "--sessions-dir", url).stdout)
     assert [(s["session_id"], s["display_status"]) for s in listed] == [(session_id, "paused (interrupted)")]
 
