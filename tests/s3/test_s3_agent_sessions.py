@@ -7,44 +7,33 @@ import threading
 from typing import Any
 
 import pytest
-from strands import Agent, tool
+from strands import tool
 
 from strands_durable.errors import SessionInUse
 from strands_durable.history import normalize, validate
-from strands_durable.sdk import DurableSessionManager
 from strands_durable.store import open_store
 from tests.sdk.support import PROMPTS, World
 
 SESSION = "expenses-1"
 
 
-def agent_on(world: World, manager: DurableSessionManager, *, script: list[Any] | None = None, tools=None) -> Any:
-    return Agent(
-        model=world.model(script),
-        tools=tools if tools is not None else world.tools(),
-        system_prompt="You record expenses.",
-        callback_handler=None,
-        session_manager=manager,
-    )
-
-
 @pytest.mark.parametrize("addressing", ["store=open_store", "STRANDS_SESSIONS_DIR"])
 def test_a_fresh_agent_on_a_fresh_manager_restores_the_s3_session_exactly(
     s3_env, space, tmp_path, monkeypatch, addressing
 ):
-    def manager() -> DurableSessionManager:
-        if addressing == "STRANDS_SESSIONS_DIR":
-            return DurableSessionManager(SESSION)
-        return DurableSessionManager(SESSION, store=open_store(space.url))
+    by_env = addressing == "STRANDS_SESSIONS_DIR"
+    monkeypatch.setenv("STRANDS_SESSIONS_DIR", space.url if by_env else "")
+    world = World(None if by_env else tmp_path / "unused")  # no directory: the manager takes the environment's
 
-    monkeypatch.setenv("STRANDS_SESSIONS_DIR", space.url if addressing == "STRANDS_SESSIONS_DIR" else "")
-    world = World(tmp_path / "unused")
-    agent = agent_on(world, manager())
+    def fresh_agent() -> Any:
+        return world.agent() if by_env else world.agent(store=open_store(space.url))
+
+    agent = fresh_agent()
     agent.state.set("currency", "EUR")
     results = [agent(prompt) for prompt in PROMPTS]
     effects, requests = len(world.effects), len(world.requests)
 
-    again = agent_on(world, manager())
+    again = fresh_agent()
     assert normalize(again.messages) == normalize(agent.messages)
     assert len(again.messages) == 8
     assert again.state.get("currency") == "EUR"
@@ -67,17 +56,14 @@ def test_a_second_holder_of_an_s3_session_is_refused_naming_the_first(s3_env, sp
         release.wait(20)
         return "ok"
 
-    first = agent_on(
-        world,
-        DurableSessionManager(SESSION, store=open_store(space.url)),
-        script=[[{"name": "slow", "input": {"item": "x"}}], "Done."],
-        tools=[slow],
+    first = world.agent(
+        script=[[{"name": "slow", "input": {"item": "x"}}], "Done."], tools=[slow], store=open_store(space.url)
     )
     worker = threading.Thread(target=first, args=("go",))
     worker.start()
     try:
         assert started.wait(20)
-        second = agent_on(world, DurableSessionManager(SESSION, store=open_store(space.url)))
+        second = world.agent(store=open_store(space.url))
         with pytest.raises(SessionInUse, match=r"in use by pid \d+ on host"):
             second("hello")
     finally:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import signal
 
 import pytest
 
 from strands_durable.store import LocalStore
-from tests.cli.support import Child, strands_command
+from tests.cli.support import strands_command
 from tests.conftest import EXAMPLES
+from tests.s3.support import interrupted_at_first_step
 
 pytestmark = pytest.mark.slow
 
@@ -71,16 +71,7 @@ def test_an_artifact_that_cannot_be_written_to_s3_exits_12_naming_bucket_and_key
 def test_a_run_interrupted_before_its_artifacts_writes_them_to_s3_on_resume(s3_env, space, admin_client, tmp_path):
     sessions = tmp_path / "sessions"
     out = f"{space.url}/resumed"
-    run = Child(
-        "run", SPEC, "--out", out, "--sessions-dir", sessions, cwd=tmp_path, env={"STRANDS_SYNTHETIC_LATENCY_MS": "300"}
-    )
-    try:
-        run.wait_for("Step 1/3")
-        run.proc.send_signal(signal.SIGINT)
-        assert run.finish() == 130, (run.out, run.err)
-    finally:
-        if run.proc.poll() is None:
-            run.proc.kill()
+    interrupted_at_first_step(SPEC, "--out", out, "--sessions-dir", sessions, cwd=tmp_path)
     (summary,) = LocalStore(sessions).list()
     resumed = strands_command("run", "--resume", summary.session_id, "--sessions-dir", sessions, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
