@@ -45,3 +45,20 @@ def meta(session_id: str | None = None) -> dict[str, Any]:
 
 def unit(index: int) -> dict[str, Any]:
     return {"type": "unit", "unit": f"step[{index}]", "record": {"response": f"answer {index}", "status": "done"}}
+
+
+def interrupted_at_first_step(*args: Any, cwd: Any) -> Any:
+    """`strands run *args` (slowed by synthetic latency) stopped with Ctrl+C at its first step; the finished Child."""
+    import signal
+
+    from tests.cli.support import Child
+
+    run = Child("run", *args, cwd=cwd, env={"STRANDS_SYNTHETIC_LATENCY_MS": "300"})
+    try:
+        run.wait_for("Step 1/3")
+        run.proc.send_signal(signal.SIGINT)
+        assert run.finish() == 130, (run.out, run.err)
+    finally:
+        if run.proc.poll() is None:
+            run.proc.kill()
+    return run

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import time
 
 import pytest
 
-from tests.cli.support import Child, strands_command
+from tests.cli.support import strands_command
 from tests.conftest import EXAMPLES
+from tests.s3.support import interrupted_at_first_step
 
 pytestmark = pytest.mark.slow
 
@@ -24,14 +24,7 @@ def test_run_interrupt_resume_list_show_delete_cleanup_on_s3(s3_env, space, tmp_
     def strands(*args, env=None):
         return strands_command(*args, cwd=tmp_path, env=env)
 
-    run = Child("run", SPEC, "--sessions-dir", url, cwd=tmp_path, env={"STRANDS_SYNTHETIC_LATENCY_MS": "300"})
-    try:
-        run.wait_for("Step 1/3")
-        run.proc.send_signal(signal.SIGINT)
-        assert run.finish() == 130, (run.out, run.err)
-    finally:
-        if run.proc.poll() is None:
-            run.proc.kill()
+    run = interrupted_at_first_step(SPEC, "--sessions-dir", url, cwd=tmp_path)
     session_id = re.fullmatch(r"Session ID: (\S+)", run.out[0])[1]
     assert run.err[-1] == f"Resume with: strands run --resume {session_id} --sessions-dir {url}"
     listed = json.loads(strands("sessions", "list", "--json", "--sessions-dir", url).stdout)

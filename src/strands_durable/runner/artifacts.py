@@ -1,4 +1,5 @@
-"""Artifacts: rendered from the final template context, confined to --out, written atomically and recorded."""
+"""Artifacts: rendered from the final template context, confined to --out (a local directory, or `s3://BUCKET/PREFIX`
+whose files are objects), written atomically and recorded."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from strands_durable.errors import SpecError, StorageIOError, UsageError
 from strands_durable.spec import render
+from strands_durable.store.factory import is_s3_location
 from strands_durable.store.fileops import FileOps, is_temp_file
 
 
@@ -25,6 +27,28 @@ def _relpath(spec: Any, rendered: str, where: str) -> PurePosixPath:
     return rel
 
 
+def resolve_out(out_dir: str | Path) -> Path:
+    """`--out` as a run records it: a local directory made absolute, an `s3://` location kept as given."""
+    return Path(out_dir) if is_s3_location(out_dir) else Path(out_dir).resolve()
+
+
+def _s3_output(out_dir: Path) -> Any:
+    """The S3Output for an `s3://` out_dir, else None (the S3 store is imported only then)."""
+    if not is_s3_location(out_dir):
+        return None
+    from strands_durable.store.s3 import S3Output
+
+    return S3Output(out_dir)
+
+
+def _existing(out_dir: Path, rel: PurePosixPath, s3: Any) -> str | None:
+    """The address of the file or object already at `rel`, or None."""
+    if s3 is not None:
+        return s3.where(rel) if s3.exists(rel) else None
+    target = out_dir / rel
+    return str(target) if target.exists() else None
+
+
 def check_existing(spec: Any, out_dir: Path, context: dict[str, Any], *, force: bool, ours: set[str]) -> None:
     """Refuse early (before any model call) to overwrite a file we did not write, unless --force."""
     if force:
@@ -39,9 +63,11 @@ def check_existing(spec: Any, out_dir: Path, context: dict[str, Any], *, force: 
     notes = spec.context_policy.notes if spec.context_policy else None
     if notes is not None:
         paths.append(_relpath(spec, notes.file, "context_policy.notes.file"))
+    s3 = _s3_output(out_dir) if paths else None
     for rel in paths:
-        if str(rel) not in ours and (out_dir / rel).exists():
-            raise UsageError(f"Artifact already exists: {out_dir / rel} (use --force to overwrite)")
+        found = None if str(rel) in ours else _existing(out_dir, rel, s3)
+        if found is not None:
+            raise UsageError(f"Artifact already exists: {found} (use --force to overwrite)")
 
 
 def artifact_context(ctx: Any, final: dict[str, Any]) -> dict[str, Any]:
@@ -68,18 +94,24 @@ def write_artifacts(ctx: Any, context: dict[str, Any], fileops: FileOps) -> list
     notes = notes_file(ctx)
     if notes is not None:
         files.append(("notes", _relpath(spec, notes[0], "context_policy.notes.file"), notes[1]))
-    return [_write(ctx, label, rel, content, fileops) for label, rel, content in files]
+    s3 = _s3_output(ctx.options.out_dir) if files else None
+    return [_write(ctx, label, rel, content, fileops, s3) for label, rel, content in files]
 
 
-def _write(ctx: Any, label: str, rel: PurePosixPath, content: bytes, fileops: FileOps) -> str:
-    target = ctx.options.out_dir.resolve() / rel
-    if target.exists() and str(rel) not in set(ctx.state.artifacts) and not ctx.options.force:
-        raise UsageError(f"Artifact already exists: {target} (use --force to overwrite)")
+def _write(ctx: Any, label: str, rel: PurePosixPath, content: bytes, fileops: FileOps, s3: Any) -> str:
+    out_dir = resolve_out(ctx.options.out_dir)
+    if str(rel) not in set(ctx.state.artifacts) and not ctx.options.force:
+        found = _existing(out_dir, rel, s3)
+        if found is not None:
+            raise UsageError(f"Artifact already exists: {found} (use --force to overwrite)")
     # claim the path first: a crash between the claim and the write leaves a file this session may replace
     ctx.session.commit(
         [{"type": "artifact", "path": str(rel), "sha256": hashlib.sha256(content).hexdigest(), "bytes": len(content)}],
         path=label,
     )
+    if s3 is not None:
+        return str(s3.write(rel, content))
+    target = out_dir / rel
     try:
         fileops.makedirs(target.parent)
         _remove_stale_temps(target, fileops)

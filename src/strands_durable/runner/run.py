@@ -44,7 +44,7 @@ def run_workflow(
     session_id: str | None = None,
 ) -> RunOutcome:
     """Run a spec from the start in a new session (`session_id`: the caller's id for it, a new UUID when None)."""
-    from strands_durable.runner.artifacts import check_existing
+    from strands_durable.runner.artifacts import check_existing, resolve_out
     from strands_durable.runner.patterns import executor_for
     from strands_durable.runner.preflight import check_before_session, warn_undeclared_vars
     from strands_durable.spec import load_spec, resolve_variables
@@ -58,7 +58,7 @@ def run_workflow(
     check_before_session(spec, variables, options)
     created = options.created_at or dt.datetime.now(dt.timezone.utc)
     provider = options.provider or spec.runtime.provider
-    out_dir = Path(options.out_dir).resolve()
+    out_dir = resolve_out(options.out_dir)
     check_existing(spec, out_dir, {**variables, "name": spec.name}, force=options.force, ours=set())
     meta = {
         "workflow_name": spec.name,

@@ -11,7 +11,7 @@ from strands_durable.errors import Unsupported
 from strands_durable.store.base import SessionStore
 from strands_durable.store.layout import SESSIONS_DIR_ENV
 
-__all__ = ["SESSIONS_DIR_ENV", "open_store"]
+__all__ = ["SESSIONS_DIR_ENV", "is_s3_location", "open_store"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -31,6 +31,12 @@ def open_store(sessions_dir: str | Path | None = None, **opts: Any) -> SessionSt
     if sessions_dir is None:
         return LocalStore(None, **opts)
     return LocalStore(Path(sessions_dir).expanduser(), **opts)
+
+
+def is_s3_location(location: str | Path) -> bool:
+    """Whether a sessions or `--out` value names an S3 location: `s3://BUCKET/PREFIX`, also as `Path` keeps it
+    (`s3:/BUCKET/PREFIX`, the double slash collapsed)."""
+    return str(location).startswith("s3:/")
 
 
 def _remote_store(scheme: str, url: str, opts: dict[str, Any]) -> SessionStore:

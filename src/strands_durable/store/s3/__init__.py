@@ -3,7 +3,8 @@
 boto3 is imported only when a client is built (`pip install 'strands-durable[s3]'`).
 """
 
+from strands_durable.store.s3.outputs import S3Output
 from strands_durable.store.s3.session import S3Session
 from strands_durable.store.s3.store import S3Store, parse_url
 
-__all__ = ["S3Session", "S3Store", "parse_url"]
+__all__ = ["S3Output", "S3Session", "S3Store", "parse_url"]

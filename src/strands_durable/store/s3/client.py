@@ -188,6 +188,14 @@ class Objects:
             if not page.get("IsTruncated") or not token:
                 return
 
+    def exists(self, key: str) -> bool:
+        """Whether `key` exists (one LIST request: a HEAD's 404 has no body to tell a missing bucket from a missing
+        key; the key itself sorts first among the keys it prefixes)."""
+        page = self._retrying(
+            f"LIST {key}", lambda: self.client.list_objects_v2(Bucket=self.bucket, Prefix=key, MaxKeys=1)
+        )
+        return any(item["Key"] == key for item in page.get("Contents", ()))
+
     def exists_under(self, prefix: str) -> bool:
         """Whether any key starts with `prefix` (one request)."""
         page = self._retrying(

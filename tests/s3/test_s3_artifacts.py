@@ -1,0 +1,80 @@
+"""`strands run --out s3://BUCKET/PREFIX`: artifacts written as objects after the run's units (and before
+`completed`), an existing key refused without --force, S3 errors one line naming bucket and key (exit 12)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from strands_durable.store import LocalStore
+from tests.cli.support import strands_command
+from tests.conftest import EXAMPLES
+from tests.s3.support import interrupted_at_first_step
+
+pytestmark = pytest.mark.slow
+
+SPEC = EXAMPLES / "chain-research.strands.yaml"
+ARTIFACT = "durable-agent-workflows-report.md"
+
+
+def test_artifacts_go_to_an_s3_out_and_an_existing_key_needs_force(s3_env, space, admin_client, tmp_path):
+    sessions = tmp_path / "sessions"
+    out = f"{space.url}/reports"
+    key = f"{space.prefix}/reports/{ARTIFACT}"
+
+    first = strands_command("run", SPEC, "--out", out, "--sessions-dir", sessions, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    body = admin_client.get_object(Bucket=space.bucket, Key=key)["Body"].read()
+    (summary,) = LocalStore(sessions).list()
+    state = LocalStore(sessions).load(summary.session_id)
+    assert state.status == "completed"
+    assert state.artifacts == {ARTIFACT: {"sha256": hashlib.sha256(body).hexdigest(), "bytes": len(body)}}
+    assert b"# " in body and not (tmp_path / "artifacts").exists() and not (tmp_path / "s3:").exists()
+
+    again = strands_command("run", SPEC, "--out", out, "--sessions-dir", sessions, cwd=tmp_path)
+    assert again.returncode == 2, (again.stdout, again.stderr)
+    refused = f"Error: Artifact already exists: s3://{space.bucket}/{key} (use --force to overwrite)"
+    assert again.stderr.strip() == refused
+    assert len(LocalStore(sessions).list()) == 1, "a refused run left a session"
+
+    forced = strands_command("run", SPEC, "--out", out, "--force", "--sessions-dir", sessions, cwd=tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    listed = json.loads(strands_command("sessions", "list", "--json", "--sessions-dir", sessions, cwd=tmp_path).stdout)
+    assert [s["status"] for s in listed] == ["completed", "completed"]
+
+
+def test_an_artifact_that_cannot_be_written_to_s3_exits_12_naming_bucket_and_key_and_is_not_completed(s3_env, tmp_path):
+    sessions = tmp_path / "sessions"
+    out = "s3://no-such-artifact-bucket/runs"
+    where = f"s3://no-such-artifact-bucket/runs/{ARTIFACT}"
+
+    checked = strands_command("run", SPEC, "--out", out, "--sessions-dir", sessions, cwd=tmp_path)
+    assert checked.returncode == 12, (checked.stdout, checked.stderr)
+    assert checked.stderr.startswith(f"Error: cannot check artifact {where}: S3 bucket not found: no-such-artifact")
+    assert len(checked.stderr.strip().splitlines()) == 1
+    assert not sessions.exists() or LocalStore(sessions).list() == []  # refused before any session
+
+    # --force skips the early check: the write after the run's units fails, and the session is not completed
+    written = strands_command("run", SPEC, "--out", out, "--force", "--sessions-dir", sessions, cwd=tmp_path)
+    assert written.returncode == 12, (written.stdout, written.stderr)
+    line = next(x for x in written.stderr.splitlines() if x.startswith("Error:"))
+    assert line.startswith(f"Error: cannot write artifact {where}: S3 bucket not found: no-such-artifact-bucket")
+    assert "Traceback" not in written.stderr
+    (summary,) = LocalStore(sessions).list()
+    state = LocalStore(sessions).load(summary.session_id)
+    assert state.status != "completed" and len(state.units) == 3, (state.status, list(state.units))
+    assert list(state.artifacts) == [ARTIFACT]  # claimed, never written
+
+
+def test_a_run_interrupted_before_its_artifacts_writes_them_to_s3_on_resume(s3_env, space, admin_client, tmp_path):
+    sessions = tmp_path / "sessions"
+    out = f"{space.url}/resumed"
+    interrupted_at_first_step(SPEC, "--out", out, "--sessions-dir", sessions, cwd=tmp_path)
+    (summary,) = LocalStore(sessions).list()
+    resumed = strands_command("run", "--resume", summary.session_id, "--sessions-dir", sessions, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    body = admin_client.get_object(Bucket=space.bucket, Key=f"{space.prefix}/resumed/{ARTIFACT}")["Body"].read()
+    state = LocalStore(sessions).load(summary.session_id)
+    assert state.status == "completed" and state.artifacts[ARTIFACT]["sha256"] == hashlib.sha256(body).hexdigest()
