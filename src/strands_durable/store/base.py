@@ -131,6 +131,21 @@ class Session(ABC):
     def close(self) -> None:
         """Flush the derived files, make everything durable and release the lease."""
 
+    def _emit_commit(
+        self,
+        crash: CrashPoints,
+        site: str,
+        path: str,
+        events: list[dict[str, Any]],
+        *,
+        durable: bool,
+        synced: bool,
+        seq: int = 0,
+    ) -> None:
+        """The `Commit` crash point every store emits around a commit: `store.before_commit`, then
+        `store.after_commit` with the commit's own `seq`."""
+        crash.emit(site, path, durable=durable, synced=synced, records=events, state=self.state, seq=seq)
+
     def refresh_views(self) -> list[str]:
         """Write again every derived (readable) file that disagrees with the commit record, as `sessions repair`
         does; returns what was rewritten (nothing for a store without derived files)."""

@@ -81,7 +81,7 @@ class LocalSession(Session):
         if synced:
             record["synced"] = True
         data = encode_record(record)
-        self._crash.emit("store.before_commit", path, durable=durable, synced=synced, records=events, state=self.state)
+        self._emit_commit(self._crash, "store.before_commit", path, events, durable=durable, synced=synced)
         try:
             self._appender.append(data)
             if durable:
@@ -98,14 +98,8 @@ class LocalSession(Session):
         kinds = {event.get("type") for event in events}
         if kinds & _FLUSH_KINDS or (kinds & _PROGRESS_KINDS and time.monotonic() - self._flushed_at >= VIEW_INTERVAL_S):
             self.flush_views()
-        self._crash.emit(
-            "store.after_commit",
-            path,
-            durable=durable,
-            synced=synced,
-            records=events,
-            state=self.state,
-            seq=int(record["seq"]),
+        self._emit_commit(
+            self._crash, "store.after_commit", path, events, durable=durable, synced=synced, seq=int(record["seq"])
         )
         return int(record["seq"])
 

@@ -30,7 +30,7 @@ class MemorySession(Session):
     def commit(
         self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
     ) -> int:
-        self._crash.emit("store.before_commit", path, durable=durable, synced=synced, records=events, state=self.state)
+        self._emit_commit(self._crash, "store.before_commit", path, events, durable=durable, synced=synced)
         with self.store._lock:
             events = compact_events(self.state, events)
             record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}
@@ -39,14 +39,8 @@ class MemorySession(Session):
             record = json.loads(json.dumps(record))  # what a reader of the record gets, never the caller's objects
             self.store.records[self.session_id].append(record)
             apply_record(self.state, record)
-        self._crash.emit(
-            "store.after_commit",
-            path,
-            durable=durable,
-            synced=synced,
-            records=events,
-            state=self.state,
-            seq=int(record["seq"]),
+        self._emit_commit(
+            self._crash, "store.after_commit", path, events, durable=durable, synced=synced, seq=int(record["seq"])
         )
         return int(record["seq"])
 

@@ -71,24 +71,14 @@ class S3Session(Session):
             if self._closed:
                 raise StorageIOError(f"session {self.session_id} is closed")
             self._lease.ensure()
-            self._crash.emit(
-                "store.before_commit", path, durable=durable, synced=synced, records=events, state=self.state
-            )
+            self._emit_commit(self._crash, "store.before_commit", path, events, durable=durable, synced=synced)
             extra = {"synced": True} if synced else {}
             kinds = {event.get("type") for event in events}
             if kinds & SAVE_KINDS:
                 self.scratch.save()  # the files a tool wrote are stored before the commit that follows it
             seq = self._append(events, extra)
             self._derive(write_view=bool(kinds & VIEW_KINDS) or synced)
-            self._crash.emit(
-                "store.after_commit",
-                path,
-                durable=durable,
-                synced=synced,
-                records=events,
-                state=self.state,
-                seq=seq,
-            )
+            self._emit_commit(self._crash, "store.after_commit", path, events, durable=durable, synced=synced, seq=seq)
             return seq
 
     def _derive(self, *, write_view: bool) -> None:
