@@ -95,11 +95,15 @@ class DurableInvoker:
         *,
         stop_requested: Callable[[], bool] = lambda: False,
         validate_requests: bool = True,
+        cancel_in_flight: bool = True,
     ) -> None:
         self.session = session
         self.crash_points = crash_points
         self.stop_requested = stop_requested
         self.validate_requests = validate_requests
+        # a stop request also cancels a model call in flight (the SDK then runs a watcher task per invocation);
+        # off, the run stops only at its next safe point, as chaos runs, which never stop from outside, do
+        self.cancel_in_flight = cancel_in_flight
 
     # -- the public entry -----------------------------------------------------------------------------
     def invoke(self, inv: Invocation) -> InvocationResult:
@@ -115,7 +119,8 @@ class DurableInvoker:
         try:
             call_state = dict(inv.invocation_state)
             # resume: a trailing user message is answered, a trailing toolUse is executed/replayed
-            result = _call_agent(agent, None if started else inv.prompt, call_state, _StopSignal(self.stop_requested))
+            signal = _StopSignal(self.stop_requested) if self.cancel_in_flight else None
+            result = _call_agent(agent, None if started else inv.prompt, call_state, signal)
         except BaseException as exc:  # unwrap the SDK's wrapper so our own errors and crashes surface as-is
             raise _unwrap(exc) from None
         if getattr(result, "stop_reason", None) == "cancelled":  # a model call cancelled in flight: nothing added
@@ -181,7 +186,9 @@ class _StopSignal(threading.Event):
         return super().is_set()
 
 
-def _call_agent(agent: Any, prompt: Any, invocation_state: dict[str, Any], cancel_signal: threading.Event) -> Any:
+def _call_agent(
+    agent: Any, prompt: Any, invocation_state: dict[str, Any], cancel_signal: threading.Event | None
+) -> Any:
     """Run one invocation on an event loop in this thread. The SDK's synchronous `agent()` starts a thread pool
     and a thread per call (~1 ms, most of a short unit's overhead); inside a running loop we must use it."""
     try:

@@ -258,6 +258,7 @@ def _options(target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_di
         crash_points=bus,
         created_at=PINNED_CREATED_AT,
         lockstep=True,
+        cancel_in_flight=False,  # nothing stops an explored run from outside: it stops at its crash point
     )
 
 

@@ -26,19 +26,24 @@ async def until_cancelled(events: AsyncIterable[T], cancel_signal: threading.Eve
             yield event
         return
     task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
     iterator = events.__aiter__()
     waiting = interrupted = False
 
-    async def watch() -> None:
-        nonlocal interrupted
-        while not cancel_signal.is_set():
-            await asyncio.sleep(POLL_S)
-        if waiting and task is not None and task not in _interrupting:
+    def check() -> None:
+        """A timer, not a task: polling costs no task per call (three wrappers nest per model call, and a loop
+        cancels every task left when an invocation ends)."""
+        nonlocal interrupted, timer
+        if task is None or task.done():
+            return  # the call ended without closing this stream (a crash): nothing left to interrupt
+        if not cancel_signal.is_set():
+            timer = loop.call_later(POLL_S, check)
+        elif waiting and task not in _interrupting:
             _interrupting.add(task)
             interrupted = True
             task.cancel()
 
-    watcher = asyncio.ensure_future(watch())
+    timer = loop.call_later(POLL_S, check)
     try:
         while not cancel_signal.is_set():
             waiting = True
@@ -57,7 +62,7 @@ async def until_cancelled(events: AsyncIterable[T], cancel_signal: threading.Eve
                 waiting = False
             yield event
     finally:
-        watcher.cancel()
+        timer.cancel()
         aclose = getattr(iterator, "aclose", None)
         if aclose is not None:
             with contextlib.suppress(Exception):

@@ -180,6 +180,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
                 crash,
                 stop_requested=lambda: cancelled.is_set() or options.stop_requested(),
                 validate_requests=options.validate_requests,
+                cancel_in_flight=options.cancel_in_flight,
             ),
             tools=ToolResolver(
                 spec,
