@@ -8,10 +8,19 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable
+from typing import Any
 
 from strands_durable.errors import SessionNotFound, UsageError
 
-__all__ = ["ID_RULE", "MIN_PREFIX", "check_new_session_id", "is_session_id", "new_session_id", "resolve_session_id"]
+__all__ = [
+    "ID_RULE",
+    "MIN_PREFIX",
+    "check_new_session_id",
+    "is_session_id",
+    "new_session_id",
+    "new_session_meta",
+    "resolve_session_id",
+]
 
 ID_RULE = "a letter or digit, then up to 127 letters, digits, '.', '_' or '-', without '..'"
 MIN_PREFIX = 8
@@ -76,3 +85,10 @@ def resolve_session_id(id_or_prefix: str, existing: Iterable[str]) -> str:
     if len(matches) > 1:
         raise UsageError(f"Ambiguous session id prefix {text}: matches {len(matches)} sessions")
     return matches[0]
+
+
+def new_session_meta(meta: dict[str, Any], session_id: str | None, existing: Iterable[str]) -> dict[str, Any]:
+    """A new session's metadata, its id settled: `session_id` (or `meta["session_id"]`) checked by
+    `check_new_session_id` against `existing`, a new UUID when neither is given. Every store's `create` uses it."""
+    requested = session_id if session_id is not None else meta.get("session_id")
+    return {**meta, "session_id": check_new_session_id(requested, existing)}

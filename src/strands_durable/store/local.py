@@ -21,7 +21,7 @@ from strands_durable.store import journal as journal_codec
 from strands_durable.store import layout
 from strands_durable.store.base import Finding, Inspection, LeaseHolder, SessionStore, SessionSummary, Workspace
 from strands_durable.store.fileops import FileOps, is_temp_file
-from strands_durable.store.ids import check_new_session_id, is_session_id, resolve_session_id
+from strands_durable.store.ids import is_session_id, new_session_meta, resolve_session_id
 from strands_durable.store.io_errors import io_error
 from strands_durable.store.journal import (
     HEADER_KIND,
@@ -91,9 +91,8 @@ class LocalStore(SessionStore):
         crash_points: CrashPoints | None = None,
         session_id: str | None = None,
     ) -> LocalSession:
-        requested = session_id if session_id is not None else meta.get("session_id")
-        session_id = check_new_session_id(requested, self.session_ids())
-        meta = {**meta, "session_id": session_id}
+        meta = new_session_meta(meta, session_id, self.session_ids())
+        session_id = meta["session_id"]
         directory = layout.session_dir(self.root, session_id)
         ops = self.fileops
         try:

@@ -12,7 +12,7 @@ from typing import Any
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import SessionInUse, SessionNotFound
 from strands_durable.store.base import LeaseHolder, Session, SessionStore, SessionSummary
-from strands_durable.store.ids import check_new_session_id
+from strands_durable.store.ids import new_session_meta
 from strands_durable.store.journal import HEADER_KIND, utc_now
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, apply_record, compact_events, fold
 
@@ -84,9 +84,8 @@ class MemoryStore(SessionStore):
         session_id: str | None = None,
     ) -> MemorySession:
         with self._lock:
-            requested = session_id if session_id is not None else meta.get("session_id")
-            session_id = check_new_session_id(requested, self.records)
-            meta = {**copy.deepcopy(meta), "session_id": session_id}
+            meta = new_session_meta(copy.deepcopy(meta), session_id, self.records)
+            session_id = meta["session_id"]
             self.records[session_id] = [
                 {
                     "seq": 0,

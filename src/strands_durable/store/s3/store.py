@@ -22,7 +22,7 @@ from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, SessionNotFound, UsageError
 from strands_durable.store.base import LeaseHolder, SessionStore, SessionSummary, Workspace
 from strands_durable.store.fileops import FileOps
-from strands_durable.store.ids import check_new_session_id, is_session_id
+from strands_durable.store.ids import is_session_id, new_session_meta
 from strands_durable.store.journal import HEADER_KIND, encode_record, read_journal, utc_now
 from strands_durable.store.s3.client import KeyTaken, Objects, make_client
 from strands_durable.store.s3.keys import Keys
@@ -226,9 +226,8 @@ class S3Store(SessionStore):
         crash_points: CrashPoints | None = None,
         session_id: str | None = None,
     ) -> S3Session:
-        requested = session_id if session_id is not None else meta.get("session_id")
-        session_id = check_new_session_id(requested, self.session_ids())  # also checks the bucket (a LIST)
-        meta = {**meta, "session_id": session_id}
+        meta = new_session_meta(meta, session_id, self.session_ids())  # also checks the bucket (a LIST)
+        session_id = meta["session_id"]
         lease = self._lease(session_id)
         lease.acquire()
         try:
