@@ -44,6 +44,23 @@ def run_workflow(
     session_id: str | None = None,
 ) -> RunOutcome:
     """Run a spec from the start in a new session (`session_id`: the caller's id for it, a new UUID when None)."""
+    store = store or default_store()
+    spec, session, options = create_run(spec_path, options, store=store, session_id=session_id)
+    return _execute(spec, session, options, store, resumed=False)
+
+
+def create_run(
+    spec_path: str | Path,
+    options: RunOptions | None = None,
+    *,
+    store: SessionStore | None = None,
+    session_id: str | None = None,
+) -> tuple[Any, Session, RunOptions]:
+    """Check a spec and create its session (spec snapshot, variables, runtime choices), running nothing.
+
+    Returns the loaded spec, the open session (its lease held) and the options as the run will use them; an
+    engine that runs the units elsewhere (strands_durable.temporal) closes the session and resumes it there.
+    """
     from strands_durable.runner.artifacts import check_existing, resolve_out
     from strands_durable.runner.patterns import executor_for
     from strands_durable.runner.preflight import check_before_session, warn_undeclared_vars
@@ -80,8 +97,7 @@ def run_workflow(
     }
     crash = options.crash_points or CrashPoints()
     session = store.create(meta, spec.source_bytes, crash_points=crash, session_id=session_id)
-    options = replace(options, out_dir=out_dir, crash_points=crash)
-    return _execute(spec, session, options, store, resumed=False)
+    return spec, session, replace(options, out_dir=out_dir, crash_points=crash)
 
 
 def resume(session_id: str, options: RunOptions | None = None, *, store: SessionStore | None = None) -> RunOutcome:

@@ -66,6 +66,8 @@ def run_agent_unit(
     instruction: str | None = None,
 ) -> str:
     """Run (or resume) one agent unit and return its response; the caller commits it with `complete_unit`."""
+    if ctx.options.unit_gate is not None:
+        ctx.options.unit_gate.admit(ref.unit)  # plan mode: a unit not scheduled in this pass stops here
     ctx.reporter.unit_started(ref.index, ref.total, ref.label, ref.unit)
     ctx.crash.emit("unit.before", ref.path, unit=ref.unit, place=ref.place)
     ctx.budget.before_unit(ref.unit)
