@@ -101,6 +101,16 @@ class S3EndpointUnreachable(StorageIOError):
         self.endpoint = endpoint
 
 
+class TemporalUnreachable(DurableError):
+    """The Temporal server of `--temporal HOST:PORT` cannot be reached (exit 12, like an unreachable bucket)."""
+
+    exit_code = ExitCode.IO
+
+    def __init__(self, address: str, namespace: str, reason: str) -> None:
+        super().__init__(f"Temporal server unreachable: {address} (namespace {namespace}): {reason}")
+        self.address = address
+
+
 class SessionFenced(DurableError):
     """This process's lease on a session was taken over by another process, which fenced out our commits."""
 

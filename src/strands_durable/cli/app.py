@@ -1,10 +1,12 @@
 """The `strands` command line: a thin typer face over the core; heavy modules are imported inside commands.
 
-Commands: `run` (cli/run.py), `sessions ...` (cli/sessions.py), `validate` (here).
+Commands: `run` (cli/run.py; `--engine temporal` in cli/temporal.py), `sessions ...` (cli/sessions.py),
+`worker` (cli/temporal.py), `validate` (here).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,6 +18,7 @@ from strands_durable.cli.chaos import chaos
 from strands_durable.cli.failure import fail, set_debug
 from strands_durable.cli.run import run
 from strands_durable.cli.sessions import sessions_app
+from strands_durable.cli.temporal import worker
 from strands_durable.errors import DurableError, ExitCode
 
 app = typer.Typer(
@@ -29,6 +32,7 @@ app = typer.Typer(
 app.command("run")(run)
 app.add_typer(sessions_app, name="sessions")
 app.command("chaos")(chaos)
+app.command("worker")(worker)
 
 
 def _version(value: bool) -> None:
@@ -80,6 +84,10 @@ def main() -> None:
 
         silence_closed_stream(sys.stdout)
         code = int(ExitCode.SIGPIPE)
+    if "temporalio.bridge.temporal_sdk_bridge" in sys.modules:  # its Rust threads can abort a normal shutdown
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)
 
 

@@ -98,6 +98,20 @@ def run(
             "`current_time`, so runs at one seed repeat exactly.",
         ),
     ] = None,
+    engine: Annotated[
+        str, typer.Option("--engine", metavar="ENGINE", help="local (default), or temporal: units run on workers.")
+    ] = "local",
+    temporal: Annotated[
+        str | None, typer.Option("--temporal", metavar="HOST:PORT", help="Temporal server (--engine temporal).")
+    ] = None,
+    namespace: Annotated[str, typer.Option("--namespace", metavar="N", help="Temporal namespace.")] = "default",
+    task_queue: Annotated[
+        str, typer.Option("--task-queue", metavar="Q", help="Temporal task queue of the workers.")
+    ] = "strands-durable",
+    detach: Annotated[bool, typer.Option("--detach", help="Start on Temporal and return at once.")] = False,
+    cancel: Annotated[
+        str | None, typer.Option("--cancel", metavar="ID", help="Cancel a run on Temporal (--engine temporal).")
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
     """Run a workflow spec, or resume a session.
@@ -123,6 +137,14 @@ def run(
         network=network,
         clock=clock,
     )
+    if engine == "temporal" or cancel is not None:
+        from strands_durable.cli.temporal import EngineFlags, run_on_temporal
+
+        if spec is None and resume is None and cancel is None:
+            fail(UsageError("strands run --engine temporal needs a SPEC file, --resume ID or --cancel ID"))
+        raise typer.Exit(run_on_temporal(request, EngineFlags(temporal, namespace, task_queue, detach, cancel)))
+    if engine != "local":
+        fail(UsageError(f"--engine must be local or temporal, got {engine!r}"))
     try:
         check_flags(request)
     except DurableError as exc:

@@ -1,0 +1,96 @@
+"""The one activity: a plan pass or one unit of a session, run by the runner in plan mode on a worker.
+
+It heartbeats from a side thread while the runner works (so a dead worker's attempt is noticed within the
+heartbeat timeout and retried elsewhere), and a cancellation Temporal delivers through the heartbeat stops the
+runner at its next safe point. Retryable failures (the session's lease held by a live attempt, storage I/O)
+are raised so Temporal retries them; a run's own failure is a result.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from temporalio import activity
+
+from strands_durable.temporal import STEP_ACTIVITY, location
+from strands_durable.temporal.payloads import StepInput, StepResult
+
+HEARTBEAT_EVERY_S = 2.0
+BUSY_WAIT_S = 120.0
+BUSY_POLL_S = 0.05
+T = TypeVar("T")
+
+
+class StepActivities:
+    """The worker's activities, bound to the sessions directory it was started with (`--sessions-dir`)."""
+
+    def __init__(self, sessions_dir: str) -> None:
+        self.sessions_dir = location(sessions_dir)
+
+    @activity.defn(name=STEP_ACTIVITY)
+    def run_step(self, step: StepInput) -> StepResult:
+        from temporalio.exceptions import ApplicationError
+
+        from strands_durable.agent.durable import StopRequested
+        from strands_durable.runner.options import RunOptions
+        from strands_durable.runner.plan import plan_step
+        from strands_durable.store import open_store
+
+        if location(step.sessions_dir) != self.sessions_dir:
+            raise ApplicationError(  # a worker must never commit into another store than the run's
+                f"this worker serves sessions in {self.sessions_dir}; run {step.session_id} lives in "
+                f"{step.sessions_dir}",
+                non_retryable=True,
+            )
+        cancelled = threading.Event()
+        done = threading.Event()
+        beat = threading.Thread(
+            target=contextvars.copy_context().run,
+            args=(_heartbeat, cancelled, done),
+            name="strands-heartbeat",
+            daemon=True,
+        )
+        beat.start()
+        store = open_store(self.sessions_dir)
+        try:
+            options = RunOptions(
+                hitl_response=step.hitl_response,
+                hitl_use_defaults=step.hitl_use_defaults,
+                stop_requested=cancelled.is_set,
+            )
+            outcome = _when_free(lambda: plan_step(step.session_id, options, store=store, unit=step.unit), cancelled)
+        except StopRequested:
+            return StepResult("cancelled", reason=f"{step.unit or 'plan'}: stopped at a safe point (cancelled)")
+        finally:
+            done.set()
+            beat.join()
+        return StepResult(outcome.status, list(outcome.ready), outcome.reason, outcome.exit_code)
+
+
+def _when_free(step: Callable[[], T], cancelled: threading.Event) -> T:
+    """Run `step`, waiting while a sibling unit's attempt holds the session (units of one run share its lease:
+    they commit one at a time). Past `BUSY_WAIT_S` the attempt fails and Temporal's retry policy takes over."""
+    from strands_durable.errors import SessionInUse
+
+    deadline = time.monotonic() + BUSY_WAIT_S
+    while True:
+        try:
+            return step()
+        except SessionInUse:
+            if cancelled.is_set() or time.monotonic() >= deadline:
+                raise
+            time.sleep(BUSY_POLL_S)
+
+
+def _heartbeat(cancelled: threading.Event, done: threading.Event) -> None:
+    while not done.wait(HEARTBEAT_EVERY_S):
+        try:
+            activity.heartbeat()
+        except Exception:  # the worker is shutting down; the attempt ends with the process
+            return
+        if activity.is_cancelled():
+            cancelled.set()

@@ -1,0 +1,38 @@
+"""What the workflow and its activities pass each other: ids and short statuses, never messages or secrets.
+
+Plain dataclasses, safe inside Temporal's workflow sandbox (no I/O, no heavy imports).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RunInput:
+    """A run as the workflow sees it: the session (its id is the workflow id) and where sessions live."""
+
+    session_id: str
+    sessions_dir: str
+    hitl_use_defaults: bool = False
+
+
+@dataclass
+class StepInput:
+    """One activity: a plan pass (`unit` None) or one unit, with the human's answer when one is due."""
+
+    session_id: str
+    sessions_dir: str
+    unit: str | None = None
+    hitl_response: str | None = None
+    hitl_use_defaults: bool = False
+
+
+@dataclass
+class StepResult:
+    """`ready` with the units to run next, or the run's end: `completed`, `paused`, `failed`, `cancelled`."""
+
+    status: str
+    ready: list[str] = field(default_factory=list)
+    reason: str = ""
+    exit_code: int = 0

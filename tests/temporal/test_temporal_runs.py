@@ -1,0 +1,180 @@
+"""Runs on Temporal equal local runs: every example, two workers, a worker killed inside a unit, HITL, cancel.
+
+Everything is real: the Temporal dev server, `strands worker` processes, `strands run --engine temporal`, the
+runner's plan mode inside the activities, and the session store on disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import signal
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from strands_durable.faults.oracle import comparable, first_difference, stored_violations
+from strands_durable.runner.options import RunOptions
+from strands_durable.runner.run import load_session, run_workflow
+from strands_durable.store import open_store
+from tests.temporal.support import ROOT, SPECS, activity_units, start_worker, strands, wait_for
+
+CLOCK = "2026-01-01T00:00:00Z"
+EXAMPLES = sorted((ROOT / "examples").glob("*.strands.yaml"))
+
+
+def local_run(spec: Path, tmp_path: Path, **env: str) -> dict:
+    """The same spec run locally, in process, at the same clock: what a Temporal run must equal."""
+    store = open_store(tmp_path / "local-sessions")
+    created = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    options = RunOptions(out_dir=tmp_path / "local-out", created_at=created, hitl_use_defaults=True)
+    outcome = run_workflow(spec, options, store=store)
+    return without_artifact_paths(comparable(load_session(outcome.session_id, store=store)))
+
+
+def without_artifact_paths(view: dict) -> dict:
+    view["artifacts"] = sorted(view["artifacts"].values())  # same bytes; the paths name each run's --out
+    return view
+
+
+def temporal_run(spec: Path, address: str, sessions: Path, out: Path, task_queue: str, *extra: str, **env: str):
+    return strands(
+        "run", str(spec), "--engine", "temporal", "--temporal", address, "--task-queue", task_queue,
+        "--sessions-dir", str(sessions), "--out", str(out), "--clock", CLOCK, *extra, **env,
+    )  # fmt: skip
+
+
+def only_session(sessions: Path) -> str:
+    (session_id,) = open_store(sessions).session_ids()
+    return session_id
+
+
+@pytest.mark.parametrize("spec", EXAMPLES, ids=[p.name.split(".")[0] for p in EXAMPLES])
+def test_every_example_on_temporal_equals_its_local_run(spec, temporal_server, task_queue, workers, tmp_path):
+    sessions = tmp_path / "sessions"
+    start_worker(workers, temporal_server, str(sessions), task_queue)
+    result = temporal_run(spec, temporal_server, sessions, tmp_path / "out", task_queue)
+    session_id = only_session(sessions)
+    assert f"Started run {session_id} on Temporal" in result.stdout
+    while result.returncode == 19:  # paused for a human, the run waiting on Temporal: answer with the default
+        assert "The run waits on Temporal. Answer with: " in result.stdout
+        pending = load_session(session_id, store=open_store(sessions)).pattern_state["pending_hitl"]
+        result = strands(
+            "run", "--resume", session_id, "--engine", "temporal", "--temporal", temporal_server,
+            "--sessions-dir", str(sessions), "--hitl-response", pending["default"],
+        )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Run {session_id} completed on Temporal" in result.stdout
+    state = load_session(session_id, store=open_store(sessions))
+    assert first_difference(local_run(spec, tmp_path), without_artifact_paths(comparable(state))) is None
+    assert stored_violations(state) == []
+    units = [unit for unit, _ in asyncio.run(activity_units(temporal_server, session_id)) if unit is not None]
+    agent_units = {unit: 1 for unit, record in state.units.items() if record.get("type") != "hitl"}
+    assert agent_units and Counter(units) == Counter(agent_units), "one activity per agent unit, each once"
+
+
+def test_units_of_runs_spread_over_two_workers(temporal_server, task_queue, workers, tmp_path):
+    sessions = tmp_path / "sessions"
+    first = start_worker(workers, temporal_server, str(sessions), task_queue)
+    second = start_worker(workers, temporal_server, str(sessions), task_queue)
+    spec = ROOT / "examples" / "workflow-release-plan.strands.yaml"  # tasks that are ready together
+    seen: set[str] = set()
+    for attempt in range(4):  # the server hands tasks to whichever worker polls; a few runs reach both
+        result = temporal_run(spec, temporal_server, sessions, tmp_path / f"out{attempt}", task_queue, "--force")
+        assert result.returncode == 0, result.stdout + result.stderr
+        for session_id in open_store(sessions).session_ids():
+            seen |= {identity.split("@")[0] for _, identity in asyncio.run(activity_units(temporal_server, session_id))}
+        if {first.identity, second.identity} <= seen:
+            break
+    assert {first.identity, second.identity} <= seen, f"units ran only on {seen}"
+    reference = local_run(spec, tmp_path)
+    for session_id in open_store(sessions).session_ids():
+        state = load_session(session_id, store=open_store(sessions))
+        assert first_difference(reference, without_artifact_paths(comparable(state))) is None
+
+
+def test_a_worker_killed_inside_a_tool_the_run_completes_on_the_other(temporal_server, task_queue, workers, tmp_path):
+    sessions = tmp_path / "sessions"
+    ledger = tmp_path / "ledger.txt"
+    env = {"STRANDS_TEST_LEDGER": str(ledger), "STRANDS_TEST_TOOL_SECONDS": "1.5"}
+    doomed = start_worker(workers, temporal_server, str(sessions), task_queue, **env)
+    spec = SPECS / "slow-chain.strands.yaml"
+    started = temporal_run(spec, temporal_server, sessions, tmp_path / "out", task_queue, "--detach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    assert "Follow it with: " in started.stdout and "Cancel it with: " in started.stdout
+    session_id = only_session(sessions)
+    store = open_store(sessions)
+
+    def inside_a_later_tool() -> bool:  # some tool result is committed and the worker is inside another tool
+        lines = ledger.read_text().splitlines() if ledger.exists() else []
+        committed = sum(1 for conv in store.load(session_id).conversations.values() for m in conv.messages
+                        for block in m.get("content", []) if "toolResult" in block)  # fmt: skip
+        return committed >= 1 and len(lines) > committed
+
+    wait_for(inside_a_later_tool, 90, "the first worker inside a tool after a committed tool result")
+    committed_before = load_session(session_id, store=store)
+    doomed.process.send_signal(signal.SIGKILL)
+    doomed.process.wait()
+    survivor = start_worker(workers, temporal_server, str(sessions), task_queue, **env)
+    followed = strands(
+        "run", "--resume", session_id, "--engine", "temporal", "--temporal", temporal_server,
+        "--sessions-dir", str(sessions), timeout=240,
+    )  # fmt: skip
+    assert followed.returncode == 0, followed.stdout + followed.stderr
+    state = load_session(session_id, store=store)
+    assert state.status == "completed"
+    assert stored_violations(state) == []
+    reference = local_run(spec, tmp_path)  # the local run writes no ledger (no env): same answers
+    assert first_difference(reference, without_artifact_paths(comparable(state))) is None
+    calls = ledger.read_text().splitlines()
+    by_worker = Counter(line.split()[0] for line in calls)
+    assert set(by_worker) == {str(doomed.process.pid), str(survivor.process.pid)}, by_worker
+    committed_then = sum(
+        1 for conv in committed_before.conversations.values() for m in conv.messages
+        for block in m.get("content", []) if "toolResult" in block
+    )  # fmt: skip
+    tool_results = sum(
+        1 for conv in state.conversations.values() for m in conv.messages
+        for block in m.get("content", []) if "toolResult" in block
+    )  # fmt: skip
+    # every committed result was replayed, never redone: at most the one tool in flight at the kill ran twice
+    assert tool_results <= len(calls) <= tool_results + 1, (tool_results, calls)
+    assert by_worker[str(doomed.process.pid)] >= committed_then
+
+
+def test_a_run_paused_for_a_human_is_answered_by_a_signal(temporal_server, task_queue, workers, tmp_path):
+    sessions = tmp_path / "sessions"
+    start_worker(workers, temporal_server, str(sessions), task_queue)
+    spec = SPECS / "hitl-chain.strands.yaml"
+    started = temporal_run(spec, temporal_server, sessions, tmp_path / "out", task_queue, "--detach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    session_id = only_session(sessions)
+    store = open_store(sessions)
+    wait_for(lambda: store.load(session_id).status == "paused", 90, "the HITL pause")
+    answered = strands(
+        "run", "--resume", session_id, "--engine", "temporal", "--temporal", temporal_server,
+        "--sessions-dir", str(sessions), "--hitl-response", "approved, ship it",
+    )  # fmt: skip
+    assert answered.returncode == 0, answered.stdout + answered.stderr
+    assert "Answer sent" in answered.stdout
+    state = load_session(session_id, store=store)
+    assert state.status == "completed"
+    assert state.units["step[1]"]["response"] == "approved, ship it"
+    again = strands(
+        "run", "--resume", session_id, "--engine", "temporal", "--temporal", temporal_server,
+        "--sessions-dir", str(sessions),
+    )  # fmt: skip
+    assert again.returncode == 2 and "already completed" in again.stderr, again.stderr
+
+
+def test_an_unreachable_server_is_exit_12_naming_it_and_creates_nothing(tmp_path):
+    result = strands(
+        "run", str(ROOT / "examples" / "chain-research.strands.yaml"), "--engine", "temporal",
+        "--temporal", "127.0.0.1:9", "--sessions-dir", str(tmp_path / "sessions"),
+    )  # fmt: skip
+    assert result.returncode == 12, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "Error: Temporal server unreachable: 127.0.0.1:9 (namespace default): Connection refused"
+    ]
+    assert not (tmp_path / "sessions").exists() or not open_store(tmp_path / "sessions").session_ids()
