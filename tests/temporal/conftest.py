@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.s3.conftest import _scratch_on_this_machine, s3_env, s3_server, shared_bucket, space  # noqa: F401
 from tests.temporal.support import WorkerProcess
 
 

@@ -45,7 +45,14 @@ def temporal_run(spec: Path, address: str, sessions: Path, out: Path, task_queue
     )  # fmt: skip
 
 
-def only_session(sessions: Path) -> str:
+def tool_results(state) -> int:
+    return sum(
+        1 for conv in state.conversations.values() for m in conv.messages
+        for block in m.get("content", []) if "toolResult" in block
+    )  # fmt: skip
+
+
+def only_session(sessions: Path | str) -> str:
     (session_id,) = open_store(sessions).session_ids()
     return session_id
 
@@ -108,8 +115,7 @@ def test_a_worker_killed_inside_a_tool_the_run_completes_on_the_other(temporal_s
 
     def inside_a_later_tool() -> bool:  # some tool result is committed and the worker is inside another tool
         lines = ledger.read_text().splitlines() if ledger.exists() else []
-        committed = sum(1 for conv in store.load(session_id).conversations.values() for m in conv.messages
-                        for block in m.get("content", []) if "toolResult" in block)  # fmt: skip
+        committed = tool_results(store.load(session_id))
         return committed >= 1 and len(lines) > committed
 
     wait_for(inside_a_later_tool, 90, "the first worker inside a tool after a committed tool result")
@@ -130,16 +136,10 @@ def test_a_worker_killed_inside_a_tool_the_run_completes_on_the_other(temporal_s
     calls = ledger.read_text().splitlines()
     by_worker = Counter(line.split()[0] for line in calls)
     assert set(by_worker) == {str(doomed.process.pid), str(survivor.process.pid)}, by_worker
-    committed_then = sum(
-        1 for conv in committed_before.conversations.values() for m in conv.messages
-        for block in m.get("content", []) if "toolResult" in block
-    )  # fmt: skip
-    tool_results = sum(
-        1 for conv in state.conversations.values() for m in conv.messages
-        for block in m.get("content", []) if "toolResult" in block
-    )  # fmt: skip
+    committed_then = tool_results(committed_before)
+    results = tool_results(state)
     # every committed result was replayed, never redone: at most the one tool in flight at the kill ran twice
-    assert tool_results <= len(calls) <= tool_results + 1, (tool_results, calls)
+    assert results <= len(calls) <= results + 1, (results, calls)
     assert by_worker[str(doomed.process.pid)] >= committed_then
 
 

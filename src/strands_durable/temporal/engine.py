@@ -7,16 +7,19 @@ snapshot, variables, runtime choices: exactly what a local run records), so ever
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from strands_durable.errors import TemporalUnreachable, Unsupported
+from strands_durable.errors import TemporalUnreachable, Unsupported, UsageError
 from strands_durable.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, HITL_SIGNAL, WORKFLOW_NAME, location
 from strands_durable.temporal.payloads import RunInput, StepResult
 
 CONNECT_TIMEOUT_S = 10.0
+HEARTBEAT_ENV = "STRANDS_TEMPORAL_HEARTBEAT_TIMEOUT"
+DEFAULT_HEARTBEAT_TIMEOUT_S = 20.0
 
 
 def require_temporal() -> None:
@@ -91,11 +94,24 @@ async def start_run(
     """Start the workflow of a session created with runner.run.create_run; returns its handle."""
     return await client.start_workflow(
         WORKFLOW_NAME,
-        RunInput(session_id, location(sessions_dir), hitl_use_defaults),
+        RunInput(session_id, location(sessions_dir), hitl_use_defaults, heartbeat_timeout_s()),
         id=session_id,
         task_queue=task_queue,
         result_type=StepResult,
     )
+
+
+def heartbeat_timeout_s() -> float:
+    """How long a unit attempt may be silent before Temporal retries it: $STRANDS_TEMPORAL_HEARTBEAT_TIMEOUT
+    seconds, default 20 (workers heartbeat every 2 s)."""
+    value = os.environ.get(HEARTBEAT_ENV, "")
+    try:
+        seconds = float(value) if value.strip() else DEFAULT_HEARTBEAT_TIMEOUT_S
+    except ValueError:
+        raise UsageError(f"{HEARTBEAT_ENV} must be a number of seconds, not {value!r}") from None
+    if seconds < 4:
+        raise UsageError(f"{HEARTBEAT_ENV} must be at least 4 seconds (workers heartbeat every 2 s)")
+    return seconds
 
 
 async def answer(client: Any, session_id: str, text: str) -> None:

@@ -15,6 +15,7 @@ class RunInput:
     session_id: str
     sessions_dir: str
     hitl_use_defaults: bool = False
+    heartbeat_timeout_s: float = 20.0  # a unit attempt silent this long is retried (on another worker)
 
 
 @dataclass

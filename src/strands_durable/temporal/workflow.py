@@ -19,7 +19,6 @@ from strands_durable.temporal.payloads import RunInput, StepInput, StepResult
 PAUSED = "paused for a human"
 UNIT_TIMEOUT = timedelta(hours=2)  # one unit: a model turn plus tools, many of them
 PLAN_TIMEOUT = timedelta(minutes=5)  # a plan pass replays committed units and runs none
-HEARTBEAT_TIMEOUT = timedelta(seconds=20)  # a dead worker's attempt is retried elsewhere after this
 RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     backoff_coefficient=2.0,
@@ -74,7 +73,7 @@ class DurableRun:
             StepInput(run.session_id, run.sessions_dir, unit, answer, run.hitl_use_defaults),
             result_type=StepResult,
             start_to_close_timeout=timeout,
-            heartbeat_timeout=HEARTBEAT_TIMEOUT,
+            heartbeat_timeout=timedelta(seconds=run.heartbeat_timeout_s),
             retry_policy=RETRY,
             summary=f"unit {unit}" if unit else "plan",
         )
