@@ -178,3 +178,29 @@ def test_an_unreachable_server_is_exit_12_naming_it_and_creates_nothing(tmp_path
         "Error: Temporal server unreachable: 127.0.0.1:9 (namespace default): Connection refused"
     ]
     assert not (tmp_path / "sessions").exists() or not open_store(tmp_path / "sessions").session_ids()
+
+
+def test_cancel_stops_the_run_at_a_safe_point_and_it_cannot_be_resumed(temporal_server, task_queue, workers, tmp_path):
+    sessions = tmp_path / "sessions"
+    ledger = tmp_path / "ledger.txt"
+    env = {"STRANDS_TEST_LEDGER": str(ledger), "STRANDS_TEST_TOOL_SECONDS": "1.0"}
+    start_worker(workers, temporal_server, str(sessions), task_queue, **env)
+    spec = SPECS / "slow-chain.strands.yaml"
+    started = temporal_run(spec, temporal_server, sessions, tmp_path / "out", task_queue, "--detach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    session_id = only_session(sessions)
+    wait_for(lambda: ledger.exists(), 60, "the first tool call")
+    cancel = ["--engine", "temporal", "--temporal", temporal_server, "--sessions-dir", str(sessions)]
+    cancelled = strands("run", "--cancel", session_id[:8], *cancel)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert f"Cancel requested for run {session_id}" in cancelled.stdout
+    store = open_store(sessions)
+    wait_for(lambda: store.load(session_id).status == "paused", 60, "the run stopping at a safe point")
+    state = load_session(session_id, store=store)
+    assert state.reason == "interrupted" and stored_violations(state) == []
+    again = strands("run", "--resume", session_id, *cancel)
+    assert again.returncode == 2, again.stdout + again.stderr
+    assert (
+        again.stderr.strip()
+        == f"Error: Run {session_id} was cancelled on Temporal: start a new run of its spec instead"
+    )

@@ -87,3 +87,14 @@ def plan_step(session_id: str, options: Any, *, store: Any, unit: str | None = N
             raise
         return StepOutcome("failed", reason=str(exc), exit_code=exit_code_for(exc))
     return StepOutcome("completed")
+
+
+def mark_stopped(session_id: str, *, store: Any) -> None:
+    """Record that a cancelled run stopped: a session still `running` becomes `paused` (interrupted), as a local
+    run stopped by Ctrl+C; a paused, failed or completed one is left as it is."""
+    session = store.open(store.resolve(session_id))
+    try:
+        if session.state.status == "running":
+            session.commit([{"type": "status", "status": "paused", "reason": "interrupted"}], path="status")
+    finally:
+        session.close()

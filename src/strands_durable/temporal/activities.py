@@ -37,7 +37,7 @@ class StepActivities:
 
         from strands_durable.agent.durable import StopRequested
         from strands_durable.runner.options import RunOptions
-        from strands_durable.runner.plan import plan_step
+        from strands_durable.runner.plan import mark_stopped, plan_step
         from strands_durable.store import open_store
 
         if location(step.sessions_dir) != self.sessions_dir:
@@ -62,9 +62,16 @@ class StepActivities:
                 hitl_use_defaults=step.hitl_use_defaults,
                 stop_requested=cancelled.is_set,
             )
-            outcome = _when_free(lambda: plan_step(step.session_id, options, store=store, unit=step.unit), cancelled)
-        except StopRequested:
-            return StepResult("cancelled", reason=f"{step.unit or 'plan'}: stopped at a safe point (cancelled)")
+            if step.stop:
+                _when_free(lambda: mark_stopped(step.session_id, store=store), cancelled)
+                return StepResult("cancelled", reason="stopped (the run was cancelled)")
+            with activity.shield_thread_cancel_exception():  # cancellation is a stop request, never a thrown error
+                try:
+                    outcome = _when_free(
+                        lambda: plan_step(step.session_id, options, store=store, unit=step.unit), cancelled
+                    )
+                except StopRequested:
+                    return StepResult("cancelled", reason=f"{step.unit or 'plan'}: stopped at a safe point")
         finally:
             done.set()
             beat.join()

@@ -27,6 +27,7 @@ class StepInput:
     unit: str | None = None
     hitl_response: str | None = None
     hitl_use_defaults: bool = False
+    stop: bool = False  # the run was cancelled: record that it stopped (paused, interrupted) if it was running
 
 
 @dataclass

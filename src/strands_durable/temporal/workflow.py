@@ -46,6 +46,22 @@ class DurableRun:
 
     @workflow.run
     async def run(self, run: RunInput) -> StepResult:
+        try:
+            return await self._loop(run)
+        except asyncio.CancelledError:  # `strands run --cancel`: units stopped at a safe point; say so, then end
+            self._status = "cancelled"
+            await workflow.execute_activity(
+                STEP_ACTIVITY,
+                StepInput(run.session_id, run.sessions_dir, stop=True),
+                result_type=StepResult,
+                start_to_close_timeout=PLAN_TIMEOUT,
+                retry_policy=RETRY,
+                cancellation_type=workflow.ActivityCancellationType.ABANDON,
+                summary="stop",
+            )
+            raise
+
+    async def _loop(self, run: RunInput) -> StepResult:
         answer: str | None = None
         while True:
             self._status = "planning"
@@ -71,6 +87,7 @@ class DurableRun:
         return await workflow.execute_activity(
             STEP_ACTIVITY,
             StepInput(run.session_id, run.sessions_dir, unit, answer, run.hitl_use_defaults),
+            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
             result_type=StepResult,
             start_to_close_timeout=timeout,
             heartbeat_timeout=timedelta(seconds=run.heartbeat_timeout_s),
