@@ -17,9 +17,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SPECS = Path(__file__).resolve().parent / "specs"
 
 
-def child_env(**extra: str) -> dict[str, str]:
+def child_env(*, with_tests: bool = True, **extra: str) -> dict[str, str]:
+    """The environment of a child: our sources first, and the test modules (their Python tools) unless not."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT), env.get("PYTHONPATH", "")])
+    paths = [str(ROOT / "src"), str(ROOT)] if with_tests else [str(ROOT / "src")]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
     env.update(extra)
     return env
 
@@ -40,14 +42,23 @@ class WorkerProcess:
 
 
 def start_worker(
-    started: list[WorkerProcess], address: str, sessions_dir: str, task_queue: str, **env: str
+    started: list[WorkerProcess],
+    address: str,
+    sessions_dir: str,
+    task_queue: str,
+    *,
+    cwd: Path = ROOT,
+    with_tests: bool = True,
+    **env: str,
 ) -> WorkerProcess:
-    """A `strands worker` process, returned once it serves the task queue."""
+    """A `strands worker` process, returned once it serves the task queue (`with_tests=False`, run from another
+    `cwd`: a worker on which the test modules, and so their Python tools, cannot be imported)."""
     command = [sys.executable, "-m", "strands_durable", "worker", "--temporal", address]
     command += ["--sessions-dir", sessions_dir, "--task-queue", task_queue]
     process = subprocess.Popen(
-        command, cwd=ROOT, env=child_env(**env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+        command, cwd=cwd, env=child_env(with_tests=with_tests, **env), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
     worker = WorkerProcess(process)
     started.append(worker)
     ready = threading.Event()

@@ -204,3 +204,20 @@ def test_cancel_stops_the_run_at_a_safe_point_and_it_cannot_be_resumed(temporal_
         again.stderr.strip()
         == f"Error: Run {session_id} was cancelled on Temporal: start a new run of its spec instead"
     )
+
+
+def test_a_worker_that_cannot_import_a_python_tool_fails_the_run_naming_it(
+    temporal_server, task_queue, workers, tmp_path
+):
+    sessions = tmp_path / "sessions"
+    start_worker(workers, temporal_server, str(sessions), task_queue, cwd=tmp_path, with_tests=False)
+    result = temporal_run(SPECS / "slow-chain.strands.yaml", temporal_server, sessions, tmp_path / "out", task_queue)
+    session_id = only_session(sessions)
+    assert result.returncode == 18, result.stdout + result.stderr
+    worker = workers[0].identity
+    assert (
+        f"✗ Run {session_id} failed: tool 'tests.temporal.tools:slow_lookup' (agents.researcher.tools) cannot be "
+        f"imported (on worker {worker}@" in result.stderr
+    ), result.stderr
+    state = load_session(session_id, store=open_store(sessions))
+    assert state.status == "failed" and not state.units  # nothing ran

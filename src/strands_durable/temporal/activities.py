@@ -9,6 +9,8 @@ are raised so Temporal retries them; a run's own failure is a result.
 from __future__ import annotations
 
 import contextvars
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -75,7 +77,8 @@ class StepActivities:
         finally:
             done.set()
             beat.join()
-        return StepResult(outcome.status, list(outcome.ready), outcome.reason, outcome.exit_code)
+        reason = f"{outcome.reason} (on worker {os.getpid()}@{socket.gethostname()})" if outcome.reason else ""
+        return StepResult(outcome.status, list(outcome.ready), reason, outcome.exit_code)
 
 
 def _when_free(step: Callable[[], T], cancelled: threading.Event) -> T:
