@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import re
 import signal
+import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -52,18 +54,35 @@ def tool_results(state) -> int:
     )  # fmt: skip
 
 
+def started_id(result) -> str:
+    """The session id `strands run --engine temporal` printed as it started the run."""
+    found = re.search(r"^Started run (\S+) on Temporal at ", result.stdout, re.M)
+    assert found, result.stdout + result.stderr
+    return found.group(1)
+
+
 def only_session(sessions: Path | str) -> str:
     (session_id,) = open_store(sessions).session_ids()
     return session_id
 
 
+@pytest.fixture(scope="module")
+def examples_worker(temporal_server, tmp_path_factory):
+    """One worker for the examples (a worker per test would start strands-agents seven times): its queue, store."""
+    sessions = tmp_path_factory.mktemp("examples") / "sessions"
+    queue = f"examples-{uuid.uuid4().hex[:12]}"
+    started: list = []
+    start_worker(started, temporal_server, str(sessions), queue)
+    yield queue, sessions
+    for worker in started:
+        worker.kill()
+
+
 @pytest.mark.parametrize("spec", EXAMPLES, ids=[p.name.split(".")[0] for p in EXAMPLES])
-def test_every_example_on_temporal_equals_its_local_run(spec, temporal_server, task_queue, workers, tmp_path):
-    sessions = tmp_path / "sessions"
-    start_worker(workers, temporal_server, str(sessions), task_queue)
+def test_every_example_on_temporal_equals_its_local_run(spec, temporal_server, examples_worker, tmp_path):
+    task_queue, sessions = examples_worker
     result = temporal_run(spec, temporal_server, sessions, tmp_path / "out", task_queue)
-    session_id = only_session(sessions)
-    assert f"Started run {session_id} on Temporal" in result.stdout
+    session_id = started_id(result)
     while result.returncode == 19:  # paused for a human, the run waiting on Temporal: answer with the default
         assert "The run waits on Temporal. Answer with: " in result.stdout
         pending = load_session(session_id, store=open_store(sessions)).pattern_state["pending_hitl"]
@@ -86,15 +105,18 @@ def test_units_of_runs_spread_over_two_workers(temporal_server, task_queue, work
     first = start_worker(workers, temporal_server, str(sessions), task_queue)
     second = start_worker(workers, temporal_server, str(sessions), task_queue)
     spec = ROOT / "examples" / "workflow-release-plan.strands.yaml"  # tasks that are ready together
-    seen: set[str] = set()
-    for attempt in range(4):  # the server hands tasks to whichever worker polls; a few runs reach both
+    both = {first.identity, second.identity}
+    spread: list[str] = []
+    for attempt in range(6):  # the server hands each task to whichever worker polls first; soon one run gets both
         result = temporal_run(spec, temporal_server, sessions, tmp_path / f"out{attempt}", task_queue, "--force")
         assert result.returncode == 0, result.stdout + result.stderr
-        for session_id in open_store(sessions).session_ids():
-            seen |= {identity.split("@")[0] for _, identity in asyncio.run(activity_units(temporal_server, session_id))}
-        if {first.identity, second.identity} <= seen:
+        session_id = started_id(result)
+        ran_on = {identity.split("@")[0] for _, identity in asyncio.run(activity_units(temporal_server, session_id))}
+        assert ran_on <= both
+        if ran_on == both:
+            spread.append(session_id)
             break
-    assert {first.identity, second.identity} <= seen, f"units ran only on {seen}"
+    assert spread, "no run had units on both workers in 6 runs"
     reference = local_run(spec, tmp_path)
     for session_id in open_store(sessions).session_ids():
         state = load_session(session_id, store=open_store(sessions))
