@@ -243,3 +243,21 @@ def test_a_worker_that_cannot_import_a_python_tool_fails_the_run_naming_it(
     ), result.stderr
     state = load_session(session_id, store=open_store(sessions))
     assert state.status == "failed" and not state.units  # nothing ran
+
+
+def test_a_temporal_run_shows_its_engine_and_is_not_resumed_locally(temporal_server, examples_worker, tmp_path):
+    task_queue, sessions = examples_worker
+    spec = SPECS / "hitl-chain.strands.yaml"  # it waits for a human on Temporal: a run that is not finished
+    result = temporal_run(spec, temporal_server, sessions, tmp_path / "out", task_queue, "--detach")
+    assert result.returncode == 0, result.stdout + result.stderr
+    session_id = started_id(result)
+    store = open_store(sessions)
+    wait_for(lambda: store.load(session_id).status == "paused", 90, "the HITL pause")
+    shown = strands("sessions", "show", session_id, "--sessions-dir", str(sessions))
+    assert f"Temporal at {temporal_server} (task queue {task_queue})" in shown.stdout, shown.stdout + shown.stderr
+    local = strands("run", "--resume", session_id, "--sessions-dir", str(sessions))
+    assert local.returncode == 2, local.stdout + local.stderr
+    assert local.stderr.strip() == (
+        f"Error: Session {session_id} runs on Temporal ({temporal_server}, task queue {task_queue}): "
+        f"follow or resume it with --engine temporal --temporal {temporal_server}"
+    )

@@ -112,6 +112,9 @@ def session_panel(state: SessionState, holder: Any) -> Any:
         ("Variables", ", ".join(f"{k}={v}" for k, v in variables.items()) or "-"),
         ("Token usage", f"Total: {usage['total']}  Input: {usage['input']}  Output: {usage['output']}"),
     ]
+    engine = state.meta.get("engine") or {}
+    if engine.get("name") == "temporal":
+        rows.append(("Engine", f"Temporal at {engine.get('address')} (task queue {engine.get('task_queue')})"))
     if state.status == "failed" and state.reason:
         rows.append(("Failure", state.reason))
     if holder is not None:

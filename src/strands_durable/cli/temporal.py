@@ -119,7 +119,7 @@ async def _drive(request: Any, flags: EngineFlags, sessions_dir: str) -> int:
         session_id = store.resolve(request.resume_id)
         handle = await _resumed(client, store, session_id, sessions_dir, request, flags)
     else:
-        session_id = _create(request, store)
+        session_id = _create(request, flags, store)
         handle = await engine.start_run(client, session_id, sessions_dir, task_queue=flags.task_queue)
         print(f"Started run {session_id} on Temporal at {flags.address} (task queue {flags.task_queue})")
     if flags.detach:
@@ -132,7 +132,7 @@ async def _drive(request: Any, flags: EngineFlags, sessions_dir: str) -> int:
         return int(ExitCode.OK)
 
 
-def _create(request: Any, store: Any) -> str:
+def _create(request: Any, flags: EngineFlags, store: Any) -> str:
     """Create the session here (spec snapshot, variables, choices), exactly as a local run would, then let go."""
     from pathlib import Path
 
@@ -150,7 +150,9 @@ def _create(request: Any, store: Any) -> str:
         network=request.network,
         created_at=pinned_clock(request.clock),
     )
-    _, session, _ = create_run(request.spec, options, store=store)
+    engine = {"name": "temporal", "address": flags.address or "", "namespace": flags.namespace}
+    engine["task_queue"] = flags.task_queue
+    _, session, _ = create_run(request.spec, options, store=store, engine=engine)
     session_id = session.state.session_id
     session.close()
     return session_id

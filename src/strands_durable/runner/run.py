@@ -55,6 +55,7 @@ def create_run(
     *,
     store: SessionStore | None = None,
     session_id: str | None = None,
+    engine: dict[str, str] | None = None,
 ) -> tuple[Any, Session, RunOptions]:
     """Check a spec and create its session (spec snapshot, variables, runtime choices), running nothing.
 
@@ -95,6 +96,8 @@ def create_run(
             "network": options.network,
         },
     }
+    if engine is not None:
+        meta["engine"] = engine  # where the run's units are scheduled: {"name": "temporal", "address": ...}
     crash = options.crash_points or CrashPoints()
     session = store.create(meta, spec.source_bytes, crash_points=crash, session_id=session_id)
     return spec, session, replace(options, out_dir=out_dir, crash_points=crash)
@@ -113,6 +116,13 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
     if session.state.status == "completed":
         session.abandon()  # let go without writing anything: a completed session stays as it is
         raise SessionCompleted(full_id)
+    engine = session.state.meta.get("engine") or {}
+    if engine.get("name") == "temporal" and options.unit_gate is None:
+        session.abandon()
+        raise UsageError(
+            f"Session {full_id} runs on Temporal ({engine.get('address')}, task queue {engine.get('task_queue')}): "
+            f"follow or resume it with --engine temporal --temporal {engine.get('address')}"
+        )
     if session.state.meta.get("pattern") == AGENT_PATTERN:
         session.abandon()
         raise UsageError(
