@@ -82,6 +82,7 @@ class ChaosSettings:
     max_points: int | None = None  # per workflow
     faults: list[str] = field(default_factory=lambda: ["interrupt"])
     report: Path | None = None
+    html: Path | None = None  # the offline HTML report (pytest_strands/html.py)
     record: bool = False
     full: bool = False
     schedules: int = 10  # hypothesis examples per workflow
@@ -218,6 +219,14 @@ def outcome_properties(
             "problems": json.dumps([str(p) for p in outcome.problems]),
         }
     )
+
+
+def schedules_properties(workflow: str, outcomes: list[PointOutcome], failed: bool) -> list[tuple[str, Any]]:
+    """A schedules item: every schedule it tried (point ids in order, where faults fired, passed or not) for the
+    JSON report; appended to the failing schedule's record, or a record of its own when all passed."""
+    tried = [{"points": o.point_ids, "fired": o.fired, "ok": o.ok, "runs": o.runs} for o in outcomes]
+    own = {} if failed else {"workflow": workflow, "explored": 0, "problems": json.dumps([])}
+    return _prefixed({**own, "schedules": json.dumps(tried)})
 
 
 def _prefixed(props: dict[str, Any]) -> list[tuple[str, Any]]:
