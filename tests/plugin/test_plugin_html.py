@@ -92,7 +92,7 @@ def test_agent_records_render_by_their_own_unit_and_site_kind() -> None:
                 "kind": "point",
                 "agent": "support-bot",
                 "workflow": "test_bot.py",
-                "point": f"invocation[{n}]/{site}",
+                "point": f"agent:support-bot/invocation[{n}]/{site}",  # the record's unit, not the id's, groups it
                 "unit": f"invocation[{n}]",
                 "site": site,
                 "fired": "yes",
@@ -126,7 +126,7 @@ def test_agent_records_render_by_their_own_unit_and_site_kind() -> None:
         assert sorted(headers) == ["invocation.before", "message.added", "tool.before"]
         section.locator(".timeline .pt.diverged").click()
         assert page.locator("#detail .rule").inner_text() == "tool-rerun"
-        assert page.locator("#detail .point-id").inner_text() == "invocation[1]/tool.before"
+        assert page.locator("#detail .point-id").inner_text() == "agent:support-bot/invocation[1]/tool.before"
 
 
 def test_a_missing_browser_fails_in_ci_and_says_how_to_install_it_elsewhere(
