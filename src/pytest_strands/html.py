@@ -3,8 +3,8 @@
 It renders the JSON report's document (`ChaosTotals.body()`), so both always agree. Any item record with a group
 (`agent`, else `workflow`), a crash-point id (`point`) and problems renders as a point: its unit and site kind are
 the record's `unit` and `site` when given, else read from the id (`<unit>/.../<site>`); its outcome comes from
-its counts. Per group: a timeline of the points in run order coloured by outcome, the same points grouped by unit
-and site kind, and for each point the rules it broke with the diff against the golden run.
+its counts. Per group: a timeline of the points in run order (`run_index`, else by id) coloured by outcome, the
+same points grouped by unit and site kind, and for each point the rules it broke with the diff against the golden run.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class PointView:
     outcome: str
     problems: list[ProblemView]
     detail: dict[str, str]  # a few facts shown with the point (fired, converged at, runs)
+    run_index: float = float("inf")  # position in the golden run when the record has it, else by id
     anchor: str = ""
 
 
@@ -130,6 +131,7 @@ def build_groups(body: dict[str, Any]) -> list[GroupView]:
                     outcome=outcome_of(item),
                     problems=problems,
                     detail=facts,
+                    run_index=float(item["run_index"]) if item.get("run_index") not in (None, "") else float("inf"),
                 )
             )
         else:
@@ -143,7 +145,7 @@ def build_groups(body: dict[str, Any]) -> list[GroupView]:
 
 
 def _lay_out(group: GroupView, index: int) -> None:
-    group.points.sort(key=lambda p: natural_key(p.id))
+    group.points.sort(key=lambda p: (p.run_index, natural_key(p.id)))
     for n, point in enumerate(group.points):
         point.anchor = f"p{index}-{n}"
     group.sites = sorted({p.site for p in group.points}, key=_site_order)

@@ -61,7 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _setting(config, "strands_chaos", bool):
         return
     from pytest_strands.collect import select_specs
-    from strands_durable.faults.report import ChaosTotals
+    from strands_durable.faults.report import ChaosTotals, report_path_problem
     from strands_durable.faults.suite import ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
 
     try:
@@ -80,6 +80,10 @@ def pytest_configure(config: pytest.Config) -> None:
             hitl_answer=config.getini("strands_chaos_hitl_answer") or None,
         )
         selection = select_specs(config)
+        for flag, path in (("--strands-chaos-report", settings.report), ("--strands-chaos-html", settings.html)):
+            problem = report_path_problem(path) if path is not None else None
+            if problem:
+                raise ChaosUsageError(f"{flag}: cannot write {path}: {problem}")
     except (ChaosUsageError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SUITE] = ChaosSuite(settings)
@@ -305,6 +309,7 @@ class ChaosReporting:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.totals = config.stash[TOTALS]
+        self.write_errors: list[str] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or (report.when == "setup" and not report.passed):
@@ -322,16 +327,25 @@ class ChaosReporting:
                 why = nothing_collected_line(self.config, self.config.stash[SELECTION])
                 if why is not None:
                     terminalreporter.write_line(why)
-            if self.config.stash[SUITE].settings.html is not None:
-                terminalreporter.write_line(f"strands-chaos: HTML report {self.config.stash[SUITE].settings.html}")
+            html = self.config.stash[SUITE].settings.html
+            if html is not None and not self.write_errors:
+                terminalreporter.write_line(f"strands-chaos: HTML report {html}")
+            for error in self.write_errors:
+                terminalreporter.write_line(error, red=True)
 
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         settings = self.config.stash[SUITE].settings
         if hasattr(self.config, "workerinput"):
             return
-        if settings.report is not None:
-            self.totals.write_json(settings.report)
-        if settings.html is not None:
-            from pytest_strands.html import write_html
+        for path, write in ((settings.report, self.totals.write_json), (settings.html, self._write_html)):
+            try:
+                if path is not None:
+                    write(path)
+            except OSError as exc:  # disk full, removed directory: one line, and the run fails
+                self.write_errors.append(f"Error: strands-chaos: cannot write {path}: {exc.strerror or exc}")
+                session.exitstatus = max(int(session.exitstatus), int(pytest.ExitCode.TESTS_FAILED))
 
-            write_html(self.totals.body(), settings.html)
+    def _write_html(self, path: Path) -> None:
+        from pytest_strands.html import write_html
+
+        write_html(self.totals.body(), path)

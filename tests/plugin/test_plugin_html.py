@@ -13,6 +13,8 @@ from pytest_strands.html import render_html
 from tests.plugin.browser import chromium_page
 from tests.plugin.support import MUTATIONS, add_research_spec
 
+SCRIPT = "<script>window.pwned = 1</script>"
+
 
 def _expected_outcome(item: dict) -> str:
     if item["invalid_histories"]:
@@ -56,7 +58,7 @@ def test_the_html_report_renders_every_point_and_a_click_shows_the_rule_and_diff
             timeline.nth(i).get_attribute("title").rsplit(" (", 1)[0]: timeline.nth(i).get_attribute("class")
             for i in range(timeline.count())
         }
-        assert set(rendered) == set(points)
+        assert list(rendered) == sorted(points, key=lambda p: points[p]["run_index"])  # the golden run's order
         for point_id, item in points.items():
             assert rendered[point_id] == f"pt {_expected_outcome(item)}", point_id
         units = section.locator("table.grid tbody th.unit").all_inner_texts()
@@ -98,7 +100,7 @@ def test_agent_records_render_by_their_own_unit_and_site_kind() -> None:
                 "fired": "yes",
                 "divergences": int(n == 1 and site == "tool.before"),
                 "invalid_histories": 0,
-                "problems": ["[tool-rerun] lookup ran twice"] if n == 1 and site == "tool.before" else [],
+                "problems": [f"[tool-rerun] lookup ran twice {SCRIPT}"] if n == 1 and site == "tool.before" else [],
             }
             for n in range(2)
             for site in ("invocation.before", "tool.before", "message.added")
@@ -127,6 +129,8 @@ def test_agent_records_render_by_their_own_unit_and_site_kind() -> None:
         section.locator(".timeline .pt.diverged").click()
         assert page.locator("#detail .rule").inner_text() == "tool-rerun"
         assert page.locator("#detail .point-id").inner_text() == "agent:support-bot/invocation[1]/tool.before"
+        assert SCRIPT in page.locator("#detail .problem").inner_text()  # model text is shown, never run
+        assert page.evaluate("window.pwned") is None
 
 
 def test_a_missing_browser_fails_in_ci_and_says_how_to_install_it_elsewhere(
@@ -139,3 +143,40 @@ def test_a_missing_browser_fails_in_ci_and_says_how_to_install_it_elsewhere(
     monkeypatch.setenv("CI", "false")
     with pytest.raises(pytest.skip.Exception, match="apt-get install -y chromium"), chromium_page():
         pass
+
+
+def test_a_report_path_that_cannot_be_written_is_a_usage_error_before_the_run(pytester: pytest.Pytester) -> None:
+    add_research_spec(pytester)
+    (pytester.path / "taken").write_text("a file, not a directory")
+    result = pytester.runpytest_inprocess("--strands-chaos", "--strands-chaos-html=taken/chaos.html")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"--strands-chaos-html: cannot write taken/chaos.html: {pytester.path / 'taken'} is not a directory" in (
+        result.stderr.str()
+    )
+
+
+def test_a_report_that_fails_to_write_after_the_run_fails_it_with_one_line(pytester: pytest.Pytester) -> None:
+    add_research_spec(pytester)
+    pytester.makeconftest(
+        """
+import pathlib
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    out = pathlib.Path("out")
+    out.rmdir()
+    out.write_text("the directory became a file while the run went on")
+"""
+    )
+    (pytester.path / "out").mkdir()
+    result = pytester.runpytest_inprocess(
+        "--strands-chaos",
+        "--strands-chaos-max-points=1",
+        "--strands-chaos-schedules=0",
+        "--strands-chaos-html=out/r.html",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    errors = [line for line in result.stdout.lines if line.startswith("Error: ")]
+    assert errors == ["Error: strands-chaos: cannot write out/r.html: Not a directory"], result.stdout.str()[-2000:]
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,20 @@ def write_report_file(path: Path, text: str) -> None:
     ops = FileOps()
     ops.makedirs(path.parent.resolve())
     ops.write_atomic(path, text.encode("utf-8"))
+
+
+def report_path_problem(path: Path) -> str | None:
+    """Why a report could not be written at `path` (checked before a long run, not after it), or None."""
+    if path.is_dir():
+        return f"{path} is a directory"
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{parent} is not writable"
+    return None
 
 
 def record_kind(nodeid: str, record: dict[str, Any]) -> str:

@@ -209,6 +209,7 @@ def outcome_properties(
         {
             "workflow": workflow,
             "point": " -> ".join(outcome.point_ids),
+            "run_index": golden.point(outcome.point_ids[0]).index,  # where the point lies in the golden run
             "explored": int(outcome.explored and counts_as_point),
             "sites": golden.point(outcome.point_ids[0]).point.site if outcome.explored else "",
             "fired": " -> ".join(outcome.fired),
