@@ -61,7 +61,8 @@ def select_specs(config: pytest.Config) -> SpecSelection:
     base = config.inipath.parent if config.inipath else config.invocation_params.dir
     listed: list[Path] = []
     for entry in config.getini("strands_chaos_specs"):
-        matches = sorted(glob.glob(str(entry), recursive=True)) if glob.has_magic(str(entry)) else [str(entry)]
+        pattern = str(entry)
+        matches = sorted(glob.glob(pattern, recursive=True)) if any(c in pattern for c in "*?[") else [pattern]
         files = [Path(m).resolve() for m in matches if Path(m).is_file()]
         if not files:
             raise ChaosUsageError(f"strands_chaos_specs: {_relative(entry, base)} matches no file (relative to {base})")

@@ -76,6 +76,10 @@ def test_an_opted_in_directory_collects_its_plain_yaml_specs(pytester: pytest.Py
     result = pytester.runpytest_inprocess(*QUICK, "--collect-only", "-q")
     workflows = _collected_workflows(result)
     assert workflows == {"workflows/a.yaml", "workflows/deep/b.yml"}, result.stdout.str()
+    pytester.makeini("[pytest]\nstrands_chaos_spec_dirs = workflow\n")  # a typo: no such directory
+    typo = pytester.runpytest_inprocess(*QUICK, "--collect-only", "-q")
+    assert typo.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"strands_chaos_spec_dirs: workflow is not a directory under {pytester.path}" in typo.stderr.str()
 
 
 def test_zero_collected_while_plain_specs_are_present_says_why(pytester: pytest.Pytester) -> None:
