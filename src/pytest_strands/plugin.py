@@ -1,7 +1,7 @@
 """pytest --strands-chaos: interrupt every step and tool-call boundary of each workflow, resume, prove it exact.
 
 Inert until `--strands-chaos` (or `strands_chaos = true` in the ini file). Then each spec file named
-`*.strands.yaml`, `*.strands.yml` or `*.strands.json` (plus the ini's `strands_chaos_specs`) becomes a golden
+`*.strands.yaml`, `*.strands.yml` or `*.strands.json` (plus those `collect.py` selects) becomes a golden
 item, one item per crash point of the golden run (named by the crash-point id, so `-k` reruns one), and a
 `schedules` item (several interrupts per run, hypothesis). The `strands_chaos` fixture and marker run a spec
 with your own variables and Python tools. The machinery lives in `strands_durable.faults`.
@@ -21,12 +21,14 @@ OPTIONS = [
     ("--strands-chaos-max-points", "strands_chaos_max_points", int, "explore at most N crash points per workflow"),
     ("--strands-chaos-faults", "strands_chaos_faults", str, "fault classes, comma-separated (interrupt)"),
     ("--strands-chaos-report", "strands_chaos_report", str, "write the chaos totals and every item as JSON"),
+    ("--strands-chaos-html", "strands_chaos_html", str, "write an offline HTML report: crash-point timelines"),
     ("--strands-record", "strands_record", bool, "run each spec's real provider once and record its cassette"),
     ("--strands-chaos-full", "strands_chaos_full", bool, "run every resumed tail to the end (no convergence)"),
     ("--strands-chaos-schedules", "strands_chaos_schedules", int, "multi-fault schedules per workflow (10)"),
 ]
 SUITE = pytest.StashKey[Any]()
 TOTALS = pytest.StashKey[Any]()
+SELECTION = pytest.StashKey[Any]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -38,7 +40,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         else:
             group.addoption(flag, action="store", default=None, dest=ini, type=kind, help=help_text)
             parser.addini(ini, help_text, default="")
-    parser.addini("strands_chaos_specs", "more spec files to run under chaos", type="paths", default=[])
+    parser.addini("strands_chaos_specs", "more spec files (globs) to run under chaos", type="paths", default=[])
+    parser.addini("strands_chaos_spec_dirs", "directories whose .yaml/.yml/.json files are specs", type="paths")
     parser.addini("strands_chaos_hitl_answer", "answer every HITL step with this (default: the step's default)")
 
 
@@ -57,28 +60,37 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if not _setting(config, "strands_chaos", bool):
         return
-    from strands_durable.faults.report import ChaosTotals
+    from pytest_strands.collect import select_specs
+    from strands_durable.faults.report import ChaosTotals, report_path_problem
     from strands_durable.faults.suite import ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
 
     try:
         report = _setting(config, "strands_chaos_report", str)
+        html = _setting(config, "strands_chaos_html", str)
         schedules = _setting(config, "strands_chaos_schedules", int)
         settings = ChaosSettings(
             seed=_setting(config, "strands_chaos_seed", int) or 0,
             max_points=_setting(config, "strands_chaos_max_points", int),
             faults=parse_faults(_setting(config, "strands_chaos_faults", str)),
             report=Path(report) if report else None,
+            html=Path(html) if html else None,
             record=bool(_setting(config, "strands_record", bool)),
             full=bool(_setting(config, "strands_chaos_full", bool)),
             schedules=10 if schedules is None else schedules,
             hitl_answer=config.getini("strands_chaos_hitl_answer") or None,
         )
+        selection = select_specs(config)
+        for flag, path in (("--strands-chaos-report", settings.report), ("--strands-chaos-html", settings.html)):
+            problem = report_path_problem(path) if path is not None else None
+            if problem:
+                raise ChaosUsageError(f"{flag}: cannot write {path}: {problem}")
     except (ChaosUsageError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SUITE] = ChaosSuite(settings)
+    config.stash[SELECTION] = selection
     config.stash[TOTALS] = ChaosTotals(seed=settings.seed, faults=settings.faults, mode=settings.mode)
     config.pluginmanager.register(ChaosReporting(config), "strands-chaos-reporting")
-    config.args.extend(str(p) for p in config.getini("strands_chaos_specs") if str(p) not in config.args)
+    config.args.extend(p for p in selection.extra_args() if p not in config.args)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -96,12 +108,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    from strands_durable.faults.suite import SPEC_SUFFIXES
-
-    if SUITE not in parent.config.stash:
-        return None
-    listed = {Path(p).resolve() for p in parent.config.getini("strands_chaos_specs")}
-    if file_path.name.endswith(SPEC_SUFFIXES) or file_path.resolve() in listed:
+    selection = parent.config.stash.get(SELECTION, None)
+    if selection is not None and selection.wants(file_path):
         return SpecFile.from_parent(parent, path=file_path)
     return None
 
@@ -115,6 +123,7 @@ class ChaosFailure(AssertionError):
 
 class SpecFile(pytest.File):
     def collect(self):  # type: ignore[override]
+        from pytest_strands.collect import hitl_hint
         from strands_durable.faults.suite import NotExplorable
 
         suite = self.config.stash[SUITE]
@@ -124,7 +133,7 @@ class SpecFile(pytest.File):
             yield NotExplorableItem.from_parent(self, name="not-explorable", golden=None, reason=reason)
             return
         except Exception as exc:  # a spec or provider error: one failing golden item says it in one line
-            yield GoldenItem.from_parent(self, name="golden", golden=None, error=f"{type(exc).__name__}: {exc}")
+            yield GoldenItem.from_parent(self, name="golden", golden=None, error=hitl_hint(exc))
             return
         yield GoldenItem.from_parent(self, name="golden", golden=golden, error=None)
         for point_id in suite.point_ids(golden):
@@ -196,7 +205,7 @@ class CrashPointItem(_ChaosItem):
 class ScheduleItem(_ChaosItem):
     def runtest(self) -> None:
         from strands_durable.faults.schedule import explore_schedules
-        from strands_durable.faults.suite import outcome_properties
+        from strands_durable.faults.suite import outcome_properties, schedules_properties
 
         suite = self.config.stash[SUITE]
         result = explore_schedules(self.golden, self.golden.workdir / "schedules", examples=suite.settings.schedules)
@@ -204,6 +213,8 @@ class ScheduleItem(_ChaosItem):
             self.user_properties.extend(
                 outcome_properties(self.workflow, self.golden, result.failure, counts_as_point=False)
             )
+        self.user_properties.extend(schedules_properties(self.workflow, result.outcomes, result.failure is not None))
+        if result.failure is not None:
             raise ChaosFailure(f"minimal failing schedule of {result.examples} tried:\n{result.failure.describe()}")
 
 
@@ -237,6 +248,7 @@ class ChaosFixture:
         self.defaults = defaults
 
     def run(self, spec: str | Path | None = None, **options: Any) -> list[Any]:
+        from pytest_strands.collect import hitl_hint
         from strands_durable.faults.common import Finding
         from strands_durable.faults.suite import (
             NotExplorable,
@@ -255,7 +267,7 @@ class ChaosFixture:
             self.node.user_properties.extend(not_explorable_properties(spec_path.name, reason))
             raise ChaosFailure(str(reason)) from None
         except Exception as exc:
-            problem = Finding("golden-run", f"{type(exc).__name__}: {exc}")
+            problem = Finding("golden-run", hitl_hint(exc))
             self.node.user_properties.extend(golden_properties(spec_path.name, None, [problem]))
             raise ChaosFailure(f"the golden run failed:\n{problem}") from None
         self.node.user_properties.extend(golden_properties(spec_path.name, golden, golden.problems))
@@ -297,6 +309,7 @@ class ChaosReporting:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.totals = config.stash[TOTALS]
+        self.write_errors: list[str] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or (report.when == "setup" and not report.passed):
@@ -308,8 +321,31 @@ class ChaosReporting:
             second = self.totals.not_explorable_line()
             if second is not None:
                 terminalreporter.write_line(second)
+            if not self.totals.items:
+                from pytest_strands.collect import nothing_collected_line
 
-    def pytest_sessionfinish(self) -> None:
-        report = self.config.stash[SUITE].settings.report
-        if report is not None and not hasattr(self.config, "workerinput"):
-            self.totals.write_json(report)
+                why = nothing_collected_line(self.config, self.config.stash[SELECTION])
+                if why is not None:
+                    terminalreporter.write_line(why)
+            html = self.config.stash[SUITE].settings.html
+            if html is not None and not self.write_errors:
+                terminalreporter.write_line(f"strands-chaos: HTML report {html}")
+            for error in self.write_errors:
+                terminalreporter.write_line(error, red=True)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        settings = self.config.stash[SUITE].settings
+        if hasattr(self.config, "workerinput"):
+            return
+        for path, write in ((settings.report, self.totals.write_json), (settings.html, self._write_html)):
+            try:
+                if path is not None:
+                    write(path)
+            except OSError as exc:  # disk full, removed directory: one line, and the run fails
+                self.write_errors.append(f"Error: strands-chaos: cannot write {path}: {exc.strerror or exc}")
+                session.exitstatus = max(int(session.exitstatus), int(pytest.ExitCode.TESTS_FAILED))
+
+    def _write_html(self, path: Path) -> None:
+        from pytest_strands.html import write_html
+
+        write_html(self.totals.body(), path)

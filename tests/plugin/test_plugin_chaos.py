@@ -119,8 +119,16 @@ crashpoints.CrashPoints.emit = _emit
 @pytest.mark.slow
 def test_xdist_workers_report_the_same_totals(pytester: pytest.Pytester) -> None:
     add_research_spec(pytester)
-    single = pytester.runpytest_subprocess("--strands-chaos", *FAST)
-    spread = pytester.runpytest_subprocess("--strands-chaos", *FAST, "-n", "2")
+    single = pytester.runpytest_subprocess("--strands-chaos", *FAST, "--strands-chaos-report=single.json")
+    spread = pytester.runpytest_subprocess(
+        "--strands-chaos", *FAST, "-n", "2", "--strands-chaos-report=spread.json", "--strands-chaos-html=spread.html"
+    )
     spread.assert_outcomes(passed=14)
     assert summary(spread) == summary(single)
+    items = [
+        sorted(json.loads((pytester.path / name).read_text())["items"], key=lambda i: i["nodeid"])
+        for name in ("single.json", "spread.json")
+    ]
+    assert items[0] == items[1] and len(items[0]) == 14  # every item, schedules included, in either mode
+    assert (pytester.path / "spread.html").read_text().count('class="pt passed"') == 2 * 12  # timeline and grid
     assert "2 workers" in spread.stdout.str()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,12 +52,15 @@ class ChaosTotals:
             self.divergences += int(record.get("divergences", 0))
             self.invalid += int(record.get("invalid_histories", 0))
             problems = record.get("problems")
+            schedules = record.get("schedules")
             self.items.append(
                 {
                     "nodeid": nodeid,
+                    "kind": record_kind(nodeid, record),
                     "outcome": outcome,
-                    **{k: v for k, v in record.items() if k != "problems"},
+                    **{k: v for k, v in record.items() if k not in ("problems", "schedules")},
                     "problems": json.loads(problems) if isinstance(problems, str) else [],
+                    **({"schedules": json.loads(schedules)} if isinstance(schedules, str) else {}),
                 }
             )
 
@@ -79,8 +83,9 @@ class ChaosTotals:
             names
         )
 
-    def write_json(self, path: Path) -> None:
-        body = {
+    def body(self) -> dict[str, Any]:
+        """The JSON report's document (the HTML report renders the same one)."""
+        return {
             "summary": self.line(),
             "not_explorable": sorted(set(self.not_explorable)),
             "crash_points_explored": self.points,
@@ -93,9 +98,41 @@ class ChaosTotals:
             "mode": self.mode,
             "items": self.items,
         }
-        ops = FileOps()
-        ops.makedirs(path.parent.resolve())
-        ops.write_atomic(path, (json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+
+    def write_json(self, path: Path) -> None:
+        write_report_file(path, json.dumps(self.body(), indent=2, ensure_ascii=False) + "\n")
+
+
+def write_report_file(path: Path, text: str) -> None:
+    """Write a report (JSON or HTML) atomically through the project's file-operations layer."""
+    ops = FileOps()
+    ops.makedirs(path.parent.resolve())
+    ops.write_atomic(path, text.encode("utf-8"))
+
+
+def report_path_problem(path: Path) -> str | None:
+    """Why a report could not be written at `path` (checked before a long run, not after it), or None."""
+    if path.is_dir():
+        return f"{path} is a directory"
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{parent} is not writable"
+    return None
+
+
+def record_kind(nodeid: str, record: dict[str, Any]) -> str:
+    """What an item record is: `golden`, `point`, `schedules`, `fault` (a real-fault class), `not-explorable`."""
+    if record.get("not_explorable"):
+        return "not-explorable"
+    if record.get("fault"):
+        return "fault"
+    if "schedules" in record or nodeid.endswith("::schedules"):
+        return "schedules"
+    return "point" if record.get("point") else "golden"
 
 
 def records_of(user_properties: list[tuple[str, Any]]) -> list[dict[str, Any]]:

@@ -82,6 +82,7 @@ class ChaosSettings:
     max_points: int | None = None  # per workflow
     faults: list[str] = field(default_factory=lambda: ["interrupt"])
     report: Path | None = None
+    html: Path | None = None  # the offline HTML report (pytest_strands/html.py)
     record: bool = False
     full: bool = False
     schedules: int = 10  # hypothesis examples per workflow
@@ -208,6 +209,7 @@ def outcome_properties(
         {
             "workflow": workflow,
             "point": " -> ".join(outcome.point_ids),
+            "run_index": golden.point(outcome.point_ids[0]).index,  # where the point lies in the golden run
             "explored": int(outcome.explored and counts_as_point),
             "sites": golden.point(outcome.point_ids[0]).point.site if outcome.explored else "",
             "fired": " -> ".join(outcome.fired),
@@ -218,6 +220,14 @@ def outcome_properties(
             "problems": json.dumps([str(p) for p in outcome.problems]),
         }
     )
+
+
+def schedules_properties(workflow: str, outcomes: list[PointOutcome], failed: bool) -> list[tuple[str, Any]]:
+    """A schedules item: every schedule it tried (point ids in order, where faults fired, passed or not) for the
+    JSON report; appended to the failing schedule's record, or a record of its own when all passed."""
+    tried = [{"points": o.point_ids, "fired": o.fired, "ok": o.ok, "runs": o.runs} for o in outcomes]
+    own = {} if failed else {"workflow": workflow, "explored": 0, "problems": json.dumps([])}
+    return _prefixed({**own, "schedules": json.dumps(tried)})
 
 
 def _prefixed(props: dict[str, Any]) -> list[tuple[str, Any]]:
