@@ -1,0 +1,233 @@
+"""`strands_chaos.run_agent` and agent factories collected like specs: a real Agent crashed at every point.
+
+Ours passes; the SDK's FileSessionManager fails with its points and rules named; three planted manager bugs are
+each caught by the rule that names them; the factory collection forms; SIGKILL of a forked child; the example
+that opens docs/chaos-plugin.md runs as written.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.plugin.support import REPO, summary
+
+FACTORIES = '''
+import json
+
+from strands import Agent, tool
+from strands.hooks import MessageAddedEvent
+
+from strands_durable.agent.durable import InvocationHooks
+from strands_durable.models.scripted import ScriptedModel
+from strands_durable.sdk import DurableSessionManager, non_idempotent
+
+SCRIPT = [
+    [{"name": "pay", "input": {"item": "taxi", "amount": 12}}, {"name": "note", "input": {"item": "hotel"}}],
+    "Paid the taxi, noted the hotel.",
+]
+PROMPTS = ["Pay the taxi, note the hotel."]
+
+
+def tools_for(ctx):
+    @non_idempotent
+    @tool
+    def pay(item: str, amount: float) -> str:
+        """Pay for an item (appends to the ledger: not idempotent)."""
+        with open(ctx.workspace / "ledger.jsonl", "a") as ledger:
+            ledger.write(json.dumps({"item": item, "amount": amount}) + "\\n")
+        return f"paid {item}"
+
+    @tool
+    def note(item: str) -> str:
+        """Write a note about an item (idempotent: one file per item)."""
+        (ctx.workspace / f"note-{item}.txt").write_text(item)
+        return f"noted {item}"
+
+    return [pay, note]
+
+
+def durable(ctx, manager_class=DurableSessionManager):
+    manager = manager_class(ctx.session_id, ctx.storage_dir)
+    return Agent(model=ScriptedModel(SCRIPT), tools=tools_for(ctx), callback_handler=None, session_manager=manager)
+
+
+def sdk_file(ctx):
+    from strands.session.file_session_manager import FileSessionManager
+
+    manager = FileSessionManager(ctx.session_id, storage_dir=str(ctx.storage_dir))
+    return Agent(model=ScriptedModel(SCRIPT), tools=tools_for(ctx), callback_handler=None, session_manager=manager)
+
+
+class _Forgetful(InvocationHooks):  # re-runs a committed tool: forgets the journal's result
+    async def execute_tool(self, context, next_fn):
+        if self.conv is not None:
+            self.conv.tool_results.pop(context.tool_use["toolUseId"], None)
+        async for item in super().execute_tool(context, next_fn):
+            yield item
+
+
+class _SkipsResult(InvocationHooks):  # skips each tool's result commit (emits tool.committed all the same)
+    def _commit_result(self, result, tool_path, *, final=False, durable=True):
+        if final:
+            super()._commit_result(result, tool_path, final=final, durable=durable)
+
+
+class _Mutant(DurableSessionManager):
+    hooks_class = InvocationHooks
+
+    def _hooks(self, *args):
+        hooks = super()._hooks(*args)
+        hooks.__class__ = self.hooks_class
+        return hooks
+
+
+class RerunsCommittedTool(_Mutant):
+    hooks_class = _Forgetful
+
+
+class SkipsToolResultCommit(_Mutant):
+    hooks_class = _SkipsResult
+
+
+class CommitsPromptTwice(DurableSessionManager):  # finishing a pending invocation commits its prompt again
+    def _before_invocation(self, event):
+        prompt = self.pending_prompt(event.agent.agent_id)
+        super()._before_invocation(event)
+        slot = self._slots[self._key_of(event.agent)]
+        if prompt is not None and slot.hooks is not None:
+            again = {"role": "user", "content": prompt}
+            slot.hooks.message_added(MessageAddedEvent(agent=event.agent, message=again))
+
+
+def reruns_committed_tool(ctx):
+    return durable(ctx, RerunsCommittedTool)
+
+
+def skips_tool_result_commit(ctx):
+    return durable(ctx, SkipsToolResultCommit)
+
+
+def commits_prompt_twice(ctx):
+    return durable(ctx, CommitsPromptTwice)
+'''
+
+FIXTURE_TESTS = """
+import pytest
+import {module} as agents
+
+
+@pytest.mark.parametrize("factory", [
+    "durable", "sdk_file", "reruns_committed_tool", "skips_tool_result_commit", "commits_prompt_twice",
+])
+def test_agent(strands_chaos, factory):
+    outcomes = strands_chaos.run_agent(getattr(agents, factory), agents.PROMPTS, max_points={max_points})
+    assert all(o.ok for o in outcomes) and len(outcomes) > 10
+"""
+
+
+def _sections(result: pytest.RunResult) -> dict[str, str]:
+    """Each failing test's report text by its parameter."""
+    text = result.stdout.str()
+    parts = re.split(r"^_+ test_agent\[(\w+)\] _+$", text, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def _write(pytester: pytest.Pytester, module: str, body: str) -> None:
+    pytester.makepyfile(**{module: FACTORIES})
+    pytester.makepyfile(**{f"test_{module}": body})
+    pytester.syspathinsert()
+
+
+def test_ours_passes_the_file_session_manager_and_three_planted_bugs_fail_by_rule(pytester: pytest.Pytester) -> None:
+    _write(pytester, "agents_all_points", FIXTURE_TESTS.format(module="agents_all_points", max_points=None))
+    result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=1, failed=4)
+    failed = _sections(result)
+    assert set(failed) == {"sdk_file", "reruns_committed_tool", "skips_tool_result_commit", "commits_prompt_twice"}
+    # the SDK's manager: re-sending the prompt breaks alternation; `agent()` runs the ledger tool twice
+    assert "[invalid-request]" in failed["sdk_file"] and "two user messages in a row" in failed["sdk_file"]
+    assert re.search(r"interrupt:hook/\S+:re-send \[invalid-request\]", failed["sdk_file"])
+    assert "by rule:" in failed["sdk_file"] and "workspace" in failed["sdk_file"]
+    assert "[tool-rerun] tool call tooluse_s0_" in failed["reruns_committed_tool"]
+    assert re.search(r"tool\[\d\]:(pay|note)/tool.committed", failed["skips_tool_result_commit"])
+    skipped = failed["skips_tool_result_commit"]
+    assert "[tool-rerun]" in skipped or "[unknown-outcome]" in skipped
+    assert "[history]" in failed["commits_prompt_twice"] or "[resume-failed]" in failed["commits_prompt_twice"]
+    totals = summary(result)
+    assert totals["workflows"] == 5 and totals["divergences"] > 0 and totals["invalid"] > 0
+
+
+COLLECTED = """
+import pytest
+from {module} import PROMPTS, durable, sdk_file
+
+pytestmark = pytest.mark.strands_chaos(prompts=PROMPTS, max_points=4)
+
+
+def build_agent_durable(ctx):
+    return durable(ctx)
+
+
+@pytest.mark.strands_chaos(max_points=3)
+def file_sessions(ctx):
+    return sdk_file(ctx)
+
+
+def helper_not_collected(ctx):
+    raise AssertionError("only build_agent* functions and marked ones are factories")
+"""
+
+
+def test_a_file_of_agent_factories_is_collected_like_specs(pytester: pytest.Pytester) -> None:
+    _write(pytester, "agents_collected", COLLECTED.format(module="agents_collected"))
+    result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-v")
+    out = result.stdout.str()
+    assert "test_agents_collected.py::build_agent_durable::golden PASSED" in out
+    assert re.search(r"::build_agent_durable::\S+/\S+ PASSED", out)
+    assert "::file_sessions::golden PASSED" in out and "helper_not_collected" not in out
+    result.assert_outcomes(passed=1 + 4 + 1 + (3 - failed_count(result)), failed=failed_count(result))
+    assert failed_count(result) >= 1  # FileSessionManager: at least one of its 3 sampled points fails
+    assert summary(result)["points"] == 7
+
+
+def failed_count(result: pytest.RunResult) -> int:
+    return result.parseoutcomes().get("failed", 0)
+
+
+def test_without_the_flag_factories_are_plain_functions(pytester: pytest.Pytester) -> None:
+    _write(pytester, "agents_inert", COLLECTED.format(module="agents_inert"))
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+KILLED = """
+import pytest
+
+pytestmark = pytest.mark.strands_chaos(max_points=4)
+
+
+def test_killed_children_resume(strands_chaos):
+    outcomes = strands_chaos.run_agent("{module}:durable", ["Pay the taxi, note the hotel."])
+    assert {{o.fault for o in outcomes}} == {{"interrupt", "kill"}} and len(outcomes) == 8
+"""
+
+
+def test_sigkill_of_a_forked_child_is_explored_with_a_factory_named_module_function(pytester) -> None:
+    _write(pytester, "agents_killed", KILLED.format(module="agents_killed"))
+    result = pytester.runpytest_inprocess(
+        "--strands-chaos", "--strands-chaos-faults=interrupt,kill", "-p", "no:cacheprovider", "-q"
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_the_example_opening_the_chaos_plugin_doc_runs(pytester: pytest.Pytester) -> None:
+    doc = (REPO / "docs" / "chaos-plugin.md").read_text()
+    opening = doc.split("\n## ", 2)[1]
+    assert opening.startswith("Your own Python agent")
+    example = re.search(r"```python\n(.*?)```", opening, re.DOTALL)
+    assert example, "the section opens with a python example"
+    pytester.makepyfile(test_my_agent=example.group(1))
+    result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=1)
