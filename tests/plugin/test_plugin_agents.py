@@ -13,51 +13,22 @@ import pytest
 
 from tests.plugin.support import REPO, summary
 
-FACTORIES = '''
-import json
-
-from strands import Agent, tool
+FACTORIES = """
 from strands.hooks import MessageAddedEvent
 
 from strands_durable.agent.durable import InvocationHooks
-from strands_durable.models.scripted import ScriptedModel
-from strands_durable.sdk import DurableSessionManager, non_idempotent
+from strands_durable.faults.agents import LEDGER_PROMPTS, ledger_agent
+from strands_durable.sdk import DurableSessionManager
 
-SCRIPT = [
-    [{"name": "pay", "input": {"item": "taxi", "amount": 12}}, {"name": "note", "input": {"item": "hotel"}}],
-    "Paid the taxi, noted the hotel.",
-]
-PROMPTS = ["Pay the taxi, note the hotel."]
+PROMPTS = LEDGER_PROMPTS[:1]  # one prompt: a parallel batch of a non-idempotent tool and an idempotent one
 
 
-def tools_for(ctx):
-    @non_idempotent
-    @tool
-    def pay(item: str, amount: float) -> str:
-        """Pay for an item (appends to the ledger: not idempotent)."""
-        with open(ctx.workspace / "ledger.jsonl", "a") as ledger:
-            ledger.write(json.dumps({"item": item, "amount": amount}) + "\\n")
-        return f"paid {item}"
-
-    @tool
-    def note(item: str) -> str:
-        """Write a note about an item (idempotent: one file per item)."""
-        (ctx.workspace / f"note-{item}.txt").write_text(item)
-        return f"noted {item}"
-
-    return [pay, note]
-
-
-def durable(ctx, manager_class=DurableSessionManager):
-    manager = manager_class(ctx.session_id, ctx.storage_dir)
-    return Agent(model=ScriptedModel(SCRIPT), tools=tools_for(ctx), callback_handler=None, session_manager=manager)
+def durable(ctx, manager_class=None):
+    return ledger_agent(ctx, manager_class or "durable")
 
 
 def sdk_file(ctx):
-    from strands.session.file_session_manager import FileSessionManager
-
-    manager = FileSessionManager(ctx.session_id, storage_dir=str(ctx.storage_dir))
-    return Agent(model=ScriptedModel(SCRIPT), tools=tools_for(ctx), callback_handler=None, session_manager=manager)
+    return ledger_agent(ctx, "sdk-file")
 
 
 class _Forgetful(InvocationHooks):  # re-runs a committed tool: forgets the journal's result
@@ -111,7 +82,7 @@ def skips_tool_result_commit(ctx):
 
 def commits_prompt_twice(ctx):
     return durable(ctx, CommitsPromptTwice)
-'''
+"""
 
 FIXTURE_TESTS = """
 import pytest
@@ -229,5 +200,40 @@ def test_the_example_opening_the_chaos_plugin_doc_runs(pytester: pytest.Pytester
     example = re.search(r"```python\n(.*?)```", opening, re.DOTALL)
     assert example, "the section opens with a python example"
     pytester.makepyfile(test_my_agent=example.group(1))
+    result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=1)
+
+
+POINTED = '''
+import pytest
+from strands import Agent, tool
+
+import pytest_strands
+from strands_durable.models.scripted import ScriptedModel
+from strands_durable.sdk import DurableSessionManager
+
+
+def build_agent(ctx):
+    @tool
+    def note(item: str) -> str:
+        """Write a note about an item."""
+        (ctx.workspace / f"{item}.txt").write_text(item)
+        pytest_strands.point("noted")  # between the effect and the return
+        return f"noted {item}"
+
+    model = ScriptedModel([[{"name": "note", "input": {"item": "hotel"}}], "Noted."])
+    manager = DurableSessionManager(ctx.session_id, ctx.storage_dir)
+    return Agent(model=model, tools=[note], callback_handler=None, session_manager=manager)
+
+
+def test_a_point_in_a_tool_body_is_crashed_at(strands_chaos):
+    outcomes = strands_chaos.run_agent(build_agent, ["Note the hotel."])
+    assert [o.point for o in outcomes if o.point.startswith("user:")] == ["user:noted/tool.point"]
+    pytest_strands.point("outside")  # no chaos run in progress: nothing happens
+'''
+
+
+def test_a_tool_body_marks_its_own_crash_point(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_pointed=POINTED)
     result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=1)
