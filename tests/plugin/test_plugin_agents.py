@@ -179,18 +179,27 @@ import pytest
 pytestmark = pytest.mark.strands_chaos(max_points=4)
 
 
-def test_killed_children_resume(strands_chaos):
+def test_spawned_children_killed_at_each_point_resume(strands_chaos):
     outcomes = strands_chaos.run_agent("{module}:durable", ["Pay the taxi, note the hotel."])
     assert {{o.fault for o in outcomes}} == {{"interrupt", "kill"}} and len(outcomes) == 8
+    assert {{o.note for o in outcomes if o.fault == "kill"}} == {{"killed by SIGKILL"}}
+
+
+def test_forked_children_killed_at_each_point_resume(strands_chaos):
+    from {module} import durable
+
+    outcomes = strands_chaos.run_agent(durable, ["Pay the taxi, note the hotel."])
+    assert {{o.fault for o in outcomes}} == {{"interrupt", "kill"}} and all(o.ok for o in outcomes)
+    assert {{o.note for o in outcomes if o.fault == "kill"}} == {{"killed by SIGKILL"}}
 """
 
 
-def test_sigkill_of_a_forked_child_is_explored_with_a_factory_named_module_function(pytester) -> None:
+def test_sigkill_of_a_spawned_or_forked_child_is_explored(pytester: pytest.Pytester) -> None:
     _write(pytester, "agents_killed", KILLED.format(module="agents_killed"))
     result = pytester.runpytest_inprocess(
         "--strands-chaos", "--strands-chaos-faults=interrupt,kill", "-p", "no:cacheprovider", "-q"
     )
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=2)
 
 
 def test_the_example_opening_the_chaos_plugin_doc_runs(pytester: pytest.Pytester) -> None:

@@ -11,7 +11,8 @@ session manager saw it, tool before and after), every store commit when the mana
   (other managers save at `AfterInvocationEvent`), so the storage directory and the workspace are copied at the
   instant of the crash, which is what a dead process leaves, and the resumes start from that copy. The crashed
   run's threads are waited for before anything resumes.
-- `kill`: a forked child SIGKILLs itself there; what it left on disk is resumed.
+- `kill`: a child SIGKILLs itself there; what it left on disk is resumed. The child is spawned (a fresh
+  interpreter, no threads inherited) when `build_agent` is given as "module:function", else forked.
 
 Each crash is resumed twice, from its own copy: by `agent()` when something is pending (else by re-sending the
 interrupted prompt), and by re-sending the interrupted prompt; then the remaining prompts follow. Judged (rules
@@ -31,6 +32,8 @@ import importlib
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -482,11 +485,13 @@ class AgentOutcome:
     acknowledged: int
     stored: set[str] = field(default_factory=set)  # toolUseIds whose results the crash left stored
     resumed: list[Resumed] = field(default_factory=list)
+    note: str = ""  # how the killed child ended ("killed by SIGKILL")
 
     @property
     def findings(self) -> list[Finding]:
         if not self.fired:
-            return [Finding("not-fired", "the crashed run never reached this point", self.fault, self.point)]
+            detail = "the crashed run never reached this point" + (f" ({self.note})" if self.note else "")
+            return [Finding("not-fired", detail, self.fault, self.point)]
         return [f for r in self.resumed for f in r.findings]
 
     @property
@@ -505,19 +510,60 @@ def crash_at(golden: AgentGolden, index: int, fault: str = "interrupt") -> Agent
     reset_dir(root)
     running = Place(root / "running").fresh()
     crashed = Place(root / "crashed")
+    note = ""
     if fault == "kill":
-        run_in_child(lambda: _crashing_run(chaos, running, Run(index, kill=True)))
+        note = _killed_child(chaos, running, index)
         copy_tree(running.root, crashed.root)
     else:
         run = Run(index, at_crash=lambda: copy_tree(running.root, crashed.root))
         _crashing_run(chaos, running, run, timeout=chaos.thread_timeout)
     fired = crashed.root.joinpath("committed.json").exists()
-    outcome = AgentOutcome(point_id, fault, fired, crashed, acknowledged(crashed) if fired else 0)
+    outcome = AgentOutcome(point_id, fault, fired, crashed, acknowledged(crashed) if fired else 0, note=note)
     if fired:
         outcome.stored = stored_results(chaos, crashed)
         for style in STYLES:
             outcome.resumed.append(_resume(golden, outcome, style))
     return outcome
+
+
+def _killed_child(chaos: AgentChaos, place: Place, index: int) -> str:
+    """Run the conversation in a child SIGKILLed at the `index`-th point: spawned (a fresh interpreter that
+    imports the factory) when `build_agent` was given as "module:function", else forked. How it ended."""
+    if not isinstance(chaos.build_agent, str):
+        return run_in_child(lambda: _crashing_run(chaos, place, Run(index, kill=True))).describe()
+    job = {
+        "build_agent": chaos.build_agent,
+        "prompts": list(chaos.prompts),
+        "session_id": chaos.session_id,
+        "cassette": str(chaos.cassette.path) if chaos.cassette is not None else None,
+        "root": str(place.root),
+        "index": index,
+    }
+    search_path = os.pathsep.join(p for p in sys.path if p)  # the child imports what this process can
+    child = subprocess.run(
+        [sys.executable, "-m", "strands_durable.faults.agent_chaos", json.dumps(job)],
+        env={**os.environ, "PYTHONPATH": search_path},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if child.returncode < 0:
+        return f"killed by {signal.Signals(-child.returncode).name}"
+    last = (child.stderr.strip().splitlines() or [""])[-1]
+    return f"exit {child.returncode}" + (f": {last}" if last else "")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The spawned child of the kill fault: one job (JSON) naming the factory, prompts, place and point."""
+    job = json.loads((argv if argv is not None else sys.argv[1:])[0])
+    cassette = None
+    if job["cassette"]:
+        from strands_durable.faults.cassette import Cassette
+
+        cassette = Cassette.load(Path(job["cassette"]))
+    chaos = AgentChaos(job["build_agent"], job["prompts"], session_id=job["session_id"], cassette=cassette)
+    return _crashing_run(chaos, Place(Path(job["root"])), Run(int(job["index"]), kill=True))
 
 
 def _crashing_run(chaos: AgentChaos, place: Place, run: Run, *, timeout: float = 30.0) -> int:
@@ -662,3 +708,7 @@ def rule_counts(outcomes: list[AgentOutcome]) -> Counter[str]:
     for outcome in outcomes:
         counts.update({f.rule for f in outcome.findings})
     return counts
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
