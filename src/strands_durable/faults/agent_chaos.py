@@ -45,6 +45,9 @@ from typing import Any
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash, ToolCall
 from strands_durable.faults.common import Finding, reset_dir, write_scratch
 from strands_durable.faults.forking import run_in_child
+from strands_durable.store.fileops import FileOps
+
+_SCRATCH = FileOps()  # the harness's own files (copies, markers): not session data, no fsync
 
 STYLES = ("agent()", "re-send")
 FAULTS = ("interrupt", "kill")
@@ -308,7 +311,7 @@ def copy_tree(src: Path, dst: Path) -> None:
         target = dst / path.relative_to(src)
         try:
             if path.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
+                _SCRATCH.makedirs(target, durable=False)
             elif path.is_file():
                 write_scratch(target, path.read_bytes())
         except FileNotFoundError:
@@ -600,7 +603,7 @@ def _resume(golden: AgentGolden, outcome: AgentOutcome, style: str) -> Resumed:
     place = Place(outcome.crashed.root.with_name("agent" if style == "agent()" else "resend"))
     copy_tree(outcome.crashed.root, place.root)
     for directory in (place.storage, place.workspace):
-        directory.mkdir(parents=True, exist_ok=True)
+        _SCRATCH.makedirs(directory, durable=False)
     findings: list[Finding] = []
 
     def finding(rule: str, detail: str) -> None:

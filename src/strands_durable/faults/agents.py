@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
-from strands_durable.faults.agent_chaos import AgentChaos, AgentContext, answered, crash_hooks, pending
+from strands_durable.faults.agent_chaos import AgentChaos, AgentContext, answered, copy_tree, crash_hooks, pending
 from strands_durable.faults.common import reset_dir, write_scratch
 from strands_durable.faults.forking import run_in_child
 from strands_durable.store.fileops import FileOps
@@ -90,16 +90,6 @@ def _append(path: Path, record: dict[str, Any]) -> None:
         handle.append((json.dumps(record) + "\n").encode())
     finally:
         handle.close()
-
-
-def _copy_tree(src: Path, dst: Path) -> None:
-    """A crashed world copied for one resume style (harness files, written without fsync)."""
-    reset_dir(dst)
-    for path in sorted(src.rglob("*")):
-        if path.is_dir():
-            _SCRATCH.makedirs(dst / path.relative_to(src), durable=False)
-        elif path.is_file():
-            write_scratch(dst / path.relative_to(src), path.read_bytes())
 
 
 def _remove(path: Path) -> None:
@@ -376,7 +366,7 @@ def explore_point(manager: str, golden: Golden, index: int, base: Path, mode: st
     verdicts = []
     for style in STYLES:
         world = World(crashed.root.with_name(f"{crashed.root.name}-{'agent' if style == 'agent()' else 'resend'}"))
-        _copy_tree(crashed.root, world.root)
+        copy_tree(crashed.root, world.root)
         before = len(read_lines(world.ledger))
         exit_ = run_in_child(lambda world=world, style=style: resume_conversation(manager, world, style))
         verdict = Verdict(point, style)
