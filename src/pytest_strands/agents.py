@@ -170,10 +170,10 @@ class AgentFactory(pytest.Collector):
         yield AgentGoldenItem.from_parent(self, name="golden", golden=golden, error=None)
         if golden.problems:
             return
-        for index in golden.sample():
+        for point_id in golden.sample():
             for fault in chaos.faults:
-                name = golden.points[index] + ("" if fault == "interrupt" else f"[{fault}]")
-                yield AgentPointItem.from_parent(self, name=name, golden=golden, index=index, fault=fault)
+                name = point_id + ("" if fault == "interrupt" else f"[{fault}]")
+                yield AgentPointItem.from_parent(self, name=name, golden=golden, point_id=point_id, fault=fault)
 
 
 class AgentGoldenItem(_ChaosItem):
@@ -194,9 +194,9 @@ class AgentGoldenItem(_ChaosItem):
 
 
 class AgentPointItem(_ChaosItem):
-    def __init__(self, *, index: int, fault: str, **kwargs: Any) -> None:
+    def __init__(self, *, point_id: str, fault: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.index = index
+        self.point_id = point_id
         self.fault = fault
 
     @property
@@ -207,7 +207,7 @@ class AgentPointItem(_ChaosItem):
         from strands_durable.faults.agent_chaos import crash_at
         from strands_durable.faults.common import reset_dir
 
-        outcome = crash_at(self.golden, self.index, self.fault)
+        outcome = crash_at(self.golden, self.point_id, self.fault)
         reset_dir(outcome.crashed.root.parent)
         self.user_properties.extend(properties(self.workflow, self.golden, [outcome], with_golden=False))
         if not outcome.ok:

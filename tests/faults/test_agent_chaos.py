@@ -36,8 +36,7 @@ def _saves_at_invocation_end(ctx):
 def test_a_crash_leaves_the_disk_as_it_was_at_that_instant_not_after_the_sdks_finally_work(tmp_path) -> None:
     chaos = AgentChaos(_saves_at_invocation_end, LEDGER_PROMPTS[:1])
     golden = agent_chaos.run_golden(chaos, tmp_path)
-    index = golden.points.index("hook/model.before")
-    outcome = agent_chaos.crash_at(golden, index)
+    outcome = agent_chaos.crash_at(golden, "hook/model.before")
     running = outcome.crashed.root.with_name("running")
     assert (running / "storage" / "saved-at-end").exists(), "the SDK ran AfterInvocationEvent after the crash"
     assert not (outcome.crashed.storage / "saved-at-end").exists(), "the resume must start from the crash instant"

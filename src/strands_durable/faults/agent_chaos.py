@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash, ToolCall
+from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash, ToolCall, natural_key
 from strands_durable.faults.common import Finding, reset_dir, write_scratch
 from strands_durable.faults.forking import run_in_child
 from strands_durable.store.fileops import FileOps
@@ -127,10 +127,11 @@ class Request:
 
 
 class Run:
-    """The crash-point bus of one run: records point ids, crashes at `crash_at` (after `at_crash()`), counts
+    """The crash-point bus of one run: records point ids, crashes at the point `crash_at` names (after
+    `at_crash()`; by id, as concurrent tools may pass their points in another order than the golden run), counts
     requests at the model."""
 
-    def __init__(self, crash_at: int | None = None, *, kill: bool = False, at_crash: Callable[[], None] | None = None):
+    def __init__(self, crash_at: str | None = None, *, kill: bool = False, at_crash: Callable[[], None] | None = None):
         self.bus = CrashPoints()
         self.points: list[str] = []
         self.requests: list[Request] = []
@@ -146,11 +147,10 @@ class Run:
 
     def observe(self, crash_point: CrashPoint) -> None:
         with self._lock:
-            index = len(self.points)
             self.points.append(crash_point.id)
             if crash_point.site == "tool.committed" and isinstance(crash_point, ToolCall):
                 self.committed.add(crash_point.tool_use_id)
-            fire = index == self.crash_at
+            fire = crash_point.id == self.crash_at and self.fired is None
             if fire:
                 self.fired = crash_point.id
                 if self.at_crash is not None:
@@ -434,14 +434,16 @@ class AgentGolden:
     requests: int
     problems: list[Finding] = field(default_factory=list)
 
-    def sample(self) -> list[int]:
-        """The indices of the points to explore: all, or `max_points` spread evenly over the run."""
-        count, limit = len(self.points), self.chaos.max_points
+    def sample(self) -> list[str]:
+        """The points to explore: all, or `max_points` spread evenly over them, in the order of their ids (the same
+        in every process, whatever order concurrent tools passed them in)."""
+        ordered = sorted(self.points, key=natural_key)
+        count, limit = len(ordered), self.chaos.max_points
         if limit is None or limit >= count:
-            return list(range(count))
+            return ordered
         if limit <= 1:
-            return [0][:limit]
-        return sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)})
+            return ordered[:limit]
+        return [ordered[i] for i in sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)})]
 
 
 def run_golden(chaos: AgentChaos, root: Path) -> AgentGolden:
@@ -505,20 +507,19 @@ class AgentOutcome:
         return f"crash point: {self.point} ({self.fault})\n" + "\n".join(str(f) for f in self.findings)
 
 
-def crash_at(golden: AgentGolden, index: int, fault: str = "interrupt") -> AgentOutcome:
-    """Crash the conversation at the golden run's `index`-th point, then resume both ways and judge."""
+def crash_at(golden: AgentGolden, point_id: str, fault: str = "interrupt") -> AgentOutcome:
+    """Crash the conversation at the golden run's point `point_id`, then resume both ways and judge."""
     chaos = golden.chaos
-    point_id = golden.points[index]
-    root = golden.root / f"point-{index}-{fault}"
+    root = golden.root / f"point-{golden.points.index(point_id)}-{fault}"
     reset_dir(root)
     running = Place(root / "running").fresh()
     crashed = Place(root / "crashed")
     note = ""
     if fault == "kill":
-        note = _killed_child(chaos, running, index)
+        note = _killed_child(chaos, running, point_id)
         copy_tree(running.root, crashed.root)
     else:
-        run = Run(index, at_crash=lambda: copy_tree(running.root, crashed.root))
+        run = Run(point_id, at_crash=lambda: copy_tree(running.root, crashed.root))
         _crashing_run(chaos, running, run, timeout=chaos.thread_timeout)
     fired = crashed.root.joinpath("committed.json").exists()
     outcome = AgentOutcome(point_id, fault, fired, crashed, acknowledged(crashed) if fired else 0, note=note)
@@ -529,18 +530,18 @@ def crash_at(golden: AgentGolden, index: int, fault: str = "interrupt") -> Agent
     return outcome
 
 
-def _killed_child(chaos: AgentChaos, place: Place, index: int) -> str:
-    """Run the conversation in a child SIGKILLed at the `index`-th point: spawned (a fresh interpreter that
+def _killed_child(chaos: AgentChaos, place: Place, point_id: str) -> str:
+    """Run the conversation in a child SIGKILLed at the point `point_id`: spawned (a fresh interpreter that
     imports the factory) when `build_agent` was given as "module:function", else forked. How it ended."""
     if not isinstance(chaos.build_agent, str):
-        return run_in_child(lambda: _crashing_run(chaos, place, Run(index, kill=True))).describe()
+        return run_in_child(lambda: _crashing_run(chaos, place, Run(point_id, kill=True))).describe()
     job = {
         "build_agent": chaos.build_agent,
         "prompts": list(chaos.prompts),
         "session_id": chaos.session_id,
         "cassette": str(chaos.cassette.path) if chaos.cassette is not None else None,
         "root": str(place.root),
-        "index": index,
+        "point": point_id,
     }
     search_path = os.pathsep.join(p for p in sys.path if p)  # the child imports what this process can
     child = subprocess.run(
@@ -566,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
 
         cassette = Cassette.load(Path(job["cassette"]))
     chaos = AgentChaos(job["build_agent"], job["prompts"], session_id=job["session_id"], cassette=cassette)
-    return _crashing_run(chaos, Place(Path(job["root"])), Run(int(job["index"]), kill=True))
+    return _crashing_run(chaos, Place(Path(job["root"])), Run(job["point"], kill=True))
 
 
 def _crashing_run(chaos: AgentChaos, place: Place, run: Run, *, timeout: float = 30.0) -> int:
@@ -696,9 +697,9 @@ def explore(chaos: AgentChaos, root: Path, *, keep: bool = False) -> tuple[Agent
     outcomes: list[AgentOutcome] = []
     if golden.problems:
         return golden, outcomes
-    for index in golden.sample():
+    for point_id in golden.sample():
         for fault in chaos.faults:
-            outcome = crash_at(golden, index, fault)
+            outcome = crash_at(golden, point_id, fault)
             outcomes.append(outcome)
             if not keep:
                 reset_dir(outcome.crashed.root.parent)
