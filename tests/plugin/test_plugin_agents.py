@@ -246,3 +246,51 @@ def test_a_tool_body_marks_its_own_crash_point(pytester: pytest.Pytester) -> Non
     pytester.makepyfile(test_pointed=POINTED)
     result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=1)
+
+
+CASSETTE = """
+import pytest
+from strands import Agent
+
+from strands_durable.faults.agents import LEDGER_SCRIPT, ledger_tools
+from strands_durable.models.scripted import ScriptedModel
+from strands_durable.sdk import DurableSessionManager
+
+
+class ProviderModel(ScriptedModel):  # stands in for a paid provider: counts the calls that reach it
+    calls = 0
+
+    async def stream(self, *args, **kwargs):
+        type(self).calls += 1
+        async for event in super().stream(*args, **kwargs):
+            yield event
+
+
+def build_agent(ctx):
+    manager = DurableSessionManager(ctx.session_id, ctx.storage_dir)
+    return Agent(model=ProviderModel(LEDGER_SCRIPT), tools=ledger_tools(ctx), callback_handler=None,
+                 session_manager=manager)
+
+
+@pytest.mark.strands_chaos(max_points=6, cassette="ledger.cassette.json")
+def test_recorded_once_then_replayed(strands_chaos, request):
+    outcomes = strands_chaos.run_agent(build_agent, [{prompt!r}])
+    recording = request.config.getoption("strands_record")
+    assert len(outcomes) == 6 and ProviderModel.calls == (2 if recording else 0)
+"""
+
+
+def test_a_cassette_records_the_real_model_once_and_a_missing_request_is_named(pytester: pytest.Pytester) -> None:
+    prompt = "Pay the taxi, note the hotel."
+    pytester.makepyfile(test_cassette=CASSETTE.format(prompt=prompt))
+    recorded = pytester.runpytest_inprocess("--strands-chaos", "--strands-record", "-p", "no:cacheprovider", "-q")
+    recorded.assert_outcomes(passed=1)
+    assert (pytester.path / "ledger.cassette.json").exists()
+    replayed = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
+    replayed.assert_outcomes(passed=1)
+    pytester.makepyfile(test_cassette=CASSETTE.format(prompt="A prompt the recording never sent."))
+    missed = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
+    missed.assert_outcomes(failed=1)
+    assert re.search(
+        r"CassetteMiss: model request [0-9a-f]{12} of agent 'default' is not in the cassette", missed.stdout.str()
+    )
