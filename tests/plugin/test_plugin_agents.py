@@ -1,6 +1,6 @@
 """`strands_chaos.run_agent` and agent factories collected like specs: a real Agent crashed at every point.
 
-Ours passes; the SDK's FileSessionManager fails with its points and rules named; three planted manager bugs are
+Ours passes; the SDK's FileSessionManager fails with its points and rules named; four planted manager bugs are
 each caught by the rule that names them; the factory collection forms; SIGKILL of a forked child; the example
 that opens docs/chaos-plugin.md runs as written.
 """
@@ -72,6 +72,19 @@ class CommitsPromptTwice(DurableSessionManager):  # finishing a pending invocati
             slot.hooks.message_added(MessageAddedEvent(agent=event.agent, message=again))
 
 
+class RequestsCommittedAnswerAgain(DurableSessionManager):  # asks the model for a committed final answer
+    def _invoke_model_for(self, slot):
+        async def invoke_model(context, next_fn):
+            async for item in next_fn(context):
+                yield item
+
+        return invoke_model
+
+
+def requests_committed_answer_again(ctx):
+    return durable(ctx, RequestsCommittedAnswerAgain)
+
+
 def reruns_committed_tool(ctx):
     return durable(ctx, RerunsCommittedTool)
 
@@ -91,6 +104,7 @@ import {module} as agents
 
 @pytest.mark.parametrize("factory", [
     "durable", "sdk_file", "reruns_committed_tool", "skips_tool_result_commit", "commits_prompt_twice",
+    "requests_committed_answer_again",
 ])
 def test_agent(strands_chaos, factory):
     outcomes = strands_chaos.run_agent(getattr(agents, factory), agents.PROMPTS, max_points={max_points})
@@ -111,12 +125,18 @@ def _write(pytester: pytest.Pytester, module: str, body: str) -> None:
     pytester.syspathinsert()
 
 
-def test_ours_passes_the_file_session_manager_and_three_planted_bugs_fail_by_rule(pytester: pytest.Pytester) -> None:
+def test_ours_passes_the_file_session_manager_and_four_planted_bugs_fail_by_rule(pytester: pytest.Pytester) -> None:
     _write(pytester, "agents_all_points", FIXTURE_TESTS.format(module="agents_all_points", max_points=None))
     result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
-    result.assert_outcomes(passed=1, failed=4)
+    result.assert_outcomes(passed=1, failed=5)
     failed = _sections(result)
-    assert set(failed) == {"sdk_file", "reruns_committed_tool", "skips_tool_result_commit", "commits_prompt_twice"}
+    assert set(failed) == {
+        "sdk_file",
+        "reruns_committed_tool",
+        "skips_tool_result_commit",
+        "commits_prompt_twice",
+        "requests_committed_answer_again",
+    }
     # the SDK's manager: re-sending the prompt breaks alternation; `agent()` runs the ledger tool twice
     assert "[invalid-request]" in failed["sdk_file"] and "two user messages in a row" in failed["sdk_file"]
     assert re.search(r"interrupt:hook/\S+:re-send \[invalid-request\]", failed["sdk_file"])
@@ -126,8 +146,9 @@ def test_ours_passes_the_file_session_manager_and_three_planted_bugs_fail_by_rul
     skipped = failed["skips_tool_result_commit"]
     assert "[tool-rerun]" in skipped or "[unknown-outcome]" in skipped
     assert "[history]" in failed["commits_prompt_twice"] or "[resume-failed]" in failed["commits_prompt_twice"]
+    assert "[model-rerequest] the model turn stored as message" in failed["requests_committed_answer_again"]
     totals = summary(result)
-    assert totals["workflows"] == 5 and totals["divergences"] > 0 and totals["invalid"] > 0
+    assert totals["workflows"] == 6 and totals["divergences"] > 0 and totals["invalid"] > 0
 
 
 COLLECTED = """

@@ -27,6 +27,7 @@ run (`unknown-outcome`).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
 import json
@@ -397,23 +398,45 @@ def load_history(chaos: AgentChaos, place: Place) -> list[dict[str, Any]]:
 SDK_PLACEHOLDER = "Tool was interrupted."  # the SDK's in-memory answer to an orphan toolUse on load (not stored)
 
 
-def stored_results(chaos: AgentChaos, crashed: Place) -> set[str]:
-    """toolUseIds whose results the crash left stored: those our manager reported committed (`tool.committed`
-    before the crash) and those in the history a fresh agent loads from (a copy of) what the crash left."""
+@dataclass
+class Stored:
+    """What the crash left stored: the messages (a pending invocation's too, for our manager) and the toolUseIds
+    whose results are stored."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    results: set[str] = field(default_factory=set)
+
+
+def stored_at_crash(chaos: AgentChaos, crashed: Place) -> Stored:
+    """What a fresh agent finds in (a copy of) what the crash left, plus the tool results our manager reported
+    committed (`tool.committed`) before the crash. The SDK's in-memory "Tool was interrupted." answers are not
+    stored and are left out."""
+    from strands_durable.models.request import normalise_messages
+
     committed_file = crashed.root / "committed.json"
-    found = set(json.loads(committed_file.read_text())) if committed_file.exists() else set()
+    stored = Stored(results=set(json.loads(committed_file.read_text())) if committed_file.exists() else set())
     probe = Place(crashed.root.with_name("probe"))
     copy_tree(crashed.root, probe.root)
     try:
-        messages = load_messages(chaos, probe)
+        agent = build(chaos, probe.context(chaos, "load"), None)
     except Exception:
-        messages = []  # judged in the resumes, which load the same state
+        return stored  # judged in the resumes, which load the same state
+    messages = copy.deepcopy(list(agent.messages))
+    store = getattr(getattr(agent, "_session_manager", None), "store", None)
+    if store is not None:  # our manager: the journal also holds the pending invocation's messages
+        with contextlib.suppress(Exception):
+            conv = store.load(chaos.session_id).conversations.get(agent.agent_id)
+            messages = copy.deepcopy(list(conv.messages)) if conv is not None else messages
+    _close(agent)
     for message in messages:
-        for block in message.get("content", ()):
-            result = block.get("toolResult")
-            if result is not None and SDK_PLACEHOLDER not in json.dumps(result):
-                found.add(result["toolUseId"])
-    return found
+        results = [b["toolResult"] for b in message.get("content", ()) if "toolResult" in b]
+        real = [r for r in results if SDK_PLACEHOLDER not in json.dumps(r)]
+        if results and not real:
+            break  # the SDK's placeholder answers: in memory only, and nothing stored follows them
+        stored.results.update(r["toolUseId"] for r in real)
+        stored.messages.append(message)
+    stored.messages = normalise_messages(stored.messages)
+    return stored
 
 
 def _close(agent: Any) -> None:
@@ -488,7 +511,7 @@ class AgentOutcome:
     fired: bool
     crashed: Place
     acknowledged: int
-    stored: set[str] = field(default_factory=set)  # toolUseIds whose results the crash left stored
+    stored: Stored = field(default_factory=Stored)
     resumed: list[Resumed] = field(default_factory=list)
     note: str = ""  # how the killed child ended ("killed by SIGKILL")
 
@@ -524,7 +547,7 @@ def crash_at(golden: AgentGolden, point_id: str, fault: str = "interrupt") -> Ag
     fired = crashed.root.joinpath("committed.json").exists()
     outcome = AgentOutcome(point_id, fault, fired, crashed, acknowledged(crashed) if fired else 0, note=note)
     if fired:
-        outcome.stored = stored_results(chaos, crashed)
+        outcome.stored = stored_at_crash(chaos, crashed)
         for style in STYLES:
             outcome.resumed.append(_resume(golden, outcome, style))
     return outcome
@@ -627,8 +650,14 @@ def _resume(golden: AgentGolden, outcome: AgentOutcome, style: str) -> Resumed:
     for i, request in _invalid(run):
         finding("invalid-request", f"resume request {i}: {request.invalid[0]}")
         break
-    for tool_use_id in sorted(set(run.executions) & outcome.stored):
+    for tool_use_id in sorted(set(run.executions) & outcome.stored.results):
         finding("tool-rerun", f"tool call {tool_use_id} ran again although its result was stored before the crash")
+    stored = outcome.stored.messages
+    for request in run.requests:
+        n = len(request.messages)
+        if n < len(stored) and stored[n]["role"] == "assistant" and request.messages == stored[:n]:
+            finding("model-rerequest", f"the model turn stored as message {n} was requested again")
+            break
     if not findings:
         _judge_final(golden, outcome, place, finding)
     return Resumed(style, findings, run.requests, place)
@@ -649,7 +678,11 @@ def _judge_final(golden: AgentGolden, outcome: AgentOutcome, place: Place, findi
     if unknown is not None:
         for block in messages[unknown]["content"]:
             result = block.get("toolResult")
-            if result and SYNTHESIZED_RESULT_TEXT in json.dumps(result) and result["toolUseId"] in outcome.stored:
+            if (
+                result
+                and SYNTHESIZED_RESULT_TEXT in json.dumps(result)
+                and result["toolUseId"] in outcome.stored.results
+            ):
                 finding(
                     "unknown-outcome",
                     f"tool call {result['toolUseId']} was answered 'outcome unknown' "
