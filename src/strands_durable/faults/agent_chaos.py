@@ -543,7 +543,10 @@ def crash_at(golden: AgentGolden, point_id: str, fault: str = "interrupt") -> Ag
         copy_tree(running.root, crashed.root)
     else:
         run = Run(point_id, at_crash=lambda: copy_tree(running.root, crashed.root))
-        _crashing_run(chaos, running, run, timeout=chaos.thread_timeout)
+        try:
+            _crashing_run(chaos, running, run, timeout=chaos.thread_timeout)
+        except Exception as exc:  # the conversation failed before it reached the point
+            note = f"{type(exc).__name__}: {exc}"
     fired = crashed.root.joinpath("committed.json").exists()
     outcome = AgentOutcome(point_id, fault, fired, crashed, acknowledged(crashed) if fired else 0, note=note)
     if fired:
