@@ -114,6 +114,18 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any) -> Any:
+    """Agent factories marked `strands_chaos(prompts=...)` are collected like specs (pytest_strands/agents.py)."""
+    if SUITE not in collector.config.stash or not callable(obj):
+        return None
+    from pytest_strands.agents import AgentFactory, factory_options
+
+    options = factory_options(collector, name, obj)
+    if options is None:
+        return None
+    return AgentFactory.from_parent(collector, name=name, factory=obj, options=options)
+
+
 # -- items --------------------------------------------------------------------------------------------------
 
 
@@ -283,6 +295,21 @@ class ChaosFixture:
             shown = "\n\n".join(o.describe() for o in failing[:5])
             raise ChaosFailure(f"{len(failing)} of {len(outcomes)} crash points of {spec_path.name} failed:\n{shown}")
         return outcomes
+
+    def run_agent(self, build_agent: Any, prompts: list[str], **options: Any) -> list[Any]:
+        """Your own Python agent: `build_agent(ctx)` (or "module:function") crashed at every point, resumed both
+        ways, judged (pytest_strands/agents.py); options `max_points`, `session_id`, `cassette`."""
+        from pytest_strands.agents import run_agent
+
+        known = {k: v for k, v in self.defaults.items() if k in ("max_points", "session_id", "cassette")}
+        return run_agent(self.node, self.suite, build_agent, prompts, {**known, **options})
+
+    @staticmethod
+    def point(name: str) -> None:
+        """A crash point inside a tool body (run_agent crashes there too); nothing outside a chaos run."""
+        from strands_durable.faults.agent_chaos import point
+
+        point(name)
 
 
 @pytest.fixture

@@ -9,7 +9,10 @@ or by re-sending the interrupted prompt. Judged per point: every request valid, 
 golden run (`history.normalize`), no tool whose result was stored re-run, no expense recorded twice, no stored
 model turn requested again; the golden run must show tools running concurrently.
 
-`python -m strands_durable.faults.agents [--every N]` prints the comparison table of docs/python-agents.md.
+`python -m strands_durable.faults.agents [--every N]` prints the comparison table of docs/python-agents.md;
+`--rules` prints the table of docs/chaos-plugin.md: the same comparison on a ledger conversation judged by
+`strands_chaos.run_agent`'s engine (faults/agent_chaos.py), which also provides the crash hooks and the resume
+decisions used here.
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ import signal
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
+from strands_durable.faults.agent_chaos import AgentChaos, AgentContext, answered, copy_tree, crash_hooks, pending
 from strands_durable.faults.common import reset_dir, write_scratch
 from strands_durable.faults.forking import run_in_child
 from strands_durable.store.fileops import FileOps
@@ -87,16 +90,6 @@ def _append(path: Path, record: dict[str, Any]) -> None:
         handle.append((json.dumps(record) + "\n").encode())
     finally:
         handle.close()
-
-
-def _copy_tree(src: Path, dst: Path) -> None:
-    """A crashed world copied for one resume style (harness files, written without fsync)."""
-    reset_dir(dst)
-    for path in sorted(src.rglob("*")):
-        if path.is_dir():
-            _SCRATCH.makedirs(dst / path.relative_to(src), durable=False)
-        elif path.is_file():
-            write_scratch(dst / path.relative_to(src), path.read_bytes())
 
 
 def _remove(path: Path) -> None:
@@ -168,53 +161,7 @@ def make_model(world: World, phase: str, script: list[Any] | None = None) -> Any
     return RecordingModel(ScriptedModel(script or SCRIPT))
 
 
-# -- crash points: the SDK's hooks (for any manager) and our store and tool sites ----------------------------
-def crash_hooks(crash: CrashPoints) -> Any:
-    """A user's HookProvider that emits a crash point at every SDK hook; MessageAdded before and after the
-    session manager (HookOrder), so the same points exist whichever manager stores the session."""
-    from strands.hooks import (
-        AfterInvocationEvent,
-        AfterModelCallEvent,
-        AfterToolCallEvent,
-        BeforeInvocationEvent,
-        BeforeModelCallEvent,
-        BeforeToolCallEvent,
-        HookProvider,
-        MessageAddedEvent,
-    )
-    from strands.hooks.registry import HookOrder
-
-    def at(site: str, path_of: Callable[[Any], str] = lambda e: "") -> Callable[[Any], None]:
-        return lambda event: crash.emit(site, path_of(event))
-
-    def tool_path(event: Any) -> str:
-        return f"tool:{event.tool_use['name']}:{event.tool_use['toolUseId']}"
-
-    def message_path(event: Any) -> str:
-        return f"message:{event.message.get('role')}"
-
-    class CrashHooks(HookProvider):
-        def register_hooks(self, registry: Any, **kwargs: Any) -> None:
-            registry.add_callback(BeforeInvocationEvent, at("unit.before", lambda e: "hook/invocation"))
-            registry.add_callback(AfterInvocationEvent, at("unit.after", lambda e: "hook/invocation"))
-            registry.add_callback(BeforeModelCallEvent, at("model.before", lambda e: "hook"))
-            registry.add_callback(AfterModelCallEvent, at("model.answered", lambda e: "hook"))
-            registry.add_callback(
-                MessageAddedEvent,
-                at("store.before_commit", lambda e: "hook/" + message_path(e)),
-                order=HookOrder.SDK_FIRST,
-            )
-            registry.add_callback(
-                MessageAddedEvent,
-                at("store.after_commit", lambda e: "hook/" + message_path(e)),
-                order=HookOrder.SDK_LAST,
-            )
-            registry.add_callback(BeforeToolCallEvent, at("tool.before", lambda e: "hook/" + tool_path(e)))
-            registry.add_callback(AfterToolCallEvent, at("tool.executed", lambda e: "hook/" + tool_path(e)))
-
-    return CrashHooks()
-
-
+# -- crash points: the SDK's hooks (for any manager, faults/agent_chaos.py) and our store and tool sites ---------
 def build_agent(manager: str, world: World, phase: str, crash: CrashPoints) -> Any:
     """The user's factory: a plain Agent with the default concurrent executor and the given manager."""
     from strands import Agent
@@ -284,32 +231,14 @@ def resume_conversation(manager: str, world: World, style: str) -> int:
     start = min(set(range(len(PROMPTS))) - acknowledged, default=len(PROMPTS))
     if start < len(PROMPTS):
         interrupted = PROMPTS[start]
-        if style == "agent()" and _pending(manager, agent):
+        if style == "agent()" and pending(agent):
             agent()
-        elif not _answered(agent.messages, interrupted):
+        elif not answered(agent.messages, interrupted):
             agent(interrupted)
     for prompt in PROMPTS[start + 1 :]:
         agent(prompt)
     write_scratch(world.final, json.dumps(list(agent.messages)).encode())
     return 0
-
-
-def _pending(manager: str, agent: Any) -> bool:
-    if manager == "durable":
-        return agent._session_manager.pending_prompt(agent.agent_id) is not None
-    last = agent.messages[-1] if agent.messages else None
-    return last is not None and (last["role"] == "user" or any("toolUse" in b for b in last["content"]))
-
-
-def _answered(messages: list[Any], prompt: str) -> bool:
-    """Whether the restored history already ends with the answer to `prompt` (nothing to re-send)."""
-    if not messages or messages[-1]["role"] != "assistant" or any("toolUse" in b for b in messages[-1]["content"]):
-        return False
-    for message in reversed(messages):
-        texts = [b.get("text") for b in message["content"] if "text" in b]
-        if message["role"] == "user" and texts:
-            return texts == [prompt]
-    return False
 
 
 # -- what was stored at the crash -----------------------------------------------------------------------------
@@ -437,7 +366,7 @@ def explore_point(manager: str, golden: Golden, index: int, base: Path, mode: st
     verdicts = []
     for style in STYLES:
         world = World(crashed.root.with_name(f"{crashed.root.name}-{'agent' if style == 'agent()' else 'resend'}"))
-        _copy_tree(crashed.root, world.root)
+        copy_tree(crashed.root, world.root)
         before = len(read_lines(world.ledger))
         exit_ = run_in_child(lambda world=world, style=style: resume_conversation(manager, world, style))
         verdict = Verdict(point, style)
@@ -521,13 +450,93 @@ def table(reports: list[Report]) -> str:
     return "\n".join(lines)
 
 
+# -- the run_agent comparison: a ledger conversation judged by faults/agent_chaos.py's rules --------------------
+LEDGER_SCRIPT: list[Any] = [
+    [{"name": "pay", "input": {"item": "taxi", "amount": 12}}, {"name": "note", "input": {"item": "hotel"}}],
+    "Paid the taxi, noted the hotel.",
+    [{"name": "pay", "input": {"item": "dinner", "amount": 35}}],
+    "Paid the dinner.",
+]
+LEDGER_PROMPTS = ("Pay the taxi, note the hotel.", "Now pay the dinner.")
+
+
+def ledger_tools(ctx: AgentContext) -> list[Any]:
+    """`pay` appends to the workspace's ledger (non-idempotent); `note` writes one file per item (idempotent)."""
+    from strands import tool
+
+    from strands_durable.runner.marks import non_idempotent
+
+    @non_idempotent
+    @tool
+    def pay(item: str, amount: float) -> str:
+        """Pay for an item."""
+        _append(ctx.workspace / "ledger.jsonl", {"item": item, "amount": amount})
+        return f"paid {item}"
+
+    @tool
+    def note(item: str) -> str:
+        """Write a note about an item."""
+        write_scratch(ctx.workspace / f"note-{item}.txt", item.encode())
+        return f"noted {item}"
+
+    return [pay, note]
+
+
+def ledger_agent(ctx: AgentContext, manager: Any = "durable") -> Any:
+    """The user's factory of the comparison: the ledger tools, a script, ours ("durable", or a subclass of
+    DurableSessionManager: the self-tests' planted bugs) or the SDK's FileSessionManager ("sdk-file")."""
+    from strands import Agent
+
+    from strands_durable.models.scripted import ScriptedModel
+
+    if manager == "sdk-file":
+        from strands.session.file_session_manager import FileSessionManager
+
+        session_manager: Any = FileSessionManager(ctx.session_id, storage_dir=str(ctx.storage_dir))
+    else:
+        from strands_durable.sdk import DurableSessionManager
+
+        manager_class = DurableSessionManager if manager == "durable" else manager
+        session_manager = manager_class(ctx.session_id, ctx.storage_dir)
+    model = ScriptedModel(LEDGER_SCRIPT)
+    return Agent(model=model, tools=ledger_tools(ctx), callback_handler=None, session_manager=session_manager)
+
+
+def rules_table(base: Path, faults: tuple[str, ...] = ("interrupt",)) -> str:
+    """Ours vs FileSessionManager on the ledger conversation: points, passed, failed by rule (run_agent's judge)."""
+    from strands_durable.faults.agent_chaos import explore as explore_agent
+    from strands_durable.faults.agent_chaos import rule_counts
+
+    rows = []
+    rules: list[str] = []
+    for manager in MANAGERS:
+        chaos = AgentChaos(lambda ctx, m=manager: ledger_agent(ctx, m), LEDGER_PROMPTS, faults=faults)
+        _, outcomes = explore_agent(chaos, base / manager)
+        counts = rule_counts(outcomes)
+        rules += [r for r in sorted(counts) if r not in rules]
+        rows.append((manager, len(outcomes), sum(o.ok for o in outcomes), counts))
+    lines = ["| manager | points | passed | " + " | ".join(f"failed: {r}" for r in rules) + " |"]
+    lines.append("|" + "---|" * (3 + len(rules)))
+    for manager, points, passed, counts in rows:
+        cells = " | ".join(str(counts.get(r, 0)) for r in rules)
+        lines.append(f"| {manager} | {points} | {passed} | {cells} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--every", type=int, default=1, help="explore every N-th crash point")
+    parser.add_argument("--rules", action="store_true", help="the run_agent table: points, passed, failed by rule")
     args = parser.parse_args(argv)
     base = Path(tempfile.mkdtemp(prefix="strands-agents-faults-"))
+    if args.rules:
+        try:
+            print(rules_table(base))
+        finally:
+            _remove(base)
+        return 0
     try:
         reports = []
         for manager in MANAGERS:

@@ -1,0 +1,754 @@
+"""Crash any Python Strands agent at every point, resume it as its user would, and judge the result.
+
+The engine of `strands_chaos.run_agent` and of the comparison table of faults/agents.py. The user's factory
+`build_agent(ctx)` returns their own `Agent` (tools, hooks, session manager) on `ctx.storage_dir`, with the tools'
+external state under `ctx.workspace`. The golden run sends the prompts once and records every crash point: the
+SDK's hooks (invocation start and end, model call before and after, each message added before and after the
+session manager saw it, tool before and after), every store commit when the manager is a
+`DurableSessionManager`, and each `point(name)` a tool body calls. Then, for each point, a run crashes there:
+
+- `interrupt` (default): an `InjectedCrash` raised in process. The SDK still runs its `finally` work after it
+  (other managers save at `AfterInvocationEvent`), so the storage directory and the workspace are copied at the
+  instant of the crash, which is what a dead process leaves, and the resumes start from that copy. The crashed
+  run's threads are waited for before anything resumes.
+- `kill`: a child SIGKILLs itself there; what it left on disk is resumed. The child is spawned (a fresh
+  interpreter, no threads inherited) when `build_agent` is given as "module:function", else forked.
+
+Each crash is resumed twice, from its own copy: by `agent()` when something is pending (else by re-sending the
+interrupted prompt), and by re-sending the interrupted prompt; then the remaining prompts follow. Judged (rules
+named as `Finding.rule`): every request valid (counted at the model) (`invalid-request`); the final history, as a
+fresh `build_agent` loads it, equal to the golden one after `history.normalize` (`history`); the workspace equal
+to the golden one, a file's lines compared without regard to order when its bytes differ (parallel tools append
+in any order) (`workspace`); no error (`resume-failed`); the point fired (`not-fired`). When a non-idempotent
+tool's outcome was unknown (its synthesized "outcome unknown" result is in the history), CONTRACT's rule applies:
+the history up to that result equals the golden one and no workspace line appears more often than in the golden
+run (`unknown-outcome`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash, ToolCall, natural_key
+from strands_durable.faults.common import Finding, reset_dir, write_scratch
+from strands_durable.faults.forking import run_in_child
+from strands_durable.store.fileops import FileOps
+
+_SCRATCH = FileOps()  # the harness's own files (copies, markers): not session data, no fsync
+
+STYLES = ("agent()", "re-send")
+FAULTS = ("interrupt", "kill")
+USER_SITE = "tool.point"  # a point a tool body marks with `point(name)`
+
+
+class AgentChaosError(ValueError):
+    """Bad input to the engine (a factory that cannot be found, an unknown fault); the message names it."""
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """What `build_agent(ctx)` builds on: fresh per run (golden, each crash, each resume), the same session id."""
+
+    storage_dir: Path
+    workspace: Path
+    session_id: str
+    phase: str = "golden"  # golden | crash | resume | load
+
+
+BuildAgent = Callable[[AgentContext], Any]
+
+
+def resolve_factory(build_agent: BuildAgent | str) -> BuildAgent:
+    """The factory itself, or the function named `module:function` (what a spawned or forked child imports)."""
+    if callable(build_agent):
+        return build_agent
+    module_name, _, name = str(build_agent).partition(":")
+    if not module_name or not name:
+        raise AgentChaosError(f"build_agent {build_agent!r}: expected a callable or 'module:function'")
+    try:
+        factory = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as exc:
+        raise AgentChaosError(f"build_agent {build_agent!r}: {exc}") from None
+    if not callable(factory):
+        raise AgentChaosError(f"build_agent {build_agent!r} is not callable")
+    return factory
+
+
+@dataclass
+class AgentChaos:
+    """One conversation to explore: the factory, the prompts and how to crash."""
+
+    build_agent: BuildAgent | str
+    prompts: Sequence[str]
+    session_id: str = "chaos-agent"
+    max_points: int | None = None
+    faults: Sequence[str] = ("interrupt",)
+    cassette: Any = None  # a faults.cassette.Cassette: replayed (recorded by the golden run when `record`)
+    record: bool = False
+    thread_timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        self.factory = resolve_factory(self.build_agent)
+        self.prompts = tuple(self.prompts)
+        if not self.prompts or not all(isinstance(p, str) for p in self.prompts):
+            raise AgentChaosError("prompts: expected a non-empty list of strings")
+        unknown = [f for f in self.faults if f not in FAULTS]
+        if unknown:
+            raise AgentChaosError(f"faults {unknown}: run_agent knows {', '.join(FAULTS)}")
+
+
+# -- one instrumented run --------------------------------------------------------------------------------------
+_ACTIVE: list[Run] = []  # the run whose points a tool body's `point()` reaches (one run at a time per process)
+
+
+def point(name: str) -> None:
+    """A crash point inside a tool body (`strands_chaos.point("charged")`); nothing outside a chaos run."""
+    if _ACTIVE:
+        _ACTIVE[-1].user_point(name)
+
+
+@dataclass(frozen=True)
+class Request:
+    messages: list[dict[str, Any]]
+    invalid: list[str]
+
+
+class Run:
+    """The crash-point bus of one run: records point ids, crashes at the point `crash_at` names (after
+    `at_crash()`; by id, as concurrent tools may pass their points in another order than the golden run), counts
+    requests at the model."""
+
+    def __init__(self, crash_at: str | None = None, *, kill: bool = False, at_crash: Callable[[], None] | None = None):
+        self.bus = CrashPoints()
+        self.points: list[str] = []
+        self.requests: list[Request] = []
+        self.crash_at = crash_at
+        self.kill = kill
+        self.at_crash = at_crash
+        self.fired: str | None = None
+        self.executions: list[str] = []  # toolUseIds, each time a tool body really starts
+        self.committed: set[str] = set()  # toolUseIds our manager committed a result for (`tool.committed`)
+        self._lock = threading.Lock()
+        self._user: Counter[str] = Counter()
+        self.bus.subscribe(self.observe)
+
+    def observe(self, crash_point: CrashPoint) -> None:
+        with self._lock:
+            self.points.append(crash_point.id)
+            if crash_point.site == "tool.committed" and isinstance(crash_point, ToolCall):
+                self.committed.add(crash_point.tool_use_id)
+            fire = crash_point.id == self.crash_at and self.fired is None
+            if fire:
+                self.fired = crash_point.id
+                if self.at_crash is not None:
+                    self.at_crash()  # the disk as the dead process leaves it, before any other thread moves on
+        if fire:
+            if self.kill:
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise InjectedCrash(crash_point)
+
+    def user_point(self, name: str) -> None:
+        self.bus.raise_if_crashed()
+        with self._lock:
+            occurrence = self._user[name]
+            self._user[name] += 1
+        try:
+            self.observe(CrashPoint(USER_SITE, f"user:{name}", occurrence))
+        except InjectedCrash as crash:
+            self.bus.crashed = crash
+            raise
+
+    def __enter__(self) -> Run:
+        _ACTIVE.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _ACTIVE.remove(self)
+
+
+def crash_hooks(bus: CrashPoints) -> Any:
+    """A HookProvider emitting a crash point at every SDK hook; MessageAdded before and after the session manager
+    (HookOrder), so the same points exist whichever manager stores the session."""
+    from strands.hooks import (
+        AfterInvocationEvent,
+        AfterModelCallEvent,
+        AfterToolCallEvent,
+        BeforeInvocationEvent,
+        BeforeModelCallEvent,
+        BeforeToolCallEvent,
+        HookProvider,
+        MessageAddedEvent,
+    )
+    from strands.hooks.registry import HookOrder
+
+    def at(site: str, path_of: Callable[[Any], str]) -> Callable[[Any], None]:
+        return lambda event: bus.emit(site, path_of(event))
+
+    def tool_path(event: Any) -> str:
+        return f"hook/tool:{event.tool_use['name']}:{event.tool_use['toolUseId']}"
+
+    def message_path(event: Any) -> str:
+        return f"hook/message:{event.message.get('role')}"
+
+    class CrashHooks(HookProvider):
+        def register_hooks(self, registry: Any, **kwargs: Any) -> None:
+            registry.add_callback(BeforeInvocationEvent, at("unit.before", lambda e: "hook/invocation"))
+            registry.add_callback(AfterInvocationEvent, at("unit.after", lambda e: "hook/invocation"))
+            registry.add_callback(BeforeModelCallEvent, at("model.before", lambda e: "hook"))
+            registry.add_callback(AfterModelCallEvent, at("model.answered", lambda e: "hook"))
+            registry.add_callback(MessageAddedEvent, at("store.before_commit", message_path), order=HookOrder.SDK_FIRST)
+            registry.add_callback(MessageAddedEvent, at("store.after_commit", message_path), order=HookOrder.SDK_LAST)
+            registry.add_callback(BeforeToolCallEvent, at("tool.before", tool_path))
+            registry.add_callback(AfterToolCallEvent, at("tool.executed", tool_path))
+
+    return CrashHooks()
+
+
+def build(chaos: AgentChaos, ctx: AgentContext, run: Run | None) -> Any:
+    """The user's agent, instrumented: crash hooks, our manager's commits on the run's bus, the model (or the
+    cassette) counting and validating every request."""
+    agent = chaos.factory(ctx)
+    if run is None:
+        return agent
+    agent.hooks.add_hook(crash_hooks(run.bus))
+    manager = getattr(agent, "_session_manager", None)
+    if isinstance(getattr(manager, "crash_points", None), CrashPoints):
+        manager.crash_points = run.bus  # a DurableSessionManager: every store commit is a point too
+    model = agent.model
+    if chaos.cassette is not None:
+        recording = chaos.record and ctx.phase == "golden"
+        model = chaos.cassette.recording_model(model, agent.agent_id) if recording else None
+        model = model or chaos.cassette.replaying_model(agent.agent_id)
+    agent.model = _counting(model, run)
+    registry = agent.tool_registry.registry
+    for name, tool in list(registry.items()):
+        registry[name] = _counted_tool(tool, run)
+    return agent
+
+
+def _counted_tool(tool: Any, run: Run) -> Any:
+    """A shallow copy of `tool` (its marks, e.g. `non_idempotent`, kept) recording each real execution."""
+    counted = copy.copy(tool)
+    inner = tool.stream
+
+    async def stream(tool_use: Any, invocation_state: Any, **kwargs: Any) -> Any:
+        run.executions.append(tool_use["toolUseId"])
+        async for event in inner(tool_use, invocation_state, **kwargs):
+            yield event
+
+    counted.stream = stream
+    return counted
+
+
+def _counting(model: Any, run: Run) -> Any:
+    """A shallow copy of `model` (same class, so managers derive the same provider profile) whose `stream`
+    records each normalised request and the provider rules it breaks."""
+    from strands_durable.history import validate
+    from strands_durable.models.request import normalise_messages
+    from strands_durable.sdk.profiles import profile_for_model
+
+    counted = copy.copy(model)
+    inner = model.stream
+    profile = profile_for_model(model)
+
+    async def stream(messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any) -> Any:
+        plain = normalise_messages(messages)
+        broken = validate(plain, provider=profile, mode="request", tools_configured=bool(tool_specs))
+        run.requests.append(Request(plain, [f"{v.rule}: {v.message}" for v in broken]))
+        async for event in inner(messages, tool_specs, system_prompt, **kwargs):
+            yield event
+
+    counted.stream = stream
+    return counted
+
+
+# -- directories and snapshots ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Place:
+    """A run's storage directory and workspace under one root."""
+
+    root: Path
+
+    @property
+    def storage(self) -> Path:
+        return self.root / "storage"
+
+    @property
+    def workspace(self) -> Path:
+        return self.root / "workspace"
+
+    @property
+    def acknowledged(self) -> Path:
+        return self.root / "acknowledged"
+
+    def context(self, chaos: AgentChaos, phase: str) -> AgentContext:
+        return AgentContext(self.storage, self.workspace, chaos.session_id, phase)
+
+    def fresh(self) -> Place:
+        reset_dir(self.root)
+        reset_dir(self.storage)
+        reset_dir(self.workspace)
+        return self
+
+
+def copy_tree(src: Path, dst: Path) -> None:
+    """`src` copied to a fresh `dst` (harness files, no fsync); a file that vanishes meanwhile is left out."""
+    reset_dir(dst)
+    for path in sorted(src.rglob("*")):
+        target = dst / path.relative_to(src)
+        try:
+            if path.is_dir():
+                _SCRATCH.makedirs(target, durable=False)
+            elif path.is_file():
+                write_scratch(target, path.read_bytes())
+        except FileNotFoundError:
+            continue
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    """Every file under `directory` by relative path."""
+    if not directory.exists():
+        return {}
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def workspace_difference(golden: dict[str, bytes], got: dict[str, bytes], *, at_most: bool = False) -> str | None:
+    """How `got` differs from the golden workspace: a missing or extra file, or a file whose lines differ (in any
+    order). `at_most`: every line may appear at most as often as in the golden file (an unknown outcome)."""
+    for name in sorted(set(golden) | set(got)):
+        if name not in got:
+            if at_most:
+                continue
+            return f"{name} is missing (the golden run wrote it)"
+        if name not in golden:
+            return f"{name} was not written by the golden run"
+        if golden[name] == got[name]:
+            continue
+        want, have = Counter(golden[name].splitlines()), Counter(got[name].splitlines())
+        extra, missing = have - want, want - have
+        if not extra and (at_most or not missing):
+            continue
+        parts = []
+        if extra:
+            parts.append("extra " + ", ".join(repr(line.decode(errors="replace")) for line in list(extra)[:3]))
+        if missing and not at_most:
+            parts.append("missing " + ", ".join(repr(line.decode(errors="replace")) for line in list(missing)[:3]))
+        return f"{name}: " + "; ".join(parts) + " (lines compared in any order)"
+    return None
+
+
+def history_difference(golden: list[dict[str, Any]], got: list[dict[str, Any]]) -> str | None:
+    """The first message where two normalised histories differ, or None."""
+    if golden == got:
+        return None
+    for index in range(max(len(golden), len(got))):
+        want = golden[index] if index < len(golden) else None
+        have = got[index] if index < len(got) else None
+        if want != have:
+            return f"message {index}: golden {_short(want)}, resumed {_short(have)}"
+    return None
+
+
+def _short(message: Any, limit: int = 160) -> str:
+    text = "nothing" if message is None else json.dumps(message, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- running the prompts -----------------------------------------------------------------------------------------
+def _converse(agent: Any, prompts: Sequence[str], place: Place, start: int = 0) -> None:
+    for index in range(start, len(prompts)):
+        agent(prompts[index])
+        write_scratch(place.acknowledged, str(index + 1).encode())
+
+
+def acknowledged(place: Place) -> int:
+    """How many prompts' `agent(...)` calls returned before the crash."""
+    return int(place.acknowledged.read_text()) if place.acknowledged.exists() else 0
+
+
+def load_messages(chaos: AgentChaos, place: Place) -> list[dict[str, Any]]:
+    """The conversation as a fresh `build_agent` loads it from `place`."""
+    agent = build(chaos, place.context(chaos, "load"), None)
+    messages = copy.deepcopy(list(agent.messages))
+    _close(agent)
+    return messages
+
+
+def load_history(chaos: AgentChaos, place: Place) -> list[dict[str, Any]]:
+    """The conversation as a fresh `build_agent` loads it from `place`, normalised."""
+    from strands_durable.history import normalize
+
+    return normalize(load_messages(chaos, place))
+
+
+SDK_PLACEHOLDER = "Tool was interrupted."  # the SDK's in-memory answer to an orphan toolUse on load (not stored)
+
+
+@dataclass
+class Stored:
+    """What the crash left stored: the messages (a pending invocation's too, for our manager) and the toolUseIds
+    whose results are stored."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    results: set[str] = field(default_factory=set)
+
+
+def stored_at_crash(chaos: AgentChaos, crashed: Place) -> Stored:
+    """What a fresh agent finds in (a copy of) what the crash left, plus the tool results our manager reported
+    committed (`tool.committed`) before the crash. The SDK's in-memory "Tool was interrupted." answers are not
+    stored and are left out."""
+    from strands_durable.models.request import normalise_messages
+
+    committed_file = crashed.root / "committed.json"
+    stored = Stored(results=set(json.loads(committed_file.read_text())) if committed_file.exists() else set())
+    probe = Place(crashed.root.with_name("probe"))
+    copy_tree(crashed.root, probe.root)
+    try:
+        agent = build(chaos, probe.context(chaos, "load"), None)
+    except Exception:
+        return stored  # judged in the resumes, which load the same state
+    messages = copy.deepcopy(list(agent.messages))
+    store = getattr(getattr(agent, "_session_manager", None), "store", None)
+    if store is not None:  # our manager: the journal also holds the pending invocation's messages
+        with contextlib.suppress(Exception):
+            conv = store.load(chaos.session_id).conversations.get(agent.agent_id)
+            messages = copy.deepcopy(list(conv.messages)) if conv is not None else messages
+    _close(agent)
+    for message in messages:
+        results = [b["toolResult"] for b in message.get("content", ()) if "toolResult" in b]
+        real = [r for r in results if SDK_PLACEHOLDER not in json.dumps(r)]
+        if results and not real:
+            break  # the SDK's placeholder answers: in memory only, and nothing stored follows them
+        stored.results.update(r["toolUseId"] for r in real)
+        stored.messages.append(message)
+    stored.messages = normalise_messages(stored.messages)
+    return stored
+
+
+def _close(agent: Any) -> None:
+    close = getattr(getattr(agent, "_session_manager", None), "close", None)
+    if callable(close):
+        close()
+
+
+@dataclass
+class AgentGolden:
+    """The uninterrupted conversation: its points, normalised history, workspace and requests."""
+
+    chaos: AgentChaos
+    root: Path
+    points: list[str]
+    history: list[dict[str, Any]]
+    workspace: dict[str, bytes]
+    requests: int
+    problems: list[Finding] = field(default_factory=list)
+
+    def sample(self) -> list[str]:
+        """The points to explore: all, or `max_points` spread evenly over them, in the order of their ids (the same
+        in every process, whatever order concurrent tools passed them in)."""
+        ordered = sorted(self.points, key=natural_key)
+        count, limit = len(ordered), self.chaos.max_points
+        if limit is None or limit >= count:
+            return ordered
+        if limit <= 1:
+            return ordered[:limit]
+        return [ordered[i] for i in sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)})]
+
+
+def run_golden(chaos: AgentChaos, root: Path) -> AgentGolden:
+    place = Place(root / "golden").fresh()
+    problems: list[Finding] = []
+    with Run() as run:
+        agent = build(chaos, place.context(chaos, "golden"), run)
+        try:
+            _converse(agent, chaos.prompts, place)
+        except Exception as exc:
+            problems.append(Finding("golden-run", f"{type(exc).__name__}: {exc}"))
+        finally:
+            _close(agent)
+    if chaos.record and chaos.cassette is not None:
+        chaos.cassette.save()
+    problems += [Finding("invalid-request", f"golden request {i}: {r.invalid[0]}") for i, r in _invalid(run)]
+    history = load_history(chaos, place) if not problems else []
+    return AgentGolden(chaos, root, run.points, history, snapshot(place.workspace), len(run.requests), problems)
+
+
+def _invalid(run: Run) -> list[tuple[int, Request]]:
+    return [(i, r) for i, r in enumerate(run.requests) if r.invalid]
+
+
+# -- one crash point -------------------------------------------------------------------------------------------
+@dataclass
+class Resumed:
+    """One resume style after one crash: what it found, and what the comparison table counts."""
+
+    style: str
+    findings: list[Finding]
+    requests: list[Request]
+    place: Place
+
+
+@dataclass
+class AgentOutcome:
+    """One crash point: where it fired, what the crash left, and both resumes."""
+
+    point: str
+    fault: str
+    fired: bool
+    crashed: Place
+    acknowledged: int
+    stored: Stored = field(default_factory=Stored)
+    resumed: list[Resumed] = field(default_factory=list)
+    note: str = ""  # how the killed child ended ("killed by SIGKILL")
+
+    @property
+    def findings(self) -> list[Finding]:
+        if not self.fired:
+            detail = "the crashed run never reached this point" + (f" ({self.note})" if self.note else "")
+            return [Finding("not-fired", detail, self.fault, self.point)]
+        return [f for r in self.resumed for f in r.findings]
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def describe(self) -> str:
+        return f"crash point: {self.point} ({self.fault})\n" + "\n".join(str(f) for f in self.findings)
+
+
+def crash_at(golden: AgentGolden, point_id: str, fault: str = "interrupt") -> AgentOutcome:
+    """Crash the conversation at the golden run's point `point_id`, then resume both ways and judge."""
+    chaos = golden.chaos
+    root = golden.root / f"point-{golden.points.index(point_id)}-{fault}"
+    reset_dir(root)
+    running = Place(root / "running").fresh()
+    crashed = Place(root / "crashed")
+    note = ""
+    if fault == "kill":
+        note = _killed_child(chaos, running, point_id)
+        copy_tree(running.root, crashed.root)
+    else:
+        run = Run(point_id, at_crash=lambda: copy_tree(running.root, crashed.root))
+        try:
+            _crashing_run(chaos, running, run, timeout=chaos.thread_timeout)
+        except Exception as exc:  # the conversation failed before it reached the point
+            note = f"{type(exc).__name__}: {exc}"
+    fired = crashed.root.joinpath("committed.json").exists()
+    outcome = AgentOutcome(point_id, fault, fired, crashed, acknowledged(crashed) if fired else 0, note=note)
+    if fired:
+        outcome.stored = stored_at_crash(chaos, crashed)
+        for style in STYLES:
+            outcome.resumed.append(_resume(golden, outcome, style))
+    return outcome
+
+
+def _killed_child(chaos: AgentChaos, place: Place, point_id: str) -> str:
+    """Run the conversation in a child SIGKILLed at the point `point_id`: spawned (a fresh interpreter that
+    imports the factory) when `build_agent` was given as "module:function", else forked. How it ended."""
+    if not isinstance(chaos.build_agent, str):
+        return run_in_child(lambda: _crashing_run(chaos, place, Run(point_id, kill=True))).describe()
+    job = {
+        "build_agent": chaos.build_agent,
+        "prompts": list(chaos.prompts),
+        "session_id": chaos.session_id,
+        "cassette": str(chaos.cassette.path) if chaos.cassette is not None else None,
+        "root": str(place.root),
+        "point": point_id,
+    }
+    search_path = os.pathsep.join(p for p in sys.path if p)  # the child imports what this process can
+    child = subprocess.run(
+        [sys.executable, "-m", "strands_durable.faults.agent_chaos", json.dumps(job)],
+        env={**os.environ, "PYTHONPATH": search_path},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if child.returncode < 0:
+        return f"killed by {signal.Signals(-child.returncode).name}"
+    last = (child.stderr.strip().splitlines() or [""])[-1]
+    return f"exit {child.returncode}" + (f": {last}" if last else "")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The spawned child of the kill fault: one job (JSON) naming the factory, prompts, place and point."""
+    job = json.loads((argv if argv is not None else sys.argv[1:])[0])
+    cassette = None
+    if job["cassette"]:
+        from strands_durable.faults.cassette import Cassette
+
+        cassette = Cassette.load(Path(job["cassette"]))
+    chaos = AgentChaos(job["build_agent"], job["prompts"], session_id=job["session_id"], cassette=cassette)
+    return _crashing_run(chaos, Place(Path(job["root"])), Run(job["point"], kill=True))
+
+
+def _crashing_run(chaos: AgentChaos, place: Place, run: Run, *, timeout: float = 30.0) -> int:
+    """Converse until the crash; in process, then wait for the crashed run's threads (its tools) to end. At the
+    crash, the tool results our manager committed so far go beside what the crash leaves."""
+    before = set(threading.enumerate())
+    copy_at_crash = run.at_crash
+
+    def at_crash() -> None:
+        write_scratch(place.root / "committed.json", json.dumps(sorted(run.committed)).encode())
+        if copy_at_crash is not None:
+            copy_at_crash()
+
+    run.at_crash = at_crash
+    with run:
+        agent = build(chaos, place.context(chaos, "crash"), run)
+        try:
+            _converse(agent, chaos.prompts, place)
+        except InjectedCrash:
+            pass
+        except Exception:
+            if run.fired is None:
+                raise
+    deadline = time.monotonic() + timeout
+    for thread in set(threading.enumerate()) - before:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return 0
+
+
+def _resume(golden: AgentGolden, outcome: AgentOutcome, style: str) -> Resumed:
+    """A user after the crash: a fresh agent on a copy of what the crash left; the interrupted prompt finished
+    by `agent()` (when something is pending) or re-sent; the remaining prompts; then the judgement."""
+    chaos = golden.chaos
+    place = Place(outcome.crashed.root.with_name("agent" if style == "agent()" else "resend"))
+    copy_tree(outcome.crashed.root, place.root)
+    for directory in (place.storage, place.workspace):
+        _SCRATCH.makedirs(directory, durable=False)
+    findings: list[Finding] = []
+
+    def finding(rule: str, detail: str) -> None:
+        findings.append(Finding(rule, detail, outcome.fault, outcome.point, style))
+
+    start = outcome.acknowledged
+    with Run() as run:
+        try:
+            agent = build(chaos, place.context(chaos, "resume"), run)
+            if start < len(chaos.prompts):
+                interrupted = chaos.prompts[start]
+                if style == "agent()" and pending(agent):
+                    agent()
+                elif not answered(agent.messages, interrupted):
+                    agent(interrupted)
+                _converse(agent, chaos.prompts, place, start + 1)
+            _close(agent)
+        except Exception as exc:
+            finding("resume-failed", f"{type(exc).__name__}: {exc}")
+    for i, request in _invalid(run):
+        finding("invalid-request", f"resume request {i}: {request.invalid[0]}")
+        break
+    for tool_use_id in sorted(set(run.executions) & outcome.stored.results):
+        finding("tool-rerun", f"tool call {tool_use_id} ran again although its result was stored before the crash")
+    stored = outcome.stored.messages
+    for request in run.requests:
+        n = len(request.messages)
+        if n < len(stored) and stored[n]["role"] == "assistant" and request.messages == stored[:n]:
+            finding("model-rerequest", f"the model turn stored as message {n} was requested again")
+            break
+    if not findings:
+        _judge_final(golden, outcome, place, finding)
+    return Resumed(style, findings, run.requests, place)
+
+
+def _judge_final(golden: AgentGolden, outcome: AgentOutcome, place: Place, finding: Callable[[str, str], None]) -> None:
+    from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize
+
+    chaos = golden.chaos
+    try:
+        messages = load_messages(chaos, place)
+    except Exception as exc:
+        finding("resume-failed", f"the session does not load after the resume: {type(exc).__name__}: {exc}")
+        return
+    history = normalize(messages)
+    workspace = snapshot(place.workspace)
+    unknown = next((i for i, m in enumerate(messages) if SYNTHESIZED_RESULT_TEXT in json.dumps(m)), None)
+    if unknown is not None:
+        for block in messages[unknown]["content"]:
+            result = block.get("toolResult")
+            if (
+                result
+                and SYNTHESIZED_RESULT_TEXT in json.dumps(result)
+                and result["toolUseId"] in outcome.stored.results
+            ):
+                finding(
+                    "unknown-outcome",
+                    f"tool call {result['toolUseId']} was answered 'outcome unknown' "
+                    "although its result was stored before the crash",
+                )
+        difference = history_difference(golden.history[:unknown], history[:unknown])
+        effects = workspace_difference(golden.workspace, workspace, at_most=True)
+        for detail in (difference, effects):
+            if detail:
+                finding("unknown-outcome", f"a non-idempotent tool's outcome was unknown, and {detail}")
+        return
+    difference = history_difference(golden.history, history)
+    if difference:
+        finding("history", difference)
+    effects = workspace_difference(golden.workspace, workspace)
+    if effects:
+        finding("workspace", effects)
+
+
+def pending(agent: Any) -> bool:
+    """Whether the restored agent has an invocation to finish: our manager says so; for others, a history
+    ending with a prompt or with a tool call."""
+    manager = getattr(agent, "_session_manager", None)
+    if callable(getattr(manager, "pending_prompt", None)):
+        return manager.pending_prompt(agent.agent_id) is not None
+    last = agent.messages[-1] if agent.messages else None
+    return last is not None and (last["role"] == "user" or any("toolUse" in b for b in last["content"]))
+
+
+def answered(messages: list[Any], prompt: str) -> bool:
+    """Whether the restored history already ends with the answer to `prompt` (nothing to re-send)."""
+    if not messages or messages[-1]["role"] != "assistant" or any("toolUse" in b for b in messages[-1]["content"]):
+        return False
+    for message in reversed(messages):
+        texts = [b.get("text") for b in message["content"] if "text" in b]
+        if message["role"] == "user" and texts:
+            return texts == [prompt]
+    return False
+
+
+def explore(chaos: AgentChaos, root: Path, *, keep: bool = False) -> tuple[AgentGolden, list[AgentOutcome]]:
+    """The golden run, then every (sampled) point under every fault class; each point's directories are removed
+    once judged unless `keep`."""
+    golden = run_golden(chaos, root)
+    outcomes: list[AgentOutcome] = []
+    if golden.problems:
+        return golden, outcomes
+    for point_id in golden.sample():
+        for fault in chaos.faults:
+            outcome = crash_at(golden, point_id, fault)
+            outcomes.append(outcome)
+            if not keep:
+                reset_dir(outcome.crashed.root.parent)
+    return golden, outcomes
+
+
+def rule_counts(outcomes: list[AgentOutcome]) -> Counter[str]:
+    """Failing points per rule (a point counts once per rule, whichever style broke it)."""
+    counts: Counter[str] = Counter()
+    for outcome in outcomes:
+        counts.update({f.rule for f in outcome.findings})
+    return counts
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

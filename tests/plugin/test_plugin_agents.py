@@ -1,0 +1,317 @@
+"""`strands_chaos.run_agent` and agent factories collected like specs: a real Agent crashed at every point.
+
+Ours passes; the SDK's FileSessionManager fails with its points and rules named; four planted manager bugs are
+each caught by the rule that names them; the factory collection forms; SIGKILL of a forked child; the example
+that opens docs/chaos-plugin.md runs as written.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.plugin.support import REPO, summary
+
+FACTORIES = """
+from strands.hooks import MessageAddedEvent
+
+from strands_durable.agent.durable import InvocationHooks
+from strands_durable.faults.agents import LEDGER_PROMPTS, ledger_agent
+from strands_durable.sdk import DurableSessionManager
+
+PROMPTS = LEDGER_PROMPTS[:1]  # one prompt: a parallel batch of a non-idempotent tool and an idempotent one
+
+
+def durable(ctx, manager_class=None):
+    return ledger_agent(ctx, manager_class or "durable")
+
+
+def sdk_file(ctx):
+    return ledger_agent(ctx, "sdk-file")
+
+
+class _Forgetful(InvocationHooks):  # re-runs a committed tool: forgets the journal's result
+    async def execute_tool(self, context, next_fn):
+        if self.conv is not None:
+            self.conv.tool_results.pop(context.tool_use["toolUseId"], None)
+        async for item in super().execute_tool(context, next_fn):
+            yield item
+
+
+class _SkipsResult(InvocationHooks):  # skips each tool's result commit (emits tool.committed all the same)
+    def _commit_result(self, result, tool_path, *, final=False, durable=True):
+        if final:
+            super()._commit_result(result, tool_path, final=final, durable=durable)
+
+
+class _Mutant(DurableSessionManager):
+    hooks_class = InvocationHooks
+
+    def _hooks(self, *args):
+        hooks = super()._hooks(*args)
+        hooks.__class__ = self.hooks_class
+        return hooks
+
+
+class RerunsCommittedTool(_Mutant):
+    hooks_class = _Forgetful
+
+
+class SkipsToolResultCommit(_Mutant):
+    hooks_class = _SkipsResult
+
+
+class CommitsPromptTwice(DurableSessionManager):  # finishing a pending invocation commits its prompt again
+    def _before_invocation(self, event):
+        prompt = self.pending_prompt(event.agent.agent_id)
+        super()._before_invocation(event)
+        slot = self._slots[self._key_of(event.agent)]
+        if prompt is not None and slot.hooks is not None:
+            again = {"role": "user", "content": prompt}
+            slot.hooks.message_added(MessageAddedEvent(agent=event.agent, message=again))
+
+
+class RequestsCommittedAnswerAgain(DurableSessionManager):  # asks the model for a committed final answer
+    def _invoke_model_for(self, slot):
+        async def invoke_model(context, next_fn):
+            async for item in next_fn(context):
+                yield item
+
+        return invoke_model
+
+
+def requests_committed_answer_again(ctx):
+    return durable(ctx, RequestsCommittedAnswerAgain)
+
+
+def reruns_committed_tool(ctx):
+    return durable(ctx, RerunsCommittedTool)
+
+
+def skips_tool_result_commit(ctx):
+    return durable(ctx, SkipsToolResultCommit)
+
+
+def commits_prompt_twice(ctx):
+    return durable(ctx, CommitsPromptTwice)
+"""
+
+FIXTURE_TESTS = """
+import pytest
+import {module} as agents
+
+
+@pytest.mark.parametrize("factory", [
+    "durable", "sdk_file", "reruns_committed_tool", "skips_tool_result_commit", "commits_prompt_twice",
+    "requests_committed_answer_again",
+])
+def test_agent(strands_chaos, factory):
+    outcomes = strands_chaos.run_agent(getattr(agents, factory), agents.PROMPTS, max_points={max_points})
+    assert all(o.ok for o in outcomes) and len(outcomes) > 10
+"""
+
+
+def _sections(result: pytest.RunResult) -> dict[str, str]:
+    """Each failing test's report text by its parameter."""
+    text = result.stdout.str()
+    parts = re.split(r"^_+ test_agent\[(\w+)\] _+$", text, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def _write(pytester: pytest.Pytester, module: str, body: str) -> None:
+    pytester.makepyfile(**{module: FACTORIES})
+    pytester.makepyfile(**{f"test_{module}": body})
+    pytester.syspathinsert()
+
+
+def test_ours_passes_the_file_session_manager_and_four_planted_bugs_fail_by_rule(pytester: pytest.Pytester) -> None:
+    _write(pytester, "agents_all_points", FIXTURE_TESTS.format(module="agents_all_points", max_points=None))
+    result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=1, failed=5)
+    failed = _sections(result)
+    assert set(failed) == {
+        "sdk_file",
+        "reruns_committed_tool",
+        "skips_tool_result_commit",
+        "commits_prompt_twice",
+        "requests_committed_answer_again",
+    }
+    # the SDK's manager: re-sending the prompt breaks alternation; `agent()` runs the ledger tool twice
+    assert "[invalid-request]" in failed["sdk_file"] and "two user messages in a row" in failed["sdk_file"]
+    assert re.search(r"interrupt:hook/\S+:re-send \[invalid-request\]", failed["sdk_file"])
+    assert "by rule:" in failed["sdk_file"] and "workspace" in failed["sdk_file"]
+    assert "[tool-rerun] tool call tooluse_s0_" in failed["reruns_committed_tool"]
+    assert re.search(r"tool\[\d\]:(pay|note)/tool.committed", failed["skips_tool_result_commit"])
+    skipped = failed["skips_tool_result_commit"]
+    assert "[tool-rerun]" in skipped or "[unknown-outcome]" in skipped
+    assert "[history]" in failed["commits_prompt_twice"] or "[resume-failed]" in failed["commits_prompt_twice"]
+    assert "[model-rerequest] the model turn stored as message" in failed["requests_committed_answer_again"]
+    totals = summary(result)
+    assert totals["workflows"] == 6 and totals["divergences"] > 0 and totals["invalid"] > 0
+
+
+COLLECTED = """
+import pytest
+from {module} import PROMPTS, durable, sdk_file
+
+pytestmark = pytest.mark.strands_chaos(prompts=PROMPTS, max_points=4)
+
+
+def build_agent_durable(ctx):
+    return durable(ctx)
+
+
+@pytest.mark.strands_chaos(max_points=3)
+def file_sessions(ctx):
+    return sdk_file(ctx)
+
+
+def helper_not_collected(ctx):
+    raise AssertionError("only build_agent* functions and marked ones are factories")
+"""
+
+
+def test_a_file_of_agent_factories_is_collected_like_specs(pytester: pytest.Pytester) -> None:
+    _write(pytester, "agents_collected", COLLECTED.format(module="agents_collected"))
+    result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-v")
+    out = result.stdout.str()
+    assert "test_agents_collected.py::build_agent_durable::golden PASSED" in out
+    assert re.search(r"::build_agent_durable::\S+/\S+ PASSED", out)
+    assert "::file_sessions::golden PASSED" in out and "helper_not_collected" not in out
+    result.assert_outcomes(passed=1 + 4 + 1 + (3 - failed_count(result)), failed=failed_count(result))
+    assert failed_count(result) >= 1  # FileSessionManager: at least one of its 3 sampled points fails
+    assert summary(result)["points"] == 7
+
+
+def failed_count(result: pytest.RunResult) -> int:
+    return result.parseoutcomes().get("failed", 0)
+
+
+def test_without_the_flag_factories_are_plain_functions(pytester: pytest.Pytester) -> None:
+    _write(pytester, "agents_inert", COLLECTED.format(module="agents_inert"))
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+KILLED = """
+import pytest
+
+pytestmark = pytest.mark.strands_chaos(max_points=4)
+
+
+def test_spawned_children_killed_at_each_point_resume(strands_chaos):
+    outcomes = strands_chaos.run_agent("{module}:durable", ["Pay the taxi, note the hotel."])
+    assert {{o.fault for o in outcomes}} == {{"interrupt", "kill"}} and len(outcomes) == 8
+    assert {{o.note for o in outcomes if o.fault == "kill"}} == {{"killed by SIGKILL"}}
+
+
+def test_forked_children_killed_at_each_point_resume(strands_chaos):
+    from {module} import durable
+
+    outcomes = strands_chaos.run_agent(durable, ["Pay the taxi, note the hotel."])
+    assert {{o.fault for o in outcomes}} == {{"interrupt", "kill"}} and all(o.ok for o in outcomes)
+    assert {{o.note for o in outcomes if o.fault == "kill"}} == {{"killed by SIGKILL"}}
+"""
+
+
+def test_sigkill_of_a_spawned_or_forked_child_is_explored(pytester: pytest.Pytester) -> None:
+    _write(pytester, "agents_killed", KILLED.format(module="agents_killed"))
+    result = pytester.runpytest_inprocess(
+        "--strands-chaos", "--strands-chaos-faults=interrupt,kill", "-p", "no:cacheprovider", "-q"
+    )
+    result.assert_outcomes(passed=2)
+
+
+def test_the_example_opening_the_chaos_plugin_doc_runs(pytester: pytest.Pytester) -> None:
+    doc = (REPO / "docs" / "chaos-plugin.md").read_text()
+    opening = doc.split("\n## ", 2)[1]
+    assert opening.startswith("Your own Python agent")
+    example = re.search(r"```python\n(.*?)```", opening, re.DOTALL)
+    assert example, "the section opens with a python example"
+    pytester.makepyfile(test_my_agent=example.group(1))
+    result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=1)
+
+
+POINTED = '''
+import pytest
+from strands import Agent, tool
+
+import pytest_strands
+from strands_durable.models.scripted import ScriptedModel
+from strands_durable.sdk import DurableSessionManager
+
+
+def build_agent(ctx):
+    @tool
+    def note(item: str) -> str:
+        """Write a note about an item."""
+        (ctx.workspace / f"{item}.txt").write_text(item)
+        pytest_strands.point("noted")  # between the effect and the return
+        return f"noted {item}"
+
+    model = ScriptedModel([[{"name": "note", "input": {"item": "hotel"}}], "Noted."])
+    manager = DurableSessionManager(ctx.session_id, ctx.storage_dir)
+    return Agent(model=model, tools=[note], callback_handler=None, session_manager=manager)
+
+
+def test_a_point_in_a_tool_body_is_crashed_at(strands_chaos):
+    outcomes = strands_chaos.run_agent(build_agent, ["Note the hotel."])
+    assert [o.point for o in outcomes if o.point.startswith("user:")] == ["user:noted/tool.point"]
+    pytest_strands.point("outside")  # no chaos run in progress: nothing happens
+'''
+
+
+def test_a_tool_body_marks_its_own_crash_point(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_pointed=POINTED)
+    result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=1)
+
+
+CASSETTE = """
+import pytest
+from strands import Agent
+
+from strands_durable.faults.agents import LEDGER_SCRIPT, ledger_tools
+from strands_durable.models.scripted import ScriptedModel
+from strands_durable.sdk import DurableSessionManager
+
+
+class ProviderModel(ScriptedModel):  # stands in for a paid provider: counts the calls that reach it
+    calls = 0
+
+    async def stream(self, *args, **kwargs):
+        type(self).calls += 1
+        async for event in super().stream(*args, **kwargs):
+            yield event
+
+
+def build_agent(ctx):
+    manager = DurableSessionManager(ctx.session_id, ctx.storage_dir)
+    return Agent(model=ProviderModel(LEDGER_SCRIPT), tools=ledger_tools(ctx), callback_handler=None,
+                 session_manager=manager)
+
+
+@pytest.mark.strands_chaos(max_points=6, cassette="ledger.cassette.json")
+def test_recorded_once_then_replayed(strands_chaos, request):
+    outcomes = strands_chaos.run_agent(build_agent, [{prompt!r}])
+    recording = request.config.getoption("strands_record")
+    assert len(outcomes) == 6 and ProviderModel.calls == (2 if recording else 0)
+"""
+
+
+def test_a_cassette_records_the_real_model_once_and_a_missing_request_is_named(pytester: pytest.Pytester) -> None:
+    prompt = "Pay the taxi, note the hotel."
+    pytester.makepyfile(test_cassette=CASSETTE.format(prompt=prompt))
+    recorded = pytester.runpytest_inprocess("--strands-chaos", "--strands-record", "-p", "no:cacheprovider", "-q")
+    recorded.assert_outcomes(passed=1)
+    assert (pytester.path / "ledger.cassette.json").exists()
+    replayed = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
+    replayed.assert_outcomes(passed=1)
+    pytester.makepyfile(test_cassette=CASSETTE.format(prompt="A prompt the recording never sent."))
+    missed = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
+    missed.assert_outcomes(failed=1)
+    assert re.search(
+        r"CassetteMiss: model request [0-9a-f]{12} of agent 'default' is not in the cassette", missed.stdout.str()
+    )
