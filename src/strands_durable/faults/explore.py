@@ -101,6 +101,7 @@ class GoldenPoint:
     journal_length: int  # journal bytes durable when the point was reached
     digest: str | None  # snapshot digest, at store.after_commit points
     completed: bool = False  # the session's status was already completed
+    outcome_unknown: bool = False  # a non-idempotent tool had started and had no committed result
 
     @property
     def id(self) -> str:
@@ -361,8 +362,10 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
         digest = None
         if point.site == "store.after_commit" and store.session is not None:
             digest = digester.digest(store.session.state)
-        completed = store.session is not None and store.session.state.status == "completed"
-        points.append(GoldenPoint(point, len(points), journal_path.stat().st_size, digest, completed))
+        state = store.session.state if store.session is not None else None
+        completed = state is not None and state.status == "completed"
+        unknown = point.site == "store.before_commit" and state is not None and bool(pending_unknown(state))
+        points.append(GoldenPoint(point, len(points), journal_path.stat().st_size, digest, completed, unknown))
 
     bus.subscribe(record)
     _observe(bus, phase)
@@ -609,25 +612,26 @@ def _answer_committed(state: SessionState, request: list[dict[str, Any]], count:
     return False
 
 
-def _pending_synthesized(state: SessionState) -> set[str]:
-    """toolUseIds of non-idempotent tools that started but whose results are not committed."""
+def pending_unknown(state: SessionState) -> set[str]:
+    """toolUseIds of non-idempotent tools that started but whose results are not committed: a resume from this
+    state answers them "outcome unknown" (a results message clears both records, so no message is read)."""
     pending: set[str] = set()
     for conv in state.conversations.values():
-        answered = set(conv.tool_results)
-        for message in conv.messages:
-            for block in message.get("content", ()):
-                if "toolResult" in block:
-                    answered.add(block["toolResult"]["toolUseId"])
-        pending |= conv.tools_started - answered
+        if conv.tools_started:
+            pending |= conv.tools_started - conv.tool_results.keys()
     return pending
 
 
 def cut_for(golden: GoldenRun, target: GoldenPoint) -> GoldenPoint | None:
-    """The last store.before_commit point strictly before `target`: the crashing run starts just before that
-    commit, so it makes the commit itself and every point attached to it (tool.committed, unit.after) is reached.
-    Points after the run completed (closing the session) are reached from before the completing commit."""
+    """The last store.before_commit point strictly before `target` whose durable state lets the run reach the
+    target as the golden run did: the crashing run starts just before that commit, so it makes the commit itself
+    and every point attached to it (tool.committed, unit.after) is reached. A state where a non-idempotent tool
+    has started without a result is never a start (its resume answers "outcome unknown" instead of running the
+    tool, so it could not leave what a real crash at the target leaves): the cut moves back before the tool's
+    `started` commit. Points after the run completed (closing the session) are reached from before the
+    completing commit."""
     for point in reversed(golden.points[: target.index]):
-        if point.point.site == "store.before_commit" and not point.completed:
+        if point.point.site == "store.before_commit" and not point.completed and not point.outcome_unknown:
             return point
     return None
 
@@ -681,17 +685,22 @@ def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *,
     start_index = cut.index if cut is not None else 0
     crash_index = start_index
     label = "crashing run"
+    unknown: set[str] = set()  # calls a crash of this schedule left "outcome unknown": later outputs not compared
     for number, target in enumerate(targets):
+        before = ex.load()
+        unknown |= pending_unknown(before)
         phase = ex.resume(
             arm=(target.point, skip_count(golden, target, crash_index if number else start_index)),
             converge=False,
             label=label,
+            before=before,
         )
         if phase.fired is None:
             if number == 0 or phase.error is not None:
                 return outcome  # the first fault never fired: the point counts as unexplored and fails
-            # a later fault of a schedule may lie behind the resume's path; the run went on to the end
-            ex.check_end(phase, set())
+            # a later fault of a schedule may lie behind the resume's path (a tool the resume answers "outcome
+            # unknown" never runs again); the run went on to the end
+            ex.check_end(phase, unknown)
             return outcome
         outcome.fired.append(target.id)
         crash_index = target.index
@@ -699,11 +708,11 @@ def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *,
     last = targets[-1]
     while True:  # at most twice: the resume crashes again at the last point if it passes it, then converges
         crashed = ex.check_stored(f"right after the crash at {outcome.fired[-1]}")
-        synthesized = _pending_synthesized(crashed)
+        unknown |= pending_unknown(crashed)
         again = repeat_last and len(outcome.fired) == len(targets)
         final = ex.resume(
             arm=(last.point, 0) if again else None,
-            converge=not golden.target.full and not synthesized,
+            converge=not golden.target.full and not unknown,
             label=label,
             before=crashed,
         )
@@ -711,7 +720,7 @@ def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *,
             break
         outcome.fired.append(last.id)
         label = f"resume after a second crash at {last.id}"
-    ex.check_end(final, synthesized)
+    ex.check_end(final, unknown)
     return outcome
 
 
