@@ -40,6 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             parser.addini(ini, help_text, default="")
     parser.addini("strands_chaos_specs", "more spec files to run under chaos", type="paths", default=[])
     parser.addini("strands_chaos_hitl_answer", "answer every HITL step with this (default: the step's default)")
+    parser.addini("strands_chaos_workspace", "the tools' external state, copied for every run", type="paths")
 
 
 def _setting(config: pytest.Config, name: str, kind: type) -> Any:
@@ -72,6 +73,7 @@ def pytest_configure(config: pytest.Config) -> None:
             full=bool(_setting(config, "strands_chaos_full", bool)),
             schedules=10 if schedules is None else schedules,
             hitl_answer=config.getini("strands_chaos_hitl_answer") or None,
+            workspace=next(iter(config.getini("strands_chaos_workspace")), None),
         )
     except (ChaosUsageError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None

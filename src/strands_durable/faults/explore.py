@@ -47,6 +47,13 @@ from strands_durable.faults.common import INVALID_HISTORY, Finding
 from strands_durable.faults.oracle import RequestLog, comparable, counting_model, history_violations
 from strands_durable.faults.report import readable_difference
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
+from strands_durable.faults.workspace import (
+    WORKSPACE_RULE,
+    WorkspaceHistory,
+    read_files,
+    workspace_difference,
+    write_files,
+)
 from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, validate
 from strands_durable.runner.options import RunOptions
 from strands_durable.store import KnownJournal, LocalStore
@@ -80,6 +87,7 @@ class ChaosTarget:
     model: Callable[..., Any] | None = None  # (agent_id, model_id, runtime) -> strands Model; None: synthetic
     full: bool = False  # run every resumed tail to the end instead of stopping at convergence
     network_tools: Any = None  # `NetworkCassette` answering the network tools (faults/cassette.py); None: none
+    workspace: Path | None = None  # the tools' external state each run starts from (copied; None: empty)
 
     @property
     def session_id(self) -> str:
@@ -126,6 +134,7 @@ class GoldenRun:
     _by_id: dict[str, GoldenPoint] = field(default_factory=dict)
     commits: list[tuple[int, tuple[ToolKey, ...]]] = field(default_factory=list)  # (journal length, results)
     _states: OrderedDict[int, SessionState] = field(default_factory=OrderedDict)  # journal length -> state
+    workspace: WorkspaceHistory = field(default_factory=lambda: WorkspaceHistory({}))  # the tools' files
 
     def __post_init__(self) -> None:
         self._by_id = {p.id: p for p in self.points}
@@ -235,7 +244,9 @@ class _Phase:
     completed: bool = False
 
 
-def _options(target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_dir: Path) -> RunOptions:
+def _options(
+    target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_dir: Path, scratch_dir: Path
+) -> RunOptions:
     def model_factory(*, agent_id: str, provider: str, model_id: Any, runtime: Any) -> Any:
         if target.model is not None:
             model = target.model(agent_id=agent_id, model_id=model_id, runtime=runtime)
@@ -250,6 +261,7 @@ def _options(target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_di
         seed=target.seed,
         cli_vars=[f"{k}={v}" for k, v in target.variables.items()],
         out_dir=out_dir,
+        scratch_dir=scratch_dir,  # this run's own copy of the tools' workspace
         hitl_use_defaults=True,
         hitl_answer=target.hitl_answer,
         extra_tools=dict(target.tools),
@@ -308,18 +320,19 @@ def _watch_convergence(bus: CrashPoints, phase: _Phase, store: WrappingStore, go
 
 
 class _Workspace:
-    """Fresh directories for the runs of one exploration (each a sessions root and an output directory)."""
+    """Fresh directories for the runs of one exploration (each a sessions root, an output directory and the
+    tools' workspace)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.count = 0
 
-    def new(self) -> tuple[Path, Path]:
+    def new(self) -> tuple[Path, Path, Path]:
         self.count += 1
         base = self.root / f"run{self.count}"
         if base.exists():
             _OPS.remove_tree(base)
-        return base / "sessions", base / "out"
+        return base / "sessions", base / "out", base / "workspace"
 
 
 def seed_session(golden: GoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes) -> tuple[bytes, dict[str, Any]]:
@@ -351,6 +364,9 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
     if workdir.exists():
         _OPS.remove_tree(workdir)
     sessions, out_dir = workdir / "golden" / "sessions", workdir / "golden" / "out"
+    scratch = workdir / "golden" / "workspace"
+    workspace = WorkspaceHistory(read_files(target.workspace))
+    write_files(scratch, workspace.final)
     store = observed_store(sessions)
     journal_path = LocalStore(sessions).journal_path(target.session_id)
     phase = _Phase()
@@ -365,11 +381,13 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
         state = store.session.state if store.session is not None else None
         completed = state is not None and state.status == "completed"
         unknown = point.site == "store.before_commit" and state is not None and bool(pending_unknown(state))
+        if point.site == "tool.executed":  # tools change the workspace only while they run
+            workspace.observe(len(points), scratch)
         points.append(GoldenPoint(point, len(points), journal_path.stat().st_size, digest, completed, unknown))
 
     bus.subscribe(record)
     _observe(bus, phase)
-    options = _options(target, bus, phase.requests, out_dir)
+    options = _options(target, bus, phase.requests, out_dir, scratch)
     outcome = run_workflow(target.spec_path, options, store=store, session_id=target.session_id)
     final = LocalStore(sessions).load(target.session_id)
     problems = [Finding(INVALID_HISTORY, f"golden run: {v}") for v in next_request_violations(final)]
@@ -388,6 +406,7 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
         model_requests=len(phase.requests.requests),
         problems=problems,
         digester=digester,
+        workspace=workspace,
     )
 
 
@@ -424,6 +443,7 @@ class _Exploration:
         self.outcome = outcome
         self.sessions: Path | None = None
         self.out_dir: Path | None = None
+        self.scratch: Path | None = None  # the tools' workspace of this exploration's runs
         self.committed_tools: set[ToolKey] = set()  # tool calls whose result is committed
         self.executed: dict[ToolKey, int] = {}
         self.seed = b""  # the journal this exploration started from, as written
@@ -438,9 +458,12 @@ class _Exploration:
         self.outcome.problems.append(Finding(rule, detail))
 
     # -- directories --
-    def seed_prefix(self, length: int) -> None:
+    def seed_prefix(self, cut: GoldenPoint | None) -> None:
+        """Start from the golden run's durable state and workspace just before point `cut` (None: the start)."""
         header_end = self.golden.journal.index(b"\n") + 1
-        self.sessions, self.out_dir = self.workspace.new()
+        length, index = (cut.journal_length, cut.index) if cut is not None else (header_end, 0)
+        self.sessions, self.out_dir, self.scratch = self.workspace.new()
+        write_files(self.scratch, self.golden.workspace.at(index))
         self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
         self.seed_state = self.golden.state_at(length)
         self.seed_state.meta = meta
@@ -467,7 +490,7 @@ class _Exploration:
         """Resume the current session in fresh objects; check tools and requests against what was committed."""
         from strands_durable.runner.run import resume
 
-        assert self.sessions is not None and self.out_dir is not None
+        assert self.sessions is not None and self.out_dir is not None and self.scratch is not None
         phase = _Phase()
         bus = CrashPoints()
         store = observed_store(self.sessions, known_journal=self.known)
@@ -483,7 +506,9 @@ class _Exploration:
         self.outcome.runs += 1
         try:
             outcome = resume(
-                self.session_id, _options(self.golden.target, bus, phase.requests, self.out_dir), store=store
+                self.session_id,
+                _options(self.golden.target, bus, phase.requests, self.out_dir, self.scratch),
+                store=store,
             )
             phase.completed = outcome.status == "completed"
             if not phase.completed:
@@ -549,6 +574,8 @@ class _Exploration:
                     "durable-state",
                     f"the resumed run converged in memory but its stored session differs at {difference}",
                 )
+            checkpoint = golden.checkpoint_states[phase.converged_digest]
+            self._check_workspace(golden.workspace.at(checkpoint.index + 1))
             return
         if phase.error is not None:
             return
@@ -564,6 +591,12 @@ class _Exploration:
         if difference:
             self.problem("identical", f"differs from the golden run at {difference}")
         self._check_out_dir(state)
+        self._check_workspace(golden.workspace.final)
+
+    def _check_workspace(self, expected: dict[str, bytes]) -> None:
+        difference = workspace_difference(expected, read_files(self.scratch))
+        if difference:
+            self.problem(WORKSPACE_RULE, f"the tools' workspace differs from the golden run's at {difference}")
 
     def _check_synthesized(self, state: SessionState, synthesized: set[str]) -> None:
         found: set[str] = set()
@@ -680,8 +713,7 @@ def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *,
     targets = [golden.point(pid) for pid in point_ids]
     first = targets[0]
     cut = cut_for(golden, first)
-    header_end = golden.journal.index(b"\n") + 1
-    ex.seed_prefix(cut.journal_length if cut is not None else header_end)
+    ex.seed_prefix(cut)
     start_index = cut.index if cut is not None else 0
     crash_index = start_index
     label = "crashing run"

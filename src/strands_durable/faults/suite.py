@@ -86,10 +86,24 @@ class ChaosSettings:
     full: bool = False
     schedules: int = 10  # hypothesis examples per workflow
     hitl_answer: str | None = None
+    workspace: Path | None = None  # the tools' external state every run starts from (a copy per run)
+
+    def __post_init__(self) -> None:
+        self.workspace = _workspace_dir(self.workspace)
 
     @property
     def mode(self) -> str:
         return "full" if self.full else "convergence"
+
+
+def _workspace_dir(path: str | Path | None) -> Path | None:
+    """The directory of the tools' external state; naming one that does not exist is a usage error."""
+    if path is None or str(path) == "":
+        return None
+    directory = Path(path)
+    if not directory.is_dir():
+        raise ChaosUsageError(f"strands_chaos_workspace: not a directory: {directory}")
+    return directory
 
 
 def default_workdir() -> Path:
@@ -123,6 +137,7 @@ class ChaosSuite:
         variables: dict[str, str] | None = None,
         tools: dict[str, Any] | None = None,
         hitl_answer: str | None = None,
+        workspace: str | Path | None = None,
     ) -> ChaosTarget:
         """The target for a spec: the cassette's answers (model and network tools) when one exists (recorded
         first with `record`), otherwise the synthetic model, whatever `runtime.provider` says. A spec with
@@ -134,6 +149,7 @@ class ChaosSuite:
             seed=self.settings.seed,
             hitl_answer=hitl_answer if hitl_answer is not None else self.settings.hitl_answer,
             full=self.settings.full,
+            workspace=_workspace_dir(workspace if workspace is not None else self.settings.workspace),
         )
         path = cassette_path(target.spec_path)
         if self.settings.record:
