@@ -307,9 +307,9 @@ class ChaosReporting:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not hasattr(self.config, "workerinput"):
             terminalreporter.write_line(self.totals.line())
-            second = self.totals.not_explorable_line()
-            if second is not None:
-                terminalreporter.write_line(second)
+            for line in (self.totals.not_explorable_line(), self.totals.failing_golden_line()):
+                if line is not None:
+                    terminalreporter.write_line(line)
 
     def pytest_sessionfinish(self) -> None:
         report = self.config.stash[SUITE].settings.report

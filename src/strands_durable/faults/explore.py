@@ -42,7 +42,7 @@ from strands_durable.crashpoints import (
     ToolKey,
     natural_key,
 )
-from strands_durable.errors import DurableError
+from strands_durable.errors import BudgetExceeded, DurableError, WorkflowFailed
 from strands_durable.faults.common import INVALID_HISTORY, Finding
 from strands_durable.faults.oracle import RequestLog, comparable, counting_model, history_violations
 from strands_durable.faults.report import readable_difference
@@ -135,6 +135,7 @@ class GoldenRun:
     commits: list[tuple[int, tuple[ToolKey, ...]]] = field(default_factory=list)  # (journal length, results)
     _states: OrderedDict[int, SessionState] = field(default_factory=OrderedDict)  # journal length -> state
     workspace: WorkspaceHistory = field(default_factory=lambda: WorkspaceHistory({}))  # the tools' files
+    failure: str | None = None  # the deterministic failure the golden run ended with (`failure_of`); None: completed
 
     def __post_init__(self) -> None:
         self._by_id = {p.id: p for p in self.points}
@@ -388,11 +389,15 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
     bus.subscribe(record)
     _observe(bus, phase)
     options = _options(target, bus, phase.requests, out_dir, scratch)
-    outcome = run_workflow(target.spec_path, options, store=store, session_id=target.session_id)
+    failure = None
+    try:
+        status = run_workflow(target.spec_path, options, store=store, session_id=target.session_id).status
+    except DETERMINISTIC_FAILURES as exc:  # explored too: every crash point must resume to this same failure
+        failure, status = failure_of(exc), "failed"
     final = LocalStore(sessions).load(target.session_id)
-    problems = [Finding(INVALID_HISTORY, f"golden run: {v}") for v in next_request_violations(final)]
-    if outcome.status != "completed":
-        problems.append(Finding("status", f"golden run ended {outcome.status}"))
+    problems = [Finding(INVALID_HISTORY, f"golden run: {v}") for v in final_violations(final)]
+    if (status != "completed" and failure is None) or final.status != status:
+        problems.append(Finding("status", f"golden run ended {final.status}"))
     problems += _tool_repeats(phase.tools_run, "golden run")
     return GoldenRun(
         target=target,
@@ -407,7 +412,26 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
         problems=problems,
         digester=digester,
         workspace=workspace,
+        failure=failure,
     )
+
+
+DETERMINISTIC_FAILURES = (WorkflowFailed, BudgetExceeded)
+"""Failures a golden run may end with and still be explored (a graph past `max_iterations`, a budget exceeded):
+the same inputs fail the same way, so every crash point must resume to the same failure."""
+
+
+def failure_of(exc: BaseException) -> str:
+    """How a failure is compared between the golden run and a resume: its type and message."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+def final_violations(state: SessionState) -> list[str]:
+    """What is wrong with the histories of a run that ended: a completed run must be continuable with a new
+    prompt; a failed one may have stopped inside a unit, and is held to what may be stored."""
+    if state.status == "completed":
+        return next_request_violations(state)
+    return [v for key, conv in sorted(state.conversations.items()) for v in history_violations(key, conv.messages)]
 
 
 def next_request_violations(state: SessionState) -> list[str]:
@@ -516,8 +540,10 @@ class _Exploration:
         except InjectedCrash:
             pass
         except (DurableError, Exception) as exc:  # a resume that fails is a finding, never an aborted session
-            phase.error = exc
-            self.problem("resume-failed", f"{label} failed: {type(exc).__name__}: {exc}")
+            if self.golden.failure is None or failure_of(exc) != self.golden.failure:
+                phase.error = exc
+                expected = f" (the golden run failed with {self.golden.failure})" if self.golden.failure else ""
+                self.problem("resume-failed", f"{label} failed: {failure_of(exc)}{expected}")
         self._check_phase(phase, before, label)
         for results in phase.commits:
             self.committed_tools.update(results)
@@ -579,10 +605,11 @@ class _Exploration:
             return
         if phase.error is not None:
             return
-        if state.status != "completed":
-            self.problem("status", f"the resumed run ended {state.status}, not completed")
+        expected = golden.comparable["status"]
+        if state.status != expected:
+            self.problem("status", f"the resumed run ended {state.status}, not {expected} as the golden run")
             return
-        for violation in next_request_violations(state):
+        for violation in final_violations(state):
             self.problem(INVALID_HISTORY, f"after completion: {violation}")
         if synthesized:
             self._check_synthesized(state, synthesized)

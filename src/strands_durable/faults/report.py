@@ -37,6 +37,7 @@ class ChaosTotals:
     invalid: int = 0
     items: list[dict[str, Any]] = field(default_factory=list)
     not_explorable: list[str] = field(default_factory=list)  # workflows whose network tools have no cassette
+    failing_golden: dict[str, str] = field(default_factory=dict)  # workflow -> the deterministic failure explored
 
     def add(self, nodeid: str, outcome: str, user_properties: list[tuple[str, Any]]) -> None:
         """Add one item's reports: its properties hold one record per explored workflow run or point, each
@@ -46,6 +47,8 @@ class ChaosTotals:
                 self.not_explorable.append(str(record["workflow"]))
             else:
                 self.workflows.add(str(record["workflow"]))
+            if record.get("golden_failure"):
+                self.failing_golden[str(record["workflow"])] = str(record["golden_failure"])
             self.sites.update(s for s in str(record.get("sites", "")).split(",") if s)
             self.points += int(record.get("explored", 0))
             self.divergences += int(record.get("divergences", 0))
@@ -70,6 +73,17 @@ class ChaosTotals:
             seed=self.seed,
         )
 
+    def failing_golden_line(self) -> str | None:
+        """A further summary line, only when some workflow's golden run ends in a deterministic failure (each of
+        its crash points was held to resuming to that same failure)."""
+        if not self.failing_golden:
+            return None
+        names = ", ".join(f"{name} ({failure.split(':')[0]})" for name, failure in sorted(self.failing_golden.items()))
+        return (
+            f"strands-chaos: {len(self.failing_golden)} workflows explored to their deterministic failure "
+            f"(every crash point resumed to the same failure): {names}"
+        )
+
     def not_explorable_line(self) -> str | None:
         """The second summary line, only when some workflow could not be explored."""
         if not self.not_explorable:
@@ -83,6 +97,7 @@ class ChaosTotals:
         body = {
             "summary": self.line(),
             "not_explorable": sorted(set(self.not_explorable)),
+            "failing_golden": dict(sorted(self.failing_golden.items())),
             "crash_points_explored": self.points,
             "workflows": sorted(self.workflows),
             "site_kinds": sorted(self.sites),

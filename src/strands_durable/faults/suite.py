@@ -198,6 +198,7 @@ def golden_properties(workflow: str, golden: GoldenRun | None, problems: list[Fi
             site_kinds_found=",".join(sorted(golden.site_kinds)),
             tool_executions=golden.tool_executions,
             model_requests=golden.model_requests,
+            golden_failure=golden.failure or "",
         )
     return _prefixed(props)
 
