@@ -307,7 +307,8 @@ class ChaosReporting:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not hasattr(self.config, "workerinput"):
             terminalreporter.write_line(self.totals.line())
-            for line in (self.totals.not_explorable_line(), self.totals.failing_golden_line()):
+            totals = self.totals
+            for line in (totals.not_explorable_line(), totals.failing_golden_line(), totals.untaken_edges_line()):
                 if line is not None:
                     terminalreporter.write_line(line)
 

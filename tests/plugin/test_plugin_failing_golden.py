@@ -120,3 +120,47 @@ def test_a_resume_that_does_not_reach_the_same_failure_is_caught(pytester: pytes
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert summary(result)["divergences"] > 0
     assert "(the golden run failed with WorkflowFailed: graph node 'write' would run 3 times" in out, out[-3000:]
+
+
+UNREACHABLE_EDGE = """
+version: 0
+name: triage
+runtime:
+  provider: synthetic
+  model_id: synthetic-1
+agents:
+  triager:
+    prompt: You triage tickets.
+pattern:
+  type: graph
+  config:
+    nodes:
+      triage:
+        agent: triager
+        input: "Triage: the printer is on fire."
+      escalate:
+        agent: triager
+        input: "Escalate: {{ nodes.triage.response }}"
+      close:
+        agent: triager
+        input: "Close: {{ nodes.triage.response }}"
+    edges:
+      - from: triage
+        choose:
+          - when: "{{ total_steps > 100 }}"
+            to: escalate
+          - when: else
+            to: close
+"""
+
+
+@pytest.mark.slow
+def test_graph_edges_no_golden_run_took_are_named(pytester: pytest.Pytester) -> None:
+    (pytester.path / "triage.strands.yaml").write_text(UNREACHABLE_EDGE)
+    report = pytester.path / "chaos.json"
+    result = pytester.runpytest_subprocess(*ARGS, f"--strands-chaos-report={report}")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(
+        ["strands-chaos: graph edges no golden run took with seed 0: triage.strands.yaml: triage -> escalate"]
+    )
+    assert json.loads(report.read_text())["untaken_edges"] == {"triage.strands.yaml": "triage -> escalate"}

@@ -136,6 +136,7 @@ class GoldenRun:
     _states: OrderedDict[int, SessionState] = field(default_factory=OrderedDict)  # journal length -> state
     workspace: WorkspaceHistory = field(default_factory=lambda: WorkspaceHistory({}))  # the tools' files
     failure: str | None = None  # the deterministic failure the golden run ended with (`failure_of`); None: completed
+    untaken_edges: list[str] = field(default_factory=list)  # graph edges (`a -> b`) the golden run never took
 
     def __post_init__(self) -> None:
         self._by_id = {p.id: p for p in self.points}
@@ -413,7 +414,19 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
         digester=digester,
         workspace=workspace,
         failure=failure,
+        untaken_edges=_untaken_edges(target.spec_path, final),
     )
+
+
+def _untaken_edges(spec_path: Path, state: SessionState) -> list[str]:
+    """The graph edges a run never took (none for other patterns): its crash points cannot cover them."""
+    from strands_durable.runner.patterns.graph import untaken_edges
+    from strands_durable.spec import load_spec
+
+    spec = load_spec(spec_path)
+    if spec.pattern.type != "graph":
+        return []
+    return untaken_edges(spec.pattern.config, list(state.units.values()))
 
 
 DETERMINISTIC_FAILURES = (WorkflowFailed, BudgetExceeded)

@@ -199,6 +199,7 @@ def golden_properties(workflow: str, golden: GoldenRun | None, problems: list[Fi
             tool_executions=golden.tool_executions,
             model_requests=golden.model_requests,
             golden_failure=golden.failure or "",
+            untaken_edges=", ".join(golden.untaken_edges),
         )
     return _prefixed(props)
 
