@@ -247,15 +247,31 @@ class _Phase:
 
 
 def _options(
-    target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_dir: Path, scratch_dir: Path
+    target: ChaosTarget,
+    bus: CrashPoints,
+    requests: RequestLog,
+    out_dir: Path,
+    scratch_dir: Path,
+    *,
+    off_the_record: bool = False,
 ) -> RunOptions:
+    """`off_the_record`: the run follows a crash that made a non-idempotent call's outcome unknown, so a cassette's
+    misses are answered by the synthetic model (`faults.cassette.off_the_record`)."""
+
     def model_factory(*, agent_id: str, provider: str, model_id: Any, runtime: Any) -> Any:
+        from strands_durable.models.providers import build_model
+
+        synthetic = None
+        if target.model is None or off_the_record:
+            synthetic = build_model("synthetic", model_id=model_id, runtime=runtime, seed=target.seed)
         if target.model is not None:
             model = target.model(agent_id=agent_id, model_id=model_id, runtime=runtime)
-        else:
-            from strands_durable.models.providers import build_model
+            if off_the_record:
+                from strands_durable.faults.cassette import off_the_record as leave_the_record
 
-            model = build_model("synthetic", model_id=model_id, runtime=runtime, seed=target.seed)
+                model = leave_the_record(model, synthetic)
+        else:
+            model = synthetic
         return counting_model(model, requests)
 
     return RunOptions(
@@ -522,9 +538,16 @@ class _Exploration:
 
     # -- one run --
     def resume(
-        self, *, arm: tuple[CrashPoint, int] | None, converge: bool, label: str, before: SessionState | None = None
+        self,
+        *,
+        arm: tuple[CrashPoint, int] | None,
+        converge: bool,
+        label: str,
+        before: SessionState | None = None,
+        off_the_record: bool = False,
     ) -> _Phase:
-        """Resume the current session in fresh objects; check tools and requests against what was committed."""
+        """Resume the current session in fresh objects; check tools and requests against what was committed.
+        `off_the_record`: a crash made a non-idempotent call's outcome unknown (see `_options`)."""
         from strands_durable.runner.run import resume
 
         assert self.sessions is not None and self.out_dir is not None and self.scratch is not None
@@ -544,7 +567,14 @@ class _Exploration:
         try:
             outcome = resume(
                 self.session_id,
-                _options(self.golden.target, bus, phase.requests, self.out_dir, self.scratch),
+                _options(
+                    self.golden.target,
+                    bus,
+                    phase.requests,
+                    self.out_dir,
+                    self.scratch,
+                    off_the_record=off_the_record,
+                ),
                 store=store,
             )
             phase.completed = outcome.status == "completed"
@@ -766,6 +796,7 @@ def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *,
             converge=False,
             label=label,
             before=before,
+            off_the_record=bool(unknown),
         )
         if phase.fired is None:
             if number == 0 or phase.error is not None:
@@ -787,6 +818,7 @@ def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *,
             converge=not golden.target.full and not unknown,
             label=label,
             before=crashed,
+            off_the_record=bool(unknown),
         )
         if final.fired is None:
             break
