@@ -410,6 +410,10 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
     try:
         status = run_workflow(target.spec_path, options, store=store, session_id=target.session_id).status
     except DETERMINISTIC_FAILURES as exc:  # explored too: every crash point must resume to this same failure
+        from strands_durable.faults.cassette import CassetteMiss
+
+        if isinstance(exc, CassetteMiss):  # the recording is incomplete: that is the finding, not a workflow's end
+            raise
         failure, status = failure_of(exc), "failed"
     final = LocalStore(sessions).load(target.session_id)
     problems = [Finding(INVALID_HISTORY, f"golden run: {v}") for v in final_violations(final)]
