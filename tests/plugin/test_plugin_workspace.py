@@ -162,3 +162,17 @@ def test_a_workspace_option_naming_no_directory_is_a_usage_error(pytester: pytes
     result = pytester.runpytest_subprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "strands_chaos_workspace: not a directory:" in result.stderr.str()
+
+
+@pytest.mark.slow
+def test_a_spec_names_its_own_workspace_directory(pytester: pytest.Pytester) -> None:
+    _project(pytester)
+    pytester.makeini("[pytest]\n")  # no ini option: the spec's metadata names the directory
+    spec = pytester.path / "payments.yaml"
+    spec.write_text(
+        spec.read_text().replace("name: payments\n", "name: payments\nmetadata:\n  strands_chaos_workspace: state\n")
+    )
+    pytester.makepyfile(test_payments=TEST)
+    result = pytester.runpytest_subprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    assert summary(result)["divergences"] == 0

@@ -106,6 +106,15 @@ def _workspace_dir(path: str | Path | None) -> Path | None:
     return directory
 
 
+def _spec_workspace(spec_path: Path) -> Path | None:
+    """The directory of external state a spec names in `metadata.strands_chaos_workspace` (relative to the spec
+    file; `metadata` is free-form in strands-cli v0, so the spec stays valid there)."""
+    from strands_durable.spec import load_spec
+
+    named = load_spec(spec_path).metadata.get("strands_chaos_workspace")
+    return spec_path.parent / str(named) if named else None
+
+
 def default_workdir() -> Path:
     """Scratch space for chaos runs: STRANDS_CHAOS_TMPDIR, else /dev/shm when writable (crash runs create and
     delete many small files), else the system temp directory."""
@@ -149,7 +158,7 @@ class ChaosSuite:
             seed=self.settings.seed,
             hitl_answer=hitl_answer if hitl_answer is not None else self.settings.hitl_answer,
             full=self.settings.full,
-            workspace=_workspace_dir(workspace if workspace is not None else self.settings.workspace),
+            workspace=_workspace_dir(workspace or _spec_workspace(Path(spec_path)) or self.settings.workspace),
         )
         path = cassette_path(target.spec_path)
         if self.settings.record:
