@@ -43,6 +43,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("strands_chaos_specs", "more spec files (globs) to run under chaos", type="paths", default=[])
     parser.addini("strands_chaos_spec_dirs", "directories whose .yaml/.yml/.json files are specs", type="paths")
     parser.addini("strands_chaos_hitl_answer", "answer every HITL step with this (default: the step's default)")
+    parser.addini("strands_chaos_workspace", "the tools' external state, copied for every run", type="paths")
 
 
 def _setting(config: pytest.Config, name: str, kind: type) -> Any:
@@ -78,6 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
             full=bool(_setting(config, "strands_chaos_full", bool)),
             schedules=10 if schedules is None else schedules,
             hitl_answer=config.getini("strands_chaos_hitl_answer") or None,
+            workspace=next(iter(config.getini("strands_chaos_workspace")), None),
         )
         selection = select_specs(config)
         for flag, path in (("--strands-chaos-report", settings.report), ("--strands-chaos-html", settings.html)):
@@ -345,9 +347,10 @@ class ChaosReporting:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not hasattr(self.config, "workerinput"):
             terminalreporter.write_line(self.totals.line())
-            second = self.totals.not_explorable_line()
-            if second is not None:
-                terminalreporter.write_line(second)
+            totals = self.totals
+            for line in (totals.not_explorable_line(), totals.failing_golden_line(), totals.untaken_edges_line()):
+                if line is not None:
+                    terminalreporter.write_line(line)
             if not self.totals.items:
                 from pytest_strands.collect import nothing_collected_line
 

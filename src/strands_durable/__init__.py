@@ -3,7 +3,7 @@
 The public API, imported lazily (PEP 562) so that `import strands_durable` and `strands --help` never pay for
 importing strands-agents:
 
-    from strands_durable import run_workflow, resume, load_session, RunOptions, non_idempotent
+    from strands_durable import run_workflow, resume, load_session, RunOptions, non_idempotent, tool_workspace
     from strands_durable import CrashPoints, InjectedCrash, LocalStore, MemoryStore, S3Store
     from strands_durable import DurableSessionManager   # plain-Python Strands agents (docs/python-agents.md)
 
@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "load_session": "strands_durable.runner.run",
     "RunOptions": "strands_durable.runner.options",
     "non_idempotent": "strands_durable.runner.marks",
+    "tool_workspace": "strands_durable.runner.native_tools",
     # crash points
     "CrashPoints": "strands_durable.crashpoints",
     "InjectedCrash": "strands_durable.crashpoints",
@@ -49,11 +50,13 @@ __all__ = [
     "non_idempotent",
     "resume",
     "run_workflow",
+    "tool_workspace",
 ]
 
 if TYPE_CHECKING:
     from strands_durable.crashpoints import CrashPoints, InjectedCrash
     from strands_durable.runner.marks import non_idempotent
+    from strands_durable.runner.native_tools import tool_workspace
     from strands_durable.runner.options import RunOptions
     from strands_durable.runner.run import load_session, resume, run_workflow
     from strands_durable.sdk import DurableSessionManager

@@ -18,6 +18,7 @@ PUBLIC = {
     "load_session",
     "RunOptions",
     "non_idempotent",
+    "tool_workspace",
     "CrashPoints",
     "InjectedCrash",
     "LocalStore",

@@ -10,6 +10,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 RESEARCH = EXAMPLES / "chain-research.strands.yaml"
+RELEASE_PLAN = EXAMPLES / "workflow-release-plan.strands.yaml"  # its planner's file_write is non-idempotent
 SUMMARY = re.compile(
     r"^strands-chaos: (?P<points>\d+) crash points explored in (?P<workflows>\d+) workflows "
     r"\((?P<sites>\d+) site kinds\), (?P<divergences>\d+) divergences, (?P<invalid>\d+) invalid histories, "
@@ -24,10 +25,10 @@ def summary(result: pytest.RunResult) -> dict[str, int]:
     return {key: int(value) for key, value in found.groupdict().items()}
 
 
-def add_research_spec(pytester: pytest.Pytester, name: str = "research.strands.yaml") -> Path:
+def add_research_spec(pytester: pytest.Pytester, name: str = "research.strands.yaml", source: Path = RESEARCH) -> Path:
     path = pytester.path / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(RESEARCH.read_text())
+    path.write_text(source.read_text())
     return path
 
 
@@ -62,6 +63,20 @@ async def _forgets_results(self, context, next_fn):
         yield item
 
 durable._InvocationHooks.execute_tool = _forgets_results
+""",
+    "runner_reruns_non_idempotent_tools": """
+from strands_durable.agent import durable
+
+_real = durable._InvocationHooks.execute_tool
+
+async def _forgets_started(self, context, next_fn):
+    conv = self.conv
+    if conv is not None:
+        conv.tools_started.discard(context.tool_use["toolUseId"])  # "outcome unknown" is never answered
+    async for item in _real(self, context, next_fn):
+        yield item
+
+durable._InvocationHooks.execute_tool = _forgets_started
 """,
     "orphan_tool_use_after_resume": """
 from strands_durable.agent import durable

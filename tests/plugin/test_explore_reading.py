@@ -33,7 +33,7 @@ def test_the_judge_reads_what_a_fresh_reader_reads(golden, tmp_path: Path) -> No
     for target in points:
         ex = _Exploration(golden, tmp_path / target.point.path.replace("/", "_"), PointOutcome([target.id]))
         cut = cut_for(golden, target)
-        ex.seed_prefix(cut.journal_length)
+        ex.seed_prefix(cut)
         assert snapshot_view(ex.load()) == snapshot_view(fresh(ex))
         phase = ex.resume(arm=(target.point, 0), converge=False, label="crash")
         assert phase.fired is not None
@@ -50,7 +50,7 @@ def test_the_judge_reads_what_a_fresh_reader_reads(golden, tmp_path: Path) -> No
 
 def test_a_journal_that_no_longer_starts_with_the_seed_is_read_from_scratch(golden, tmp_path: Path) -> None:
     ex = _Exploration(golden, tmp_path, PointOutcome(["x"]))
-    ex.seed_prefix(golden.points[len(golden.points) // 2].journal_length)
+    ex.seed_prefix(golden.points[len(golden.points) // 2])
     path = ex.sessions / f"session_{ex.session_id}" / JOURNAL_NAME
     data = path.read_bytes()
     first_end = data.index(b"\n") + 1
@@ -89,7 +89,7 @@ def test_the_runs_stores_open_the_seeded_journal_as_a_fresh_store_does(golden, t
     for number, target in enumerate(p for p in golden.points if p.point.site in ("tool.executed", "unit.after")):
         ex = _Exploration(golden, tmp_path / str(number), PointOutcome([target.id]))
         cut = cut_for(golden, target)
-        ex.seed_prefix(cut.journal_length)
+        ex.seed_prefix(cut)
         assert ex.known is not None and ex.known.data == ex.seed
         assert ex.known.state == fresh(ex)  # the seed's state is the fold of the seed's bytes
         phase = ex.resume(arm=(target.point, 0), converge=False, label="crash")

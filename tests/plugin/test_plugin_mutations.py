@@ -3,15 +3,18 @@ the example research chain (every crash point, default convergence mode)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from tests.plugin.support import MUTATIONS, add_research_spec, summary
+from tests.plugin.support import MUTATIONS, RELEASE_PLAN, RESEARCH, add_research_spec, summary
 
 ARGS = ("--strands-chaos", "--strands-chaos-schedules=0", "-p", "no:cacheprovider", "-q")
 
 
-def run_mutated(pytester: pytest.Pytester, mutation: str) -> pytest.RunResult:
-    add_research_spec(pytester)
+def run_mutated(pytester: pytest.Pytester, mutation: str, *, spec: Path = RESEARCH) -> pytest.RunResult:
+    add_research_spec(pytester, source=spec)
     pytester.makeconftest(MUTATIONS[mutation])
     return pytester.runpytest_subprocess(*ARGS)
 
@@ -31,6 +34,26 @@ def test_a_runner_that_reruns_committed_tools_is_caught(pytester: pytest.Pyteste
     out = result.stdout.str()
     assert summary(result)["divergences"] > 0
     assert "[tool-rerun]" in out and "committed tool call step[" in out
+
+
+@pytest.mark.slow
+def test_a_runner_that_reruns_a_non_idempotent_tool_after_a_crash_is_caught(pytester: pytest.Pytester) -> None:
+    result = run_mutated(pytester, "runner_reruns_non_idempotent_tools", spec=RELEASE_PLAN)
+    out = result.stdout.str()
+    assert summary(result)["divergences"] > 0
+    assert "[tool-rerun]" in out and "non-idempotent tool call task:plan:planner/" in out and ":file_write" in out
+
+
+@pytest.mark.slow
+def test_the_unmutated_product_passes_a_spec_with_a_non_idempotent_tool(pytester: pytest.Pytester) -> None:
+    add_research_spec(pytester, source=RELEASE_PLAN)
+    report = pytester.path / "chaos.json"
+    result = pytester.runpytest_subprocess(*ARGS, f"--strands-chaos-report={report}")
+    totals = summary(result)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    assert totals["points"] > 80 and totals["divergences"] == 0 and totals["invalid"] == 0
+    explored = json.dumps(json.loads(report.read_text())["items"])
+    assert "file_write/started/store.after_commit" in explored and "file_write/tool.executed" in explored
 
 
 @pytest.mark.slow

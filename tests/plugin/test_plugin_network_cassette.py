@@ -208,3 +208,36 @@ def test_an_mcp_server_over_http_is_recorded_then_replayed_without_connecting(py
     replayed = pytester.runpytest_inprocess(*ARGS)  # the server is gone: listing and calls come from the cassette
     assert replayed.ret == pytest.ExitCode.OK, replayed.stdout.str()[-3000:]
     assert summary(replayed) == summary(recorded) and summary(replayed)["points"] >= 8
+
+
+def test_a_crash_inside_a_non_idempotent_call_under_a_cassette_leaves_the_recording_honestly(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, server: LoopbackServer
+) -> None:
+    """A POST (non-idempotent) interrupted mid-call resumes with "outcome unknown", a result the recording never
+    saw: what the model is asked next is answered by the synthetic model instead of failing as a cassette miss,
+    and that run is held to CONTRACT's rule (one effect at most, the synthesized result, valid and completed)."""
+    monkeypatch.setenv("NET_CASSETTE_TOKEN", SECRET)
+    script = [SCRIPT[0], {"tool_calls": [{"name": "api", "input": {"method": "POST", "path": "/orders"}}]}, SCRIPT[2]]
+    (pytester.path / "script.json").write_text(json.dumps(script))
+    spec = pytester.path / "net.strands.yaml"
+    spec.write_text(SPEC.format(base_url=server.base_url, script=pytester.path / "script.json"))
+    recorded = pytester.runpytest_inprocess(*ARGS, "--strands-record")
+    assert recorded.ret == pytest.ExitCode.OK, recorded.stdout.str()[-3000:]
+    server.stop()
+
+    unknown = "step[0]:fetcher/turn[1]/tool[0]:api/tool.executed"  # the POST ran, its result was not committed
+    report = pytester.path / "chaos.json"
+    chosen = pytester.runpytest_inprocess(
+        "--strands-chaos",
+        "--strands-chaos-schedules=0",
+        f"--strands-chaos-report={report}",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "turn[1]/tool[0]:api",
+    )
+    out = chosen.stdout.str()
+    assert chosen.ret == pytest.ExitCode.OK, out[-3000:]
+    assert summary(chosen)["divergences"] == 0 and summary(chosen)["points"] >= 5
+    items = {item.get("point"): item["outcome"] for item in json.loads(report.read_text())["items"]}
+    assert items[unknown] == "passed" and items[unknown.replace("tool.executed", "tool.before")] == "passed"

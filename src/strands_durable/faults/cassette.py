@@ -178,6 +178,34 @@ class _CassetteModel(Model):
         self.cassette.record(key, events)
 
 
+def off_the_record(replaying: Any, fallback: Any) -> Any:
+    """A replaying model for a run that left the recording: after a crash made a non-idempotent call's outcome
+    unknown, the run goes on with its synthesized "outcome unknown" result, which the recording never saw, so
+    the requests that follow are ones the provider was never asked. Those `fallback` (the synthetic model)
+    answers; CONTRACT does not compare what follows such a point with the golden run, only its validity, its
+    completion and that the call took effect at most once. Requests the cassette holds are still replayed."""
+    from strands_durable.models.wrapping import WrappedModel
+
+    if not isinstance(replaying, _CassetteModel):
+        return replaying  # not answering from a cassette: nothing to leave
+
+    class _OffTheRecord(WrappedModel):
+        async def stream(
+            self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+        ) -> AsyncIterator[Any]:
+            try:
+                key = request_key(messages, tool_specs, system_prompt, kwargs)
+                replaying.cassette.answer(key, replaying.agent_id)
+            except CassetteMiss:
+                source = fallback
+            else:
+                source = replaying
+            async for event in source.stream(messages, tool_specs, system_prompt, **kwargs):
+                yield event
+
+    return _OffTheRecord(replaying)
+
+
 def recording_factory(cassette: Cassette, spec_path: Path) -> Any:
     """A model factory for the chaos explorer: each agent's real provider (from the spec), recorded."""
     from strands_durable.models.providers import build_model

@@ -42,11 +42,18 @@ from strands_durable.crashpoints import (
     ToolKey,
     natural_key,
 )
-from strands_durable.errors import DurableError
+from strands_durable.errors import BudgetExceeded, DurableError, WorkflowFailed
 from strands_durable.faults.common import INVALID_HISTORY, Finding
 from strands_durable.faults.oracle import RequestLog, comparable, counting_model, history_violations
 from strands_durable.faults.report import readable_difference
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
+from strands_durable.faults.workspace import (
+    WORKSPACE_RULE,
+    WorkspaceHistory,
+    read_files,
+    workspace_difference,
+    write_files,
+)
 from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, validate
 from strands_durable.runner.options import RunOptions
 from strands_durable.store import KnownJournal, LocalStore
@@ -80,6 +87,7 @@ class ChaosTarget:
     model: Callable[..., Any] | None = None  # (agent_id, model_id, runtime) -> strands Model; None: synthetic
     full: bool = False  # run every resumed tail to the end instead of stopping at convergence
     network_tools: Any = None  # `NetworkCassette` answering the network tools (faults/cassette.py); None: none
+    workspace: Path | None = None  # the tools' external state each run starts from (copied; None: empty)
 
     @property
     def session_id(self) -> str:
@@ -101,6 +109,7 @@ class GoldenPoint:
     journal_length: int  # journal bytes durable when the point was reached
     digest: str | None  # snapshot digest, at store.after_commit points
     completed: bool = False  # the session's status was already completed
+    outcome_unknown: bool = False  # a non-idempotent tool had started and had no committed result
 
     @property
     def id(self) -> str:
@@ -125,6 +134,9 @@ class GoldenRun:
     _by_id: dict[str, GoldenPoint] = field(default_factory=dict)
     commits: list[tuple[int, tuple[ToolKey, ...]]] = field(default_factory=list)  # (journal length, results)
     _states: OrderedDict[int, SessionState] = field(default_factory=OrderedDict)  # journal length -> state
+    workspace: WorkspaceHistory = field(default_factory=lambda: WorkspaceHistory({}))  # the tools' files
+    failure: str | None = None  # the deterministic failure the golden run ended with (`failure_of`); None: completed
+    untaken_edges: list[str] = field(default_factory=list)  # graph edges (`a -> b`) the golden run never took
 
     def __post_init__(self) -> None:
         self._by_id = {p.id: p for p in self.points}
@@ -234,14 +246,32 @@ class _Phase:
     completed: bool = False
 
 
-def _options(target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_dir: Path) -> RunOptions:
+def _options(
+    target: ChaosTarget,
+    bus: CrashPoints,
+    requests: RequestLog,
+    out_dir: Path,
+    scratch_dir: Path,
+    *,
+    off_the_record: bool = False,
+) -> RunOptions:
+    """`off_the_record`: the run follows a crash that made a non-idempotent call's outcome unknown, so a cassette's
+    misses are answered by the synthetic model (`faults.cassette.off_the_record`)."""
+
     def model_factory(*, agent_id: str, provider: str, model_id: Any, runtime: Any) -> Any:
+        from strands_durable.models.providers import build_model
+
+        synthetic = None
+        if target.model is None or off_the_record:
+            synthetic = build_model("synthetic", model_id=model_id, runtime=runtime, seed=target.seed)
         if target.model is not None:
             model = target.model(agent_id=agent_id, model_id=model_id, runtime=runtime)
-        else:
-            from strands_durable.models.providers import build_model
+            if off_the_record:
+                from strands_durable.faults.cassette import off_the_record as leave_the_record
 
-            model = build_model("synthetic", model_id=model_id, runtime=runtime, seed=target.seed)
+                model = leave_the_record(model, synthetic)
+        else:
+            model = synthetic
         return counting_model(model, requests)
 
     return RunOptions(
@@ -249,6 +279,7 @@ def _options(target: ChaosTarget, bus: CrashPoints, requests: RequestLog, out_di
         seed=target.seed,
         cli_vars=[f"{k}={v}" for k, v in target.variables.items()],
         out_dir=out_dir,
+        scratch_dir=scratch_dir,  # this run's own copy of the tools' workspace
         hitl_use_defaults=True,
         hitl_answer=target.hitl_answer,
         extra_tools=dict(target.tools),
@@ -307,18 +338,19 @@ def _watch_convergence(bus: CrashPoints, phase: _Phase, store: WrappingStore, go
 
 
 class _Workspace:
-    """Fresh directories for the runs of one exploration (each a sessions root and an output directory)."""
+    """Fresh directories for the runs of one exploration (each a sessions root, an output directory and the
+    tools' workspace)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.count = 0
 
-    def new(self) -> tuple[Path, Path]:
+    def new(self) -> tuple[Path, Path, Path]:
         self.count += 1
         base = self.root / f"run{self.count}"
         if base.exists():
             _OPS.remove_tree(base)
-        return base / "sessions", base / "out"
+        return base / "sessions", base / "out", base / "workspace"
 
 
 def seed_session(golden: GoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes) -> tuple[bytes, dict[str, Any]]:
@@ -350,6 +382,9 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
     if workdir.exists():
         _OPS.remove_tree(workdir)
     sessions, out_dir = workdir / "golden" / "sessions", workdir / "golden" / "out"
+    scratch = workdir / "golden" / "workspace"
+    workspace = WorkspaceHistory(read_files(target.workspace))
+    write_files(scratch, workspace.final)
     store = observed_store(sessions)
     journal_path = LocalStore(sessions).journal_path(target.session_id)
     phase = _Phase()
@@ -361,17 +396,29 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
         digest = None
         if point.site == "store.after_commit" and store.session is not None:
             digest = digester.digest(store.session.state)
-        completed = store.session is not None and store.session.state.status == "completed"
-        points.append(GoldenPoint(point, len(points), journal_path.stat().st_size, digest, completed))
+        state = store.session.state if store.session is not None else None
+        completed = state is not None and state.status == "completed"
+        unknown = point.site == "store.before_commit" and state is not None and bool(pending_unknown(state))
+        if point.site == "tool.executed":  # tools change the workspace only while they run
+            workspace.observe(len(points), scratch)
+        points.append(GoldenPoint(point, len(points), journal_path.stat().st_size, digest, completed, unknown))
 
     bus.subscribe(record)
     _observe(bus, phase)
-    options = _options(target, bus, phase.requests, out_dir)
-    outcome = run_workflow(target.spec_path, options, store=store, session_id=target.session_id)
+    options = _options(target, bus, phase.requests, out_dir, scratch)
+    failure = None
+    try:
+        status = run_workflow(target.spec_path, options, store=store, session_id=target.session_id).status
+    except DETERMINISTIC_FAILURES as exc:  # explored too: every crash point must resume to this same failure
+        from strands_durable.faults.cassette import CassetteMiss
+
+        if isinstance(exc, CassetteMiss):  # the recording is incomplete: that is the finding, not a workflow's end
+            raise
+        failure, status = failure_of(exc), "failed"
     final = LocalStore(sessions).load(target.session_id)
-    problems = [Finding(INVALID_HISTORY, f"golden run: {v}") for v in next_request_violations(final)]
-    if outcome.status != "completed":
-        problems.append(Finding("status", f"golden run ended {outcome.status}"))
+    problems = [Finding(INVALID_HISTORY, f"golden run: {v}") for v in final_violations(final)]
+    if (status != "completed" and failure is None) or final.status != status:
+        problems.append(Finding("status", f"golden run ended {final.status}"))
     problems += _tool_repeats(phase.tools_run, "golden run")
     return GoldenRun(
         target=target,
@@ -385,7 +432,39 @@ def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
         model_requests=len(phase.requests.requests),
         problems=problems,
         digester=digester,
+        workspace=workspace,
+        failure=failure,
+        untaken_edges=_untaken_edges(target.spec_path, final),
     )
+
+
+def _untaken_edges(spec_path: Path, state: SessionState) -> list[str]:
+    """The graph edges a run never took (none for other patterns): its crash points cannot cover them."""
+    from strands_durable.runner.patterns.graph import untaken_edges
+    from strands_durable.spec import load_spec
+
+    spec = load_spec(spec_path)
+    if spec.pattern.type != "graph":
+        return []
+    return untaken_edges(spec.pattern.config, list(state.units.values()))
+
+
+DETERMINISTIC_FAILURES = (WorkflowFailed, BudgetExceeded)
+"""Failures a golden run may end with and still be explored (a graph past `max_iterations`, a budget exceeded):
+the same inputs fail the same way, so every crash point must resume to the same failure."""
+
+
+def failure_of(exc: BaseException) -> str:
+    """How a failure is compared between the golden run and a resume: its type and message."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+def final_violations(state: SessionState) -> list[str]:
+    """What is wrong with the histories of a run that ended: a completed run must be continuable with a new
+    prompt; a failed one may have stopped inside a unit, and is held to what may be stored."""
+    if state.status == "completed":
+        return next_request_violations(state)
+    return [v for key, conv in sorted(state.conversations.items()) for v in history_violations(key, conv.messages)]
 
 
 def next_request_violations(state: SessionState) -> list[str]:
@@ -421,6 +500,7 @@ class _Exploration:
         self.outcome = outcome
         self.sessions: Path | None = None
         self.out_dir: Path | None = None
+        self.scratch: Path | None = None  # the tools' workspace of this exploration's runs
         self.committed_tools: set[ToolKey] = set()  # tool calls whose result is committed
         self.executed: dict[ToolKey, int] = {}
         self.seed = b""  # the journal this exploration started from, as written
@@ -435,9 +515,12 @@ class _Exploration:
         self.outcome.problems.append(Finding(rule, detail))
 
     # -- directories --
-    def seed_prefix(self, length: int) -> None:
+    def seed_prefix(self, cut: GoldenPoint | None) -> None:
+        """Start from the golden run's durable state and workspace just before point `cut` (None: the start)."""
         header_end = self.golden.journal.index(b"\n") + 1
-        self.sessions, self.out_dir = self.workspace.new()
+        length, index = (cut.journal_length, cut.index) if cut is not None else (header_end, 0)
+        self.sessions, self.out_dir, self.scratch = self.workspace.new()
+        write_files(self.scratch, self.golden.workspace.at(index))
         self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
         self.seed_state = self.golden.state_at(length)
         self.seed_state.meta = meta
@@ -459,12 +542,19 @@ class _Exploration:
 
     # -- one run --
     def resume(
-        self, *, arm: tuple[CrashPoint, int] | None, converge: bool, label: str, before: SessionState | None = None
+        self,
+        *,
+        arm: tuple[CrashPoint, int] | None,
+        converge: bool,
+        label: str,
+        before: SessionState | None = None,
+        off_the_record: bool = False,
     ) -> _Phase:
-        """Resume the current session in fresh objects; check tools and requests against what was committed."""
+        """Resume the current session in fresh objects; check tools and requests against what was committed.
+        `off_the_record`: a crash made a non-idempotent call's outcome unknown (see `_options`)."""
         from strands_durable.runner.run import resume
 
-        assert self.sessions is not None and self.out_dir is not None
+        assert self.sessions is not None and self.out_dir is not None and self.scratch is not None
         phase = _Phase()
         bus = CrashPoints()
         store = observed_store(self.sessions, known_journal=self.known)
@@ -480,7 +570,16 @@ class _Exploration:
         self.outcome.runs += 1
         try:
             outcome = resume(
-                self.session_id, _options(self.golden.target, bus, phase.requests, self.out_dir), store=store
+                self.session_id,
+                _options(
+                    self.golden.target,
+                    bus,
+                    phase.requests,
+                    self.out_dir,
+                    self.scratch,
+                    off_the_record=off_the_record,
+                ),
+                store=store,
             )
             phase.completed = outcome.status == "completed"
             if not phase.completed:
@@ -488,8 +587,10 @@ class _Exploration:
         except InjectedCrash:
             pass
         except (DurableError, Exception) as exc:  # a resume that fails is a finding, never an aborted session
-            phase.error = exc
-            self.problem("resume-failed", f"{label} failed: {type(exc).__name__}: {exc}")
+            if self.golden.failure is None or failure_of(exc) != self.golden.failure:
+                phase.error = exc
+                expected = f" (the golden run failed with {self.golden.failure})" if self.golden.failure else ""
+                self.problem("resume-failed", f"{label} failed: {failure_of(exc)}{expected}")
         self._check_phase(phase, before, label)
         for results in phase.commits:
             self.committed_tools.update(results)
@@ -546,13 +647,16 @@ class _Exploration:
                     "durable-state",
                     f"the resumed run converged in memory but its stored session differs at {difference}",
                 )
+            checkpoint = golden.checkpoint_states[phase.converged_digest]
+            self._check_workspace(golden.workspace.at(checkpoint.index + 1))
             return
         if phase.error is not None:
             return
-        if state.status != "completed":
-            self.problem("status", f"the resumed run ended {state.status}, not completed")
+        expected = golden.comparable["status"]
+        if state.status != expected:
+            self.problem("status", f"the resumed run ended {state.status}, not {expected} as the golden run")
             return
-        for violation in next_request_violations(state):
+        for violation in final_violations(state):
             self.problem(INVALID_HISTORY, f"after completion: {violation}")
         if synthesized:
             self._check_synthesized(state, synthesized)
@@ -561,6 +665,12 @@ class _Exploration:
         if difference:
             self.problem("identical", f"differs from the golden run at {difference}")
         self._check_out_dir(state)
+        self._check_workspace(golden.workspace.final)
+
+    def _check_workspace(self, expected: dict[str, bytes]) -> None:
+        difference = workspace_difference(expected, read_files(self.scratch))
+        if difference:
+            self.problem(WORKSPACE_RULE, f"the tools' workspace differs from the golden run's at {difference}")
 
     def _check_synthesized(self, state: SessionState, synthesized: set[str]) -> None:
         found: set[str] = set()
@@ -609,25 +719,26 @@ def _answer_committed(state: SessionState, request: list[dict[str, Any]], count:
     return False
 
 
-def _pending_synthesized(state: SessionState) -> set[str]:
-    """toolUseIds of non-idempotent tools that started but whose results are not committed."""
+def pending_unknown(state: SessionState) -> set[str]:
+    """toolUseIds of non-idempotent tools that started but whose results are not committed: a resume from this
+    state answers them "outcome unknown" (a results message clears both records, so no message is read)."""
     pending: set[str] = set()
     for conv in state.conversations.values():
-        answered = set(conv.tool_results)
-        for message in conv.messages:
-            for block in message.get("content", ()):
-                if "toolResult" in block:
-                    answered.add(block["toolResult"]["toolUseId"])
-        pending |= conv.tools_started - answered
+        if conv.tools_started:
+            pending |= conv.tools_started - conv.tool_results.keys()
     return pending
 
 
 def cut_for(golden: GoldenRun, target: GoldenPoint) -> GoldenPoint | None:
-    """The last store.before_commit point strictly before `target`: the crashing run starts just before that
-    commit, so it makes the commit itself and every point attached to it (tool.committed, unit.after) is reached.
-    Points after the run completed (closing the session) are reached from before the completing commit."""
+    """The last store.before_commit point strictly before `target` whose durable state lets the run reach the
+    target as the golden run did: the crashing run starts just before that commit, so it makes the commit itself
+    and every point attached to it (tool.committed, unit.after) is reached. A state where a non-idempotent tool
+    has started without a result is never a start (its resume answers "outcome unknown" instead of running the
+    tool, so it could not leave what a real crash at the target leaves): the cut moves back before the tool's
+    `started` commit. Points after the run completed (closing the session) are reached from before the
+    completing commit."""
     for point in reversed(golden.points[: target.index]):
-        if point.point.site == "store.before_commit" and not point.completed:
+        if point.point.site == "store.before_commit" and not point.completed and not point.outcome_unknown:
             return point
     return None
 
@@ -676,22 +787,27 @@ def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *,
     targets = [golden.point(pid) for pid in point_ids]
     first = targets[0]
     cut = cut_for(golden, first)
-    header_end = golden.journal.index(b"\n") + 1
-    ex.seed_prefix(cut.journal_length if cut is not None else header_end)
+    ex.seed_prefix(cut)
     start_index = cut.index if cut is not None else 0
     crash_index = start_index
     label = "crashing run"
+    unknown: set[str] = set()  # calls a crash of this schedule left "outcome unknown": later outputs not compared
     for number, target in enumerate(targets):
+        before = ex.load()
+        unknown |= pending_unknown(before)
         phase = ex.resume(
             arm=(target.point, skip_count(golden, target, crash_index if number else start_index)),
             converge=False,
             label=label,
+            before=before,
+            off_the_record=bool(unknown),
         )
         if phase.fired is None:
             if number == 0 or phase.error is not None:
                 return outcome  # the first fault never fired: the point counts as unexplored and fails
-            # a later fault of a schedule may lie behind the resume's path; the run went on to the end
-            ex.check_end(phase, set())
+            # a later fault of a schedule may lie behind the resume's path (a tool the resume answers "outcome
+            # unknown" never runs again); the run went on to the end
+            ex.check_end(phase, unknown)
             return outcome
         outcome.fired.append(target.id)
         crash_index = target.index
@@ -699,19 +815,20 @@ def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *,
     last = targets[-1]
     while True:  # at most twice: the resume crashes again at the last point if it passes it, then converges
         crashed = ex.check_stored(f"right after the crash at {outcome.fired[-1]}")
-        synthesized = _pending_synthesized(crashed)
+        unknown |= pending_unknown(crashed)
         again = repeat_last and len(outcome.fired) == len(targets)
         final = ex.resume(
             arm=(last.point, 0) if again else None,
-            converge=not golden.target.full and not synthesized,
+            converge=not golden.target.full and not unknown,
             label=label,
             before=crashed,
+            off_the_record=bool(unknown),
         )
         if final.fired is None:
             break
         outcome.fired.append(last.id)
         label = f"resume after a second crash at {last.id}"
-    ex.check_end(final, synthesized)
+    ex.check_end(final, unknown)
     return outcome
 
 

@@ -41,7 +41,14 @@ from strands_durable.faults.common import (
     reset_dir,
     run_golden,
 )
-from strands_durable.faults.explore import GoldenPoint, cut_for, observed_store, seed_session, skip_count
+from strands_durable.faults.explore import (
+    GoldenPoint,
+    cut_for,
+    observed_store,
+    pending_unknown,
+    seed_session,
+    skip_count,
+)
 from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
 from strands_durable.faults.oracle import stored_violations
 from strands_durable.faults.report import readable_difference
@@ -98,7 +105,8 @@ class GoldenJournal:
                 fold([records[folded]], state)
                 folded += 1
             digest = digester.digest(state) if point.site == "store.after_commit" else None
-            points.append(GoldenPoint(point, index, length, digest, state.status == "completed"))
+            unknown = point.site == "store.before_commit" and bool(pending_unknown(state))
+            points.append(GoldenPoint(point, index, length, digest, state.status == "completed", unknown))
         journal = cls(golden.target, golden.journal, golden.spec_snapshot, points)
         for p in points:
             journal.by_id.setdefault(p.id, p)

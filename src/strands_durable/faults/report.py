@@ -38,6 +38,8 @@ class ChaosTotals:
     invalid: int = 0
     items: list[dict[str, Any]] = field(default_factory=list)
     not_explorable: list[str] = field(default_factory=list)  # workflows whose network tools have no cassette
+    failing_golden: dict[str, str] = field(default_factory=dict)  # workflow -> the deterministic failure explored
+    untaken_edges: dict[str, str] = field(default_factory=dict)  # graph workflow -> edges its golden run never took
 
     def add(self, nodeid: str, outcome: str, user_properties: list[tuple[str, Any]]) -> None:
         """Add one item's reports: its properties hold one record per explored workflow run or point, each
@@ -47,6 +49,10 @@ class ChaosTotals:
                 self.not_explorable.append(str(record["workflow"]))
             else:
                 self.workflows.add(str(record["workflow"]))
+            if record.get("golden_failure"):
+                self.failing_golden[str(record["workflow"])] = str(record["golden_failure"])
+            if record.get("untaken_edges"):
+                self.untaken_edges[str(record["workflow"])] = str(record["untaken_edges"])
             self.sites.update(s for s in str(record.get("sites", "")).split(",") if s)
             self.points += int(record.get("explored", 0))
             self.divergences += int(record.get("divergences", 0))
@@ -74,6 +80,25 @@ class ChaosTotals:
             seed=self.seed,
         )
 
+    def failing_golden_line(self) -> str | None:
+        """A further summary line, only when some workflow's golden run ends in a deterministic failure (each of
+        its crash points was held to resuming to that same failure)."""
+        if not self.failing_golden:
+            return None
+        names = ", ".join(f"{name} ({failure.split(':')[0]})" for name, failure in sorted(self.failing_golden.items()))
+        return (
+            f"strands-chaos: {len(self.failing_golden)} workflows explored to their deterministic failure "
+            f"(every crash point resumed to the same failure): {names}"
+        )
+
+    def untaken_edges_line(self) -> str | None:
+        """A further summary line naming the graph edges no golden run took with this seed (no crash point lies
+        on them; another seed, or a spec whose conditions the synthetic model can satisfy, covers them)."""
+        if not self.untaken_edges:
+            return None
+        named = "; ".join(f"{name}: {edges}" for name, edges in sorted(self.untaken_edges.items()))
+        return f"strands-chaos: graph edges no golden run took with seed {self.seed}: {named}"
+
     def not_explorable_line(self) -> str | None:
         """The second summary line, only when some workflow could not be explored."""
         if not self.not_explorable:
@@ -88,6 +113,8 @@ class ChaosTotals:
         return {
             "summary": self.line(),
             "not_explorable": sorted(set(self.not_explorable)),
+            "failing_golden": dict(sorted(self.failing_golden.items())),
+            "untaken_edges": dict(sorted(self.untaken_edges.items())),
             "crash_points_explored": self.points,
             "workflows": sorted(self.workflows),
             "site_kinds": sorted(self.sites),

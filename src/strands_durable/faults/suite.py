@@ -87,10 +87,33 @@ class ChaosSettings:
     full: bool = False
     schedules: int = 10  # hypothesis examples per workflow
     hitl_answer: str | None = None
+    workspace: Path | None = None  # the tools' external state every run starts from (a copy per run)
+
+    def __post_init__(self) -> None:
+        self.workspace = _workspace_dir(self.workspace)
 
     @property
     def mode(self) -> str:
         return "full" if self.full else "convergence"
+
+
+def _workspace_dir(path: str | Path | None) -> Path | None:
+    """The directory of the tools' external state; naming one that does not exist is a usage error."""
+    if path is None or str(path) == "":
+        return None
+    directory = Path(path)
+    if not directory.is_dir():
+        raise ChaosUsageError(f"strands_chaos_workspace: not a directory: {directory}")
+    return directory
+
+
+def _spec_workspace(spec_path: Path) -> Path | None:
+    """The directory of external state a spec names in `metadata.strands_chaos_workspace` (relative to the spec
+    file; `metadata` is free-form in strands-cli v0, so the spec stays valid there)."""
+    from strands_durable.spec import load_spec
+
+    named = load_spec(spec_path).metadata.get("strands_chaos_workspace")
+    return spec_path.parent / str(named) if named else None
 
 
 def default_workdir() -> Path:
@@ -124,6 +147,7 @@ class ChaosSuite:
         variables: dict[str, str] | None = None,
         tools: dict[str, Any] | None = None,
         hitl_answer: str | None = None,
+        workspace: str | Path | None = None,
     ) -> ChaosTarget:
         """The target for a spec: the cassette's answers (model and network tools) when one exists (recorded
         first with `record`), otherwise the synthetic model, whatever `runtime.provider` says. A spec with
@@ -135,6 +159,7 @@ class ChaosSuite:
             seed=self.settings.seed,
             hitl_answer=hitl_answer if hitl_answer is not None else self.settings.hitl_answer,
             full=self.settings.full,
+            workspace=_workspace_dir(workspace or _spec_workspace(Path(spec_path)) or self.settings.workspace),
         )
         path = cassette_path(target.spec_path)
         if self.settings.record:
@@ -183,6 +208,8 @@ def golden_properties(workflow: str, golden: GoldenRun | None, problems: list[Fi
             site_kinds_found=",".join(sorted(golden.site_kinds)),
             tool_executions=golden.tool_executions,
             model_requests=golden.model_requests,
+            golden_failure=golden.failure or "",
+            untaken_edges=", ".join(golden.untaken_edges),
         )
     return _prefixed(props)
 

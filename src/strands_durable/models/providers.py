@@ -85,7 +85,8 @@ def _missing_package(provider: str, extra: str, exc: ImportError) -> Unsupported
 def _synthetic(*, model_id: str | None, runtime: Mapping[str, Any], seed: int, **_: Any) -> Any:
     from .synthetic import SyntheticModel
 
-    return SyntheticModel(seed=seed, model_id=model_id or "synthetic", **_sampling(runtime))
+    literals = tuple(tuple(pair) for pair in runtime.get("answer_literals", ()))  # graph `when` literals
+    return SyntheticModel(seed=seed, model_id=model_id or "synthetic", answer_literals=literals, **_sampling(runtime))
 
 
 def _scripted(*, model_id: str | None, scripts: Any, agent_id: str | None, **_: Any) -> Any:

@@ -26,20 +26,26 @@ class SyntheticModel(PolicyModel):
         model_id: str = "synthetic",
         max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
         stream_fault: StreamFault | None = None,
+        answer_literals: tuple[tuple[str, str], ...] = (),
         **config: Any,
     ) -> None:
         super().__init__(
-            SyntheticPolicy(seed=seed, max_tool_rounds=max_tool_rounds),
+            SyntheticPolicy(seed=seed, max_tool_rounds=max_tool_rounds, literals=answer_literals),
             stream_fault=stream_fault,
             model_id=model_id,
             seed=seed,
             max_tool_rounds=max_tool_rounds,
+            **({"answer_literals": answer_literals} if answer_literals else {}),
             **config,
         )
 
     def update_config(self, **model_config: Any) -> None:
         super().update_config(**model_config)
-        self.policy = SyntheticPolicy(seed=self.config["seed"], max_tool_rounds=self.config["max_tool_rounds"])
+        self.policy = SyntheticPolicy(
+            seed=self.config["seed"],
+            max_tool_rounds=self.config["max_tool_rounds"],
+            literals=tuple(self.config.get("answer_literals", ())),
+        )
 
     def latency_seconds(self) -> float:
         raw = os.environ.get(LATENCY_ENV, "").strip()

@@ -7,7 +7,11 @@
   offered route; an evaluation whose score tends to rise with the number of evaluation requests in the
   conversation (first usually below 80, third always at least 85); 1..max_workers tasks.
 - Prose answers fill `Key: <a/b>` format lines of the prompt and quote a few of the prompt's own words, so
-  graph conditions such as `'approve' in response.lower()` take different branches.
+  graph conditions such as `'approve' in response.lower()` take different branches. A prompt without format
+  lines, for an agent whose graph edges compare its answer with literals (`literals`, see
+  `runner.patterns.graph.answer_literals`), gets one of them, or none (by digest for the agent's first two
+  prompts, then each in turn): an `in` literal as a line of its own, an `==` literal as the whole answer, so
+  free-text conditions take either branch and loops exit.
 """
 
 from __future__ import annotations
@@ -169,6 +173,7 @@ class SyntheticPolicy:
 
     seed: int = 0
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS
+    literals: tuple[tuple[str, str], ...] = ()  # (operator "in" or "==", literal) of the agent's graph conditions
 
     def answer(self, request: ModelRequest) -> Answer:
         digest = request.digest(self.seed)
@@ -268,6 +273,17 @@ class SyntheticPolicy:
         if used:
             lines.append("Tools consulted: " + ", ".join(used) + ".")
         lines.append("Key points: " + ", ".join(rng.sample(words, 3)) + ".")
+        if self.literals and not _FORMAT_LINE_RE.search(source):
+            options = [*self.literals, None]
+            asked = len(request.user_texts())  # this agent's prompts so far: a graph loop asks it again and again
+            # chosen by digest at first; from the third prompt on every option comes round in turn, so a loop that
+            # one of them ends always ends
+            chosen = rng.choice(options) if asked <= 2 else options[asked % len(options)]
+            if chosen is not None:
+                operator, literal = chosen
+                if operator == "==":
+                    return literal
+                lines.append(literal)
         return "\n".join(lines)
 
 

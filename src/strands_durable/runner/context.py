@@ -76,6 +76,12 @@ class RunContext:
         runtime = self.spec.runtime.model_dump(mode="json", exclude_none=True)
         if agent.inference is not None:
             runtime.update(agent.inference.model_dump(mode="json", exclude_none=True))
+        if self.spec.pattern.type == "graph":  # free-text `when` literals, for the synthetic model to answer
+            from strands_durable.runner.patterns.graph import answer_literals
+
+            literals = answer_literals(self.spec.pattern.config, agent_id)
+            if literals:
+                runtime["answer_literals"] = literals
         if self.options.model_factory is not None:
             model = self.options.model_factory(agent_id=agent_id, provider=provider, model_id=model_id, runtime=runtime)
         else:

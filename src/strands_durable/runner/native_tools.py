@@ -77,6 +77,13 @@ def _environment(tool_context: Any) -> NativeToolEnvironment:
     return environment
 
 
+def tool_workspace(tool_context: Any) -> Path | None:
+    """The directory where a tool of this run keeps files (`@tool(context=True)`; offline runs: the session's
+    scratch directory or `RunOptions.scratch_dir`, under chaos each explored run's own copy); None when the run
+    confines no files (a real provider)."""
+    return _environment(tool_context).scratch_dir
+
+
 def _confined(environment: NativeToolEnvironment, path: str) -> Path:
     scratch = environment.scratch_dir
     if scratch is None:

@@ -212,11 +212,35 @@ def constant_indexes(template: str, name: str, *, condition: bool = False) -> se
     return found
 
 
+_COMPARISONS = {"in": "in", "notin": "in", "eq": "==", "ne": "=="}
+
+
+def compared_literals(expr: str) -> list[tuple[str, str]]:
+    """The string literals a `when` condition compares with `in` / `not in` (`'approve' in x.lower()`) or `==` /
+    `!=` (`x.strip() == 'done'`), as (operator, literal) in order of appearance: what an answer must contain
+    (`in`) or be (`==`) for the condition to decide either way. Read from the template's syntax tree."""
+    tree = _parsed(expr, condition=True)
+    if tree is None:
+        return []
+    found: list[tuple[str, str]] = []
+    for compare in tree.find_all(_nodes.Compare):
+        operands = [compare.expr, *(operand.expr for operand in compare.ops)]
+        for index, operand in enumerate(compare.ops):
+            kind = _COMPARISONS.get(operand.op)
+            if kind is None:
+                continue
+            for side in (operands[index], operands[index + 1]):
+                if isinstance(side, _nodes.Const) and isinstance(side.value, str) and side.value:
+                    found.append((kind, side.value))
+    return list(dict.fromkeys(found))
+
+
 __all__ = [
     "ELSE",
     "ENVIRONMENT",
     "check_condition_syntax",
     "check_syntax",
+    "compared_literals",
     "constant_indexes",
     "evaluate_condition",
     "referenced_names",
