@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from strands_durable.agent.durable import StopRequested
+from strands_durable.agent.loop import unit_pool
 from strands_durable.crashpoints import SITES, CrashPoint
 from strands_durable.errors import HitlPaused
 from strands_durable.runner.context import RunContext
@@ -143,7 +144,7 @@ class _Group:
         self.lockstep = Lockstep(ctx.cancelled) if ctx.options.lockstep else None
 
     def run(self) -> dict[str, Any]:
-        pool = ThreadPoolExecutor(max_workers=self.max_parallel, thread_name_prefix="strands-unit")
+        pool = unit_pool()  # threads (and their event loops) kept between groups; at most max_parallel of ours run
         try:
             while True:
                 self._start_ready(pool)
@@ -155,9 +156,8 @@ class _Group:
         except BaseException as exc:  # KeyboardInterrupt reaches the waiting main thread
             self._fail_hard(exc)
         finally:
-            while self.running:
+            while self.running:  # every job has returned before the group does (the pool outlives it)
                 self._wait_for_one()
-            pool.shutdown(wait=True)
         if self.fatal is not None:
             raise self.fatal
         if self.failure is not None:
