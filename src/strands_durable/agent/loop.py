@@ -1,5 +1,5 @@
 """The event loop invocations run on: one per thread, reused, in the calling thread, with one thread pool for the
-process.
+process's sync tools and one for its concurrent units (whose threads keep their loops from unit to unit).
 
 `asyncio.run` per invocation makes a new loop each time (a self-pipe socket pair and an epoll instance, made and
 closed again) and gives it its own default executor, whose first synchronous tool call (Strands runs sync tools
@@ -56,9 +56,10 @@ _POOL_THREADS = 64
 waits (each loop had a pool of its own before), so it is sized for many units at once, not for the CPU count."""
 _UNIT_THREADS = 1024
 """Concurrent units (runner/concurrency.py) run on threads of a second pool, kept between runs with their loops:
-a pool per group of units started a thread and a new event loop per unit, ~0.3 ms each (a tenth of a crash point
-of the parallel example). The group limits how many of its units run at once; this bound is only a ceiling no
-workflow reaches (a pool queues work beyond it, and a queued unit nested in a running one would wait forever)."""
+a pool per group of units started a thread and a new event loop per unit (with the joins, ~10% of a chaos
+exploration's busy time, most of it on the parallel and workflow examples). The group limits how many of its
+units run at once; this bound is only a ceiling no workflow reaches (a pool queues work beyond it, and a queued
+unit nested in a running one would wait forever)."""
 _TO_PROCESS_POOL = _ToProcessPool(max_workers=1)
 _pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}
 _pool_lock = threading.Lock()
