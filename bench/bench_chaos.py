@@ -157,6 +157,7 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds with --baseline or --xdist")
     parser.add_argument("--xdist", action="store_true", help="also time the whole pytest run, -n 0 vs -n 2")
+    parser.add_argument("--chains-only", action="store_true", help="only the 50 vs 10-step cost per point")
     parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     workdir = default_workdir()
@@ -170,23 +171,27 @@ def main() -> None:
         compare_trees(trees, args.rounds, args.xdist)
         return
     print(f"scratch: {workdir}")
-    examples_rate(workdir)
+    if not args.chains_only:
+        examples_rate(workdir)
 
     specs = Path(tempfile.mkdtemp(dir=workdir))
     for shared in (False, True):
-        per_point = {}
+        per_point, cpu_per_point = {}, {}
         for steps in (10, 50):
             spec = specs / f"chain-{steps}-{'shared' if shared else 'distinct'}.strands.yaml"
             spec.write_text(chain_spec(steps, shared_agent=shared))
-            found, explored, seconds, _ = explore(spec, workdir / spec.stem, args.points_per_chain)
-            per_point[steps] = seconds / explored
+            found, explored, seconds, cpu = explore(spec, workdir / spec.stem, args.points_per_chain)
+            per_point[steps], cpu_per_point[steps] = seconds / explored, cpu / explored
             print(
                 f"chain of {steps:2d} steps ({'one agent' if shared else 'one agent per step'}): {found} points, "
-                f"{explored} explored, {per_point[steps] * 1000:.1f} ms per point"
+                f"{explored} explored, {per_point[steps] * 1000:.1f} ms per point ({cpu_per_point[steps] * 1000:.1f} "
+                "CPU ms)"
             )
-        ratio = per_point[50] / per_point[10]
         label = "one agent" if shared else "one agent per step"
-        print(f"cost per crash point, 50 vs 10 steps ({label}): ratio {ratio:.2f}")
+        print(
+            f"cost per crash point, 50 vs 10 steps ({label}): ratio {per_point[50] / per_point[10]:.2f} "
+            f"(CPU {cpu_per_point[50] / cpu_per_point[10]:.2f})"
+        )
 
 
 if __name__ == "__main__":
