@@ -2,14 +2,27 @@
 one crash point against workflow length (a 10-step vs a 50-step chain, default convergence mode).
 
     .venv/bin/python bench/bench_chaos.py [--points-per-chain 60]
+    .venv/bin/python bench/bench_chaos.py --baseline OLD/src [--rounds 5] [--xdist]
 
 Prints one line per measurement and the ratios, all measured in this one run. Scratch space as in the plugin
 (STRANDS_CHAOS_TMPDIR, else /dev/shm, else the temp directory).
+
+With `--baseline` (the `src` directory of another tree, e.g. `git archive main src | tar -x -C /tmp/base`) the
+examples' points/s is measured for both trees in fresh processes, alternating baseline and this tree `--rounds`
+times (the machine is shared, so rounds are paired and medians compared). `--xdist` also times the whole
+`pytest --strands-chaos examples/` process serially (`-n 0`) and on two workers (`-n 2`), alternating, for each
+tree measured, and prints serial / `-n 2`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -43,48 +56,142 @@ def chain_spec(steps: int, *, shared_agent: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def explore(spec: Path, workdir: Path, max_points: int | None) -> tuple[int, int, float]:
-    """(points in the golden run, points explored, seconds spent exploring them); failures are printed."""
+def explore(spec: Path, workdir: Path, max_points: int | None) -> tuple[int, int, float, float]:
+    """(points in the golden run, points explored, seconds spent exploring them, CPU seconds of this process's
+    threads in that time); failures are printed."""
     golden = run_golden(ChaosTarget(spec), workdir / "golden")
     ids = list(iter_points(golden, max_points, 0))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for point_id in ids:
         outcome = explore_point(golden, point_id, workdir / "points")
         if not outcome.ok:
             print("  FAILED " + outcome.describe().replace("\n", "\n  "))
-    return len(golden.points), len(ids), time.perf_counter() - start
+    return len(golden.points), len(ids), time.perf_counter() - start, time.process_time() - cpu
+
+
+def examples_rate(workdir: Path, *, quiet: bool = False) -> tuple[float, float]:
+    """Crash points per second over every point of the 7 examples (golden runs not counted): per wall-clock
+    second and per CPU second of this process (steadier on a machine others use)."""
+    total_points, total_time, total_cpu = 0, 0.0, 0.0
+    for spec in sorted((REPO / "examples").glob("*.strands.yaml")):
+        _, explored, seconds, cpu = explore(spec, workdir / spec.stem, None)
+        total_points += explored
+        total_time += seconds
+        total_cpu += cpu
+        if not quiet:
+            print(f"{spec.name:45s} {explored:4d} points  {explored / seconds:6.1f} points/s")
+    if not quiet:
+        print(
+            f"examples: {total_points} crash points in {total_time:.1f} s = {total_points / total_time:.1f} points/s "
+            f"({total_points / total_cpu:.1f} per CPU second)"
+        )
+    return total_points / total_time, total_points / total_cpu
+
+
+def _in_tree(src: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run `args` in a fresh process whose `strands_durable` and `pytest_strands` come from `src`."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    return subprocess.run(args, env=env, capture_output=True, text=True, check=False)
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _median_line(label: str, values: list[float], unit: str) -> float:
+    shown = ", ".join(f"{v:.1f}" if unit.startswith("points") else f"{v:.2f}" for v in values)
+    middle = statistics.median(values)
+    print(f"{label}: {shown}: median {middle:.2f} {unit}")
+    return middle
+
+
+def compare_trees(trees: dict[str, Path], rounds: int, xdist: bool) -> None:
+    """Points/s per tree (fresh process each, alternating), and with `xdist` the whole plugin run serial vs -n 2."""
+    rates: dict[str, list[float]] = {name: [] for name in trees}
+    cpu_rates: dict[str, list[float]] = {name: [] for name in trees}
+    walls: dict[tuple[str, str], list[float]] = {(name, n): [] for name in trees for n in ("0", "2")}
+    cpus: dict[tuple[str, str], list[float]] = {(name, n): [] for name in trees for n in ("0", "2")}
+    for _ in range(rounds):
+        for name, src in trees.items():
+            done = _in_tree(src, [sys.executable, __file__, "--examples-rate-only"])
+            if done.returncode != 0:
+                raise SystemExit(f"Error: the {name} tree's examples run failed:\n{done.stderr[-2000:]}")
+            measured = json.loads(done.stdout.strip().splitlines()[-1])
+            rates[name].append(measured["points_per_s"])
+            cpu_rates[name].append(measured["points_per_cpu_s"])
+            if not xdist:
+                continue
+            for n in ("0", "2"):
+                command = [sys.executable, "-m", "pytest", "--strands-chaos", str(REPO / "examples"), "-q"]
+                command += ["-p", "no:cacheprovider", "-n", n]
+                start, used = time.perf_counter(), _children_cpu()
+                done = _in_tree(src, command)
+                walls[(name, n)].append(time.perf_counter() - start)
+                cpus[(name, n)].append(_children_cpu() - used)
+                if done.returncode != 0:
+                    raise SystemExit(f"Error: the {name} tree's pytest -n {n} failed:\n{done.stdout[-2000:]}")
+    medians = {name: _median_line(f"examples, {name}", rates[name], "points/s") for name in trees}
+    cpu_medians = {name: _median_line(f"examples, {name}", cpu_rates[name], "points/CPU s") for name in trees}
+    names = list(trees)
+    for name in names[1:]:
+        print(
+            f"points/s {name} / {names[0]}: {medians[name] / medians[names[0]]:.2f}x wall, "
+            f"{cpu_medians[name] / cpu_medians[names[0]]:.2f}x CPU"
+        )
+    if xdist:
+        for name in trees:
+            serial = _median_line(f"pytest --strands-chaos examples/ -n 0, {name}", walls[(name, "0")], "s")
+            two = _median_line(f"pytest --strands-chaos examples/ -n 2, {name}", walls[(name, "2")], "s")
+            _median_line(f"  CPU seconds of all its processes, -n 0, {name}", cpus[(name, "0")], "s")
+            _median_line(f"  CPU seconds of all its processes, -n 2, {name}", cpus[(name, "2")], "s")
+            paired = [a / b for a, b in zip(walls[(name, "0")], walls[(name, "2")], strict=True)]
+            print(f"serial / -n 2, {name}: {serial / two:.2f}x (paired median {statistics.median(paired):.2f}x)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--points-per-chain", type=int, default=60)
+    parser.add_argument(
+        "--baseline", type=Path, action="append", help="the src directory of a tree to compare with (repeatable)"
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds with --baseline or --xdist")
+    parser.add_argument("--xdist", action="store_true", help="also time the whole pytest run, -n 0 vs -n 2")
+    parser.add_argument("--chains-only", action="store_true", help="only the 50 vs 10-step cost per point")
+    parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     workdir = default_workdir()
+    if args.examples_rate_only:
+        wall, cpu = examples_rate(workdir, quiet=True)
+        print(json.dumps({"points_per_s": wall, "points_per_cpu_s": cpu}))
+        return
+    if args.baseline is not None or args.xdist:
+        trees = {str(src): src.resolve() for src in args.baseline or []}
+        trees["this tree"] = REPO / "src"
+        compare_trees(trees, args.rounds, args.xdist)
+        return
     print(f"scratch: {workdir}")
-
-    total_points, total_time = 0, 0.0
-    for spec in sorted((REPO / "examples").glob("*.strands.yaml")):
-        found, explored, seconds = explore(spec, workdir / spec.stem, None)
-        total_points += explored
-        total_time += seconds
-        print(f"{spec.name:45s} {explored:4d} points  {explored / seconds:6.1f} points/s")
-    print(f"examples: {total_points} crash points in {total_time:.1f} s = {total_points / total_time:.1f} points/s")
+    if not args.chains_only:
+        examples_rate(workdir)
 
     specs = Path(tempfile.mkdtemp(dir=workdir))
     for shared in (False, True):
-        per_point = {}
+        per_point, cpu_per_point = {}, {}
         for steps in (10, 50):
             spec = specs / f"chain-{steps}-{'shared' if shared else 'distinct'}.strands.yaml"
             spec.write_text(chain_spec(steps, shared_agent=shared))
-            found, explored, seconds = explore(spec, workdir / spec.stem, args.points_per_chain)
-            per_point[steps] = seconds / explored
+            found, explored, seconds, cpu = explore(spec, workdir / spec.stem, args.points_per_chain)
+            per_point[steps], cpu_per_point[steps] = seconds / explored, cpu / explored
             print(
                 f"chain of {steps:2d} steps ({'one agent' if shared else 'one agent per step'}): {found} points, "
-                f"{explored} explored, {per_point[steps] * 1000:.1f} ms per point"
+                f"{explored} explored, {per_point[steps] * 1000:.1f} ms per point ({cpu_per_point[steps] * 1000:.1f} "
+                "CPU ms)"
             )
-        ratio = per_point[50] / per_point[10]
         label = "one agent" if shared else "one agent per step"
-        print(f"cost per crash point, 50 vs 10 steps ({label}): ratio {ratio:.2f}")
+        print(
+            f"cost per crash point, 50 vs 10 steps ({label}): ratio {per_point[50] / per_point[10]:.2f} "
+            f"(CPU {cpu_per_point[50] / cpu_per_point[10]:.2f})"
+        )
 
 
 if __name__ == "__main__":

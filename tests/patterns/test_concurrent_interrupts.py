@@ -4,8 +4,11 @@ the uninterrupted run. A run's wall-time budget stops it with exit 20."""
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
@@ -23,7 +26,19 @@ PARALLEL = EXAMPLES / "parallel-market-scan.strands.yaml"
 
 
 def unit_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("strands-unit")]
+    """Unit threads still running a unit (the pool keeps its idle threads, waiting for the next run's units)."""
+    frames = sys._current_frames()
+    units = [t for t in threading.enumerate() if t.name.startswith("strands-unit")]
+    return [t for t in units if _running_work(frames.get(t.ident))]
+
+
+def _running_work(frame: FrameType | None) -> bool:
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "run" and code.co_filename.endswith(os.path.join("concurrent", "futures", "thread.py")):
+            return True  # inside a work item (_WorkItem.run), not waiting for one
+        frame = frame.f_back
+    return False
 
 
 def golden(root: Path) -> dict:

@@ -1,5 +1,5 @@
 """The event loop invocations run on: one per thread, reused, in the calling thread, with one thread pool for the
-process.
+process's sync tools and one for its concurrent units (whose threads keep their loops from unit to unit).
 
 `asyncio.run` per invocation makes a new loop each time (a self-pipe socket pair and an epoll instance, made and
 closed again) and gives it its own default executor, whose first synchronous tool call (Strands runs sync tools
@@ -54,29 +54,46 @@ class _ThreadLoop:
 _POOL_THREADS = 64
 """Threads start only when needed. One pool now serves every concurrent unit's sync tools and retry back-off
 waits (each loop had a pool of its own before), so it is sized for many units at once, not for the CPU count."""
+_UNIT_THREADS = 1024
+"""Concurrent units (runner/concurrency.py) run on threads of a second pool, kept between runs with their loops:
+a pool per group of units started a thread and a new event loop per unit (with the joins, ~10% of a chaos
+exploration's busy time, most of it on the parallel and workflow examples). The group limits how many of its
+units run at once; this bound is only a ceiling no workflow reaches (a pool queues work beyond it, and a queued
+unit nested in a running one would wait forever)."""
 _TO_PROCESS_POOL = _ToProcessPool(max_workers=1)
-_pool: tuple[int, ThreadPoolExecutor] | None = None
+_pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}
 _pool_lock = threading.Lock()
 _local = threading.local()
 _inherited: list[Any] = []  # loops a forked child inherited: kept, never closed (see the module docstring)
 
 
-def process_pool() -> ThreadPoolExecutor:
-    global _pool
+def _named_pool(name: str, max_workers: int) -> ThreadPoolExecutor:
     with _pool_lock:
-        if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=_POOL_THREADS, thread_name_prefix="strands-tool"))
-        return _pool[1]
+        held = _pools.get(name)
+        if held is None or held[0] != os.getpid():
+            held = _pools[name] = (os.getpid(), ThreadPoolExecutor(max_workers, thread_name_prefix=f"strands-{name}"))
+        return held[1]
+
+
+def process_pool() -> ThreadPoolExecutor:
+    """The process's pool for synchronous tool calls and waits."""
+    return _named_pool("tool", _POOL_THREADS)
+
+
+def unit_pool() -> ThreadPoolExecutor:
+    """The process's pool for concurrent units; each of its threads keeps its event loop between units."""
+    return _named_pool("unit", _UNIT_THREADS)
 
 
 def stop_pool_threads() -> None:
-    """End the pool's idle worker threads (before a fork: a child must not inherit threads' locks). The next
-    synchronous tool call starts a new pool."""
-    global _pool
+    """End both pools' idle worker threads (before a fork: a child must not inherit threads' locks). The next
+    call for a pool starts a new one."""
     with _pool_lock:
-        pool, _pool = _pool, None
-    if pool is not None:
-        pool[1].shutdown(wait=True)
+        held = list(_pools.values())
+        _pools.clear()
+    for pid, pool in held:
+        if pid == os.getpid():
+            pool.shutdown(wait=True)
 
 
 def _thread_loop() -> asyncio.AbstractEventLoop:

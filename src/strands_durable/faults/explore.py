@@ -778,6 +778,7 @@ def _old_objects_frozen() -> Iterator[None]:
     try:
         yield
     finally:
+        gc.collect()  # the runs' own garbage, while the old objects are still frozen (frozen, none of it is freed)
         gc.unfreeze()
 
 

@@ -14,13 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.faults.cassette import (
-    Cassette,
-    NetworkCassette,
-    cassette_path,
-    recording_factory,
-    replaying_factory,
-)
 from strands_durable.faults.common import Finding
 from strands_durable.faults.explore import (
     ChaosTarget,
@@ -46,6 +39,8 @@ class NotExplorable(Exception):
     until one is recorded (`command` records it)."""
 
     def __init__(self, spec_path: Path, tools: list[str]) -> None:
+        from strands_durable.faults.cassette import cassette_path
+
         self.spec_path = spec_path
         self.tools = tools
         self.command = f"pytest --strands-chaos --strands-record {spec_path}"
@@ -152,6 +147,16 @@ class ChaosSuite:
         """The target for a spec: the cassette's answers (model and network tools) when one exists (recorded
         first with `record`), otherwise the synthetic model, whatever `runtime.provider` says. A spec with
         network tools and no cassette raises `NotExplorable`."""
+        # imported here: the cassette imports strands-agents, which the xdist controller (it only configures the
+        # suite and adds up reports) never needs; importing it there delayed starting the workers by ~0.6 s
+        from strands_durable.faults.cassette import (
+            Cassette,
+            NetworkCassette,
+            cassette_path,
+            recording_factory,
+            replaying_factory,
+        )
+
         target = ChaosTarget(
             spec_path=Path(spec_path),
             variables=dict(variables or {}),

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from strands_durable.agent.durable import StopRequested
+from strands_durable.agent.loop import unit_pool
 from strands_durable.crashpoints import SITES, CrashPoint
 from strands_durable.errors import HitlPaused
 from strands_durable.runner.context import RunContext
@@ -78,14 +79,16 @@ class Lockstep:
 
     def __init__(self, cancelled: threading.Event) -> None:
         self._cancelled = cancelled
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
+        self._wakeups: dict[str, threading.Condition] = {}  # one per job, all on `_lock`: only the next job wakes
         self._waiting: dict[str, list[Any]] = {}
         self._turn: str | None = None
         self._local = threading.local()
 
     def register(self, key: str) -> None:
-        with self._cond:
+        with self._lock:
             self._waiting[key] = []  # a job that has not started stands before every crash point
+            self._wakeups[key] = threading.Condition(self._lock)
 
     def begin(self, key: str) -> None:
         self._local.key = key
@@ -95,28 +98,31 @@ class Lockstep:
         key = getattr(self._local, "key", None)
         if key is None or point.site not in _TURN_SITES:
             return
-        with self._cond:
+        with self._lock:
             self._waiting[key] = _position(point)
             self._turn = None
             self._hand_on()
         self._wait_for_turn(key)
 
     def _wait_for_turn(self, key: str) -> None:
-        with self._cond:
-            self._cond.wait_for(lambda: self._turn == key)
+        with self._lock:
+            wakeup = self._wakeups[key]
+            while self._turn != key:
+                wakeup.wait()
         if self._cancelled.is_set():
             raise StopRequested()
 
     def end(self, key: str) -> None:
         self._local.key = None
-        with self._cond:
+        with self._lock:
             self._waiting.pop(key, None)
+            self._wakeups.pop(key, None)
             if self._turn == key:
                 self._turn = None
 
     def hand_on(self) -> None:
         """Give the turn to the earliest waiting job if nobody has it (the group's thread, after settling)."""
-        with self._cond:
+        with self._lock:
             if self._turn is None:
                 self._hand_on()
 
@@ -125,7 +131,7 @@ class Lockstep:
             key = min(self._waiting, key=lambda k: (self._waiting[k], k))
             del self._waiting[key]
             self._turn = key
-            self._cond.notify_all()
+            self._wakeups[key].notify()
 
 
 class _Group:
@@ -143,7 +149,7 @@ class _Group:
         self.lockstep = Lockstep(ctx.cancelled) if ctx.options.lockstep else None
 
     def run(self) -> dict[str, Any]:
-        pool = ThreadPoolExecutor(max_workers=self.max_parallel, thread_name_prefix="strands-unit")
+        pool = unit_pool()  # threads (and their event loops) kept between groups; at most max_parallel of ours run
         try:
             while True:
                 self._start_ready(pool)
@@ -155,9 +161,8 @@ class _Group:
         except BaseException as exc:  # KeyboardInterrupt reaches the waiting main thread
             self._fail_hard(exc)
         finally:
-            while self.running:
+            while self.running:  # every job has returned before the group does (the pool outlives it)
                 self._wait_for_one()
-            pool.shutdown(wait=True)
         if self.fatal is not None:
             raise self.fatal
         if self.failure is not None:
