@@ -18,8 +18,9 @@ from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import StorageIOError
 from strands_durable.store import layout
 from strands_durable.store.base import Session
+from strands_durable.store.checkpoint import checkpoint_due, compacted_journal
 from strands_durable.store.io_errors import io_error
-from strands_durable.store.journal import JOURNAL_NAME, encode_record, utc_now
+from strands_durable.store.journal import JOURNAL_NAME, encode_record, header_line, utc_now
 from strands_durable.store.lease import Lease
 from strands_durable.store.state import SessionState, apply_record, compact_events
 from strands_durable.store.verify import readable_file_findings
@@ -43,7 +44,10 @@ class LocalSession(Session):
         state: SessionState,
         lease: Lease,
         crash_points: CrashPoints | None,
+        *,
+        checkpoint_end: int = 0,
     ) -> None:
+        """`checkpoint_end`: the bytes of the journal up to the end of its checkpoint record (0: it has none)."""
         self.store = store
         self.directory = directory
         self.state = state
@@ -65,6 +69,7 @@ class LocalSession(Session):
         self._closed = False
         self._lock = threading.RLock()  # concurrent units (tasks, branches, workers) commit from threads
         self._flushed_at = 0.0
+        self._checkpoint_end = checkpoint_end
 
     # -- commits ------------------------------------------------------------------------------------
     def commit(
@@ -95,6 +100,8 @@ class LocalSession(Session):
         apply_record(self.state, json.loads(data[9:]))
         if self.store.strict:
             self._check_histories(events)
+        if checkpoint_due(self._journal_size, self._checkpoint_end, self.store.checkpoint_min_bytes, closing=synced):
+            self._checkpoint()
         kinds = {event.get("type") for event in events}
         if kinds & _FLUSH_KINDS or (kinds & _PROGRESS_KINDS and time.monotonic() - self._flushed_at >= VIEW_INTERVAL_S):
             self.flush_views()
@@ -102,6 +109,21 @@ class LocalSession(Session):
             self._crash, "store.after_commit", path, events, durable=durable, synced=synced, seq=int(record["seq"])
         )
         return int(record["seq"])
+
+    def _checkpoint(self) -> None:
+        """Replace the journal with its compacted form (header, one checkpoint record) atomically: the temp file
+        is fsynced before the rename and the directory after it, so the next append lands in a file whose name
+        is durable. Any failure stops the session's commits (the appender may point at a replaced file); what was
+        committed stays in whichever journal the name holds, and a resume reads it."""
+        try:
+            data = compacted_journal(header_line(self._journal_path), self.state)
+            self._ops.write_atomic(self._journal_path, data)
+            self._appender.close()
+            self._appender = self._ops.open_append(self._journal_path)
+        except OSError as exc:
+            self._broken = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise io_error(exc, f"cannot write a checkpoint of session {self.state.session_id}") from exc
+        self._journal_size = self._checkpoint_end = len(data)
 
     def _undo_partial_append(self, exc: OSError) -> None:
         """Cut a failed append back to the last whole record so the journal never holds garbage mid-file."""
