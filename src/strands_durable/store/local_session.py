@@ -1,6 +1,8 @@
 """One open local session: commits appended to the journal, readable files derived from it, the lease held.
 
-The journal line is the commit point; the readable files are written after it (they may lag, never lead).
+The journal line is the commit point; the readable files are written after it (they may lag, never lead). The
+message files of durable commits are written by a background writer (store/writer_thread.py), mostly while the
+committing thread waits for its next fdatasync; the other readable files are written by `flush_views`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 import os
 import threading
 import time
+from bisect import bisect_right
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +27,16 @@ from strands_durable.store.journal import JOURNAL_NAME, encode_record, header_li
 from strands_durable.store.lease import Lease
 from strands_durable.store.state import SessionState, apply_record, compact_events
 from strands_durable.store.verify import readable_file_findings
-from strands_durable.store.views import agent_view, dump, dump_compact, message_view, pattern_state_view, session_view
+from strands_durable.store.views import (
+    agent_view,
+    dump,
+    dump_compact,
+    message_file_view,
+    message_view,
+    pattern_state_view,
+    session_view,
+)
+from strands_durable.store.writer_thread import WriterThread
 
 if TYPE_CHECKING:
     from strands_durable.store.local import LocalStore
@@ -70,6 +82,9 @@ class LocalSession(Session):
         self._lock = threading.RLock()  # concurrent units (tasks, branches, workers) commit from threads
         self._flushed_at = 0.0
         self._checkpoint_end = checkpoint_end
+        self._durable_seq = state.seq  # the last record known durable (what was read at open is on disk)
+        self._views_lock = threading.Lock()  # whoever writes readable files; taken after `_lock`, never before
+        self._writer = WriterThread(self._write_durable_messages, name=f"views-{state.session_id[:8]}")
 
     # -- commits ------------------------------------------------------------------------------------
     def commit(
@@ -100,6 +115,9 @@ class LocalSession(Session):
         apply_record(self.state, json.loads(data[9:]))
         if self.store.strict:
             self._check_histories(events)
+        if durable:
+            self._durable_seq = int(record["seq"])
+            self._writer.wake()
         if checkpoint_due(self._journal_size, self._checkpoint_end, self.store.checkpoint_min_bytes, closing=synced):
             self._checkpoint()
         kinds = {event.get("type") for event in events}
@@ -150,6 +168,10 @@ class LocalSession(Session):
         files written once (no temp file needed: a torn one is detected against the journal); the files that
         are rewritten (agent.json, pattern_state.json, session.json) are replaced atomically. `messages=False`
         writes only session.json and pattern_state.json."""
+        with self._views_lock:
+            self._flush_views(messages)
+
+    def _flush_views(self, messages: bool) -> None:
         state = self.state
         ops = self._ops
         self._flushed_at = time.monotonic()
@@ -180,6 +202,38 @@ class LocalSession(Session):
             ops.write_atomic(self.directory / layout.SESSION_JSON, dump(session_view(state)), durable=False)
         except OSError as exc:
             raise io_error(exc, f"cannot write the readable files of session {state.session_id}") from exc
+
+    def _write_durable_messages(self) -> None:
+        """The writer's work: the message files of durable records not written yet (a conversation whose
+        generation changed is left to `flush_views`, which moves its old files to backups first). Messages are
+        copied out under the session lock and written under the views lock, after checking that no flush wrote
+        them meanwhile. A failure leaves them to the next flush, which reports it."""
+        with self._lock:
+            if self._closed or self._broken:
+                return
+            batches = []
+            for key, conv in self.state.conversations.items():
+                start = self._written_messages.get(key, 0)
+                end = bisect_right(conv.seqs, self._durable_seq)
+                if end > start and conv.generation == self._written_generation.get(key, 0):
+                    batches.append((key, conv.generation, start, conv.messages[start:end], conv.units[start:end]))
+        for key, generation, start, messages, units in batches:
+            with self._views_lock:
+                if self._written_messages.get(key, 0) != start or self._written_generation.get(key, 0) != generation:
+                    continue
+                messages_dir = self.directory / layout.AGENTS_DIR / layout.safe_key(key) / "messages"
+                try:
+                    if key not in self._written_messages:
+                        self._ops.makedirs(messages_dir, durable=False)
+                    for offset, message in enumerate(messages):
+                        index = start + offset
+                        view = dump_compact(message_file_view(index, units[offset], message))
+                        self._ops.write_file(messages_dir / layout.message_file_name(index), view, sync=False)
+                except OSError:
+                    return
+                self._written_messages[key] = start + len(messages)
+                self._written_generation[key] = generation
+                self._stale_agent_files.add(key)  # its message_count is behind: the next flush writes it
 
     def _backup_messages(self, key: str, messages_dir: Path) -> None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
@@ -236,7 +290,8 @@ class LocalSession(Session):
     def rewrite_views(self) -> None:
         """Write every readable file again from the journal."""
         with self._lock:
-            self._written_messages.clear()
+            with self._views_lock:
+                self._written_messages.clear()
             self.flush_views()
 
     def refresh_views(self) -> list[str]:
@@ -263,6 +318,7 @@ class LocalSession(Session):
 
     def abandon(self) -> None:
         """Drop the session as a crashed process would: no flush, no final record, the lease released."""
+        self._writer.stop()
         self._closed = True
         self._appender.close()
         self._lease.release()
@@ -270,6 +326,7 @@ class LocalSession(Session):
     def close(self) -> None:
         if self._closed:
             return
+        self._writer.stop()  # what it had not written yet, the flush below writes
         self._closed = True
         try:
             if not self._broken:
