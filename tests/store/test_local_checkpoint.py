@@ -250,3 +250,17 @@ def test_a_checkpoint_that_fails_stops_commits_and_loses_nothing(tmp_path: Path,
     ops.armed = False
     state = LocalStore(tmp_path).load(session.session_id)
     assert state.seq >= acknowledged + 1  # the commit whose checkpoint failed was durable before it
+
+
+def test_a_session_compacted_at_close_is_listed_from_its_short_last_record(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path, checkpoint_min_bytes=1)
+    session = _create(store)
+    for index in range(30):
+        session.commit([_message(index, size=5000)], durable=False)
+    session.close()
+    records = _journal_records(store, session.session_id)
+    assert "checkpoint" in records[1] and records[-1]["synced"] and not records[-1]["events"]
+    data = store.journal_bytes(session.session_id)
+    assert len(data.rsplit(b"\n", 2)[-2]) < 200  # the sync mark, not the checkpoint, ends the journal
+    (summary,) = store.list()
+    assert summary.session_id == session.session_id and summary.status == "running"

@@ -118,7 +118,7 @@ class LocalSession(Session):
         if durable:
             self._durable_seq = int(record["seq"])
             self._writer.wake()
-        if checkpoint_due(self._journal_size, self._checkpoint_end, self.store.checkpoint_min_bytes, closing=synced):
+        if checkpoint_due(self._journal_size, self._checkpoint_end, self.store.checkpoint_min_bytes):
             self._checkpoint()
         kinds = {event.get("type") for event in events}
         if kinds & _FLUSH_KINDS or (kinds & _PROGRESS_KINDS and time.monotonic() - self._flushed_at >= VIEW_INTERVAL_S):
@@ -335,6 +335,11 @@ class LocalSession(Session):
                     self._ops.sync_all()
                 except OSError as exc:
                     raise io_error(exc, f"cannot close session {self.state.session_id}") from exc
+                with self._lock:  # before the sync mark, so the journal ends with a short record (sessions list)
+                    if checkpoint_due(
+                        self._journal_size, self._checkpoint_end, self.store.checkpoint_min_bytes, closing=True
+                    ):
+                        self._checkpoint()
                 self.commit([], path="close", synced=True)
         finally:
             self._appender.close()
