@@ -264,3 +264,24 @@ def test_a_session_compacted_at_close_is_listed_from_its_short_last_record(tmp_p
     assert len(data.rsplit(b"\n", 2)[-2]) < 200  # the sync mark, not the checkpoint, ends the journal
     (summary,) = store.list()
     assert summary.session_id == session.session_id and summary.status == "running"
+
+
+def test_a_session_closed_without_commits_is_not_compacted_and_reopens(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path, checkpoint_min_bytes=1)
+    session = _create(store)
+    session.close()
+    assert [record["seq"] for record in _journal_records(store, session.session_id)] == [0, 1]
+    store.open(session.session_id).close()
+    assert store.load(session.session_id).synced_seq == 2
+
+
+def test_a_checkpoint_of_the_header_alone_reads_back(tmp_path: Path) -> None:
+    from strands_durable.store.checkpoint import compacted_journal
+    from strands_durable.store.journal import encode_record
+
+    store = LocalStore(tmp_path)
+    session = _create(store)
+    session.abandon()
+    header = store.journal_bytes(session.session_id)
+    data = compacted_journal(header, store.load(session.session_id)) + encode_record({"seq": 1, "events": []})
+    assert [record["seq"] for record in read_journal(Path(JOURNAL_NAME), data).records] == [0, 0, 1]

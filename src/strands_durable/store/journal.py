@@ -95,7 +95,7 @@ def read_journal(path: Path, data: bytes, *, first_seq: int = 0) -> JournalConte
     checkpoint_end = 0
     for number, record in enumerate(records):
         if number == 1 and first_seq == 0 and "checkpoint" in record and isinstance(record.get("seq"), int):
-            base = max(record["seq"] - 1, 0)  # the records a checkpoint replaced are gone: numbering goes on from it
+            base = record["seq"] - 1  # the records a checkpoint replaced are gone: numbering goes on from it
             checkpoint_end = len(payloads[0]) + len(payloads[1]) + 20
         expected_seq = base + number
         if record.get("seq") != expected_seq:

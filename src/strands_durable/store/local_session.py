@@ -118,7 +118,7 @@ class LocalSession(Session):
         if durable:
             self._durable_seq = int(record["seq"])
             self._writer.wake()
-        if checkpoint_due(self._journal_size, self._checkpoint_end, self.store.checkpoint_min_bytes):
+        if self._checkpoint_due(closing=False):
             self._checkpoint()
         kinds = {event.get("type") for event in events}
         if kinds & _FLUSH_KINDS or (kinds & _PROGRESS_KINDS and time.monotonic() - self._flushed_at >= VIEW_INTERVAL_S):
@@ -127,6 +127,12 @@ class LocalSession(Session):
             self._crash, "store.after_commit", path, events, durable=durable, synced=synced, seq=int(record["seq"])
         )
         return int(record["seq"])
+
+    def _checkpoint_due(self, *, closing: bool) -> bool:
+        if self.state.seq < 1:  # the header alone: nothing to compact
+            return False
+        minimum = self.store.checkpoint_min_bytes
+        return checkpoint_due(self._journal_size, self._checkpoint_end, minimum, closing=closing)
 
     def _checkpoint(self) -> None:
         """Replace the journal with its compacted form (header, one checkpoint record) atomically: the temp file
@@ -336,9 +342,7 @@ class LocalSession(Session):
                 except OSError as exc:
                     raise io_error(exc, f"cannot close session {self.state.session_id}") from exc
                 with self._lock:  # before the sync mark, so the journal ends with a short record (sessions list)
-                    if checkpoint_due(
-                        self._journal_size, self._checkpoint_end, self.store.checkpoint_min_bytes, closing=True
-                    ):
+                    if self._checkpoint_due(closing=True):
                         self._checkpoint()
                 self.commit([], path="close", synced=True)
         finally:
