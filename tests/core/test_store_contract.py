@@ -80,12 +80,13 @@ class LocalFactory:
 
     wrap = False
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, *, checkpoint_min_bytes: int | None = None) -> None:
         self.base = base
         self.count = itertools.count()
+        self.checkpoint = {} if checkpoint_min_bytes is None else {"checkpoint_min_bytes": checkpoint_min_bytes}
 
     def _make(self, root: Path, fileops: FileOps) -> SessionStore:
-        store = LocalStore(root, fileops=fileops)
+        store = LocalStore(root, fileops=fileops, **self.checkpoint)
         return WrappingStore(store, record=True) if self.wrap else store
 
     def __call__(self) -> SessionStore:
@@ -131,10 +132,12 @@ class MemoryFactory:
         session.abandon()
 
 
-@pytest.mark.parametrize("kind", ["local", "wrapped-local", "memory", "wrapped-memory"])
+@pytest.mark.parametrize("kind", ["local", "checkpointing-local", "wrapped-local", "memory", "wrapped-memory"])
 def test_the_contract_suite_passes_for_our_stores(kind: str, tmp_path: Path) -> None:
     factory: Any = {
         "local": lambda: LocalFactory(tmp_path),
+        # a journal compacted as soon as its history is as long as its checkpoint: every few commits
+        "checkpointing-local": lambda: LocalFactory(tmp_path, checkpoint_min_bytes=1),
         "wrapped-local": lambda: WrappedLocalFactory(tmp_path),
         "memory": MemoryFactory,
         "wrapped-memory": lambda: lambda: WrappingStore(MemoryStore()),

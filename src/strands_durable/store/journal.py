@@ -1,7 +1,9 @@
 """The append-only, checksummed commit journal: one line per commit point, `<crc32 hex> <json>\\n`.
 
 A commit is durable once its line is appended and fdatasync'd. Recovery keeps every valid line, truncates a
-torn or unsynced tail (the last line only), and calls anything else corruption.
+torn or unsynced tail (the last line only), and calls anything else corruption. A compacted journal
+(store/checkpoint.py) holds the header, one checkpoint record (seq K: the whole state after record K) and the
+records after K.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class JournalContents:
     records: list[dict[str, Any]]
     valid_length: int  # bytes of the file that hold whole valid records
     torn_tail: bool  # the file has bytes after the last valid record (an unsynced or torn final write)
+    checkpoint_end: int = 0  # bytes of the file up to the end of its checkpoint record (0: none)
 
 
 def read_journal(path: Path, data: bytes, *, first_seq: int = 0) -> JournalContents:
@@ -63,7 +66,8 @@ def read_journal(path: Path, data: bytes, *, first_seq: int = 0) -> JournalConte
 
     Checksums are verified line by line and the payloads are then decoded in one `json.loads` call (a JSON array
     of them), which halves the cost of reading a long journal; a payload that fails to decode on its own (a
-    checksum collision on garbage) is found by decoding line by line.
+    checksum collision on garbage) is found by decoding line by line. A checkpoint record (large) is decoded
+    on its own, not copied into the array.
     """
     lines = data.split(b"\n")
     complete, rest = lines[:-1], lines[-1]  # `rest` is empty when the file ends with a newline
@@ -80,25 +84,49 @@ def read_journal(path: Path, data: bytes, *, first_seq: int = 0) -> JournalConte
         payloads.append(payload)
         offset += len(line) + 1
     try:
-        records = json.loads(b"[" + b",".join(payloads) + b"]") if payloads else []
+        records = _decode_all(payloads)
         if not all(isinstance(record, dict) for record in records):
             raise ValueError("a record is not an object")
     except ValueError:
         records = _decode_one_by_one(path, payloads)
         if len(records) < len(payloads):  # only the final line may fail: a torn tail
             torn_at = sum(len(p) + 10 for p in payloads[: len(records)])
+    base = first_seq
+    checkpoint_end = 0
     for number, record in enumerate(records):
-        expected_seq = first_seq + number
+        if number == 1 and first_seq == 0 and "checkpoint" in record and isinstance(record.get("seq"), int):
+            base = record["seq"] - 1  # the records a checkpoint replaced are gone: numbering goes on from it
+            checkpoint_end = len(payloads[0]) + len(payloads[1]) + 20
+        expected_seq = base + number
         if record.get("seq") != expected_seq:
             at = sum(len(p) + 10 for p in payloads[:number])
             raise CorruptSession(str(path), f"record at byte {at} has seq {record.get('seq')}, expected {expected_seq}")
     if records and first_seq == 0 and records[0].get("kind") != HEADER_KIND:
         raise CorruptSession(str(path), "first record is not a strands-durable journal header")
     if torn_at >= 0:
-        return JournalContents(records, torn_at, torn_tail=True)
+        return JournalContents(records, torn_at, True, checkpoint_end)
     if rest:  # a final line without its newline: never fully written
-        return JournalContents(records, offset, torn_tail=True)
-    return JournalContents(records, offset, torn_tail=False)
+        return JournalContents(records, offset, True, checkpoint_end)
+    return JournalContents(records, offset, False, checkpoint_end)
+
+
+_LARGE_PAYLOAD = 1 << 16
+
+
+def _decode_all(payloads: list[bytes]) -> list[Any]:
+    records: list[Any] = []
+    batch: list[bytes] = []
+    for payload in payloads:
+        if len(payload) < _LARGE_PAYLOAD:
+            batch.append(payload)
+            continue
+        if batch:
+            records += json.loads(b"[" + b",".join(batch) + b"]")
+            batch = []
+        records.append(json.loads(payload))
+    if batch:
+        records += json.loads(b"[" + b",".join(batch) + b"]")
+    return records
 
 
 def _decode_one_by_one(path: Path, payloads: list[bytes]) -> list[dict[str, Any]]:
@@ -157,13 +185,19 @@ def _last_complete_record(data: bytes, *, cut: bool) -> dict[str, Any] | None:
     return None
 
 
+def header_line(path: Path) -> bytes:
+    """The journal's first line, newline included (b"" when it has no complete first line). Raises OSError."""
+    with open(path, "rb") as fh:
+        first = fh.readline(1 << 24)
+    return first if first.endswith(b"\n") else b""
+
+
 def starts_with_header(path: Path) -> bool:
     """True when the file's first line is a checksummed strands-durable journal header (the file is ours)."""
     try:
-        with open(path, "rb") as fh:
-            first = fh.readline(1 << 24)
+        first = header_line(path)
     except OSError:
         return False
-    payload = _checked_payload(first.rstrip(b"\n")) if first.endswith(b"\n") else None
+    payload = _checked_payload(first[:-1]) if first else None
     record = _decode(payload) if payload is not None else None
     return record is not None and record.get("kind") == HEADER_KIND and record.get("seq") == 0

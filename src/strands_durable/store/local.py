@@ -20,6 +20,7 @@ from strands_durable.errors import CorruptSession, DurableError, SessionNotFound
 from strands_durable.store import journal as journal_codec
 from strands_durable.store import layout
 from strands_durable.store.base import Finding, Inspection, LeaseHolder, SessionStore, SessionSummary, Workspace
+from strands_durable.store.checkpoint import CHECKPOINT_MIN_BYTES
 from strands_durable.store.fileops import FileOps, is_temp_file
 from strands_durable.store.ids import is_session_id, new_session_meta, resolve_session_id
 from strands_durable.store.io_errors import io_error
@@ -73,14 +74,16 @@ class LocalStore(SessionStore):
         fileops: FileOps | None = None,
         strict: bool | None = None,
         known_journal: KnownJournal | None = None,
+        checkpoint_min_bytes: int = CHECKPOINT_MIN_BYTES,
     ) -> None:
         """`strict` validates every conversation a commit touches (`mode="stored"`); it defaults to the
         environment variable STRANDS_DURABLE_STRICT (the test suite turns it on). `known_journal`: see
-        `KnownJournal`."""
+        `KnownJournal`. `checkpoint_min_bytes`: the least history a checkpoint compacts (store/checkpoint.py)."""
         self.root = Path(root).expanduser() if root is not None else layout.default_sessions_dir()
         self.fileops = fileops or FileOps()
         self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
         self.known_journal = known_journal
+        self.checkpoint_min_bytes = checkpoint_min_bytes
 
     # -- creating and opening ------------------------------------------------------------------------
     def create(
@@ -153,9 +156,9 @@ class LocalStore(SessionStore):
 
     def _read(
         self, directory: Path, *, repair_tail: bool, upto_seq: int | None = None
-    ) -> tuple[SessionState, SessionState | None]:
-        """The journal's state (as of record `upto_seq`), and the known state it was folded onto (None: read from
-        the first byte)."""
+    ) -> tuple[SessionState, SessionState | None, int]:
+        """The journal's state (as of record `upto_seq`), the known state it was folded onto (None: read from
+        the first byte), and where its checkpoint record ends (0: none read)."""
         path = directory / JOURNAL_NAME
         try:
             data = self.fileops.read_bytes(path)
@@ -185,9 +188,11 @@ class LocalStore(SessionStore):
                 raise io_error(exc, f"cannot cut the torn tail of the journal of session {session_id}") from exc
         records = contents.records
         if upto_seq is not None:
-            records = records[: max(0, upto_seq - state.seq)]
+            if contents.checkpoint_end and upto_seq < records[1]["seq"]:
+                raise CorruptSession(str(path), f"record {upto_seq} is compacted into a checkpoint")
+            records = [record for record in records if record["seq"] <= upto_seq]
         try:
-            return fold(records, state), base
+            return fold(records, state), base, contents.checkpoint_end
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptSession(str(path), f"a record does not apply: {exc}") from exc
 
@@ -195,13 +200,13 @@ class LocalStore(SessionStore):
         directory = self._directory(session_id)
         lease = Lease(directory, session_id, self.fileops).acquire()
         try:
-            state, known = self._read(directory, repair_tail=True)
+            state, known, checkpoint_end = self._read(directory, repair_tail=True)
             clean = state.synced_seq == state.seq
             self._remove_temp_files(directory, session_id)
             if check:
                 verify_views(directory, state, clean=clean)
                 verify_histories(directory, state, known=known)
-            session = LocalSession(self, directory, state, lease, crash_points)
+            session = LocalSession(self, directory, state, lease, crash_points, checkpoint_end=checkpoint_end)
             if clean:
                 session.mark_views_written()
             else:

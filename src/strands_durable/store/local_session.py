@@ -1,6 +1,8 @@
 """One open local session: commits appended to the journal, readable files derived from it, the lease held.
 
-The journal line is the commit point; the readable files are written after it (they may lag, never lead).
+The journal line is the commit point; the readable files are written after it (they may lag, never lead). The
+message files of durable commits are written by a background writer (store/writer_thread.py), mostly while the
+committing thread waits for its next fdatasync; the other readable files are written by `flush_views`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 import os
 import threading
 import time
+from bisect import bisect_right
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,12 +21,22 @@ from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import StorageIOError
 from strands_durable.store import layout
 from strands_durable.store.base import Session
+from strands_durable.store.checkpoint import checkpoint_due, compacted_journal
 from strands_durable.store.io_errors import io_error
-from strands_durable.store.journal import JOURNAL_NAME, encode_record, utc_now
+from strands_durable.store.journal import JOURNAL_NAME, encode_record, header_line, utc_now
 from strands_durable.store.lease import Lease
 from strands_durable.store.state import SessionState, apply_record, compact_events
 from strands_durable.store.verify import readable_file_findings
-from strands_durable.store.views import agent_view, dump, dump_compact, message_view, pattern_state_view, session_view
+from strands_durable.store.views import (
+    agent_view,
+    dump,
+    dump_compact,
+    message_file_view,
+    message_view,
+    pattern_state_view,
+    session_view,
+)
+from strands_durable.store.writer_thread import WriterThread
 
 if TYPE_CHECKING:
     from strands_durable.store.local import LocalStore
@@ -43,7 +56,10 @@ class LocalSession(Session):
         state: SessionState,
         lease: Lease,
         crash_points: CrashPoints | None,
+        *,
+        checkpoint_end: int = 0,
     ) -> None:
+        """`checkpoint_end`: the bytes of the journal up to the end of its checkpoint record (0: it has none)."""
         self.store = store
         self.directory = directory
         self.state = state
@@ -65,6 +81,10 @@ class LocalSession(Session):
         self._closed = False
         self._lock = threading.RLock()  # concurrent units (tasks, branches, workers) commit from threads
         self._flushed_at = 0.0
+        self._checkpoint_end = checkpoint_end
+        self._durable_seq = state.seq  # the last record known durable (what was read at open is on disk)
+        self._views_lock = threading.Lock()  # whoever writes readable files; taken after `_lock`, never before
+        self._writer = WriterThread(self._write_durable_messages, name=f"views-{state.session_id[:8]}")
 
     # -- commits ------------------------------------------------------------------------------------
     def commit(
@@ -95,6 +115,11 @@ class LocalSession(Session):
         apply_record(self.state, json.loads(data[9:]))
         if self.store.strict:
             self._check_histories(events)
+        if durable:
+            self._durable_seq = int(record["seq"])
+            self._writer.wake()
+        if self._checkpoint_due(closing=False):
+            self._checkpoint()
         kinds = {event.get("type") for event in events}
         if kinds & _FLUSH_KINDS or (kinds & _PROGRESS_KINDS and time.monotonic() - self._flushed_at >= VIEW_INTERVAL_S):
             self.flush_views()
@@ -102,6 +127,27 @@ class LocalSession(Session):
             self._crash, "store.after_commit", path, events, durable=durable, synced=synced, seq=int(record["seq"])
         )
         return int(record["seq"])
+
+    def _checkpoint_due(self, *, closing: bool) -> bool:
+        if self.state.seq < 1:  # the header alone: nothing to compact
+            return False
+        minimum = self.store.checkpoint_min_bytes
+        return checkpoint_due(self._journal_size, self._checkpoint_end, minimum, closing=closing)
+
+    def _checkpoint(self) -> None:
+        """Replace the journal with its compacted form (header, one checkpoint record) atomically: the temp file
+        is fsynced before the rename and the directory after it, so the next append lands in a file whose name
+        is durable. Any failure stops the session's commits (the appender may point at a replaced file); what was
+        committed stays in whichever journal the name holds, and a resume reads it."""
+        try:
+            data = compacted_journal(header_line(self._journal_path), self.state)
+            self._ops.write_atomic(self._journal_path, data)
+            self._appender.close()
+            self._appender = self._ops.open_append(self._journal_path)
+        except OSError as exc:
+            self._broken = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise io_error(exc, f"cannot write a checkpoint of session {self.state.session_id}") from exc
+        self._journal_size = self._checkpoint_end = len(data)
 
     def _undo_partial_append(self, exc: OSError) -> None:
         """Cut a failed append back to the last whole record so the journal never holds garbage mid-file."""
@@ -128,6 +174,10 @@ class LocalSession(Session):
         files written once (no temp file needed: a torn one is detected against the journal); the files that
         are rewritten (agent.json, pattern_state.json, session.json) are replaced atomically. `messages=False`
         writes only session.json and pattern_state.json."""
+        with self._views_lock:
+            self._flush_views(messages)
+
+    def _flush_views(self, messages: bool) -> None:
         state = self.state
         ops = self._ops
         self._flushed_at = time.monotonic()
@@ -158,6 +208,38 @@ class LocalSession(Session):
             ops.write_atomic(self.directory / layout.SESSION_JSON, dump(session_view(state)), durable=False)
         except OSError as exc:
             raise io_error(exc, f"cannot write the readable files of session {state.session_id}") from exc
+
+    def _write_durable_messages(self) -> None:
+        """The writer's work: the message files of durable records not written yet (a conversation whose
+        generation changed is left to `flush_views`, which moves its old files to backups first). Messages are
+        copied out under the session lock and written under the views lock, after checking that no flush wrote
+        them meanwhile. A failure leaves them to the next flush, which reports it."""
+        with self._lock:
+            if self._closed or self._broken:
+                return
+            batches = []
+            for key, conv in self.state.conversations.items():
+                start = self._written_messages.get(key, 0)
+                end = bisect_right(conv.seqs, self._durable_seq)
+                if end > start and conv.generation == self._written_generation.get(key, 0):
+                    batches.append((key, conv.generation, start, conv.messages[start:end], conv.units[start:end]))
+        for key, generation, start, messages, units in batches:
+            with self._views_lock:
+                if self._written_messages.get(key, 0) != start or self._written_generation.get(key, 0) != generation:
+                    continue
+                messages_dir = self.directory / layout.AGENTS_DIR / layout.safe_key(key) / "messages"
+                try:
+                    if key not in self._written_messages:
+                        self._ops.makedirs(messages_dir, durable=False)
+                    for offset, message in enumerate(messages):
+                        index = start + offset
+                        view = dump_compact(message_file_view(index, units[offset], message))
+                        self._ops.write_file(messages_dir / layout.message_file_name(index), view, sync=False)
+                except OSError:
+                    return
+                self._written_messages[key] = start + len(messages)
+                self._written_generation[key] = generation
+                self._stale_agent_files.add(key)  # its message_count is behind: the next flush writes it
 
     def _backup_messages(self, key: str, messages_dir: Path) -> None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
@@ -214,7 +296,8 @@ class LocalSession(Session):
     def rewrite_views(self) -> None:
         """Write every readable file again from the journal."""
         with self._lock:
-            self._written_messages.clear()
+            with self._views_lock:
+                self._written_messages.clear()
             self.flush_views()
 
     def refresh_views(self) -> list[str]:
@@ -241,6 +324,7 @@ class LocalSession(Session):
 
     def abandon(self) -> None:
         """Drop the session as a crashed process would: no flush, no final record, the lease released."""
+        self._writer.stop()
         self._closed = True
         self._appender.close()
         self._lease.release()
@@ -248,6 +332,7 @@ class LocalSession(Session):
     def close(self) -> None:
         if self._closed:
             return
+        self._writer.stop()  # what it had not written yet, the flush below writes
         self._closed = True
         try:
             if not self._broken:
@@ -256,6 +341,9 @@ class LocalSession(Session):
                     self._ops.sync_all()
                 except OSError as exc:
                     raise io_error(exc, f"cannot close session {self.state.session_id}") from exc
+                with self._lock:  # before the sync mark, so the journal ends with a short record (sessions list)
+                    if self._checkpoint_due(closing=True):
+                        self._checkpoint()
                 self.commit([], path="close", synced=True)
         finally:
             self._appender.close()

@@ -16,6 +16,9 @@ Events are plain JSON dicts (they are what the journal stores). Kinds:
   conversation   {conv, cm_state?, agent_state?, internal_state?}  state changes not tied to a message
                                                           (`internal_state`: the SDK's interrupt and model state)
   attempt        {unit, conv, attempt, error, wait_s}     a model call that failed transiently and is retried
+
+A record may instead carry `checkpoint`: the whole state as `snapshot` writes it, which replaces what was folded
+before it (the compacted journal, store/checkpoint.py).
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ __all__ = [
     "copy_state",
     "fold",
     "pattern_state_delta",
+    "restore",
+    "snapshot",
 ]
 
 SCHEMA_VERSION = 2  # 2: pattern_state events may be deltas
@@ -145,6 +150,9 @@ def apply_event(state: SessionState, event: dict[str, Any]) -> None:
 
 def apply_record(state: SessionState, record: dict[str, Any]) -> None:
     state.seq = record["seq"]
+    checkpoint = record.get("checkpoint")
+    if checkpoint is not None:
+        restore(state, checkpoint)
     for event in record.get("events", ()):
         handler = _HANDLERS.get(event.get("type"))  # apply_event, inlined: reading a journal runs this per event
         if handler is None:
@@ -161,6 +169,70 @@ def fold(records: list[dict[str, Any]], state: SessionState | None = None) -> Se
     for record in records:
         apply_record(state, record)
     return state
+
+
+def snapshot(state: SessionState) -> dict[str, Any]:
+    """The whole state as plain JSON values (what a checkpoint record holds); `restore` reads it back.
+    Everything the fold keeps is kept, so a checkpoint followed by records folds to the state the full journal
+    folds to."""
+    return {
+        "meta": state.meta,
+        "status": state.status,
+        "reason": state.reason,
+        "pattern_state": state.pattern_state,
+        "units": state.units,
+        "artifacts": state.artifacts,
+        "attempts": state.attempts,
+        "synced_seq": state.synced_seq,
+        "conversations": {
+            key: {
+                "agent": conv.agent,
+                "messages": conv.messages,
+                "units": conv.units,
+                "agent_state": conv.agent_state,
+                "cm_state": conv.cm_state,
+                "tool_results": conv.tool_results,
+                "tools_started": sorted(conv.tools_started),
+                "final_results": sorted(conv.final_results),
+                "internal_state": conv.internal_state,
+                "generation": conv.generation,
+                "seqs": conv.seqs,
+                "tokens": conv.tokens,
+            }
+            for key, conv in state.conversations.items()
+        },
+    }
+
+
+def restore(state: SessionState, data: dict[str, Any]) -> None:
+    """Make `state` the one `snapshot` wrote (its seq and updated_at come from the checkpoint record)."""
+    state.meta = data["meta"]
+    state.status = data["status"]
+    state.reason = data["reason"]
+    state.pattern_state = data["pattern_state"]
+    state.units = data["units"]
+    state.artifacts = data["artifacts"]
+    state.attempts = data["attempts"]
+    state.synced_seq = data["synced_seq"]
+    state.shared = set()
+    state.conversations = {
+        key: Conversation(
+            key=key,
+            agent=conv["agent"],
+            messages=conv["messages"],
+            units=conv["units"],
+            agent_state=conv["agent_state"],
+            cm_state=conv["cm_state"],
+            tool_results=conv["tool_results"],
+            tools_started=set(conv["tools_started"]),
+            final_results=set(conv["final_results"]),
+            internal_state=conv["internal_state"],
+            generation=conv["generation"],
+            seqs=conv["seqs"],
+            tokens=conv["tokens"],
+        )
+        for key, conv in data["conversations"].items()
+    }
 
 
 def copy_state(state: SessionState) -> SessionState:

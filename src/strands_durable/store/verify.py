@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,23 +35,49 @@ def verify_views(directory: Path, state: SessionState, *, clean: bool) -> None:
 
     After a clean close every readable file was flushed to stable storage, so any damage is corruption. After a
     crash only message files committed before the last flush are checked; later files are re-derived.
+
+    After a clean close a message file whose inode has not changed since a little before the closing sync mark
+    (its ctime, which a write, rename or chmod moves and a user cannot set back) is the file that close flushed:
+    one stat instead of reading and parsing it, so opening a long session costs a stat per message. Any file
+    changed later, or written in the last moments before the mark, is read and compared in full; `sessions
+    check` always compares every file's content.
     """
     if clean:
         for name in (layout.SESSION_JSON, layout.PATTERN_STATE_JSON):
             if read_json_object(directory / name) is None:
                 raise CorruptSession(str(directory / name), "missing or not a JSON object")
+    trusted_before = _closed_at_ns(state) if clean else 0
     for key, conv in state.conversations.items():
-        messages_dir = None
+        messages_dir = f"{directory / layout.AGENTS_DIR / key / 'messages'}{os.sep}"
         for index, seq in enumerate(conv.seqs):
             if not clean and seq > state.synced_seq:
                 break
-            messages_dir = messages_dir or directory / layout.AGENTS_DIR / key / "messages"
-            path = messages_dir / layout.message_file_name(index)
-            view = read_json_object(path)
+            path = messages_dir + layout.message_file_name(index)
+            if trusted_before:
+                try:
+                    if os.stat(path).st_ctime_ns < trusted_before:
+                        continue
+                except OSError:
+                    pass  # read below, and named as missing
+            view = read_json_object(Path(path))
             if view is None:
-                raise CorruptSession(str(path), "missing, truncated or not JSON")
+                raise CorruptSession(path, "missing, truncated or not JSON")
             if view.get("message") != conv.messages[index] or view.get("message_id") != index:
-                raise CorruptSession(str(path), "does not match the session journal")
+                raise CorruptSession(path, "does not match the session journal")
+
+
+# how long before the closing sync mark's timestamp a file's ctime must be for the file to be trusted unread: file
+# times come from the kernel's coarse clock, which may lag the clock that stamps records by a few milliseconds
+_CTIME_MARGIN_NS = 50_000_000
+
+
+def _closed_at_ns(state: SessionState) -> int:
+    """The closing sync mark's time less the margin, in ns since the epoch (0: unknown, trust nothing)."""
+    try:
+        closed = datetime.fromisoformat(state.updated_at or "")
+    except ValueError:
+        return 0
+    return max(0, int(closed.timestamp() * 1e9) - _CTIME_MARGIN_NS)
 
 
 def verify_histories(directory: Path, state: SessionState, *, known: SessionState | None = None) -> None:

@@ -10,7 +10,15 @@ from typing import Any
 
 from strands_durable.store.state import SCHEMA_VERSION, Conversation, SessionState
 
-__all__ = ["agent_view", "dump", "dump_compact", "message_view", "pattern_state_view", "session_view"]
+__all__ = [
+    "agent_view",
+    "dump",
+    "dump_compact",
+    "message_file_view",
+    "message_view",
+    "pattern_state_view",
+    "session_view",
+]
 
 
 def dump(obj: Any) -> bytes:
@@ -62,4 +70,9 @@ def agent_view(conv: Conversation) -> dict[str, Any]:
 
 
 def message_view(conv: Conversation, index: int) -> dict[str, Any]:
-    return {"message_id": index, "unit": conv.units[index], "message": conv.messages[index]}
+    return message_file_view(index, conv.units[index], conv.messages[index])
+
+
+def message_file_view(index: int, unit: str, message: dict[str, Any]) -> dict[str, Any]:
+    """A message file's content from its parts (a writer that copied them out of a conversation)."""
+    return {"message_id": index, "unit": unit, "message": message}

@@ -1,0 +1,138 @@
+"""Durability at the disk's floor (issue 18, item 2). Prints the three measurements of one run and their ratio.
+
+    BENCH_DIR=/work python bench/bench_durability.py [--repeat 7] [--steps 50]
+
+The same 50-step chain (two calculator calls per step, zero-latency scripted model, real Agents) runs on the
+in-memory store and on the local file store, alternately. The floor is the in-memory run plus one bare
+`fdatasync` per commit the CONTRACT requires to be durable (model answers, tool results, unit outcomes, HITL
+answers), measured in the same run by appending the durable run's own records (same sizes, same order) to a
+fresh file on the same disk with an fdatasync after each. Target: durable <= 1.1 x floor. Anything that fsyncs
+must run on a real disk: the bench prints the file-system type and warns on tmpfs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_store import NoSyncFileOps, chain_script, chain_spec, filesystem_type
+
+from strands_durable.crashpoints import Commit, CrashPoints
+from strands_durable.runner.options import RunOptions
+from strands_durable.runner.run import run_workflow
+from strands_durable.store import LocalStore, MemoryStore
+from strands_durable.store.journal import encode_record
+
+_REQUIRED_KINDS = frozenset({"tool_result", "unit", "hitl"})
+
+
+def is_required(records: Any) -> bool:
+    """A commit CONTRACT requires to be durable: a model answer, a tool result, a unit outcome or a HITL answer."""
+    for event in records:
+        kind = event.get("type")
+        if kind in _REQUIRED_KINDS or (kind == "message" and event["message"].get("role") == "assistant"):
+            return True
+    return False
+
+
+class DurableCommits:
+    """Counts the durable commits a run makes and keeps the seqs of those CONTRACT requires."""
+
+    def __init__(self) -> None:
+        self.durable = 0
+        self.required_seqs: list[int] = []
+
+    def __call__(self, point: Commit) -> None:
+        if point.site != "store.after_commit" or not point.durable:
+            return
+        self.durable += 1
+        if is_required(point.records):
+            self.required_seqs.append(point.seq)
+
+
+def run_once(spec: Path, steps: int, store: Any, out: Path, counter: DurableCommits | None = None) -> float:
+    crash = CrashPoints()
+    if counter is not None:
+        crash.subscribe(Commit, counter)
+    options = RunOptions(
+        provider="scripted", scripts=chain_script(steps), out_dir=out, validate_requests=True, crash_points=crash
+    )
+    start = time.perf_counter()
+    outcome = run_workflow(spec, options, store=store)
+    elapsed = time.perf_counter() - start
+    assert outcome.status == "completed", outcome
+    return elapsed
+
+
+def bare_fdatasyncs(path: Path, records: list[bytes]) -> float:
+    """Append each record to a new file with one fdatasync after each; the seconds it took."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    try:
+        start = time.perf_counter()
+        for data in records:
+            os.write(fd, data)
+            os.fdatasync(fd)
+        return time.perf_counter() - start
+    finally:
+        os.close(fd)
+
+
+def required_records(store: LocalStore, counter: DurableCommits) -> list[bytes]:
+    """The encoded journal records of the required durable commits (their true sizes)."""
+    (session_id,) = store.session_ids()
+    state_records = store.read_journal_bytes(store.journal_bytes(session_id)).records
+    by_seq = {record["seq"]: record for record in state_records}
+    return [encode_record(by_seq[seq]) for seq in counter.required_seqs]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--steps", type=int, default=50)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
+        root = Path(tmp)
+        fs = filesystem_type(root)
+        print(f"filesystem: {fs} ({root})")
+        if fs == "tmpfs":
+            print("  warning: tmpfs does not fsync; run with BENCH_DIR on a real disk")
+        spec = chain_spec(root, args.steps)
+        run_once(spec, args.steps, MemoryStore(), root / "out")  # warm imports and caches
+        run_once(spec, args.steps, LocalStore(root / "warm"), root / "out")
+        memory, durable, floor_syncs, unsynced = [], [], [], []
+        commits = DurableCommits()
+        for i in range(args.repeat):
+            memory.append(run_once(spec, args.steps, MemoryStore(), root / "out"))
+            commits = DurableCommits()
+            store = LocalStore(root / f"run{i}")
+            durable.append(run_once(spec, args.steps, store, root / "out", commits))
+            floor_syncs.append(bare_fdatasyncs(root / f"bare{i}.log", required_records(store, commits)))
+            unsynced_store = LocalStore(root / f"u{i}", fileops=NoSyncFileOps())
+            unsynced.append(run_once(spec, args.steps, unsynced_store, root / "out"))
+        n = len(commits.required_seqs)
+        floors = [m + s for m, s in zip(memory, floor_syncs, strict=True)]
+        print(f"{args.steps}-step chain, {2 * args.steps} tool calls, best of {args.repeat}:")
+        print(f"  in-memory run        {min(memory) * 1000:7.1f} ms")
+        print(
+            f"  {n} bare fdatasyncs  {min(floor_syncs) * 1000:7.1f} ms ({min(floor_syncs) / n * 1e6:.0f} us each; "
+            f"the durable run's own required records, appended to a fresh file)"
+        )
+        print(f"  floor (sum)          {min(floors) * 1000:7.1f} ms")
+        print(f"  durable run          {min(durable) * 1000:7.1f} ms ({commits.durable} durable commits, {n} required)")
+        print(
+            f"  where the rest goes: the file store with every fsync skipped (never a product setting) "
+            f"{min(unsynced) * 1000:.1f} ms, so {(min(unsynced) - min(memory)) * 1000:.1f} ms of the store's own work "
+            f"and {(min(durable) - min(unsynced)) * 1000:.1f} ms waiting for the disk"
+        )
+        best = min(durable) / min(floors)
+        paired = statistics.median(d / f for d, f in zip(durable, floors, strict=True))
+        print(f"  ratio durable/floor: best {best:.3f}, median of paired runs {paired:.3f}  (target <= 1.1)")
+
+
+if __name__ == "__main__":
+    main()
