@@ -21,7 +21,10 @@ from strands_durable.models.digest import canonical_json, sha256_hex
 from strands_durable.models.loop_client import LoopBoundClient
 from strands_durable.models.providers import build_model
 from strands_durable.models.wrapping import WrappedModel
+from strands_durable.runner.options import RunOptions
 from strands_durable.runner.retry import RetryingModel, RetryPolicy
+from strands_durable.runner.run import run_workflow
+from strands_durable.store import LocalStore
 from strands_durable.testing import OpenAICompatServer
 
 
@@ -40,7 +43,14 @@ class AddThenAnswer:
     """A prompt gets one `add` call, a tool result a text. `hold` (set per request number) delays an answer
     until `release` is set; `fail_first` requests fail with a server error."""
 
-    def __init__(self, *, fail_first: int = 0, hold: frozenset[int] = frozenset()) -> None:
+    def __init__(
+        self,
+        *,
+        fail_first: int = 0,
+        hold: frozenset[int] = frozenset(),
+        call: tuple[str, dict] = ("add", {"a": 2, "b": 3}),
+    ) -> None:
+        self.call = call
         self.fail_first = fail_first
         self.hold = hold
         self.release = threading.Event()
@@ -61,7 +71,7 @@ class AddThenAnswer:
         if any("toolResult" in block for block in last):
             return Answer(text="The sum is 5.", usage=Usage(10, 5))
         call_id = "call_" + sha256_hex(canonical_json(last))[:12]
-        return Answer(tool_calls=[ToolCall("add", {"a": 2, "b": 3}, call_id)], usage=Usage(10, 5))
+        return Answer(tool_calls=[ToolCall(*self.call, call_id)], usage=Usage(10, 5))
 
 
 class CountingClients:
@@ -204,3 +214,58 @@ def test_the_client_is_only_served_inside_a_running_loop():
         client.chat  # noqa: B018
     with pytest.raises(AttributeError):
         client._private  # noqa: B018
+
+
+CHAIN = """version: 0
+name: two-agents
+runtime:
+  provider: openai
+  model_id: loopback-1
+  host: {host}
+tools:
+  python: [calculator]
+agents:
+  first:
+    prompt: Use the calculator.
+    tools: [calculator]
+  second:
+    prompt: Use the calculator too.
+    tools: [calculator]
+pattern:
+  type: chain
+  config:
+    steps:
+      - agent: first
+        input: "One: 2 + 3?"
+      - agent: second
+        input: "Two: 2 + 3?"
+      - agent: first
+        input: "Three: 2 + 3?"
+      - agent: second
+        input: "Four: 2 + 3?"
+"""
+
+
+def test_a_run_builds_each_agents_model_once_with_one_client_on_its_loop(tmp_path, monkeypatch):
+    made: list[str] = []
+
+    class CountedAsyncOpenAI(openai.AsyncOpenAI):
+        def __init__(self, **client_args) -> None:
+            made.append(client_args["base_url"])
+            super().__init__(**client_args)
+
+    monkeypatch.setattr(openai, "AsyncOpenAI", CountedAsyncOpenAI)  # counts what build_model's clients make
+    built: list[str] = []
+
+    def factory(*, agent_id: str, provider: str, model_id, runtime):
+        built.append(agent_id)
+        return build_model(provider, model_id=model_id, runtime=runtime)
+
+    with OpenAICompatServer(policy=AddThenAnswer(call=("calculator", {"expression": "2 + 3"}))) as server:
+        spec = tmp_path / "chain.yaml"
+        spec.write_text(CHAIN.format(host=server.base_url), encoding="utf-8")
+        options = RunOptions(model_factory=factory, out_dir=tmp_path / "out")
+        outcome = run_workflow(spec, options, store=LocalStore(tmp_path / "sessions"))
+        assert outcome.status == "completed" and server.request_count == 8
+        assert built == ["first", "second"]  # once per agent and run, whatever the provider
+        assert made == [server.base_url] * 2  # one client per model on the run's loop, not one per request
