@@ -14,12 +14,15 @@ skipped steps does not count.
 
 The peer is installed from its source in its own virtual environment (it needs Python >= 3.12), e.g.
 `python3.12 -m venv /tmp/peer-venv && /tmp/peer-venv/bin/pip install <strands-cli checkout>`. `--peer ""` runs
-ours only. `--profile FILE` runs ours once more under cProfile (in the child) and writes the stats there.
+ours only. `--profile FILE` runs ours once more under cProfile (in the child) and writes the stats there;
+`--floor` times what both sides pay inside the openai package (its request transform over the bodies of the
+last run, and the first import of its chat resources).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import statistics
@@ -102,8 +105,10 @@ def timed_run(command: list[str], spec: Path, work: Path, env: dict[str, str]) -
     return elapsed
 
 
-def measure(name: str, command: list[str], args: argparse.Namespace, latency_ms: int, tmp: Path) -> float:
-    """One timed run of `command` against a fresh server; checks the request count."""
+def measure(
+    name: str, command: list[str], args: argparse.Namespace, latency_ms: int, tmp: Path, bodies: list | None = None
+) -> float:
+    """One timed run of `command` against a fresh server; checks the request count; keeps the request bodies."""
     with OpenAICompatServer(policy=ChainPolicy(latency_ms / 1000)) as server:
         work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
         spec = work / "chain.yaml"
@@ -119,7 +124,47 @@ def measure(name: str, command: list[str], args: argparse.Namespace, latency_ms:
         elapsed = timed_run(command, spec, work, env)
         if server.request_count != 2 * args.steps:
             raise SystemExit(f"Error: {name} made {server.request_count} requests, expected {2 * args.steps}")
+        if bodies is not None:
+            bodies[:] = server.requests
     return elapsed
+
+
+def child_seconds(code: str, runs: int = 5) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def report_floor(bodies: list) -> None:
+    """What both programs pay inside the openai package: its request transform over these bodies (in this
+    process) and the import of its chat resources on first use (child processes)."""
+    import asyncio
+
+    from openai._utils import async_maybe_transform
+    from openai.types.chat import completion_create_params
+
+    async def transform_all() -> float:
+        start = time.perf_counter()
+        for body in bodies:
+            await async_maybe_transform(body, completion_create_params.CompletionCreateParamsStreaming)
+        return time.perf_counter() - start
+
+    transform = asyncio.run(transform_all())
+    encode_start = time.perf_counter()
+    for body in bodies:
+        json.dumps(body)
+    encode = time.perf_counter() - encode_start
+    chat = child_seconds("import openai; openai.AsyncOpenAI(api_key='x').chat.completions")
+    plain = child_seconds("import openai")
+    print(f"\npaid by both inside the openai package ({len(bodies)} requests of one run of ours):")
+    print(
+        f"  request transform (async_maybe_transform): {transform:.2f} s "
+        f"(json.dumps of the same bodies: {encode:.3f} s)"
+    )
+    print(f"  first `client.chat` (imports openai.resources and openai.types): {chat - plain:.2f} s")
 
 
 def profile_ours(args: argparse.Namespace, tmp: Path) -> None:
@@ -135,6 +180,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latencies", default="0,200", help="model latencies in ms, comma-separated")
     parser.add_argument("--profile", default="", help="also write a cProfile of one run of ours to this file")
+    parser.add_argument("--floor", action="store_true", help="also time the openai package's work both sides pay")
     args = parser.parse_args()
 
     sides = {"ours": ours_command()}
@@ -145,11 +191,13 @@ def main() -> None:
         if args.profile:
             profile_ours(args, tmp)
         print(f"{args.steps}-step chain, one calculator call per step, {2 * args.steps} requests per run")
+        bodies: list = []
         for latency_ms in (int(value) for value in args.latencies.split(",") if value.strip()):
             samples: dict[str, list[float]] = {name: [] for name in sides}
             for _ in range(args.rounds):
                 for name, command in sides.items():
-                    samples[name].append(measure(name, command, args, latency_ms, tmp))
+                    kept = bodies if name == "ours" else None
+                    samples[name].append(measure(name, command, args, latency_ms, tmp, kept))
             medians = {name: statistics.median(values) for name, values in samples.items()}
             print(f"\nmodel latency {latency_ms} ms (median of {args.rounds}):")
             for name, values in samples.items():
@@ -158,6 +206,8 @@ def main() -> None:
                 print(f"  {name:5} {medians[name]:6.2f} s  {per_step:7.1f} ms/step  (runs: {runs})")
             if "peer" in medians:
                 print(f"  ratio ours/peer: {medians['ours'] / medians['peer']:.2f}")
+        if args.floor and bodies:
+            report_floor(bodies)
 
 
 if __name__ == "__main__":
