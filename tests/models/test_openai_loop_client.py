@@ -5,10 +5,12 @@ for another loop and for a forked child, cancellation mid-request and whole-call
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import threading
 import time
+import weakref
 
 import openai
 import pytest
@@ -206,6 +208,23 @@ def test_whole_call_retries_after_server_errors_reuse_the_loops_client():
         assert str(result).strip() == "The sum is 5."
         assert attempts == ["InternalServerError"]
         assert server.request_count == 5 and len(clients.made) == 1  # 3 failed, then the tool round trip
+
+
+def test_a_closed_loops_client_is_dropped_even_when_it_refers_to_its_loop():
+    class PooledClient:  # like an AsyncOpenAI holding a kept-alive connection: it refers to its loop
+        def __init__(self, **client_args) -> None:
+            self.loop = asyncio.get_running_loop()
+
+    client = LoopBoundClient(PooledClient, api_key="test")
+
+    async def current():
+        return weakref.ref(client.current())
+
+    first = asyncio.run(current())  # asyncio.run closes its loop
+    second = asyncio.run(current())
+    gc.collect()
+    assert first() is None  # gone with its closed loop once the next client was made
+    assert second() is not None  # the newest is kept until another loop makes one
 
 
 def test_the_client_is_only_served_inside_a_running_loop():
