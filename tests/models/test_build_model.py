@@ -10,6 +10,7 @@ from strands.models.openai import OpenAIModel
 
 from strands_durable.errors import ExitCode, Unsupported, WorkflowFailed
 from strands_durable.models import ScriptedModel, SyntheticModel, build_model
+from strands_durable.models.loop_client import LoopBoundClient
 
 _AWS_VARS = (
     "AWS_ACCESS_KEY_ID",
@@ -57,6 +58,13 @@ def test_openai_without_a_key_fails_naming_the_variable_and_the_offline_provider
     assert caught.value.exit_code == ExitCode.RUNTIME
 
 
+def client_args_of(model: OpenAIModel) -> dict:
+    """The arguments each event loop's AsyncOpenAI is made with (the model holds one LoopBoundClient)."""
+    client = model._custom_client  # the SDK keeps an injected client here
+    assert isinstance(client, LoopBoundClient)
+    return client.client_args
+
+
 def test_openai_with_a_key_or_a_compatible_host_builds_strands_openai_model(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     model = build_model("openai", model_id="gpt-4o-mini", runtime={"temperature": 0.1, "top_p": 0.9})
@@ -65,7 +73,7 @@ def test_openai_with_a_key_or_a_compatible_host_builds_strands_openai_model(monk
     assert config["model_id"] == "gpt-4o-mini" and config["params"] == {"temperature": 0.1, "top_p": 0.9}
     monkeypatch.delenv("OPENAI_API_KEY")
     local = build_model("openai", model_id="llama", runtime={"host": "http://127.0.0.1:9/v1"})
-    assert local.client_args["base_url"] == "http://127.0.0.1:9/v1"
+    assert client_args_of(local)["base_url"] == "http://127.0.0.1:9/v1"
     assert "sk-test" not in repr(local.get_config())
 
 
@@ -76,7 +84,7 @@ def test_azure_openai_needs_its_key_and_endpoint(monkeypatch):
         build_model("azure_openai", model_id="deploy")
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "k")
     model = build_model("azure_openai", model_id="deploy")
-    assert model.client_args["base_url"] == "https://res.openai.azure.com/openai/v1/"
+    assert client_args_of(model)["base_url"] == "https://res.openai.azure.com/openai/v1/"
 
 
 def test_bedrock_without_aws_credentials_fails_and_with_them_builds(monkeypatch, tmp_path):

@@ -101,37 +101,38 @@ def _scripted(*, model_id: str | None, scripts: Any, agent_id: str | None, **_: 
     return ScriptedModel(select_script(scripts, agent_id), name=agent_id or "scripted", model_id=model_id or "scripted")
 
 
-def _openai_class(provider: str) -> Any:
+def _openai_model(provider: str, client_args: dict[str, Any], model_id: str, params: dict[str, Any]) -> Any:
+    """Strands' `OpenAIModel` with one `AsyncOpenAI(**client_args)` per event loop (models/loop_client.py)
+    instead of a new one per request."""
     try:
+        import openai
         from strands.models.openai import OpenAIModel
     except ImportError as exc:
         raise _missing_package(provider, "openai", exc) from exc
-    return OpenAIModel
+    from .loop_client import LoopBoundClient
+
+    client = LoopBoundClient(openai.AsyncOpenAI, **client_args)
+    return OpenAIModel(client=client, model_id=model_id, params=params)
 
 
 def _openai(*, model_id: str | None, runtime: Mapping[str, Any], **_: Any) -> Any:
-    model_class = _openai_class("openai")
     host = runtime.get("host")
     if host:  # an OpenAI-compatible server; many need no key, the client needs a non-empty one
         client_args = {"base_url": str(host), "api_key": os.environ.get("OPENAI_API_KEY") or "unused"}
     else:
         client_args = {"api_key": _require_env("openai", "OPENAI_API_KEY")}
-    return model_class(
-        client_args=client_args, model_id=model_id or _DEFAULT_MODEL_IDS["openai"], params=_sampling(runtime)
-    )
+    return _openai_model("openai", client_args, model_id or _DEFAULT_MODEL_IDS["openai"], _sampling(runtime))
 
 
 def _azure_openai(*, model_id: str | None, runtime: Mapping[str, Any], **_: Any) -> Any:
     """Azure OpenAI via its OpenAI-compatible v1 endpoint (`<endpoint>/openai/v1/`); model_id = deployment."""
-    model_class = _openai_class("azure_openai")
     endpoint = str(runtime.get("host") or _require_env("azure_openai", "AZURE_OPENAI_ENDPOINT"))
     api_key = _require_env("azure_openai", "AZURE_OPENAI_API_KEY")
     if not model_id:
         raise WorkflowFailed("provider 'azure_openai' needs runtime.model_id (the deployment name)")
     base_url = endpoint.rstrip("/") + ("/" if endpoint.rstrip("/").endswith("/openai/v1") else "/openai/v1/")
-    return model_class(
-        client_args={"base_url": base_url, "api_key": api_key}, model_id=model_id, params=_sampling(runtime)
-    )
+    client_args = {"base_url": base_url, "api_key": api_key}
+    return _openai_model("azure_openai", client_args, model_id, _sampling(runtime))
 
 
 def _anthropic(*, model_id: str | None, runtime: Mapping[str, Any], **_: Any) -> Any:
