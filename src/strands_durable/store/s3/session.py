@@ -15,7 +15,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from strands_durable.crashpoints import CrashPoints
-from strands_durable.errors import SessionFenced, StorageIOError
+from strands_durable.errors import SessionFenced, SessionNotFound, StorageIOError
 from strands_durable.store.base import Session
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import encode_record, utc_now
@@ -34,6 +34,22 @@ VIEW_KINDS = frozenset({"session", "status", "artifact", "variables", "generatio
 
 def view_bytes(state: SessionState) -> bytes:
     return dump(session_view(state))
+
+
+def pending_view_bytes(session_id: str) -> bytes:
+    """The view `create` writes before the session's header commit, so that a crash between the two leaves the
+    session listed; `list` confirms such a view by reading the commits (it claims nothing they do not hold)."""
+    return dump({"session_id": session_id, "pending": True})
+
+
+def fence(lease: S3Lease, replaced: str | None, *, deleted: bool = False) -> dict[str, Any]:
+    """A fence record's `fence` field: who fenced (our lease token), whom it replaces, and whether the session was
+    deleted (the fences a delete keeps refuse a paused writer's next commit; see S3Store.delete)."""
+    import os
+    import socket
+
+    record = {"holder": lease.token, "replaces": replaced, "pid": os.getpid(), "host": socket.gethostname()}
+    return {**record, "deleted": True} if deleted else record
 
 
 class S3Session(Session):
@@ -122,8 +138,15 @@ class S3Session(Session):
             self._fences.add(record["seq"])
 
     def _catch_up(self) -> None:
-        """Fold the records other writers committed after ours; SessionFenced if one fences our lease out."""
-        stored = self.store.read(self.session_id)
+        """Fold the records other writers committed after ours; SessionFenced if one fences our lease out, or if
+        the session was deleted (its fences refused our PUT); then the scratch files we saved for the refused
+        commit are removed, so a deleted session is not brought back piecemeal."""
+        try:
+            stored = self.store.read(self.session_id)
+        except SessionNotFound:
+            prefix = self.store.keys.scratch(self.session_id)
+            self.store.objects.delete_many([listed.key for listed in self.store.objects.list(prefix)])
+            raise SessionFenced(self.session_id, "the session was deleted") from None
         known = len(self._records)
         if stored.records[:known] != self._records:
             raise SessionFenced(self.session_id, "its commits were replaced by another writer")
@@ -139,12 +162,8 @@ class S3Session(Session):
 
     def write_fence(self, replaced: str | None) -> None:
         """The first commit after taking over an expired lease: fences out every earlier holder."""
-        import os
-        import socket
-
         with self._lock:
-            fence = {"holder": self._lease.token, "replaces": replaced, "pid": os.getpid()}
-            self._append([], {"fence": {**fence, "host": socket.gethostname()}})
+            self._append([], {"fence": fence(self._lease, replaced)})
 
     # -- checkpoints ----------------------------------------------------------------------------------
     def compact(self) -> None:
