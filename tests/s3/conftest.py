@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from strands_durable.store.s3.local_server import LocalS3Server, start_server
-from tests.s3.support import Space
+from tests.s3.support import MotoServer, Space, client_for, start_moto
 
 
 @pytest.fixture(autouse=True)
@@ -87,3 +87,26 @@ def any_space(request, shared_bucket, special_buckets) -> Space:
     """A test's place in a plain, a versioned and an encrypted bucket (the test runs once in each)."""
     bucket = shared_bucket if request.param == "plain" else special_buckets[request.param]
     return Space(bucket, f"t-{uuid.uuid4().hex[:16]}")
+
+
+@pytest.fixture(scope="session")
+def moto_s3(tmp_path_factory) -> Iterator[MotoServer]:
+    """moto's S3 in server mode (a real HTTP server on loopback, in a thread): the second S3 implementation."""
+    try:
+        server = start_moto()
+    except ModuleNotFoundError as exc:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"moto[server] is required in CI: {exc}")
+        pytest.skip(f"no moto server: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def moto_space(moto_s3) -> Space:
+    """A test's own bucket on the moto server (buckets cost nothing there)."""
+    name = f"strands-moto-{uuid.uuid4().hex[:12]}"
+    client_for(moto_s3).create_bucket(Bucket=name)
+    return Space(name, f"t-{uuid.uuid4().hex[:16]}")

@@ -29,6 +29,41 @@ class Space:
         return f"s3://{self.bucket}/{self.prefix}"
 
 
+@dataclass
+class MotoServer:
+    """moto's S3 served on loopback by a ThreadedMotoServer; quacks like LocalS3Server where the tests use it
+    (`endpoint`, credentials, `env()`). It accepts any credentials."""
+
+    server: Any
+    endpoint: str
+    access_key: str = "moto-test-key"
+    secret_key: str = "moto-test-secret"
+
+    def env(self) -> dict[str, str]:
+        return {
+            "AWS_ENDPOINT_URL_S3": self.endpoint,
+            "AWS_ACCESS_KEY_ID": self.access_key,
+            "AWS_SECRET_ACCESS_KEY": self.secret_key,
+            "AWS_REGION": "us-east-1",
+        }
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def start_moto() -> MotoServer:
+    """Start moto's S3 on a free loopback port (moto is imported here: ModuleNotFoundError when missing)."""
+    import logging
+
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    return MotoServer(server, f"http://{host}:{port}")
+
+
 def store_for(server: LocalS3Server, space: Space, *, client: Any = None, **opts: Any) -> S3Store:
     opts.setdefault("retry_delays", FAST_RETRIES)
     return S3Store(space.bucket, space.prefix, client=client if client is not None else client_for(server), **opts)
