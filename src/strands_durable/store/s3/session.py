@@ -23,6 +23,7 @@ from strands_durable.store.s3.client import KeyTaken
 from strands_durable.store.s3.lease import S3Lease
 from strands_durable.store.s3.scratch import SAVE_KINDS, ScratchMirror
 from strands_durable.store.state import SessionState, apply_record, compact_events
+from strands_durable.store.verify import check_committed_histories
 from strands_durable.store.views import dump, session_view
 
 if TYPE_CHECKING:
@@ -93,6 +94,8 @@ class S3Session(Session):
             if kinds & SAVE_KINDS:
                 self.scratch.save()  # the files a tool wrote are stored before the commit that follows it
             seq = self._append(events, extra)
+            if self.store.strict:
+                check_committed_histories(self.state, events)
             self._derive(write_view=bool(kinds & VIEW_KINDS) or synced)
             self._emit_commit(self._crash, "store.after_commit", path, events, durable=durable, synced=synced, seq=seq)
             return seq
@@ -187,6 +190,21 @@ class S3Session(Session):
                 doomed.append(keys.checkpoint(sid, self._checkpoint_seq))
             self._checkpoint_seq = upto
             objects.delete_many(doomed)
+            if self.store.strict:
+                self.verify_stored()
+
+    def verify_stored(self) -> None:
+        """A strict store's check at each compaction and at close: read the session back as a new reader would
+        (each object's checksum, each record's seq against its key, no gap, the checkpoint's length) and require
+        the very records this writer committed; AssertionError naming the first that differs."""
+        stored = self.store.read(self.session_id)
+        ours = self._records
+        for seq, (held, mine) in enumerate(zip(stored.records, ours, strict=False)):
+            if held != mine:
+                raise AssertionError(f"strict store: session {self.session_id} holds another record at seq {seq}")
+        if len(stored.records) < len(ours):
+            lost = len(stored.records)
+            raise AssertionError(f"strict store: session {self.session_id} lost its records from seq {lost}")
 
     # -- views and lifecycle --------------------------------------------------------------------------
     def write_view(self) -> None:
@@ -209,6 +227,8 @@ class S3Session(Session):
             try:
                 if self._lease.lost is None:
                     self.commit([], path="close", synced=True)
+                    if self.store.strict:
+                        self.verify_stored()
             finally:
                 self._closed = True
                 self._lease.release()

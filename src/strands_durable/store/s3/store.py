@@ -208,8 +208,12 @@ class S3Store(SessionStore):
         return isinstance(record, dict) and bool((record.get("fence") or {}).get("deleted"))
 
     def load(self, session_id: str) -> SessionState:
+        """The state without a lease; a strict store also validates its stored histories (as `open` does)."""
         self._check_id(session_id)
-        return self.read(session_id).state
+        state = self.read(session_id).state
+        if self.strict:
+            verify_histories(self._where(self.keys.session(session_id)), state)  # type: ignore[arg-type]
+        return state
 
     def spec_snapshot(self, session_id: str) -> bytes:
         held = self.objects.get(self.keys.spec_snapshot(session_id))
