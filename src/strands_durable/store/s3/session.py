@@ -64,7 +64,9 @@ class S3Session(Session):
         self.store = store
         self.state = stored.state
         self.warnings: list[str] = []
-        self._records = stored.records  # each record's encoded bytes, in order (what a checkpoint holds)
+        self._records = stored.records  # each landed record's encoded bytes, in order (what a checkpoint holds)
+        self._held: list[bytes] = []  # records of durable=False commits, folded, PUT with the next commit
+        self._held_kinds: set[Any] = set()
         self._fences = set(stored.fences)
         self._checkpoint_seq = stored.checkpoint_seq
         self._lease = lease
@@ -83,20 +85,28 @@ class S3Session(Session):
     def commit(
         self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
     ) -> int:
-        """Every commit is one conditional PUT (`durable` has no cheaper form on S3); returns the record's seq."""
+        """One conditional PUT, which also carries the records of the `durable=False` commits held since the
+        last one (CONTRACT: those can be re-derived, so a crash may lose them, as it loses unsynced journal lines
+        on disk); `durable=False` alone PUTs nothing (without `batch`: every commit is a PUT). Returns the seq."""
         with self._lock:
             if self._closed:
                 raise StorageIOError(f"session {self.session_id} is closed")
             self._lease.ensure()
             self._emit_commit(self._crash, "store.before_commit", path, events, durable=durable, synced=synced)
             extra = {"synced": True} if synced else {}
-            kinds = {event.get("type") for event in events}
-            if kinds & SAVE_KINDS:
-                self.scratch.save()  # the files a tool wrote are stored before the commit that follows it
-            seq = self._append(events, extra)
+            kinds = {event.get("type") for event in events} | self._held_kinds
+            if not durable and not synced and self.store.batch:
+                seq = self._hold(events)
+                self._held_kinds = kinds
+            else:
+                if kinds & SAVE_KINDS:
+                    self.scratch.save()  # the files a tool wrote are stored before the commit that follows it
+                seq = self._append(events, extra)
+                self._held_kinds = set()
             if self.store.strict:
                 check_committed_histories(self.state, events)
-            self._derive(write_view=bool(kinds & VIEW_KINDS) or synced)
+            if not self._held:
+                self._derive(write_view=bool(kinds & VIEW_KINDS) or synced)
             self._emit_commit(self._crash, "store.after_commit", path, events, durable=durable, synced=synced, seq=seq)
             return seq
 
@@ -112,30 +122,48 @@ class S3Session(Session):
         except (StorageIOError, SessionFenced):
             pass
 
+    def _encode(self, events: list[dict[str, Any]], extra: dict[str, Any]) -> bytes:
+        record = {
+            "seq": self.state.seq + 1,
+            "at": utc_now(),
+            "events": compact_events(self.state, events),
+            "writer": self._lease.token,
+            **extra,
+        }
+        return encode_record(record)
+
+    def _hold(self, events: list[dict[str, Any]]) -> int:
+        """A `durable=False` commit: its record is folded now and PUT with the next commit's."""
+        data = self._encode(events, {})
+        record = json.loads(data[9:])
+        apply_record(self.state, record)
+        self._held.append(data)
+        return int(record["seq"])
+
     def _append(self, events: list[dict[str, Any]], extra: dict[str, Any]) -> int:
-        """PUT the record at the next key; on a lost race read what is there, stop if it fences us out, else
-        fold it and try the next key."""
+        """PUT the held records and this one as one object at the first one's key; on a lost race read what is
+        there, stop if it fences us out, else fold it and try the next key."""
         while True:
-            record = {
-                "seq": self.state.seq + 1,
-                "at": utc_now(),
-                "events": compact_events(self.state, events),
-                "writer": self._lease.token,
-                **extra,
-            }
-            data = encode_record(record)
+            data = self._encode(events, extra)
+            first = json.loads((self._held[0] if self._held else data)[9:])["seq"]
             try:
-                self.store.objects.put_new(self.store.keys.commit(self.session_id, record["seq"]), data)
+                self.store.objects.put_new(self.store.keys.commit(self.session_id, first), b"".join(self._held) + data)
             except KeyTaken:
                 self._catch_up()
                 continue
+            for held in self._held:
+                self._landed(held)
+            self._held = []
             self._apply(data)
-            return record["seq"]
+            return int(json.loads(data[9:])["seq"])
 
     def _apply(self, data: bytes) -> None:
         # fold what was written, not the caller's objects (as the local store does)
+        apply_record(self.state, json.loads(data[9:]))
+        self._landed(data)
+
+    def _landed(self, data: bytes) -> None:
         record = json.loads(data[9:])
-        apply_record(self.state, record)
         self._records.append(data)
         if "fence" in record:
             self._fences.add(record["seq"])
@@ -143,7 +171,9 @@ class S3Session(Session):
     def _catch_up(self) -> None:
         """Fold the records other writers committed after ours; SessionFenced if one fences our lease out, or if
         the session was deleted (its fences refused our PUT); then the scratch files we saved for the refused
-        commit are removed, so a deleted session is not brought back piecemeal."""
+        commit are removed, so a deleted session is not brought back piecemeal. Held records (already folded)
+        move after the others' (renumbered): a concurrent writer's units have their own conversations, so the
+        order of their records and ours does not change the fold."""
         try:
             stored = self.store.read(self.session_id)
         except SessionNotFound:
@@ -162,6 +192,13 @@ class S3Session(Session):
                     f"commit {record['seq']} is a fence written by pid {fence.get('pid')} on host {fence.get('host')}",
                 )
             self._apply(data)
+        renumbered = []
+        for held in self._held:
+            record = {**json.loads(held[9:]), "seq": self.state.seq + 1 + len(renumbered)}
+            renumbered.append(encode_record(record))
+        self._held = renumbered
+        if renumbered:
+            self.state.seq = json.loads(renumbered[-1][9:])["seq"]
 
     def write_fence(self, replaced: str | None) -> None:
         """The first commit after taking over an expired lease: fences out every earlier holder."""

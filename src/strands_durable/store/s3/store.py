@@ -78,6 +78,7 @@ class S3Store(SessionStore):
         checkpoint_every: int = CHECKPOINT_EVERY,
         retry_delays: tuple[float, ...] | None = None,
         strict: bool | None = None,
+        batch: bool = True,
         clock: Callable[[], float] = time.time,
         scratch_root: Path | str | None = None,
     ) -> None:
@@ -96,6 +97,7 @@ class S3Store(SessionStore):
             lease_skew_s if lease_skew_s is not None else _env_float("STRANDS_S3_LEASE_SKEW", DEFAULT_SKEW_S)
         )
         self.checkpoint_every = checkpoint_every
+        self.batch = batch  # durable=False commits are PUT with the next commit (store/s3/session.py)
         self.clock = clock  # wall-clock seconds: lease expiry (tests move it forward)
         if scratch_root is None:
             digest = hashlib.sha256(self.url.encode()).hexdigest()[:16]
@@ -114,6 +116,7 @@ class S3Store(SessionStore):
             "checkpoint_every",
             "retry_delays",
             "strict",
+            "batch",
             "clock",
             "scratch_root",
         }
@@ -162,21 +165,23 @@ class S3Store(SessionStore):
                 raise CorruptSession(where, f"holds {len(contents.records)} whole records, expected {expected}")
             parsed = contents.records
             records = [line + b"\n" for line in held[0].split(b"\n")[:-1]]
+        # a commit object holds one record, or several (durable=False commits PUT with the next one): the next
+        # object's key is the seq after its last record, so every key above the checkpoint is read, then chained
         seq = checkpoint_seq + 1
-        following = []
-        while seq + len(following) in commits:
-            following.append(commits[seq + len(following)])
-        for held in self.objects.get_many(following):
+        above = sorted(s for s in commits if s > checkpoint_seq)
+        fetched = dict(zip(above, self.objects.get_many([commits[s] for s in above]), strict=True))
+        while seq in fetched:
+            held = fetched.pop(seq)
             if held is None:
                 return None  # compacted between our LIST and GET
             where = self._where(commits[seq])
             contents = read_journal(where, held[0], first_seq=seq)  # type: ignore[arg-type]
-            if contents.torn_tail or len(contents.records) != 1:
+            if contents.torn_tail or not contents.records:
                 raise CorruptSession(where, "not exactly one whole commit record")
-            parsed.append(contents.records[0])
-            records.append(held[0])
-            seq += 1
-        later = [s for s in commits if s > seq]
+            parsed.extend(contents.records)
+            records.extend(line + b"\n" for line in held[0].split(b"\n")[:-1])
+            seq += len(contents.records)
+        later = [s for s in fetched if s > seq]
         if later and self._deleted(commits[max(later)]):
             raise SessionNotFound(session_id)  # only the fences of a deleted session (and a paused writer's strays)
         if later:
