@@ -3,16 +3,12 @@ paused before its PUT while its session is deleted (it must not bring the sessio
 
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
 
-from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import SessionFenced, SessionNotFound, StorageIOError, UsageError
 from strands_durable.store.journal import read_journal
 from strands_durable.store.s3.wrappers import SERVER_ERROR, CountingClient, FaultingClient
-from tests.s3.support import client_for, meta, store_for, unit
+from tests.s3.support import client_for, meta, pause_a_writer, store_for, unit
 
 
 def _keys(client, space, under: str = "") -> list[str]:
@@ -65,42 +61,20 @@ def test_a_writer_paused_before_its_put_while_the_session_is_deleted_leaves_noth
     stops with exit 17, and removes the scratch files it saved. Nothing of the session is listed or readable, and
     its id is not reused. (Fails when delete removes the fences: the PUT lands on the freed key.)"""
     opts = {"lease_ttl_s": 0.6, "lease_skew_s": 0.1}
-    bus = CrashPoints()
-    at_put, resume_put = threading.Event(), threading.Event()
-
-    def pause_before_put(point):
-        if point.site == "store.before_commit" and point.path == "paused":
-            at_put.set()
-            resume_put.wait(30)
-
-    bus.subscribe(pause_before_put)
     paused_store = store_for(s3_server, space, **opts)
-    paused = paused_store.create(meta(), b"spec", crash_points=bus)
-    sid = paused.state.session_id
-    paused.commit([unit(0)])
-    outcome: list[BaseException | None] = []
 
-    def write():
-        scratch = paused_store.scratch_dir(sid)
+    def a_tool_writes_a_file(session) -> None:
+        scratch = paused_store.scratch_dir(session.state.session_id)
         scratch.mkdir(parents=True, exist_ok=True)
         (scratch / "notes.txt").write_text("written by the paused writer\n")
-        try:
-            paused.commit([unit(1)], path="paused")
-            outcome.append(None)
-        except BaseException as exc:
-            outcome.append(exc)
 
-    writer = threading.Thread(target=write)
-    writer.start()
-    assert at_put.wait(10)
-    paused._lease.stop_renewing()  # the paused process renews nothing
-    time.sleep(0.8)
+    paused = pause_a_writer(paused_store, prepare=a_tool_writes_a_file)
+    sid = paused.session.state.session_id
     deleter = store_for(s3_server, space, **opts)
     deleter.delete(sid)
-    resume_put.set()
-    writer.join(30)
-    assert outcome and isinstance(outcome[0], SessionFenced), outcome
-    assert "the session was deleted" in str(outcome[0])
+    refused = paused.finish()
+    assert isinstance(refused, SessionFenced), paused.outcome
+    assert "the session was deleted" in str(refused)
 
     client = client_for(s3_server)
     left = [key for key in _keys(client, space) if sid in key]

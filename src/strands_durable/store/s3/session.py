@@ -201,8 +201,10 @@ class S3Session(Session):
             self.state.seq = json.loads(renumbered[-1][9:])["seq"]
 
     def write_fence(self, replaced: str | None) -> None:
-        """The first commit after taking over an expired lease: fences out every earlier holder."""
+        """The first commit after taking over an expired lease: fences out every earlier holder. A fence is always
+        an object of its own, at its own seq's key (compaction keeps fence keys), so nothing may be held here."""
         with self._lock:
+            assert not self._held, "a fence never rides with held records"
             self._append([], {"fence": fence(self._lease, replaced)})
 
     # -- checkpoints ----------------------------------------------------------------------------------
