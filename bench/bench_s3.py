@@ -5,7 +5,9 @@
 1. commit latency: one S3Session.commit of a message vs a bare conditional PutObject (If-None-Match: *) of the same
    bytes on the same client, interleaved (goal: median ratio <= 1.2);
 2. opening and loading a session of `--messages` messages: requests and ms;
-3. `list` over `--sessions` sessions: requests and ms.
+3. `list` over `--sessions` sessions: requests and ms;
+4. a run's commit mix (per round trip: the prompt and the unit's outcome not durable, the answer durable) with
+   durable=False commits batched into the next PUT and without: commit PUTs and ms per round trip.
 """
 
 from __future__ import annotations
@@ -101,11 +103,32 @@ def bench_list(client, bucket: str, sessions: int) -> None:
     print(f"list of {sessions} sessions: {counting.total} requests ({dict(counting.counts)}), {list_ms:.0f} ms")
 
 
+def bench_batching(client, bucket: str, trips: int) -> None:
+    print(f"a run's commit mix, {trips} round trips (prompt and unit outcome durable=False, answer durable):")
+    for batch in (False, True):
+        counting = CountingClient(client)
+        store = S3Store(bucket, f"bench-batch-{batch}", client=counting, batch=batch)
+        session = store.create(_meta(), b"spec")
+        counting.reset()
+        started = time.perf_counter()
+        for trip in range(trips):
+            session.commit([_message(2 * trip)], durable=False)
+            session.commit([_message(2 * trip + 1)])
+            unit = {"type": "unit", "unit": f"step[{trip}]", "record": {"status": "completed", "response": "r"}}
+            session.commit([unit], durable=False)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        puts = counting.counts["put_object"]
+        session.close()
+        label = "batched  " if batch else "one each "
+        print(f"  {label} {puts / trips:5.2f} PUTs and {elapsed_ms / trips:6.2f} ms per round trip ({puts} PUTs)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--commits", type=int, default=300)
     parser.add_argument("--messages", type=int, default=1000)
     parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument("--trips", type=int, default=100)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data:
         server = start_server(Path(data))
@@ -116,6 +139,7 @@ def main() -> None:
             bench_commit(client, "bench", args.commits)
             bench_open(client, "bench", args.messages)
             bench_list(client, "bench", args.sessions)
+            bench_batching(client, "bench", args.trips)
         finally:
             server.stop()
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from strands_durable.store.s3.local_server import LocalS3Server, start_server
-from tests.s3.support import Space
+from tests.s3.support import MotoServer, Space, client_for, start_moto
 
 
 @pytest.fixture(autouse=True)
@@ -21,18 +22,23 @@ def _scratch_on_this_machine(tmp_path, monkeypatch):
     monkeypatch.setenv("STRANDS_S3_SCRATCH_DIR", str(tmp_path / "s3-scratch"))
 
 
-@pytest.fixture(scope="session")
-def s3_server(tmp_path_factory) -> Iterator[LocalS3Server]:
+def _serving(start: Callable[[], Any], errors: type[Exception], what: str) -> Iterator[Any]:
+    """A started test server, stopped at the end; one that cannot start fails in CI and skips elsewhere."""
     try:
-        server = start_server(tmp_path_factory.mktemp("seaweedfs"))
-    except RuntimeError as exc:
+        server = start()
+    except errors as exc:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"the S3 test server is required in CI: {exc}")
-        pytest.skip(f"no local S3 server: {exc}")
+            pytest.fail(f"{what} is required in CI: {exc}")
+        pytest.skip(f"no {what}: {exc}")
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory) -> Iterator[LocalS3Server]:
+    yield from _serving(lambda: start_server(tmp_path_factory.mktemp("seaweedfs")), RuntimeError, "local S3 server")
 
 
 @pytest.fixture
@@ -87,3 +93,18 @@ def any_space(request, shared_bucket, special_buckets) -> Space:
     """A test's place in a plain, a versioned and an encrypted bucket (the test runs once in each)."""
     bucket = shared_bucket if request.param == "plain" else special_buckets[request.param]
     return Space(bucket, f"t-{uuid.uuid4().hex[:16]}")
+
+
+@pytest.fixture(scope="session")
+def moto_s3(tmp_path_factory) -> Iterator[MotoServer]:
+    """moto's S3 in server mode (a real HTTP server on loopback, its own process): the second S3 implementation."""
+    log = tmp_path_factory.mktemp("moto") / "moto.log"
+    yield from _serving(lambda: start_moto(log), ModuleNotFoundError, "moto[server]")
+
+
+@pytest.fixture
+def moto_space(moto_s3) -> Space:
+    """A test's own bucket on the moto server (buckets cost nothing there)."""
+    name = f"strands-moto-{uuid.uuid4().hex[:12]}"
+    client_for(moto_s3).create_bucket(Bucket=name)
+    return Space(name, f"t-{uuid.uuid4().hex[:16]}")

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from strands_durable.crashpoints import CrashPoints
 from strands_durable.store.layout import new_session_id
 from strands_durable.store.s3 import S3Store
 from strands_durable.store.s3.client import make_client
-from strands_durable.store.s3.local_server import LocalS3Server
+from strands_durable.store.s3.local_server import LocalS3Server, free_ports
 
 FAST_RETRIES = (0.01, 0.02, 0.04)
 
@@ -27,6 +34,49 @@ class Space:
     @property
     def url(self) -> str:
         return f"s3://{self.bucket}/{self.prefix}"
+
+
+@dataclass
+class MotoServer:
+    """moto's S3 server (`python -m moto.server`) in its own process on loopback; quacks like LocalS3Server where
+    the tests use it (`endpoint`, credentials, `env()`). It accepts any credentials. A process, not moto's
+    ThreadedMotoServer: a server thread in the test process would make the fork-based fault tests refuse to fork."""
+
+    process: subprocess.Popen
+    endpoint: str
+    access_key: str = "moto-test-key"
+    secret_key: str = "moto-test-secret"
+
+    def env(self) -> dict[str, str]:
+        return LocalS3Server.env(self)  # type: ignore[arg-type]  # the same variables, read from the same fields
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait(10)
+
+
+def start_moto(log: Path) -> MotoServer:
+    """Start moto's S3 on a free loopback port and wait until it answers (ModuleNotFoundError without moto)."""
+    import importlib.util
+    import socket
+
+    if importlib.util.find_spec("moto.server") is None:
+        raise ModuleNotFoundError("moto[server] is not installed", name="moto")
+    (port,) = free_ports(1)
+    with open(log, "ab") as sink:  # the server's request log; the file layer is for session data
+        process = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], stdout=sink, stderr=sink
+        )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ModuleNotFoundError(f"moto server exited with {process.returncode} (see {log})", name="moto")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return MotoServer(process, f"http://127.0.0.1:{port}")
+        time.sleep(0.1)
+    process.kill()
+    raise ModuleNotFoundError(f"moto server did not answer on port {port} (see {log})", name="moto")
 
 
 def store_for(server: LocalS3Server, space: Space, *, client: Any = None, **opts: Any) -> S3Store:
@@ -62,3 +112,56 @@ def interrupted_at_first_step(*args: Any, cwd: Any) -> Any:
         if run.proc.poll() is None:
             run.proc.kill()
     return run
+
+
+@dataclass
+class PausedWriter:
+    """A session's writer held between its lease check and its PUT (see `pause_a_writer`)."""
+
+    session: Any
+    outcome: list[BaseException | None]
+    resume_put: threading.Event
+    thread: threading.Thread
+
+    def finish(self) -> BaseException | None:
+        """Let the paused commit go on; what it raised (None when it landed)."""
+        self.resume_put.set()
+        self.thread.join(30)
+        assert self.outcome, "the paused writer did not finish"
+        return self.outcome[0]
+
+
+def pause_a_writer(
+    store: S3Store, *, prepare: Callable[[Any], None] | None = None, expire_s: float = 0.8
+) -> PausedWriter:
+    """A new session (one commit) whose next commit passes its lease check and then pauses (a crash-point
+    subscriber at store.before_commit holds it) until `finish()`; it renews nothing, and `expire_s` later its lease
+    has expired. `prepare(session)` runs before that commit (e.g. a tool writing a scratch file)."""
+    bus = CrashPoints()
+    at_put, resume_put = threading.Event(), threading.Event()
+
+    def pause_before_put(point: Any) -> None:
+        if point.site == "store.before_commit" and point.path == "paused":
+            at_put.set()
+            resume_put.wait(30)
+
+    bus.subscribe(pause_before_put)
+    session = store.create(meta(), b"spec", crash_points=bus)
+    session.commit([unit(0)])
+    if prepare is not None:
+        prepare(session)
+    outcome: list[BaseException | None] = []
+
+    def write() -> None:
+        try:
+            session.commit([unit(1)], path="paused")
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    assert at_put.wait(10)
+    session._lease.stop_renewing()  # the paused process renews nothing
+    time.sleep(expire_s)
+    return PausedWriter(session, outcome, resume_put, thread)

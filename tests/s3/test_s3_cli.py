@@ -48,14 +48,17 @@ def test_run_interrupt_resume_list_show_delete_cleanup_on_s3(s3_env, space, tmp_
     assert deleted.returncode == 0, deleted.stderr
     assert json.loads(strands("sessions", "list", "--json", env=env).stdout) == []
 
-    again = strands("run", SPEC, "--force", env=env)
+    again = strands("run", SPEC, "--force", "--json", env=env)
     assert again.returncode == 0, again.stderr
+    later = json.loads(again.stdout)["session_id"]
     time.sleep(1.1)
     cleaned = strands("sessions", "cleanup", "--older-than", "1s", "--force", env=env)
     assert cleaned.returncode == 0, cleaned.stderr
     assert json.loads(strands("sessions", "list", "--json", env=env).stdout) == []
     client_keys = _all_keys(space)
-    assert client_keys == [], client_keys  # every object of both sessions is gone (leases and views too)
+    # every object of both sessions is gone (leases and views too) but each delete's fence record
+    assert sorted(key.split("/sessions/")[1].split("/")[0] for key in client_keys) == sorted([session_id, later])
+    assert all(re.fullmatch(rf"{space.prefix}/sessions/[^/]+/commits/\d{{12}}", key) for key in client_keys)
 
 
 def _all_keys(space) -> list[str]:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import math
-import threading
 import time
 
 import pytest
 
-from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, ExitCode, SessionFenced, SessionInUse, SessionNotFound
 from strands_durable.store.journal import encode_record
 from strands_durable.store.s3.wrappers import CountingClient
-from tests.s3.support import Space, client_for, meta, store_for, unit
+from tests.s3.support import Space, client_for, meta, pause_a_writer, store_for, unit
 
 
 def _keys(client, space, under: str = "") -> list[str]:
@@ -99,39 +97,13 @@ def test_a_writer_paused_across_a_compaction_cannot_reuse_a_deleted_key(s3_serve
     deletes fences: the If-None-Match PUT then succeeds on the deleted key, on a versioned bucket too.)"""
     space = any_space
     opts = {"lease_ttl_s": 0.6, "lease_skew_s": 0.1, "checkpoint_every": 4}
-    bus = CrashPoints()
-    at_put, resume_put = threading.Event(), threading.Event()
-
-    def pause_before_put(point):
-        if point.site == "store.before_commit" and point.path == "paused":
-            at_put.set()
-            resume_put.wait(30)
-
-    bus.subscribe(pause_before_put)
-    paused = store_for(s3_server, space, **opts).create(meta(), b"spec", crash_points=bus)
-    sid = paused.state.session_id
-    paused.commit([unit(0)])
-    outcome: list[BaseException | None] = []
-
-    def write():
-        try:
-            paused.commit([unit(1)], path="paused")
-            outcome.append(None)
-        except BaseException as exc:
-            outcome.append(exc)
-
-    writer = threading.Thread(target=write)
-    writer.start()
-    assert at_put.wait(10)
-    paused._lease.stop_renewing()  # the paused process renews nothing
-    time.sleep(0.8)
+    paused = pause_a_writer(store_for(s3_server, space, **opts))
+    sid = paused.session.state.session_id
     taker = store_for(s3_server, space, **opts).open(sid)
     fence_key = f"{space.prefix}/sessions/{sid}/commits/{taker.state.seq:012d}"
     for index in range(1, 12):
         taker.commit([unit(100 + index)])
-    resume_put.set()
-    writer.join(30)
-    assert outcome and isinstance(outcome[0], SessionFenced), outcome
+    assert isinstance(paused.finish(), SessionFenced), paused.outcome
     keys = _keys(client_for(s3_server), space, f"sessions/{sid}/")
     assert fence_key in keys, "compaction deleted the fence"
     assert f"{space.prefix}/sessions/{sid}/commits/000000000001" not in keys  # covered commits were deleted
@@ -180,8 +152,10 @@ def test_list_reads_list_pages_and_one_small_object_per_session(s3_server, space
     assert counting.total == 2 + sessions
 
 
-def test_delete_removes_every_object_of_the_session(s3_server, any_space):
-    """(On a versioned bucket the deleted objects' older versions stay, as versioning means; see docs/storage.md.)"""
+def test_delete_removes_every_object_of_the_session_but_its_fence(s3_server, any_space):
+    """Everything but the delete's own fence record (kept so a paused writer cannot recreate the session; see
+    tests/s3/test_s3_visibility.py). (On a versioned bucket the deleted objects' older versions stay, as versioning
+    means; see docs/storage.md.)"""
     space = any_space
     store = store_for(s3_server, space, checkpoint_every=3)
     keep = store.create(meta(), b"spec")
@@ -193,7 +167,7 @@ def test_delete_removes_every_object_of_the_session(s3_server, any_space):
     session.close()
     store.delete(sid)
     client = client_for(s3_server)
-    assert not [k for k in _keys(client, space) if sid in k]
+    assert [k for k in _keys(client, space) if sid in k] == [f"{space.prefix}/sessions/{sid}/commits/000000000010"]
     assert [s.session_id for s in store.list()] == [keep.state.session_id]
     with pytest.raises(SessionNotFound):
         store.load(sid)

@@ -34,7 +34,7 @@ class RunRequest:
     provider: str | None
     seed: int | None
     sessions_dir: str | None
-    out: Path | None
+    out: str | None
     force: bool
     save_session: bool
     auto_resume: bool
@@ -70,7 +70,8 @@ def run(
         typer.Option("--sessions-dir", metavar="DIR", help="Where sessions live (default $STRANDS_SESSIONS_DIR)."),
     ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", metavar="DIR", help="Artifact directory (default ./artifacts).")
+        str | None,  # a directory or an s3:// URL (a Path would fold its `//`)
+        typer.Option("--out", metavar="DIR", help="Artifact directory or s3://BUCKET/PREFIX (default ./artifacts)."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing artifact files.")] = False,
     no_save_session: Annotated[

@@ -10,7 +10,7 @@ from typing import Any
 
 from strands_durable.errors import SpecError, StorageIOError, UsageError
 from strands_durable.spec import render
-from strands_durable.store.factory import is_s3_location
+from strands_durable.store.factory import is_s3_location, s3_url
 from strands_durable.store.fileops import FileOps, is_temp_file
 
 
@@ -27,12 +27,13 @@ def _relpath(spec: Any, rendered: str, where: str) -> PurePosixPath:
     return rel
 
 
-def resolve_out(out_dir: str | Path) -> Path:
-    """`--out` as a run records it: a local directory made absolute, an `s3://` location kept as given."""
-    return Path(out_dir) if is_s3_location(out_dir) else Path(out_dir).resolve()
+def resolve_out(out_dir: str | Path) -> str | Path:
+    """`--out` as a run records it: a local directory made absolute, an S3 location as `s3://BUCKET/PREFIX` text
+    (a `Path` would fold its `//`)."""
+    return s3_url(out_dir) if is_s3_location(out_dir) else Path(out_dir).resolve()
 
 
-def _s3_output(out_dir: Path) -> Any:
+def _s3_output(out_dir: str | Path) -> Any:
     """The S3Output for an `s3://` out_dir, else None (the S3 store is imported only then)."""
     if not is_s3_location(out_dir):
         return None
@@ -41,15 +42,15 @@ def _s3_output(out_dir: Path) -> Any:
     return S3Output(out_dir)
 
 
-def _existing(out_dir: Path, rel: PurePosixPath, s3: Any) -> str | None:
+def _existing(out_dir: str | Path, rel: PurePosixPath, s3: Any) -> str | None:
     """The address of the file or object already at `rel`, or None."""
     if s3 is not None:
         return s3.where(rel) if s3.exists(rel) else None
-    target = out_dir / rel
+    target = Path(out_dir) / rel
     return str(target) if target.exists() else None
 
 
-def check_existing(spec: Any, out_dir: Path, context: dict[str, Any], *, force: bool, ours: set[str]) -> None:
+def check_existing(spec: Any, out_dir: str | Path, context: dict[str, Any], *, force: bool, ours: set[str]) -> None:
     """Refuse early (before any model call) to overwrite a file we did not write, unless --force."""
     if force:
         return
@@ -111,7 +112,7 @@ def _write(ctx: Any, label: str, rel: PurePosixPath, content: bytes, fileops: Fi
     )
     if s3 is not None:
         return str(s3.write(rel, content))
-    target = out_dir / rel
+    target = Path(out_dir) / rel
     try:
         fileops.makedirs(target.parent)
         _remove_stale_temps(target, fileops)

@@ -19,7 +19,7 @@ class RunOptions:
     provider: str | None = None  # overrides runtime.provider and every agent's provider
     seed: int = 0
     cli_vars: list[str] = field(default_factory=list)
-    out_dir: Path = Path("artifacts")
+    out_dir: str | Path = Path("artifacts")  # a directory, or `s3://BUCKET/PREFIX` kept as text
     force: bool = False
     hitl_response: str | None = None  # answers the pending HITL pause (the first one this run reaches)
     hitl_answer: str | None = None  # answers every HITL pause of the run (chaos runs, the plugin's ini answer)

@@ -11,7 +11,7 @@ from strands_durable.errors import Unsupported
 from strands_durable.store.base import SessionStore
 from strands_durable.store.layout import SESSIONS_DIR_ENV
 
-__all__ = ["SESSIONS_DIR_ENV", "is_s3_location", "open_store"]
+__all__ = ["SESSIONS_DIR_ENV", "is_s3_location", "open_store", "s3_url"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -37,6 +37,12 @@ def is_s3_location(location: str | Path) -> bool:
     """Whether a sessions or `--out` value names an S3 location: `s3://BUCKET/PREFIX`, also as `Path` keeps it
     (`s3:/BUCKET/PREFIX`, the double slash collapsed)."""
     return str(location).startswith("s3:/")
+
+
+def s3_url(location: str | Path) -> str:
+    """An S3 location as `s3://BUCKET/PREFIX`, also from the collapsed `s3:/BUCKET/PREFIX` a `Path` made of it
+    (sessions recorded before `--out` was kept as text hold that form)."""
+    return "s3://" + str(location)[len("s3:/") :].lstrip("/")
 
 
 def _remote_store(scheme: str, url: str, opts: dict[str, Any]) -> SessionStore:

@@ -26,7 +26,7 @@ from strands_durable.store.io_errors import io_error
 from strands_durable.store.journal import JOURNAL_NAME, encode_record, header_line, utc_now
 from strands_durable.store.lease import Lease
 from strands_durable.store.state import SessionState, apply_record, compact_events
-from strands_durable.store.verify import readable_file_findings
+from strands_durable.store.verify import check_committed_histories, readable_file_findings
 from strands_durable.store.views import (
     agent_view,
     dump,
@@ -160,12 +160,7 @@ class LocalSession(Session):
             self._broken = os.strerror(exc.errno)
 
     def _check_histories(self, events: list[dict[str, Any]]) -> None:
-        from strands_durable.history import validate
-
-        for key in {e["conv"] for e in events if e.get("type") in ("message", "generation")}:
-            violations = validate(self.state.conversations[key].messages, mode="stored")
-            if violations:
-                raise AssertionError(f"strict store: invalid stored history for {key}: {violations[0]}")
+        check_committed_histories(self.state, events)
 
     # -- readable files -----------------------------------------------------------------------------
     def flush_views(self, *, messages: bool = True) -> None:

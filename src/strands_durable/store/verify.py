@@ -98,6 +98,17 @@ def verify_histories(directory: Path, state: SessionState, *, known: SessionStat
             )
 
 
+def check_committed_histories(state: SessionState, events: list[dict[str, Any]]) -> None:
+    """A strict store's check after each commit: every conversation the commit's events touched is valid as
+    stored; AssertionError (a bug in the caller, not bad input) when one is not."""
+    from strands_durable.history import validate
+
+    for key in {e["conv"] for e in events if e.get("type") in ("message", "generation")}:
+        violations = validate(state.conversations[key].messages, mode="stored")
+        if violations:
+            raise AssertionError(f"strict store: invalid stored history for {key}: {violations[0]}")
+
+
 def hand_edited_variables(directory: Path, state: SessionState) -> dict[str, Any] | None:
     """Variables a user edited in session.json (the document's advanced workflow), or None when unchanged."""
     view = read_json_object(directory / layout.SESSION_JSON)

@@ -10,7 +10,7 @@ from pathlib import PurePath, PurePosixPath
 from typing import Any
 
 from strands_durable.errors import StorageIOError, UsageError
-from strands_durable.store.factory import is_s3_location
+from strands_durable.store.factory import is_s3_location, s3_url
 from strands_durable.store.s3.client import Objects, make_client
 from strands_durable.store.s3.store import parse_url
 
@@ -22,7 +22,7 @@ class S3Output:
         text = str(out)
         if not is_s3_location(text):
             raise UsageError(f"Not an S3 location: {text} (expected s3://BUCKET/PREFIX)")
-        self.url = "s3://" + text[len("s3:/") :].lstrip("/")  # also a Path's collapsed `s3:/BUCKET/PREFIX`
+        self.url = s3_url(text)
         bucket, self.prefix = parse_url(self.url)
         self.objects = Objects(client if client is not None else make_client(), bucket)
 

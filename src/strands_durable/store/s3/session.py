@@ -15,7 +15,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from strands_durable.crashpoints import CrashPoints
-from strands_durable.errors import SessionFenced, StorageIOError
+from strands_durable.errors import SessionFenced, SessionNotFound, StorageIOError
 from strands_durable.store.base import Session
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import encode_record, utc_now
@@ -23,6 +23,7 @@ from strands_durable.store.s3.client import KeyTaken
 from strands_durable.store.s3.lease import S3Lease
 from strands_durable.store.s3.scratch import SAVE_KINDS, ScratchMirror
 from strands_durable.store.state import SessionState, apply_record, compact_events
+from strands_durable.store.verify import check_committed_histories
 from strands_durable.store.views import dump, session_view
 
 if TYPE_CHECKING:
@@ -36,6 +37,22 @@ def view_bytes(state: SessionState) -> bytes:
     return dump(session_view(state))
 
 
+def pending_view_bytes(session_id: str) -> bytes:
+    """The view `create` writes before the session's header commit, so that a crash between the two leaves the
+    session listed; `list` confirms such a view by reading the commits (it claims nothing they do not hold)."""
+    return dump({"session_id": session_id, "pending": True})
+
+
+def fence(lease: S3Lease, replaced: str | None, *, deleted: bool = False) -> dict[str, Any]:
+    """A fence record's `fence` field: who fenced (our lease token), whom it replaces, and whether the session was
+    deleted (the fences a delete keeps refuse a paused writer's next commit; see S3Store.delete)."""
+    import os
+    import socket
+
+    record = {"holder": lease.token, "replaces": replaced, "pid": os.getpid(), "host": socket.gethostname()}
+    return {**record, "deleted": True} if deleted else record
+
+
 class S3Session(Session):
     def __init__(
         self,
@@ -47,7 +64,9 @@ class S3Session(Session):
         self.store = store
         self.state = stored.state
         self.warnings: list[str] = []
-        self._records = stored.records  # each record's encoded bytes, in order (what a checkpoint holds)
+        self._records = stored.records  # each landed record's encoded bytes, in order (what a checkpoint holds)
+        self._held: list[bytes] = []  # records of durable=False commits, folded, PUT with the next commit
+        self._held_kinds: set[Any] = set()
         self._fences = set(stored.fences)
         self._checkpoint_seq = stored.checkpoint_seq
         self._lease = lease
@@ -66,18 +85,28 @@ class S3Session(Session):
     def commit(
         self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
     ) -> int:
-        """Every commit is one conditional PUT (`durable` has no cheaper form on S3); returns the record's seq."""
+        """One conditional PUT, which also carries the records of the `durable=False` commits held since the
+        last one (CONTRACT: those can be re-derived, so a crash may lose them, as it loses unsynced journal lines
+        on disk); `durable=False` alone PUTs nothing (without `batch`: every commit is a PUT). Returns the seq."""
         with self._lock:
             if self._closed:
                 raise StorageIOError(f"session {self.session_id} is closed")
             self._lease.ensure()
             self._emit_commit(self._crash, "store.before_commit", path, events, durable=durable, synced=synced)
             extra = {"synced": True} if synced else {}
-            kinds = {event.get("type") for event in events}
-            if kinds & SAVE_KINDS:
-                self.scratch.save()  # the files a tool wrote are stored before the commit that follows it
-            seq = self._append(events, extra)
-            self._derive(write_view=bool(kinds & VIEW_KINDS) or synced)
+            kinds = {event.get("type") for event in events} | self._held_kinds
+            if not durable and not synced and self.store.batch:
+                seq = self._hold(events)
+                self._held_kinds = kinds
+            else:
+                if kinds & SAVE_KINDS:
+                    self.scratch.save()  # the files a tool wrote are stored before the commit that follows it
+                seq = self._append(events, extra)
+                self._held_kinds = set()
+            if self.store.strict:
+                check_committed_histories(self.state, events)
+            if not self._held:
+                self._derive(write_view=bool(kinds & VIEW_KINDS) or synced)
             self._emit_commit(self._crash, "store.after_commit", path, events, durable=durable, synced=synced, seq=seq)
             return seq
 
@@ -93,37 +122,64 @@ class S3Session(Session):
         except (StorageIOError, SessionFenced):
             pass
 
+    def _encode(self, events: list[dict[str, Any]], extra: dict[str, Any]) -> bytes:
+        record = {
+            "seq": self.state.seq + 1,
+            "at": utc_now(),
+            "events": compact_events(self.state, events),
+            "writer": self._lease.token,
+            **extra,
+        }
+        return encode_record(record)
+
+    def _hold(self, events: list[dict[str, Any]]) -> int:
+        """A `durable=False` commit: its record is folded now and PUT with the next commit's."""
+        data = self._encode(events, {})
+        record = json.loads(data[9:])
+        apply_record(self.state, record)
+        self._held.append(data)
+        return int(record["seq"])
+
     def _append(self, events: list[dict[str, Any]], extra: dict[str, Any]) -> int:
-        """PUT the record at the next key; on a lost race read what is there, stop if it fences us out, else
-        fold it and try the next key."""
+        """PUT the held records and this one as one object at the first one's key; on a lost race read what is
+        there, stop if it fences us out, else fold it and try the next key."""
         while True:
-            record = {
-                "seq": self.state.seq + 1,
-                "at": utc_now(),
-                "events": compact_events(self.state, events),
-                "writer": self._lease.token,
-                **extra,
-            }
-            data = encode_record(record)
+            data = self._encode(events, extra)
+            first = json.loads((self._held[0] if self._held else data)[9:])["seq"]
             try:
-                self.store.objects.put_new(self.store.keys.commit(self.session_id, record["seq"]), data)
+                self.store.objects.put_new(self.store.keys.commit(self.session_id, first), b"".join(self._held) + data)
             except KeyTaken:
                 self._catch_up()
                 continue
+            for held in self._held:
+                self._landed(held)
+            self._held = []
             self._apply(data)
-            return record["seq"]
+            return int(json.loads(data[9:])["seq"])
 
     def _apply(self, data: bytes) -> None:
         # fold what was written, not the caller's objects (as the local store does)
+        apply_record(self.state, json.loads(data[9:]))
+        self._landed(data)
+
+    def _landed(self, data: bytes) -> None:
         record = json.loads(data[9:])
-        apply_record(self.state, record)
         self._records.append(data)
         if "fence" in record:
             self._fences.add(record["seq"])
 
     def _catch_up(self) -> None:
-        """Fold the records other writers committed after ours; SessionFenced if one fences our lease out."""
-        stored = self.store.read(self.session_id)
+        """Fold the records other writers committed after ours; SessionFenced if one fences our lease out, or if
+        the session was deleted (its fences refused our PUT); then the scratch files we saved for the refused
+        commit are removed, so a deleted session is not brought back piecemeal. Held records (already folded)
+        move after the others' (renumbered): a concurrent writer's units have their own conversations, so the
+        order of their records and ours does not change the fold."""
+        try:
+            stored = self.store.read(self.session_id)
+        except SessionNotFound:
+            prefix = self.store.keys.scratch(self.session_id)
+            self.store.objects.delete_many([listed.key for listed in self.store.objects.list(prefix)])
+            raise SessionFenced(self.session_id, "the session was deleted") from None
         known = len(self._records)
         if stored.records[:known] != self._records:
             raise SessionFenced(self.session_id, "its commits were replaced by another writer")
@@ -136,15 +192,20 @@ class S3Session(Session):
                     f"commit {record['seq']} is a fence written by pid {fence.get('pid')} on host {fence.get('host')}",
                 )
             self._apply(data)
+        renumbered = []
+        for held in self._held:
+            record = {**json.loads(held[9:]), "seq": self.state.seq + 1 + len(renumbered)}
+            renumbered.append(encode_record(record))
+        self._held = renumbered
+        if renumbered:
+            self.state.seq = json.loads(renumbered[-1][9:])["seq"]
 
     def write_fence(self, replaced: str | None) -> None:
-        """The first commit after taking over an expired lease: fences out every earlier holder."""
-        import os
-        import socket
-
+        """The first commit after taking over an expired lease: fences out every earlier holder. A fence is always
+        an object of its own, at its own seq's key (compaction keeps fence keys), so nothing may be held here."""
         with self._lock:
-            fence = {"holder": self._lease.token, "replaces": replaced, "pid": os.getpid()}
-            self._append([], {"fence": {**fence, "host": socket.gethostname()}})
+            assert not self._held, "a fence never rides with held records"
+            self._append([], {"fence": fence(self._lease, replaced)})
 
     # -- checkpoints ----------------------------------------------------------------------------------
     def compact(self) -> None:
@@ -168,6 +229,21 @@ class S3Session(Session):
                 doomed.append(keys.checkpoint(sid, self._checkpoint_seq))
             self._checkpoint_seq = upto
             objects.delete_many(doomed)
+            if self.store.strict:
+                self.verify_stored()
+
+    def verify_stored(self) -> None:
+        """A strict store's check at each compaction and at close: read the session back as a new reader would
+        (each object's checksum, each record's seq against its key, no gap, the checkpoint's length) and require
+        the very records this writer committed; AssertionError naming the first that differs."""
+        stored = self.store.read(self.session_id)
+        ours = self._records
+        for seq, (held, mine) in enumerate(zip(stored.records, ours, strict=False)):
+            if held != mine:
+                raise AssertionError(f"strict store: session {self.session_id} holds another record at seq {seq}")
+        if len(stored.records) < len(ours):
+            lost = len(stored.records)
+            raise AssertionError(f"strict store: session {self.session_id} lost its records from seq {lost}")
 
     # -- views and lifecycle --------------------------------------------------------------------------
     def write_view(self) -> None:
@@ -190,6 +266,8 @@ class S3Session(Session):
             try:
                 if self._lease.lost is None:
                     self.commit([], path="close", synced=True)
+                    if self.store.strict:
+                        self.verify_stored()
             finally:
                 self._closed = True
                 self._lease.release()

@@ -27,7 +27,7 @@ from strands_durable.store.journal import HEADER_KIND, encode_record, read_journ
 from strands_durable.store.s3.client import KeyTaken, Objects, make_client
 from strands_durable.store.s3.keys import Keys
 from strands_durable.store.s3.lease import DEFAULT_SKEW_S, DEFAULT_TTL_S, S3Lease
-from strands_durable.store.s3.session import S3Session, view_bytes
+from strands_durable.store.s3.session import S3Session, fence, pending_view_bytes, view_bytes
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, fold
 from strands_durable.store.verify import verify_histories
 
@@ -78,6 +78,7 @@ class S3Store(SessionStore):
         checkpoint_every: int = CHECKPOINT_EVERY,
         retry_delays: tuple[float, ...] | None = None,
         strict: bool | None = None,
+        batch: bool = True,
         clock: Callable[[], float] = time.time,
         scratch_root: Path | str | None = None,
     ) -> None:
@@ -96,6 +97,7 @@ class S3Store(SessionStore):
             lease_skew_s if lease_skew_s is not None else _env_float("STRANDS_S3_LEASE_SKEW", DEFAULT_SKEW_S)
         )
         self.checkpoint_every = checkpoint_every
+        self.batch = batch  # durable=False commits are PUT with the next commit (store/s3/session.py)
         self.clock = clock  # wall-clock seconds: lease expiry (tests move it forward)
         if scratch_root is None:
             digest = hashlib.sha256(self.url.encode()).hexdigest()[:16]
@@ -114,6 +116,7 @@ class S3Store(SessionStore):
             "checkpoint_every",
             "retry_delays",
             "strict",
+            "batch",
             "clock",
             "scratch_root",
         }
@@ -162,23 +165,29 @@ class S3Store(SessionStore):
                 raise CorruptSession(where, f"holds {len(contents.records)} whole records, expected {expected}")
             parsed = contents.records
             records = [line + b"\n" for line in held[0].split(b"\n")[:-1]]
+        # a commit object holds one record, or several (durable=False commits PUT with the next one): the next
+        # object's key is the seq after its last record, so every key above the checkpoint is read, then chained
         seq = checkpoint_seq + 1
-        following = []
-        while seq + len(following) in commits:
-            following.append(commits[seq + len(following)])
-        for held in self.objects.get_many(following):
+        above = sorted(s for s in commits if s > checkpoint_seq)
+        fetched = dict(zip(above, self.objects.get_many([commits[s] for s in above]), strict=True))
+        while seq in fetched:
+            held = fetched.pop(seq)
             if held is None:
                 return None  # compacted between our LIST and GET
             where = self._where(commits[seq])
             contents = read_journal(where, held[0], first_seq=seq)  # type: ignore[arg-type]
-            if contents.torn_tail or len(contents.records) != 1:
+            if contents.torn_tail or not contents.records:
                 raise CorruptSession(where, "not exactly one whole commit record")
-            parsed.append(contents.records[0])
-            records.append(held[0])
-            seq += 1
-        later = [s for s in commits if s > seq]
+            parsed.extend(contents.records)
+            records.extend(line + b"\n" for line in held[0].split(b"\n")[:-1])
+            seq += len(contents.records)
+        later = [s for s in fetched if s > seq]
+        if later and self._deleted(commits[max(later)]):
+            raise SessionNotFound(session_id)  # only the fences of a deleted session (and a paused writer's strays)
         if later:
             raise CorruptSession(self._where(keys.commit(session_id, seq)), f"missing while commit {min(later)} exists")
+        if any(record.get("fence", {}).get("deleted") for record in parsed):
+            raise SessionNotFound(session_id)
         if not parsed:
             raise CorruptSession(self._where(keys.commits(session_id)), "no complete header record")
         if parsed[0].get("kind") != HEADER_KIND:
@@ -192,9 +201,24 @@ class S3Store(SessionStore):
         leftovers += [key for s, key in checkpoints.items() if s < checkpoint_seq]
         return StoredSession(records, state, fences, checkpoint_seq, leftovers)
 
+    def _deleted(self, key: str) -> bool:
+        """Whether the commit object at `key` is the fence a delete left (one GET)."""
+        held = self.objects.get(key)
+        if held is None:
+            return False
+        try:
+            record = json.loads(held[0][9:])
+        except ValueError:
+            return False
+        return isinstance(record, dict) and bool((record.get("fence") or {}).get("deleted"))
+
     def load(self, session_id: str) -> SessionState:
+        """The state without a lease; a strict store also validates its stored histories (as `open` does)."""
         self._check_id(session_id)
-        return self.read(session_id).state
+        state = self.read(session_id).state
+        if self.strict:
+            verify_histories(self._where(self.keys.session(session_id)), state)  # type: ignore[arg-type]
+        return state
 
     def spec_snapshot(self, session_id: str) -> bytes:
         held = self.objects.get(self.keys.spec_snapshot(session_id))
@@ -226,12 +250,17 @@ class S3Store(SessionStore):
         crash_points: CrashPoints | None = None,
         session_id: str | None = None,
     ) -> S3Session:
+        chosen = session_id is not None
         meta = new_session_meta(meta, session_id, self.session_ids())  # also checks the bucket (a LIST)
         session_id = meta["session_id"]
+        if chosen and self.objects.exists_under(self.keys.commits(session_id)):
+            # a deleted session's fences stay (see delete): its id is never used again
+            raise UsageError(f"Session id {session_id} belonged to a deleted session; choose another")
         lease = self._lease(session_id)
         lease.acquire()
         try:
             self.objects.put(self.keys.spec_snapshot(session_id), spec_snapshot)
+            self.objects.put(self.keys.view(session_id), pending_view_bytes(session_id))
             header = {
                 "seq": 0,
                 "at": utc_now(),
@@ -283,8 +312,8 @@ class S3Store(SessionStore):
 
     # -- listing and housekeeping ---------------------------------------------------------------------
     def session_ids(self) -> list[str]:
-        """The sessions with a view object (written right after the header commit, and again by every open:
-        a crash between the two hides a session from `list` until it is opened by its full id)."""
+        """The sessions with a view object (`create` writes a pending one before the header commit, so a crash
+        between the two still lists the session: `list` reads the commits of a pending view)."""
         views = self.keys.views()
         keys = [listed.key[len(views) :] for listed in self.objects.list(views)]
         ids = [key[: -len(".json")] for key in keys if key.endswith(".json")]
@@ -328,7 +357,7 @@ class S3Store(SessionStore):
         if held is not None:
             try:
                 view = json.loads(held[0])
-                if isinstance(view, dict) and view.get("session_id") == session_id:
+                if isinstance(view, dict) and view.get("session_id") == session_id and not view.get("pending"):
                     return view
             except ValueError:
                 pass
@@ -346,17 +375,54 @@ class S3Store(SessionStore):
         return LeaseHolder(lease[0].pid, lease[0].host)
 
     def delete(self, session_id: str) -> None:
-        """Every object of the session (checkpoints, commits, fences, snapshot, view), under its lease."""
+        """Every object of the session but its fence records, under its lease. A delete first writes a fence
+        marked `deleted` at the next commit number; the fences stay (a few hundred bytes each) because a writer
+        paused before its PUT aims at a fence's key: with them its PUT is refused and it stops (removing the
+        scratch files it saved), without them it would recreate the session's keys. Deleting a deleted session
+        removes what such a writer could still leave (a view or checkpoint written in the same pause), else it is
+        SessionNotFound."""
         self._check_id(session_id)
         self.read_existing_or_raise(session_id)
         lease = self._lease(session_id)
-        lease.acquire(renew_in_background=False)
+        replaced = lease.acquire(renew_in_background=False)
         try:
+            try:
+                stored = self.read(session_id)
+            except SessionNotFound:
+                if not self._remove_strays(session_id):
+                    raise
+                return
+            keep = {self.keys.commit(session_id, seq) for seq in stored.fences}
+            keep.add(self._write_tombstone(session_id, stored, lease, replaced))
             self.objects.delete(self.keys.view(session_id))
             # a crash midway leaves keys under the session's prefix: it is still found and can be deleted again
-            self.objects.delete_many([listed.key for listed in self.objects.list(self.keys.session(session_id))])
+            listed = self.objects.list(self.keys.session(session_id))
+            self.objects.delete_many([item.key for item in listed if item.key not in keep])
         finally:
             lease.release()
+
+    def _write_tombstone(self, session_id: str, stored: StoredSession, lease: S3Lease, replaced: str | None) -> str:
+        """PUT the delete's fence at the next commit number (after any record that lands first); its key."""
+        while True:
+            seq = stored.state.seq + 1
+            record = {"seq": seq, "at": utc_now(), "events": [], "writer": lease.token}
+            key = self.keys.commit(session_id, seq)
+            try:
+                self.objects.put_new(key, encode_record({**record, "fence": fence(lease, replaced, deleted=True)}))
+                return key
+            except KeyTaken:
+                stored = self.read(session_id)
+
+    def _remove_strays(self, session_id: str) -> bool:
+        """Objects of a deleted session other than its commit keys (all fences); whether there were any."""
+        commits = self.keys.commits(session_id)
+        strays = [item.key for item in self.objects.list(self.keys.session(session_id))]
+        strays = [key for key in strays if not key.startswith(commits)]
+        view = self.objects.exists(self.keys.view(session_id))
+        if view:
+            strays.append(self.keys.view(session_id))
+        self.objects.delete_many(strays)
+        return bool(strays)
 
     def workspace(self, session_id: str) -> Workspace:
         """The session's scratch directory on this machine; its files are saved with the session's commits."""

@@ -1,0 +1,87 @@
+"""The second S3 implementation: moto's server mode on loopback runs the store contract suite and the
+conditional-write tests written for SeaweedFS (the reference), so the store does not lean on one server's quirks.
+Differences found are asserted here and listed in docs/storage.md ("Two servers")."""
+
+from __future__ import annotations
+
+import pytest
+
+from strands_durable.store.s3.client import KeyTaken, Objects
+from strands_durable.store.s3.wrappers import (
+    RESET_BEFORE,
+    RESET_MID_PUT,
+    SERVER_ERROR,
+    SLOW_DOWN,
+    TIMEOUT_AFTER_WRITE,
+    precondition_failed,
+)
+from strands_durable.testing.store_contract import CHECKS, run
+from tests.s3 import test_s3_faults, test_s3_processes, test_s3_store, test_s3_visibility
+from tests.s3.support import client_for
+from tests.s3.test_s3_contract import S3Factory
+
+
+def test_the_contract_suite_passes_on_moto(moto_s3, moto_space):
+    report = run(S3Factory(moto_s3, moto_space.bucket))
+    assert report.conformant, report.describe()
+    assert [r.name for r in report.results] == list(CHECKS)
+    assert {r.name for r in report.results if r.outcome == "not applicable"} == {"a torn final record is cut off"}
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        test_s3_store.test_commits_reopen_to_the_same_fold_across_checkpoints,
+        test_s3_store.test_opening_a_long_session_costs_a_bounded_number_of_requests,
+        test_s3_store.test_a_second_open_is_refused_naming_the_holder,
+        test_s3_store.test_a_writer_whose_lease_was_taken_over_is_fenced_out,
+        test_s3_store.test_a_writer_paused_across_a_compaction_cannot_reuse_a_deleted_key,
+        test_s3_store.test_a_lost_race_without_a_fence_is_folded_and_the_commit_goes_to_the_next_key,
+        test_s3_store.test_list_reads_list_pages_and_one_small_object_per_session,
+        test_s3_store.test_delete_removes_every_object_of_the_session_but_its_fence,
+        test_s3_store.test_a_damaged_or_missing_commit_object_is_corruption_naming_its_key,
+        test_s3_visibility.test_a_create_that_dies_after_its_header_commit_is_still_listed,
+        test_s3_visibility.test_a_pending_view_without_a_header_is_not_listed,
+        test_s3_visibility.test_deleting_a_deleted_session_again_removes_a_view_a_paused_writer_wrote_after_it,
+        test_s3_processes.test_racing_opens_in_threads_give_exactly_one_holder_every_time,
+        test_s3_faults.test_an_unknown_outcome_is_read_back_not_rewritten,
+        test_s3_faults.test_a_lease_renewal_whose_reply_was_lost_keeps_the_lease,
+    ],
+    ids=lambda check: check.__name__.removeprefix("test_"),
+)
+def test_the_conditional_write_tests_pass_on_moto(check, moto_s3, moto_space):
+    check(moto_s3, moto_space)
+
+
+def test_a_writer_paused_while_its_session_is_deleted_leaves_nothing_on_moto(moto_s3, moto_space, tmp_path):
+    test_s3_visibility.test_a_writer_paused_before_its_put_while_the_session_is_deleted_leaves_nothing(
+        moto_s3, moto_space, tmp_path
+    )
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [SERVER_ERROR, SLOW_DOWN, TIMEOUT_AFTER_WRITE, RESET_MID_PUT, RESET_BEFORE, (precondition_failed, False)],
+    ids=["500", "503-slowdown", "timeout-after-write", "reset-mid-put", "reset-before-send", "412-race"],
+)
+def test_a_commit_survives_a_failed_put_exactly_once_on_moto(moto_s3, moto_space, fault):
+    test_s3_faults.test_a_commit_survives_a_failed_put_exactly_once(moto_s3, moto_space, fault)
+
+
+@pytest.mark.parametrize("server", ["seaweedfs", "moto"])
+def test_if_match_on_a_missing_key_is_a_lost_condition_on_both_servers(request, server):
+    """The one difference found in what the servers answer: If-Match on a missing key is 412 on SeaweedFS and
+    404 NoSuchKey on moto (as on AWS). Our client layer makes both a lost condition (KeyTaken)."""
+    from botocore.exceptions import ClientError
+
+    s3 = request.getfixturevalue("s3_server" if server == "seaweedfs" else "moto_s3")
+    space = request.getfixturevalue("space" if server == "seaweedfs" else "moto_space")
+    client = client_for(s3)
+    key = f"{space.prefix}/missing"
+    with pytest.raises(ClientError) as raw:
+        client.put_object(Bucket=space.bucket, Key=key, Body=b"x", IfMatch='"0123"')
+    answered = raw.value.response["ResponseMetadata"]["HTTPStatusCode"]
+    assert answered == {"seaweedfs": 412, "moto": 404}[server]
+    with pytest.raises(KeyTaken):
+        Objects(client, space.bucket).put_if_match(key, b"x", '"0123"')
+    assert Objects(client, space.bucket).get(key) is None
