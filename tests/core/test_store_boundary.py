@@ -38,6 +38,7 @@ ABOVE_STORE = (
     "strands_durable/testing",
     "strands_durable/sdk",
     "strands_durable/faults",
+    "strands_durable/temporal",
     "pytest_strands",
 )
 TOP_LEVEL = ("strands_durable/__init__.py", "strands_durable/crashpoints.py", "strands_durable/errors.py")

