@@ -380,16 +380,18 @@ def test_cancel_ends_the_invocation_as_the_sdk_records_it(world):
     assert normalize(world.agent().messages) == normalize(agent.messages)
 
 
-def test_a_swarm_with_this_manager_is_refused_clearly(world):
-    from strands.multiagent import Swarm
+def test_a_graph_that_resets_nodes_on_revisit_is_refused_clearly(world):
+    from strands.multiagent import GraphBuilder
 
     from strands_durable.errors import Unsupported
 
-    with pytest.raises(Unsupported, match="Swarm is not supported yet"):
-        Swarm(
-            [Agent(name="one", model=world.model(["hi"]), callback_handler=None)],
-            session_manager=DurableSessionManager("swarm-1", world.sessions),
-        )
+    builder = GraphBuilder()
+    builder.add_node(Agent(name="one", model=world.model(["hi"]), callback_handler=None), "one")
+    builder.reset_on_revisit(True)
+    builder.set_max_node_executions(3)
+    builder.set_session_manager(DurableSessionManager("graph-1", world.sessions))
+    with pytest.raises(Unsupported, match="reset_on_revisit=True is not supported yet"):
+        builder.build()
 
 
 def test_redact_latest_message_replaces_the_stored_message(world):

@@ -44,7 +44,7 @@ from strands_durable.errors import (
 from strands_durable.history import SDK_INTERRUPTED_TEXT
 from strands_durable.runner.tools import is_idempotent
 from strands_durable.sdk import pending as invocations
-from strands_durable.sdk.graph import GraphSupport
+from strands_durable.sdk.multiagent import MultiAgentSupport, latest_visit
 from strands_durable.sdk.profiles import profile_for_model
 from strands_durable.store import LocalStore, open_store
 from strands_durable.store.base import Session, SessionStore
@@ -77,7 +77,7 @@ class _AgentSlot:
     aborted: bool = False  # the last invocation raised instead of ending (it is pending)
 
 
-class DurableSessionManager(GraphSupport, SessionManager):
+class DurableSessionManager(MultiAgentSupport, SessionManager):
     """Persist a plain `strands.Agent` (or several, by `agent_id`) in a durable session.
 
     `DurableSessionManager(session_id="expenses-1", storage_dir="./sessions")`, or `store=` any SessionStore;
@@ -103,7 +103,10 @@ class DurableSessionManager(GraphSupport, SessionManager):
         self.provider_profile = provider_profile
         self.crash_points = crash_points or CrashPoints()
         self._slots: dict[str, _AgentSlot] = {}
-        self._node_keys: dict[int, str] = {}  # id(node agent) -> its conversation key (graph nodes)
+        self._node_keys: dict[int, str] = {}  # id(node agent) -> its node's key (Graph and Swarm nodes)
+        self._initial: dict[str, list[dict[str, Any]]] = {}  # node key -> the messages the node agent was built with
+        self._acked: dict[str, str] = {}  # node conversation -> the invocation the orchestrator recorded
+        self._source: Any = None  # the Graph or Swarm this manager instruments
         self._shared: Session | None = None  # the session a graph invocation holds for all its nodes
         self._lock = threading.Lock()
         self._refuse_case_twin()
@@ -127,7 +130,7 @@ class DurableSessionManager(GraphSupport, SessionManager):
         registry.add_callback(AfterInvocationEvent, self._after_invocation)
         registry.add_callback(MultiAgentInitializedEvent, lambda event: self.initialize_multi_agent(event.source))
         registry.add_callback(BeforeMultiAgentInvocationEvent, self._before_graph)
-        registry.add_callback(AfterNodeCallEvent, lambda event: self.sync_multi_agent(event.source))
+        registry.add_callback(AfterNodeCallEvent, lambda event: self.sync_multi_agent(event.source, event.node_id))
         registry.add_callback(AfterMultiAgentInvocationEvent, self._after_graph)
 
     def initialize(self, agent: Any, **kwargs: Any) -> None:
@@ -142,6 +145,9 @@ class DurableSessionManager(GraphSupport, SessionManager):
                 raise SessionException("The `agent_id` of an agent must be unique in a session.")
             slot = self._slots[key] = _AgentSlot(agent, key)
         state = self._load()
+        if id(agent) in self._node_keys:
+            slot.key = latest_visit(state, key)
+        key = slot.key
         conv = state.conversations.get(key) if state is not None else None
         if conv is None:
             slot.unsaved = copy.deepcopy(list(agent.messages))
@@ -207,17 +213,14 @@ class DurableSessionManager(GraphSupport, SessionManager):
     def _begin(self, slot: _AgentSlot, event: Any) -> None:
         session = slot.session = self._open()
         state = session.state
-        conv = state.conversations.get(slot.key)
         if id(slot.agent) in self._node_keys:
-            # the graph resets a node agent (on a revisit, and when its own state is restored): restore each time
-            if conv is not None:
-                self._restore(slot, state, conv)
-            else:
-                slot.agent.messages = []
-        elif state.seq != slot.seen_seq:
-            self._catch_up(slot, state)
-            conv = state.conversations.get(slot.key)
-        pending = invocations.pending_invocation(state, conv)
+            # the orchestrator resets its node agents (each Swarm run, a Graph revisit, its own restore)
+            pending = self.node_invocation(slot, state, list(event.messages or []))
+        else:
+            if state.seq != slot.seen_seq:
+                self._catch_up(slot, state)
+            pending = invocations.pending_invocation(state, state.conversations.get(slot.key))
+        conv = state.conversations.get(slot.key)
         session.commit([{"type": "status", "status": "running"}], path=f"{slot.key}/status", durable=False)
         unit = invocations.next_invocation(conv, slot.key)
         if pending is not None and conv is not None:
@@ -268,7 +271,7 @@ class DurableSessionManager(GraphSupport, SessionManager):
             events.append(state_event)
         if stop_reason == "interrupt":
             events.append({"type": "status", "status": "paused", "reason": "hitl"})
-        else:
+        elif session is not self._shared:  # a node's end: the multi-agent invocation goes on
             events.append({"type": "status", "status": "idle"})
         session.commit(events, path=f"{unit}/end")
         self.crash_points.emit("unit.after", unit)
@@ -294,7 +297,7 @@ class DurableSessionManager(GraphSupport, SessionManager):
             self._restore(slot, state, conv)  # type: ignore[arg-type]
 
     # -- restoring -------------------------------------------------------------------------------------
-    def _restore(self, slot: _AgentSlot, state: SessionState, conv: Conversation) -> None:
+    def _restore(self, slot: _AgentSlot, state: SessionState, conv: Conversation, end: int | None = None) -> None:
         from strands.agent.state import AgentState
         from strands.interrupt import _InterruptState
 
@@ -310,8 +313,9 @@ class DurableSessionManager(GraphSupport, SessionManager):
         if conv.cm_state:
             prepend = agent.conversation_manager.restore_from_session(copy.deepcopy(conv.cm_state)) or []
             removed = int(agent.conversation_manager.removed_message_count)
-        pending = invocations.pending_invocation(state, conv)
-        end = pending.start if pending is not None else len(conv.messages)
+        if end is None:
+            pending = invocations.pending_invocation(state, conv)
+            end = pending.start if pending is not None else len(conv.messages)
         if not getattr(agent.model, "stateful", False):
             agent.messages = prepend + copy.deepcopy(conv.messages[removed:end])
         slot.seen_seq = state.seq
@@ -343,6 +347,7 @@ class DurableSessionManager(GraphSupport, SessionManager):
         if committed[-1].get("role") == "assistant" and not invocations.tool_uses(committed[-1]):
             slot.serve = committed.pop()
         agent.messages.extend(committed)
+        self.replay_handoffs(slot, conv, committed)
         for message in committed:
             usage = (message.get("metadata") or {}).get("usage")
             if message.get("role") == "assistant" and usage:
