@@ -1,13 +1,16 @@
 """Kill a `strands.multiagent` Graph or Swarm at every node boundary and store commit, resume it, judge the result.
 
 Built on the plain-agent kit (faults/agents.py: its world of recorded files, tools and recording model). A
-scenario is a user's factory: a Graph (plan -> record -> review) or a Swarm (triage hands off to a recorder,
-which calls two tools in parallel and hands off to a reviewer), with `DurableSessionManager` on the orchestrator
-and a hook emitting a crash point before and after every node. For each crash point of the golden run a forked
+scenario is a user's factory: a Graph (plan -> record -> review); a Swarm (triage hands off to a recorder, which
+calls two tools in parallel and hands off to a reviewer); a Swarm whose two nodes hand off to each other until
+the handoff limit (each node visited twice, afresh each time). `DurableSessionManager` is on the orchestrator
+and a hook emits a crash point before and after every node. For each crash point of the golden run a forked
 child runs the task and is SIGKILLed there; a fresh child builds the orchestrator again and calls it with the
-same task. Judged per point: the final status, node order, node results and node conversations equal the golden
-run's; every tool effect happened exactly as often as in the golden run; every request valid; no stored model
-turn requested again (so no completed node ran again).
+same task (unless the session shows the invocation ended). Judged per point: the final status, node order,
+node results and node conversations equal the golden run's; every tool ran as often as in the golden run, more
+only where it ran before the kill without its result being stored; every request valid; no stored model turn
+requested again (per node: no more requests than the golden run's less the answers stored at the crash, so no
+completed node ran again).
 
 `python -m strands_durable.faults.multiagent [graph|swarm ...]` prints one line per scenario.
 """
@@ -38,6 +41,17 @@ GRAPH_SCRIPTS: dict[str, list[Any]] = {
     "record": [[_TAXI, _HOTEL], [{"name": "total_expenses", "input": {}}], "Recorded both; the total is 202."],
     "review": ["Reviewed: all good."],
 }
+REVISIT_SCRIPTS: dict[str, list[Any]] = {  # each node runs twice, afresh each time, until the handoff limit
+    "recorder": [
+        [_TAXI],
+        [{"name": "handoff_to_agent", "input": {"agent_name": "checker", "message": "Check it."}}],
+        "Sent for checking.",
+    ],
+    "checker": [
+        [{"name": "handoff_to_agent", "input": {"agent_name": "recorder", "message": "Record it again."}}],
+        "Sent back.",
+    ],
+}
 SWARM_SCRIPTS: dict[str, list[Any]] = {
     "triage": [
         [{"name": "handoff_to_agent", "input": {"agent_name": "recorder", "message": "Record the two expenses."}}],
@@ -50,7 +64,9 @@ SWARM_SCRIPTS: dict[str, list[Any]] = {
     ],
     "reviewer": [[{"name": "total_expenses", "input": {}}], "Reviewed: the total is 202."],
 }
-SCENARIOS = ("graph", "swarm")
+SCENARIOS = ("graph", "swarm", "swarm-revisit")
+SCRIPTS = {"graph": GRAPH_SCRIPTS, "swarm": SWARM_SCRIPTS, "swarm-revisit": REVISIT_SCRIPTS}
+ORDERS = {"graph": list(GRAPH_SCRIPTS), "swarm": list(SWARM_SCRIPTS), "swarm-revisit": list(REVISIT_SCRIPTS) * 2}
 
 
 def node_hooks(crash: CrashPoints) -> Any:
@@ -72,7 +88,7 @@ def build(scenario: str, world: World, phase: str, crash: CrashPoints) -> Any:
     from strands_durable.sdk import DurableSessionManager
 
     manager = DurableSessionManager(SESSION_ID, world.sessions, crash_points=crash)
-    scripts = GRAPH_SCRIPTS if scenario == "graph" else SWARM_SCRIPTS
+    scripts = SCRIPTS[scenario]
     agents = {
         name: Agent(
             name=name,
@@ -82,10 +98,11 @@ def build(scenario: str, world: World, phase: str, crash: CrashPoints) -> Any:
         )
         for name, script in scripts.items()
     }
-    if scenario == "swarm":
+    if scenario.startswith("swarm"):
         from strands.multiagent import Swarm
 
-        return Swarm(list(agents.values()), session_manager=manager, hooks=[node_hooks(crash)])
+        limit = len(ORDERS[scenario]) if scenario == "swarm-revisit" else 20  # the revisits end at the limit
+        return Swarm(list(agents.values()), session_manager=manager, hooks=[node_hooks(crash)], max_handoffs=limit)
     from strands.multiagent import GraphBuilder
 
     builder = GraphBuilder()
@@ -94,6 +111,7 @@ def build(scenario: str, world: World, phase: str, crash: CrashPoints) -> Any:
     builder.add_edge("plan", "record")
     builder.add_edge("record", "review")
     builder.set_entry_point("plan")
+    builder.set_max_node_executions(10)
     builder.set_session_manager(manager)
     builder.set_hook_providers([node_hooks(crash)])
     return builder.build()
@@ -148,6 +166,7 @@ class Golden:
     points: list[str]
     summary: dict[str, Any]
     effects: Counter[str]
+    requests: Counter[str]  # model requests per node
 
 
 @dataclass
@@ -179,6 +198,7 @@ def golden_run(scenario: str, base: Path) -> Golden:
         points=json.loads(points_file.read_text()),
         summary=json.loads(world.final.read_text()),
         effects=_effects(world),
+        requests=Counter(r["phase"].split(":")[1] for r in read_lines(world.requests)),
     )
 
 
@@ -187,9 +207,9 @@ def _effects(world: World) -> Counter[str]:
     return Counter(f"{line['phase'].split(':')[1]}/{line['id']}" for line in read_lines(world.ledger))
 
 
-def stored_at_crash(world: World) -> tuple[list[list[dict[str, Any]]], set[str], bool]:
-    """Every conversation the crashed session holds (normalised as requests are recorded), the node/toolUseId
-    pairs whose result it holds, and whether the multi-agent invocation's end was committed."""
+def stored_at_crash(world: World) -> tuple[dict[str, list[dict[str, Any]]], Counter[str], bool]:
+    """Every conversation the crashed session holds (normalised as requests are recorded), how many results it
+    holds per node/toolUseId, and whether the multi-agent invocation's end was committed."""
     from strands_durable.errors import SessionNotFound
     from strands_durable.models.request import normalise_messages
     from strands_durable.store import LocalStore
@@ -197,16 +217,18 @@ def stored_at_crash(world: World) -> tuple[list[list[dict[str, Any]]], set[str],
     try:
         state = LocalStore(world.sessions).load(SESSION_ID)
     except SessionNotFound:
-        return [], set(), False
+        return {}, Counter(), False
     convs = state.conversations.values()
-    results = {f"{conv.key.split('.')[1]}/{i}" for conv in convs for i in conv.tool_results} | {
-        f"{conv.key.split('.')[1]}/{block['toolResult']['toolUseId']}"
-        for conv in convs
-        for message in conv.messages
-        for block in message.get("content", ())
-        if "toolResult" in block
-    }
-    return [normalise_messages(conv.messages) for conv in convs], results, state.status == "idle"
+    results: Counter[str] = Counter()  # a visit of a node repeats the toolUseIds of the node's earlier visits
+    for conv in convs:
+        ids = set(conv.tool_results) | {
+            block["toolResult"]["toolUseId"]
+            for message in conv.messages
+            for block in message.get("content", ())
+            if "toolResult" in block
+        }
+        results.update(f"{conv.key.split('.')[1]}/{i}" for i in ids)
+    return {conv.key: normalise_messages(conv.messages) for conv in convs}, results, state.status == "idle"
 
 
 def explore_point(scenario: str, golden: Golden, index: int, base: Path) -> Verdict:
@@ -218,6 +240,8 @@ def explore_point(scenario: str, golden: Golden, index: int, base: Path) -> Verd
     if crashed.signal != signal.SIGKILL:
         verdict.notes.append(f"the crashed run was not killed: {crashed.describe()}")
     stored, stored_results, ended = stored_at_crash(world)
+    ran_at_crash = _effects(world)
+    answered = Counter(key.split(".")[1] for key, conv in stored.items() for m in conv if m["role"] == "assistant")
     # a user calls the orchestrator again with the task unless its invocation had ended (the session is idle)
     resumed = run_in_child(lambda: run(scenario, world, "resume", invoke=not ended))
     if resumed.code != 0 or not world.final.exists():
@@ -228,7 +252,8 @@ def explore_point(scenario: str, golden: Golden, index: int, base: Path) -> Verd
         if final[part] != golden.summary[part]:
             verdict.notes.append(f"{part} differs from the uninterrupted run")
     effects = _effects(world)
-    rerun = {tool_use_id for tool_use_id in effects - golden.effects if tool_use_id in stored_results}
+    # a tool may run again only where it ran before the kill without its result being stored
+    rerun = {k for k, n in (effects - golden.effects).items() if n > ran_at_crash[k] - stored_results[k]}
     if rerun or golden.effects - effects:
         verdict.notes.append(
             f"tools re-run after their result was stored: {sorted(rerun)}; missing effects: "
@@ -237,10 +262,10 @@ def explore_point(scenario: str, golden: Golden, index: int, base: Path) -> Verd
     requests = read_lines(world.requests)
     if any(r["invalid"] for r in requests):
         verdict.notes.append("an invalid request was sent")
-    for request in (r for r in requests if r["phase"].startswith("resume")):
-        n = len(request["messages"])
-        if any(len(c) > n and c[n]["role"] == "assistant" and c[:n] == request["messages"] for c in stored):
-            verdict.notes.append(f"a stored model turn was requested again ({request['phase']}, {n} messages)")
+    asked = Counter(r["phase"].split(":")[1] for r in requests if r["phase"].startswith("resume"))
+    for node, count in sorted(asked.items()):  # what the golden run asked, less the answers already stored
+        if count > golden.requests[node] - answered[node]:
+            verdict.notes.append(f"node {node}: a stored model turn was requested again")
     return verdict
 
 

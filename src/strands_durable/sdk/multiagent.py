@@ -56,7 +56,10 @@ def check_source(source: Any) -> str:
     if not isinstance(source, (Graph, Swarm)):
         raise Unsupported(f"DurableSessionManager on a {type(source).__name__} is not supported (Graph and Swarm are)")
     if getattr(source, "reset_on_revisit", False):
-        raise Unsupported("DurableSessionManager on a Graph with reset_on_revisit=True is not supported yet")
+        raise Unsupported(
+            "DurableSessionManager on a Graph with reset_on_revisit=True is not supported yet (the SDK's resume "
+            "state cannot name a completed node as the next to run, so a cycle could not be resumed)"
+        )
     for node_id, node in source.nodes.items():
         if not isinstance(node.executor, Agent):
             raise Unsupported(
