@@ -71,6 +71,7 @@ class _AgentSlot:
     session: Session | None = None
     hooks: InvocationHooks | None = None
     serve: dict[str, Any] | None = None  # a committed final answer the model stage returns without a call
+    stored_results: dict[str, Any] | None = None  # a committed results message the SDK appends again (not stored)
     unsaved: list[dict[str, Any]] = field(default_factory=list)  # messages given to the Agent constructor
     result_order: list[str] = field(default_factory=list)  # toolUse order for a batch the SDK resumed
     invocation: Any = None  # the invocation_state of the invocation in progress (the same for all its passes)
@@ -174,6 +175,10 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             order = {tool_use_id: i for i, tool_use_id in enumerate(slot.result_order)}
             message["content"].sort(key=lambda b: order.get(b.get("toolResult", {}).get("toolUseId"), len(order)))
             slot.result_order = []
+        stored = slot.stored_results
+        if stored is not None and message.get("role") == "user" and _same_message(message, stored):
+            slot.stored_results = None  # the committed results of a structured-output batch, appended again
+            return
         _refuse_unanswered(slot, message)
         slot.hooks.message_added(MessageAddedEvent(agent=agent, message=message))
 
@@ -346,6 +351,10 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         committed = copy.deepcopy(conv.messages[pending.start :])
         if committed[-1].get("role") == "assistant" and not invocations.tool_uses(committed[-1]):
             slot.serve = committed.pop()
+        elif _answers_structured_output(agent, committed):
+            # the SDK reads a structured answer only from its tool running in this invocation: the batch is handed
+            # back with its other results completed, the (pure) structured-output tool runs again
+            slot.stored_results = committed.pop()
         agent.messages.extend(committed)
         self.replay_handoffs(slot, conv, committed)
         for message in committed:
@@ -355,7 +364,9 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         last = committed[-1]
         uses = invocations.tool_uses(last) if last.get("role") == "assistant" else []
         finals = [
-            copy.deepcopy(conv.tool_results[u["toolUseId"]]) for u in uses if u["toolUseId"] in conv.final_results
+            copy.deepcopy(conv.tool_results[u["toolUseId"]])
+            for u in uses
+            if u["toolUseId"] in conv.final_results and u["name"] in agent.tool_registry.registry
         ]
         if finals:
             state = agent._interrupt_state
@@ -422,9 +433,14 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         hooks.commit_final_result(event.result)
 
     def _execute_tool_for(self, slot: _AgentSlot) -> Any:
+        from strands.tools.structured_output.structured_output_tool import StructuredOutputTool
+
         async def execute_tool(context: Any, next_fn: Any) -> Any:
             hooks = slot.hooks
-            stream = next_fn(context) if hooks is None else hooks.execute_tool(context, next_fn)
+            if hooks is None or isinstance(context.tool, StructuredOutputTool):  # pure: it runs again on resume
+                stream = next_fn(context)
+            else:
+                stream = hooks.execute_tool(context, next_fn)
             async for item in stream:
                 yield item
 
@@ -577,6 +593,14 @@ def _stored(message: dict[str, Any]) -> dict[str, Any]:
 
 def _same_message(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a.get("role") == b.get("role") and a.get("content") == b.get("content")
+
+
+def _answers_structured_output(agent: Any, committed: list[dict[str, Any]]) -> bool:
+    """Whether the committed messages end with the results of a batch that called a structured-output tool (a
+    tool the agent's own registry does not hold)."""
+    if len(committed) < 2 or committed[-1].get("role") != "user" or committed[-2].get("role") != "assistant":
+        return False
+    return any(use["name"] not in agent.tool_registry.registry for use in invocations.tool_uses(committed[-2]))
 
 
 def _is_sdk_placeholder(message: dict[str, Any]) -> bool:
