@@ -409,3 +409,14 @@ def test_redact_latest_message_replaces_the_stored_message(world):
     assert stored_messages[0]["content"] == [{"text": "[redacted]"}]
     assert "4111" not in str(stored_messages)
     assert world.agent(script=["Noted."]).messages[0]["content"] == [{"text": "[redacted]"}]
+
+
+def test_a_direct_tool_call_between_invocations_is_stored_and_restored(world):
+    agent = world.agent(script=SCRIPT[:2])
+    agent(PROMPTS[0])
+    agent.tool.add_expense(item="coffee", amount=3)  # the SDK records the call as four messages
+    assert len(agent.messages) == 8
+    again = world.agent(script=SCRIPT[:2])
+    assert normalize(again.messages) == normalize(agent.messages)
+    assert not validate(again.messages, provider="bedrock", mode="stored")
+    assert stored(world).status == "idle"

@@ -162,9 +162,8 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
     def append_message(self, message: Any, agent: Any, **kwargs: Any) -> None:
         slot = self._slots[self._key_of(agent)]
         if slot.hooks is None:
-            if _is_sdk_placeholder(message):
-                return  # the SDK's "Tool was interrupted." results are never stored
-            logger.warning("agent %s: a message added outside an invocation is not stored", slot.key)
+            if not _is_sdk_placeholder(message):  # the SDK's "Tool was interrupted." results are never stored
+                self._store_outside_invocation(slot, message)
             return
         serve = slot.serve
         if serve is not None and message.get("role") == "assistant" and _same_message(message, serve):
@@ -181,6 +180,44 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             return
         _refuse_unanswered(slot, message)
         slot.hooks.message_added(MessageAddedEvent(agent=agent, message=message))
+
+    def _store_outside_invocation(self, slot: _AgentSlot, message: dict[str, Any]) -> None:
+        """Store a message the agent added between invocations (a direct `agent.tool.x()` call records four),
+        under the lease, when the journal still ends where this agent's memory does."""
+        if id(slot.agent) in self._node_keys or slot.unsaved:
+            logger.warning("agent %s: a message added outside an invocation is not stored", slot.key)
+            return
+        session = self._open()
+        stored = False
+        try:
+            state = session.state
+            conv = state.conversations.get(slot.key)
+            held = slot.agent.messages
+            # the next message after what the store holds, and the journal unchanged since this agent read it
+            position = slot.known_messages
+            stale = state.seq != slot.seen_seq or len(held) <= position or held[position] is not message
+            if stale or invocations.pending_invocation(state, conv) is not None:
+                logger.warning(
+                    "agent %s: a message added outside an invocation is not stored (the session was extended "
+                    "elsewhere or an interrupted invocation is pending)",
+                    slot.key,
+                )
+                return
+            index = len(conv.messages) if conv is not None else 0
+            event = {
+                "type": "message",
+                "conv": slot.key,
+                "agent": slot.key,
+                "index": index,
+                "message": _stored(message),
+            }
+            session.commit([event], path=f"{slot.key}/direct")
+            slot.known_messages += 1
+            stored = True
+        finally:
+            session.close()
+        if stored:  # what this agent has seen includes the record closing commits
+            slot.seen_seq = session.state.seq
 
     def redact_latest_message(self, redact_message: Any, agent: Any, **kwargs: Any) -> None:
         """Replace the latest stored message (a guardrail's redaction) by committing a new generation."""
