@@ -420,3 +420,22 @@ def test_a_direct_tool_call_between_invocations_is_stored_and_restored(world):
     assert normalize(again.messages) == normalize(agent.messages)
     assert not validate(again.messages, provider="bedrock", mode="stored")
     assert stored(world).status == "idle"
+
+
+def test_an_invalid_stored_history_is_repaired_on_load_and_the_repair_recorded(world, caplog):
+    agent = world.agent()
+    agent(PROMPTS[0])
+    with LocalStore(world.sessions, strict=False).open("expenses-1") as session:  # an older version's damage:
+        conv = session.state.conversations["default"]  # the prompt stored twice (two user messages in a row)
+        broken = [conv.messages[0], *conv.messages]
+        session.commit([{"type": "generation", "conv": "default", "messages": broken, "units": conv.units[:1] * 5}])
+    assert validate(stored(world).conversations["default"].messages, mode="stored")
+    with caplog.at_level("WARNING", logger="strands_durable.sdk"):
+        again = world.agent()
+    assert "the stored history was invalid and was repaired" in caplog.text
+    assert not validate(again.messages, provider="bedrock", mode="stored")
+    assert [m["role"] for m in again.messages] == ["user", "assistant", "user", "assistant"]
+    state = stored(world)
+    assert state.conversations["default"].generation == 2  # the damage, then the repair: a new generation
+    again(PROMPTS[1])  # the repaired session goes on (every request is validated before it is sent)
+    assert not validate(again.messages, provider="bedrock", mode="stored")

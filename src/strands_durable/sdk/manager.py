@@ -35,6 +35,7 @@ from strands.session.session_manager import SessionManager
 from strands_durable.agent.durable import DurableInvoker, Invocation, InvocationHooks
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import (
+    CorruptSession,
     DurableError,
     ExitCode,
     SessionInUse,
@@ -503,10 +504,18 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
 
     # -- the store -------------------------------------------------------------------------------------
     def _load(self) -> SessionState | None:
+        from strands_durable.history import validate
+
         try:
-            return self.store.load(self.session_id)
+            state = self.store.load(self.session_id)
         except SessionNotFound:
             pass
+        else:
+            if any(validate(conv.messages, mode="stored") for conv in state.conversations.values()):
+                with contextlib.suppress(SessionInUse):  # its holder's open finds and repairs it in turn
+                    self._repair()
+                    state = self.store.load(self.session_id)
+            return state
         if isinstance(self.store, LocalStore):
             from strands_durable.sdk.importing import import_file_session
 
@@ -523,13 +532,42 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         while True:
             try:
                 try:
-                    return self.store.open(self.session_id, crash_points=self.crash_points)
+                    return self._repairing(lambda: self.store.open(self.session_id, crash_points=self.crash_points))
                 except SessionNotFound:
                     return self.store.create(_new_meta(self.session_id), b"", crash_points=self.crash_points)
             except SessionInUse:
                 if deadline is None or time.monotonic() >= deadline:
                     raise
                 time.sleep(0.05)
+
+    def _repairing(self, read: Any) -> Any:
+        """`read()`; when the session's stored history is invalid (written by an older version, or edited), it is
+        repaired first, as `strands sessions repair` does (a new generation recording what changed; the old files
+        kept in backups/), and a log line says so. Anything repair cannot fix is raised as it was found."""
+        try:
+            return read()
+        except CorruptSession as exc:
+            if "stored history breaks" not in str(exc):
+                raise
+            try:
+                self._repair()
+            except DurableError:
+                raise exc from None
+            return read()
+
+    def _repair(self) -> None:
+        from strands_durable.operations.repair import repair_session
+
+        report = repair_session(self.store, self.session_id)
+        for done in report.conversations:
+            logger.warning(
+                "session %s, agent %s: the stored history was invalid and was repaired (%s); the previous "
+                "generation is kept in %s",
+                self.session_id,
+                done.conversation,
+                "; ".join(str(action) for action in done.actions),
+                done.backup,
+            )
 
     def _refuse_case_twin(self) -> None:
         lister = getattr(self.store, "session_ids", None)
