@@ -139,17 +139,16 @@ def run(
     world: World,
     phase: str,
     kill_at: int | None = None,
-    points: list[str] | None = None,
     invoke: bool = True,
 ) -> int:
     """Run the task in a fresh orchestrator (killed at the `kill_at`-th crash point); write its summary (without
-    `invoke`, only the restored node conversations)."""
+    `invoke`, only the restored node conversations) and the ids of the crash points it passed."""
     bus = CrashPoints()
     seen = [0]
+    points: list[str] = []
 
     def maybe_kill(point: CrashPoint) -> None:
-        if points is not None:
-            points.append(point.id)
+        points.append(point.id)
         if seen[0] == kill_at:
             os.kill(os.getpid(), signal.SIGKILL)
         seen[0] += 1
@@ -158,6 +157,7 @@ def run(
     orchestrator = build(scenario, world, phase, bus)
     result = orchestrator(TASK) if invoke else None
     write_scratch(world.final, json.dumps(summary(orchestrator, result)).encode())
+    write_scratch(world.root / "points.json", json.dumps(points).encode())
     return 0
 
 
@@ -183,19 +183,11 @@ def golden_run(scenario: str, base: Path) -> Golden:
     warm_imports()
     world = World(base / f"golden-{scenario}")
     reset_dir(world.root)
-    points_file = world.root / "points.json"
-
-    def body() -> int:
-        points: list[str] = []
-        run(scenario, world, "golden", points=points)
-        write_scratch(points_file, json.dumps(points).encode())
-        return 0
-
-    exit_ = run_in_child(body)
+    exit_ = run_in_child(lambda: run(scenario, world, "golden"))
     if exit_.code != 0:
         raise RuntimeError(f"the golden {scenario} run failed: {exit_.describe()}")
     return Golden(
-        points=json.loads(points_file.read_text()),
+        points=json.loads((world.root / "points.json").read_text()),
         summary=json.loads(world.final.read_text()),
         effects=_effects(world),
         requests=Counter(r["phase"].split(":")[1] for r in read_lines(world.requests)),
