@@ -95,10 +95,10 @@ def raise_at(point_id: str) -> Any:
     return subscriber
 
 
-def crash_run(agent: Any, prompt: str) -> None:
-    """Invoke and expect the injected crash (the SDK may wrap it)."""
+def crash_run(agent: Any, prompt: str, **invocation: Any) -> None:
+    """Invoke (with the given keyword arguments) and expect the injected crash (the SDK may wrap it)."""
     try:
-        agent(prompt)
+        agent(prompt, **invocation)
     except BaseException as exc:
         seen: BaseException | None = exc
         while seen is not None and not isinstance(seen, InjectedCrash):

@@ -380,16 +380,18 @@ def test_cancel_ends_the_invocation_as_the_sdk_records_it(world):
     assert normalize(world.agent().messages) == normalize(agent.messages)
 
 
-def test_a_swarm_with_this_manager_is_refused_clearly(world):
-    from strands.multiagent import Swarm
+def test_a_graph_that_resets_nodes_on_revisit_is_refused_clearly(world):
+    from strands.multiagent import GraphBuilder
 
     from strands_durable.errors import Unsupported
 
-    with pytest.raises(Unsupported, match="Swarm is not supported yet"):
-        Swarm(
-            [Agent(name="one", model=world.model(["hi"]), callback_handler=None)],
-            session_manager=DurableSessionManager("swarm-1", world.sessions),
-        )
+    builder = GraphBuilder()
+    builder.add_node(Agent(name="one", model=world.model(["hi"]), callback_handler=None), "one")
+    builder.reset_on_revisit(True)
+    builder.set_max_node_executions(3)
+    builder.set_session_manager(DurableSessionManager("graph-1", world.sessions))
+    with pytest.raises(Unsupported, match="reset_on_revisit=True is not supported yet"):
+        builder.build()
 
 
 def test_redact_latest_message_replaces_the_stored_message(world):
@@ -407,3 +409,33 @@ def test_redact_latest_message_replaces_the_stored_message(world):
     assert stored_messages[0]["content"] == [{"text": "[redacted]"}]
     assert "4111" not in str(stored_messages)
     assert world.agent(script=["Noted."]).messages[0]["content"] == [{"text": "[redacted]"}]
+
+
+def test_a_direct_tool_call_between_invocations_is_stored_and_restored(world):
+    agent = world.agent(script=SCRIPT[:2])
+    agent(PROMPTS[0])
+    agent.tool.add_expense(item="coffee", amount=3)  # the SDK records the call as four messages
+    assert len(agent.messages) == 8
+    again = world.agent(script=SCRIPT[:2])
+    assert normalize(again.messages) == normalize(agent.messages)
+    assert not validate(again.messages, provider="bedrock", mode="stored")
+    assert stored(world).status == "idle"
+
+
+def test_an_invalid_stored_history_is_repaired_on_load_and_the_repair_recorded(world, caplog):
+    agent = world.agent()
+    agent(PROMPTS[0])
+    with LocalStore(world.sessions, strict=False).open("expenses-1") as session:  # an older version's damage:
+        conv = session.state.conversations["default"]  # the prompt stored twice (two user messages in a row)
+        broken = [conv.messages[0], *conv.messages]
+        session.commit([{"type": "generation", "conv": "default", "messages": broken, "units": conv.units[:1] * 5}])
+    assert validate(stored(world).conversations["default"].messages, mode="stored")
+    with caplog.at_level("WARNING", logger="strands_durable.sdk"):
+        again = world.agent()
+    assert "the stored history was invalid and was repaired" in caplog.text
+    assert not validate(again.messages, provider="bedrock", mode="stored")
+    assert [m["role"] for m in again.messages] == ["user", "assistant", "user", "assistant"]
+    state = stored(world)
+    assert state.conversations["default"].generation == 2  # the damage, then the repair: a new generation
+    again(PROMPTS[1])  # the repaired session goes on (every request is validated before it is sent)
+    assert not validate(again.messages, provider="bedrock", mode="stored")

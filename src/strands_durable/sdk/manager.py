@@ -35,6 +35,7 @@ from strands.session.session_manager import SessionManager
 from strands_durable.agent.durable import DurableInvoker, Invocation, InvocationHooks
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import (
+    CorruptSession,
     DurableError,
     ExitCode,
     SessionInUse,
@@ -44,7 +45,7 @@ from strands_durable.errors import (
 from strands_durable.history import SDK_INTERRUPTED_TEXT
 from strands_durable.runner.tools import is_idempotent
 from strands_durable.sdk import pending as invocations
-from strands_durable.sdk.graph import GraphSupport
+from strands_durable.sdk.multiagent import MultiAgentSupport, latest_visit
 from strands_durable.sdk.profiles import profile_for_model
 from strands_durable.store import LocalStore, open_store
 from strands_durable.store.base import Session, SessionStore
@@ -71,13 +72,14 @@ class _AgentSlot:
     session: Session | None = None
     hooks: InvocationHooks | None = None
     serve: dict[str, Any] | None = None  # a committed final answer the model stage returns without a call
+    stored_results: dict[str, Any] | None = None  # a committed results message the SDK appends again (not stored)
     unsaved: list[dict[str, Any]] = field(default_factory=list)  # messages given to the Agent constructor
     result_order: list[str] = field(default_factory=list)  # toolUse order for a batch the SDK resumed
     invocation: Any = None  # the invocation_state of the invocation in progress (the same for all its passes)
     aborted: bool = False  # the last invocation raised instead of ending (it is pending)
 
 
-class DurableSessionManager(GraphSupport, SessionManager):
+class DurableSessionManager(MultiAgentSupport, SessionManager):
     """Persist a plain `strands.Agent` (or several, by `agent_id`) in a durable session.
 
     `DurableSessionManager(session_id="expenses-1", storage_dir="./sessions")`, or `store=` any SessionStore;
@@ -103,7 +105,10 @@ class DurableSessionManager(GraphSupport, SessionManager):
         self.provider_profile = provider_profile
         self.crash_points = crash_points or CrashPoints()
         self._slots: dict[str, _AgentSlot] = {}
-        self._node_keys: dict[int, str] = {}  # id(node agent) -> its conversation key (graph nodes)
+        self._node_keys: dict[int, str] = {}  # id(node agent) -> its node's key (Graph and Swarm nodes)
+        self._initial: dict[str, list[dict[str, Any]]] = {}  # node key -> the messages the node agent was built with
+        self._acked: dict[str, str] = {}  # node conversation -> the invocation the orchestrator recorded
+        self._source: Any = None  # the Graph or Swarm this manager instruments
         self._shared: Session | None = None  # the session a graph invocation holds for all its nodes
         self._lock = threading.Lock()
         self._refuse_case_twin()
@@ -127,7 +132,7 @@ class DurableSessionManager(GraphSupport, SessionManager):
         registry.add_callback(AfterInvocationEvent, self._after_invocation)
         registry.add_callback(MultiAgentInitializedEvent, lambda event: self.initialize_multi_agent(event.source))
         registry.add_callback(BeforeMultiAgentInvocationEvent, self._before_graph)
-        registry.add_callback(AfterNodeCallEvent, lambda event: self.sync_multi_agent(event.source))
+        registry.add_callback(AfterNodeCallEvent, lambda event: self.sync_multi_agent(event.source, event.node_id))
         registry.add_callback(AfterMultiAgentInvocationEvent, self._after_graph)
 
     def initialize(self, agent: Any, **kwargs: Any) -> None:
@@ -142,6 +147,9 @@ class DurableSessionManager(GraphSupport, SessionManager):
                 raise SessionException("The `agent_id` of an agent must be unique in a session.")
             slot = self._slots[key] = _AgentSlot(agent, key)
         state = self._load()
+        if id(agent) in self._node_keys:
+            slot.key = latest_visit(state, key)
+        key = slot.key
         conv = state.conversations.get(key) if state is not None else None
         if conv is None:
             slot.unsaved = copy.deepcopy(list(agent.messages))
@@ -155,9 +163,8 @@ class DurableSessionManager(GraphSupport, SessionManager):
     def append_message(self, message: Any, agent: Any, **kwargs: Any) -> None:
         slot = self._slots[self._key_of(agent)]
         if slot.hooks is None:
-            if _is_sdk_placeholder(message):
-                return  # the SDK's "Tool was interrupted." results are never stored
-            logger.warning("agent %s: a message added outside an invocation is not stored", slot.key)
+            if not _is_sdk_placeholder(message):  # the SDK's "Tool was interrupted." results are never stored
+                self._store_outside_invocation(slot, message)
             return
         serve = slot.serve
         if serve is not None and message.get("role") == "assistant" and _same_message(message, serve):
@@ -168,8 +175,50 @@ class DurableSessionManager(GraphSupport, SessionManager):
             order = {tool_use_id: i for i, tool_use_id in enumerate(slot.result_order)}
             message["content"].sort(key=lambda b: order.get(b.get("toolResult", {}).get("toolUseId"), len(order)))
             slot.result_order = []
+        stored = slot.stored_results
+        if stored is not None and message.get("role") == "user" and _same_message(message, stored):
+            slot.stored_results = None  # the committed results of a structured-output batch, appended again
+            return
         _refuse_unanswered(slot, message)
         slot.hooks.message_added(MessageAddedEvent(agent=agent, message=message))
+
+    def _store_outside_invocation(self, slot: _AgentSlot, message: dict[str, Any]) -> None:
+        """Store a message the agent added between invocations (a direct `agent.tool.x()` call records four),
+        under the lease, when the journal still ends where this agent's memory does."""
+        if id(slot.agent) in self._node_keys or slot.unsaved:
+            logger.warning("agent %s: a message added outside an invocation is not stored", slot.key)
+            return
+        session = self._open()
+        stored = False
+        try:
+            state = session.state
+            conv = state.conversations.get(slot.key)
+            held = slot.agent.messages
+            # the next message after what the store holds, and the journal unchanged since this agent read it
+            position = slot.known_messages
+            stale = state.seq != slot.seen_seq or len(held) <= position or held[position] is not message
+            if stale or invocations.pending_invocation(state, conv) is not None:
+                logger.warning(
+                    "agent %s: a message added outside an invocation is not stored (the session was extended "
+                    "elsewhere or an interrupted invocation is pending)",
+                    slot.key,
+                )
+                return
+            index = len(conv.messages) if conv is not None else 0
+            event = {
+                "type": "message",
+                "conv": slot.key,
+                "agent": slot.key,
+                "index": index,
+                "message": _stored(message),
+            }
+            session.commit([event], path=f"{slot.key}/direct")
+            slot.known_messages += 1
+            stored = True
+        finally:
+            session.close()
+        if stored:  # what this agent has seen includes the record closing commits
+            slot.seen_seq = session.state.seq
 
     def redact_latest_message(self, redact_message: Any, agent: Any, **kwargs: Any) -> None:
         """Replace the latest stored message (a guardrail's redaction) by committing a new generation."""
@@ -207,17 +256,14 @@ class DurableSessionManager(GraphSupport, SessionManager):
     def _begin(self, slot: _AgentSlot, event: Any) -> None:
         session = slot.session = self._open()
         state = session.state
-        conv = state.conversations.get(slot.key)
         if id(slot.agent) in self._node_keys:
-            # the graph resets a node agent (on a revisit, and when its own state is restored): restore each time
-            if conv is not None:
-                self._restore(slot, state, conv)
-            else:
-                slot.agent.messages = []
-        elif state.seq != slot.seen_seq:
-            self._catch_up(slot, state)
-            conv = state.conversations.get(slot.key)
-        pending = invocations.pending_invocation(state, conv)
+            # the orchestrator resets its node agents (each Swarm run, a Graph revisit, its own restore)
+            pending = self.node_invocation(slot, state, list(event.messages or []))
+        else:
+            if state.seq != slot.seen_seq:
+                self._catch_up(slot, state)
+            pending = invocations.pending_invocation(state, state.conversations.get(slot.key))
+        conv = state.conversations.get(slot.key)
         session.commit([{"type": "status", "status": "running"}], path=f"{slot.key}/status", durable=False)
         unit = invocations.next_invocation(conv, slot.key)
         if pending is not None and conv is not None:
@@ -268,7 +314,7 @@ class DurableSessionManager(GraphSupport, SessionManager):
             events.append(state_event)
         if stop_reason == "interrupt":
             events.append({"type": "status", "status": "paused", "reason": "hitl"})
-        else:
+        elif session is not self._shared:  # a node's end: the multi-agent invocation goes on
             events.append({"type": "status", "status": "idle"})
         session.commit(events, path=f"{unit}/end")
         self.crash_points.emit("unit.after", unit)
@@ -294,7 +340,7 @@ class DurableSessionManager(GraphSupport, SessionManager):
             self._restore(slot, state, conv)  # type: ignore[arg-type]
 
     # -- restoring -------------------------------------------------------------------------------------
-    def _restore(self, slot: _AgentSlot, state: SessionState, conv: Conversation) -> None:
+    def _restore(self, slot: _AgentSlot, state: SessionState, conv: Conversation, end: int | None = None) -> None:
         from strands.agent.state import AgentState
         from strands.interrupt import _InterruptState
 
@@ -310,8 +356,9 @@ class DurableSessionManager(GraphSupport, SessionManager):
         if conv.cm_state:
             prepend = agent.conversation_manager.restore_from_session(copy.deepcopy(conv.cm_state)) or []
             removed = int(agent.conversation_manager.removed_message_count)
-        pending = invocations.pending_invocation(state, conv)
-        end = pending.start if pending is not None else len(conv.messages)
+        if end is None:
+            pending = invocations.pending_invocation(state, conv)
+            end = pending.start if pending is not None else len(conv.messages)
         if not getattr(agent.model, "stateful", False):
             agent.messages = prepend + copy.deepcopy(conv.messages[removed:end])
         slot.seen_seq = state.seq
@@ -342,7 +389,12 @@ class DurableSessionManager(GraphSupport, SessionManager):
         committed = copy.deepcopy(conv.messages[pending.start :])
         if committed[-1].get("role") == "assistant" and not invocations.tool_uses(committed[-1]):
             slot.serve = committed.pop()
+        elif _answers_structured_output(agent, committed):
+            # the SDK reads a structured answer only from its tool running in this invocation: the batch is handed
+            # back with its other results completed, the (pure) structured-output tool runs again
+            slot.stored_results = committed.pop()
         agent.messages.extend(committed)
+        self.replay_handoffs(slot, conv, committed)
         for message in committed:
             usage = (message.get("metadata") or {}).get("usage")
             if message.get("role") == "assistant" and usage:
@@ -350,7 +402,9 @@ class DurableSessionManager(GraphSupport, SessionManager):
         last = committed[-1]
         uses = invocations.tool_uses(last) if last.get("role") == "assistant" else []
         finals = [
-            copy.deepcopy(conv.tool_results[u["toolUseId"]]) for u in uses if u["toolUseId"] in conv.final_results
+            copy.deepcopy(conv.tool_results[u["toolUseId"]])
+            for u in uses
+            if u["toolUseId"] in conv.final_results and u["name"] in agent.tool_registry.registry
         ]
         if finals:
             state = agent._interrupt_state
@@ -417,9 +471,14 @@ class DurableSessionManager(GraphSupport, SessionManager):
         hooks.commit_final_result(event.result)
 
     def _execute_tool_for(self, slot: _AgentSlot) -> Any:
+        from strands.tools.structured_output.structured_output_tool import StructuredOutputTool
+
         async def execute_tool(context: Any, next_fn: Any) -> Any:
             hooks = slot.hooks
-            stream = next_fn(context) if hooks is None else hooks.execute_tool(context, next_fn)
+            if hooks is None or isinstance(context.tool, StructuredOutputTool):  # pure: it runs again on resume
+                stream = next_fn(context)
+            else:
+                stream = hooks.execute_tool(context, next_fn)
             async for item in stream:
                 yield item
 
@@ -445,10 +504,18 @@ class DurableSessionManager(GraphSupport, SessionManager):
 
     # -- the store -------------------------------------------------------------------------------------
     def _load(self) -> SessionState | None:
+        from strands_durable.history import validate
+
         try:
-            return self.store.load(self.session_id)
+            state = self.store.load(self.session_id)
         except SessionNotFound:
             pass
+        else:
+            if any(validate(conv.messages, mode="stored") for conv in state.conversations.values()):
+                with contextlib.suppress(SessionInUse):  # its holder's open finds and repairs it in turn
+                    self._repair()
+                    state = self.store.load(self.session_id)
+            return state
         if isinstance(self.store, LocalStore):
             from strands_durable.sdk.importing import import_file_session
 
@@ -465,13 +532,42 @@ class DurableSessionManager(GraphSupport, SessionManager):
         while True:
             try:
                 try:
-                    return self.store.open(self.session_id, crash_points=self.crash_points)
+                    return self._repairing(lambda: self.store.open(self.session_id, crash_points=self.crash_points))
                 except SessionNotFound:
                     return self.store.create(_new_meta(self.session_id), b"", crash_points=self.crash_points)
             except SessionInUse:
                 if deadline is None or time.monotonic() >= deadline:
                     raise
                 time.sleep(0.05)
+
+    def _repairing(self, read: Any) -> Any:
+        """`read()`; when the session's stored history is invalid (written by an older version, or edited), it is
+        repaired first, as `strands sessions repair` does (a new generation recording what changed; the old files
+        kept in backups/), and a log line says so. Anything repair cannot fix is raised as it was found."""
+        try:
+            return read()
+        except CorruptSession as exc:
+            if "stored history breaks" not in str(exc):
+                raise
+            try:
+                self._repair()
+            except DurableError:
+                raise exc from None
+            return read()
+
+    def _repair(self) -> None:
+        from strands_durable.operations.repair import repair_session
+
+        report = repair_session(self.store, self.session_id)
+        for done in report.conversations:
+            logger.warning(
+                "session %s, agent %s: the stored history was invalid and was repaired (%s); the previous "
+                "generation is kept in %s",
+                self.session_id,
+                done.conversation,
+                "; ".join(str(action) for action in done.actions),
+                done.backup,
+            )
 
     def _refuse_case_twin(self) -> None:
         lister = getattr(self.store, "session_ids", None)
@@ -572,6 +668,14 @@ def _stored(message: dict[str, Any]) -> dict[str, Any]:
 
 def _same_message(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a.get("role") == b.get("role") and a.get("content") == b.get("content")
+
+
+def _answers_structured_output(agent: Any, committed: list[dict[str, Any]]) -> bool:
+    """Whether the committed messages end with the results of a batch that called a structured-output tool (a
+    tool the agent's own registry does not hold)."""
+    if len(committed) < 2 or committed[-1].get("role") != "user" or committed[-2].get("role") != "assistant":
+        return False
+    return any(use["name"] not in agent.tool_registry.registry for use in invocations.tool_uses(committed[-2]))
 
 
 def _is_sdk_placeholder(message: dict[str, Any]) -> bool:

@@ -39,17 +39,23 @@ def next_invocation(conv: Conversation | None, agent_key: str) -> str:
     return invocation_unit(agent_key, highest + 1)
 
 
-def pending_invocation(state: SessionState | None, conv: Conversation | None) -> Pending | None:
-    """The conversation's last invocation when its end is not committed, else None."""
-    if state is None or conv is None or not conv.units:
+def last_invocation(conv: Conversation | None) -> Pending | None:
+    """The conversation's last invocation (ended or not), or None when it has none."""
+    if conv is None or not conv.units or not _INVOCATION.search(conv.units[-1]):
         return None
     unit = conv.units[-1]
-    if not _INVOCATION.search(unit) or unit in state.units:
-        return None
     start = len(conv.units) - 1
     while start > 0 and conv.units[start - 1] == unit:
         start -= 1
     return Pending(unit, start)
+
+
+def pending_invocation(state: SessionState | None, conv: Conversation | None) -> Pending | None:
+    """The conversation's last invocation when its end is not committed, else None."""
+    last = last_invocation(conv)
+    if state is None or last is None or last.unit in state.units:
+        return None
+    return last
 
 
 def same_prompt(incoming: list[dict[str, Any]], prompt: dict[str, Any]) -> bool:

@@ -1,0 +1,217 @@
+"""`DurableSessionManager` on a `strands.multiagent.Graph` or `Swarm`: each node's agent journaled like one agent.
+
+The SDK refuses a session manager on a node's own agent, so the multi-agent manager instruments every node agent
+itself. A node's conversation is `node.<id>`; the SDK starts a node afresh on some visits (every Swarm node run,
+a Graph revisit with `reset_on_revisit`), and each such visit gets a conversation of its own (`node.<id>.v<n>`),
+so a resumed visit restores exactly what that visit held. One lease is held for the whole multi-agent invocation.
+After each node the orchestrator's own serialized state is committed together with the node invocation it
+consumed (`acked`), so a resumed run continues with the node that was running, inside its conversation (its
+pending invocation, as for a single agent); a node whose invocation ended but was never recorded by the
+orchestrator is finished again from the journal (no model call, no tool run). Swarm handoffs, which only change
+the swarm's memory, are applied again from their committed tool calls.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from strands_durable.errors import Unsupported
+from strands_durable.sdk import pending as invocations
+from strands_durable.store.ids import ID_RULE, is_session_id
+from strands_durable.store.state import Conversation, SessionState
+
+ACKED_KEY = "acked"  # pattern_state: conversation key -> the node invocation the orchestrator recorded
+BEFORE_KEY = "swarm.before"  # pattern_state: the Swarm's state before its latest node ran
+HANDOFF_TOOL = "handoff_to_agent"  # the tool Swarm injects into its nodes
+_VISIT = re.compile(r"\.v\d+$")
+
+
+def node_key(node_id: str) -> str:
+    key = f"node.{node_id}"
+    if not is_session_id(key):
+        raise Unsupported(f"node id {node_id!r} cannot name a stored conversation (use {ID_RULE})")
+    return key
+
+
+def visit_key(base: str, visit: int) -> str:
+    return base if visit == 0 else f"{base}.v{visit}"
+
+
+def latest_visit(state: SessionState | None, base: str) -> str:
+    """The conversation key of the node's latest visit in the journal (its first visit's when there is none)."""
+    visit = 0
+    while state is not None and visit_key(base, visit + 1) in state.conversations:
+        visit += 1
+    return visit_key(base, visit)
+
+
+def check_source(source: Any) -> str:
+    """The orchestrator's kind ("graph" or "swarm"); anything else, or a node we cannot journal, is refused."""
+    from strands import Agent
+    from strands.multiagent.graph import Graph
+    from strands.multiagent.swarm import Swarm
+
+    if not isinstance(source, (Graph, Swarm)):
+        raise Unsupported(f"DurableSessionManager on a {type(source).__name__} is not supported (Graph and Swarm are)")
+    if getattr(source, "reset_on_revisit", False):
+        raise Unsupported(
+            "DurableSessionManager on a Graph with reset_on_revisit=True is not supported yet (the SDK's resume "
+            "state cannot name a completed node as the next to run, so a cycle could not be resumed)"
+        )
+    for node_id, node in source.nodes.items():
+        if not isinstance(node.executor, Agent):
+            raise Unsupported(
+                f"node {node_id!r} runs a {type(node.executor).__name__}; DurableSessionManager journals "
+                "only Agent nodes"
+            )
+        if _VISIT.search(node_id) and _VISIT.sub("", node_id) in source.nodes:
+            raise Unsupported(f"node id {node_id!r} would share its stored conversation with a visit of another node")
+    return "graph" if isinstance(source, Graph) else "swarm"
+
+
+class MultiAgentSupport:
+    """The Graph and Swarm part of `DurableSessionManager` (a mixin: it uses the manager's store and slots)."""
+
+    _node_keys: dict[int, str]
+    _shared: Any
+    _slots: dict[str, Any]
+    _initial: dict[str, list[dict[str, Any]]]
+    _acked: dict[str, str]
+    _source: Any
+    _before: dict[str, Any] | None = None  # the Swarm's state as of before its latest node
+    _latest: dict[str, Any] | None = None  # the Swarm's state after its latest node
+
+    def initialize_multi_agent(self, source: Any, **kwargs: Any) -> None:
+        """Instrument the node agents and restore the orchestrator's progress and each node's latest visit."""
+        kind = check_source(source)
+        self._source = source
+        for node_id, node in source.nodes.items():
+            agent = node.executor
+            base = node_key(node_id)
+            self._node_keys[id(agent)] = base
+            self._initial[base] = copy.deepcopy(agent.messages)
+            agent.hooks.add_hook(self)
+            self.initialize(agent)  # type: ignore[attr-defined]
+        state = self._load()  # type: ignore[attr-defined]
+        saved = state.pattern_state if state is not None else {}
+        self._acked = dict(saved.get(ACKED_KEY) or {})
+        payload = copy.deepcopy(saved.get(kind))
+        self._before = copy.deepcopy(saved.get(BEFORE_KEY))
+        self._latest = copy.deepcopy(payload)
+        if payload and state is not None and state.status == "running" and not payload["next_nodes_to_execute"]:
+            # every node ended but the invocation's end was not recorded; the SDK's restore would start the task
+            # over: a Graph finishes with the recorded results, a Swarm runs its last node again from the journal
+            if kind == "graph":
+                source._from_dict(payload)
+                source._resume_from_session = True
+            else:
+                last = payload["node_history"][-1] if payload["node_history"] else None
+                if last is not None:
+                    self._acked.pop(self._slots[node_key(last)].key, None)
+                self._latest = self._before
+                if self._before:
+                    source.deserialize_state(copy.deepcopy(self._before))
+        elif payload:
+            source.deserialize_state(payload)
+        for base in {self._node_keys[id(node.executor)] for node in source.nodes.values()}:
+            slot = self._slots[base]
+            conv = state.conversations.get(slot.key) if state is not None else None
+            if conv is not None:  # the orchestrator's restore resets its nodes: give them back what they held
+                self._restore(slot, state, conv)  # type: ignore[attr-defined]
+
+    def sync_multi_agent(self, source: Any, node_id: str | None = None, **kwargs: Any) -> None:
+        """Commit the orchestrator's progress with the node invocation it has just recorded (after each node, and
+        at the end of the multi-agent invocation)."""
+        session = self._shared
+        if session is None:
+            return
+        if node_id is not None and node_id in source.nodes:
+            key = self._slots[node_key(node_id)].key
+            conv = session.state.conversations.get(key)
+            if conv is not None and conv.units and conv.units[-1] in session.state.units:
+                self._acked[key] = conv.units[-1]
+        kind = "graph" if type(source).__name__ == "Graph" else "swarm"
+        payload = source.serialize_state()
+        new = {kind: payload, ACKED_KEY: dict(self._acked)}
+        if kind == "swarm":
+            if node_id is not None:
+                self._before, self._latest = self._latest, payload
+            new[BEFORE_KEY] = self._before
+        event = {"type": "pattern_state", "state": new}
+        session.commit([event], path=f"{kind}/sync")
+
+    def node_invocation(self, slot: Any, state: SessionState, incoming: list[Any]) -> invocations.Pending | None:
+        """Settle which conversation a node agent's invocation continues and what it must finish from the journal:
+        its pending invocation; or its last one, ended but never recorded by the orchestrator, when the same
+        input arrives again; else nothing (a new visit's conversation when the SDK started the node afresh)."""
+        base = self._node_keys[id(slot.agent)]
+        conv = state.conversations.get(slot.key)
+        pending = invocations.pending_invocation(state, conv)
+        if pending is None and conv is not None:
+            last = invocations.last_invocation(conv)
+            if (
+                last is not None
+                and incoming
+                and self._acked.get(slot.key) != last.unit
+                and invocations.same_prompt(incoming, conv.messages[last.start])
+            ):
+                pending = last
+        if pending is not None:
+            self._restore(slot, state, conv, end=pending.start)  # type: ignore[attr-defined]
+            return pending
+        if conv is not None and invocations.last_invocation(conv) is not None:
+            if slot.agent.messages == self._initial[base]:  # the orchestrator reset the node: a new visit
+                slot.key = visit_key(base, _visit_of(slot.key, base) + 1)
+                slot.unsaved = copy.deepcopy(list(slot.agent.messages))
+            else:
+                self._restore(slot, state, conv)  # type: ignore[attr-defined]
+        return None
+
+    def replay_handoffs(self, slot: Any, conv: Conversation, committed: list[dict[str, Any]]) -> None:
+        """Apply again the Swarm handoffs of a node's committed tool calls (they change only the swarm's memory,
+        and a committed call is replayed, not run)."""
+        swarm = self._source
+        if swarm is None or id(slot.agent) not in self._node_keys or not hasattr(swarm, "_handle_handoff"):
+            return
+        answered = set(conv.tool_results)
+        for message in committed:
+            answered.update(b["toolResult"]["toolUseId"] for b in message.get("content", ()) if "toolResult" in b)
+        for message in committed:
+            for use in invocations.tool_uses(message) if message.get("role") == "assistant" else []:
+                target = swarm.nodes.get(use.get("input", {}).get("agent_name"))
+                if use.get("name") == HANDOFF_TOOL and use["toolUseId"] in answered and target is not None:
+                    arguments = use["input"]
+                    swarm._handle_handoff(target, arguments.get("message", ""), arguments.get("context") or {})
+
+    def _before_graph(self, event: Any) -> None:
+        if not getattr(event.source, "_resume_from_session", False):
+            self._before = self._latest = None  # a new run of the task
+        self._shared = self._open()  # type: ignore[attr-defined]
+        self._shared.commit([{"type": "status", "status": "running"}], path="multiagent/status", durable=False)
+
+    def _after_graph(self, event: Any) -> None:
+        session, self._shared = self._shared, None
+        if session is None:
+            return
+        state = event.source.state
+        status = getattr(state, "status", None) or getattr(state, "completion_status", None)
+        failed = getattr(status, "value", "") == "executing"  # a crash left it mid-way
+        try:
+            if not failed:
+                self._shared = session
+                self.sync_multi_agent(event.source)
+                session.commit([{"type": "status", "status": "idle"}], path="multiagent/end")
+        finally:
+            self._shared = None
+            if failed:
+                session.abandon()
+            else:
+                session.close()
+        for slot in self._slots.values():
+            slot.seen_seq = session.state.seq
+
+
+def _visit_of(key: str, base: str) -> int:
+    return 0 if key == base else int(key[len(base) + 2 :])

@@ -1,0 +1,22 @@
+"""A Graph and a Swarm with DurableSessionManager, SIGKILLed (a forked child) at every node boundary and every
+store commit, then resumed in a fresh child by calling them again with the task: the uninterrupted run's
+status, node order, results and node conversations; no stored tool result or model turn produced again."""
+
+from __future__ import annotations
+
+import pytest
+
+from strands_durable.faults import multiagent
+
+
+@pytest.mark.parametrize("scenario", multiagent.SCENARIOS)
+def test_killed_at_every_point_resumes_as_the_uninterrupted_run(scenario, tmp_path):
+    golden, verdicts = multiagent.explore(scenario, tmp_path)
+    for node in multiagent.SCRIPTS[scenario]:  # every node boundary is among the kill points, and every node ran
+        assert f"hook/node:{node}/unit.before" in golden.points
+        assert f"hook/node:{node}/unit.after" in golden.points
+    assert golden.summary["order"] == multiagent.ORDERS[scenario]
+    assert any("/sync/" in point for point in golden.points)
+    assert len(verdicts) == len(golden.points)
+    failed = [f"{v.point}: {'; '.join(v.notes)}" for v in verdicts if not v.ok]
+    assert not failed, "\n".join(failed)
