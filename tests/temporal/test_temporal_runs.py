@@ -129,7 +129,8 @@ def test_a_worker_killed_inside_a_tool_the_run_completes_on_the_other(temporal_s
     env = {"STRANDS_TEST_LEDGER": str(ledger), "STRANDS_TEST_TOOL_SECONDS": "1.5"}
     doomed = start_worker(workers, temporal_server, str(sessions), task_queue, **env)
     spec = SPECS / "slow-chain.strands.yaml"
-    started = temporal_run(spec, temporal_server, sessions, tmp_path / "out", task_queue, "--detach")
+    quick_retry = {"STRANDS_TEMPORAL_HEARTBEAT_TIMEOUT": "5"}  # the dead attempt is retried after 5 s, not 20
+    started = temporal_run(spec, temporal_server, sessions, tmp_path / "out", task_queue, "--detach", **quick_retry)
     assert started.returncode == 0, started.stdout + started.stderr
     assert "Follow it with: " in started.stdout and "Cancel it with: " in started.stdout
     session_id = only_session(sessions)
