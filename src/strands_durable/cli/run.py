@@ -211,7 +211,6 @@ def execute(request: RunRequest) -> int:
     from strands_durable.cli.output import make_reporter
     from strands_durable.errors import HitlPaused
     from strands_durable.operations import retention_from_env
-    from strands_durable.runner.options import RunOptions
     from strands_durable.runner.run import resume, run_workflow
     from strands_durable.runner.signals import StopSignals
     from strands_durable.store import MemoryStore, open_store
@@ -234,18 +233,8 @@ def execute(request: RunRequest) -> int:
     failure: BaseException | None = None
     try:
         with signals:
-            options = RunOptions(
-                provider=request.provider,
-                seed=request.seed or 0,
-                cli_vars=request.cli_vars,
-                out_dir=request.out or Path("artifacts"),
-                force=request.force,
-                hitl_response=request.hitl_response,
-                reporter=reporter,
-                stop_requested=signals.requested,
-                allow_python_exec=request.allow_python_exec,
-                network=request.network,
-                created_at=pinned_clock(request.clock),
+            options = run_options(
+                request, hitl_response=request.hitl_response, reporter=reporter, stop_requested=signals.requested
             )
             if session_id is not None:
                 outcome = resume(session_id, options, store=store)
@@ -267,6 +256,23 @@ def execute(request: RunRequest) -> int:
     if request.save_session and session_id is not None:
         _apply_retention(store, session_id)
     return code
+
+
+def run_options(request: RunRequest, **extra: Any) -> Any:
+    """The RunOptions the flags of a new run choose (plus `extra`), for a local run and a run on Temporal alike."""
+    from strands_durable.runner.options import RunOptions
+
+    return RunOptions(
+        provider=request.provider,
+        seed=request.seed or 0,
+        cli_vars=request.cli_vars,
+        out_dir=request.out or Path("artifacts"),
+        force=request.force,
+        allow_python_exec=request.allow_python_exec,
+        network=request.network,
+        created_at=pinned_clock(request.clock),
+        **extra,
+    )
 
 
 def session_to_resume(request: RunRequest, store: Any, reporter: Any, human: TextIO) -> str | None:

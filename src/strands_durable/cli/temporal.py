@@ -134,22 +134,10 @@ async def _drive(request: Any, flags: EngineFlags, sessions_dir: str) -> int:
 
 def _create(request: Any, flags: EngineFlags, store: Any) -> str:
     """Create the session here (spec snapshot, variables, choices), exactly as a local run would, then let go."""
-    from pathlib import Path
-
-    from strands_durable.cli.run import pinned_clock
-    from strands_durable.runner.options import RunOptions
+    from strands_durable.cli.run import run_options
     from strands_durable.runner.run import create_run
 
-    options = RunOptions(
-        provider=request.provider,
-        seed=request.seed or 0,
-        cli_vars=request.cli_vars,
-        out_dir=request.out or Path("artifacts"),
-        force=request.force,
-        allow_python_exec=request.allow_python_exec,
-        network=request.network,
-        created_at=pinned_clock(request.clock),
-    )
+    options = run_options(request)
     engine = {"name": "temporal", "address": flags.address or "", "namespace": flags.namespace}
     engine["task_queue"] = flags.task_queue
     _, session, _ = create_run(request.spec, options, store=store, engine=engine)
