@@ -57,6 +57,9 @@ def _to_devnull(call: ast.Call) -> bool:
     return isinstance(target, ast.Attribute) and target.attr == "devnull"
 
 
+SHUTIL_READS = {"which", "disk_usage", "get_terminal_size"}  # shutil functions that write nothing
+
+
 def _direct_writes(path: Path, root: Path = PACKAGE.parent) -> list[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     found = []
@@ -84,7 +87,7 @@ def _direct_writes(path: Path, root: Path = PACKAGE.parent) -> list[str]:
                 flags = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)} & WRITE_FLAGS
                 if flags:
                     found.append(f"{where}: os.open with {sorted(flags)}")
-            elif owner == "shutil":
+            elif owner == "shutil" and func.attr not in SHUTIL_READS:
                 found.append(f"{where}: shutil.{func.attr}")
             elif func.attr in WRITE_METHODS and owner not in {"ops", "_ops", "fileops"}:
                 found.append(f"{where}: .{func.attr}()")
