@@ -229,7 +229,7 @@ def test_cancel_stops_the_run_at_a_safe_point_and_it_cannot_be_resumed(temporal_
     )
 
 
-def test_a_worker_that_cannot_import_a_python_tool_fails_the_run_naming_it(
+def test_a_worker_that_cannot_import_a_python_tool_fails_the_run_and_resume_starts_a_new_attempt(
     temporal_server, task_queue, workers, tmp_path
 ):
     sessions = tmp_path / "sessions"
@@ -244,6 +244,15 @@ def test_a_worker_that_cannot_import_a_python_tool_fails_the_run_naming_it(
     ), result.stderr
     state = load_session(session_id, store=open_store(sessions))
     assert state.status == "failed" and not state.units  # nothing ran
+    workers.pop(0).kill()  # the broken worker goes; one that can import the tool serves the new attempt
+    start_worker(workers, temporal_server, str(sessions), task_queue)
+    retried = strands(  # no --task-queue: the new attempt goes to the queue the run was started on
+        "run", "--resume", session_id, "--engine", "temporal", "--temporal", temporal_server,
+        "--sessions-dir", str(sessions),
+    )  # fmt: skip
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    assert f"Starting a new attempt of run {session_id}" in retried.stdout
+    assert load_session(session_id, store=open_store(sessions)).status == "completed"
 
 
 def test_a_temporal_run_shows_its_engine_and_is_not_resumed_locally(temporal_server, examples_worker, tmp_path):

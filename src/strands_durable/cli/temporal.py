@@ -20,6 +20,7 @@ from strands_durable.cli.failure import fail
 from strands_durable.errors import DurableError, ExitCode, UsageError
 
 FOLLOW_POLL_S = 0.5
+STATUS_QUERY_TIMEOUT_S = 5.0
 
 
 @dataclass
@@ -168,8 +169,12 @@ async def _resumed(
         raise SessionCompleted(session_id)
     if status in (WorkflowExecutionStatus.CANCELED, WorkflowExecutionStatus.TERMINATED):
         raise UsageError(f"Run {session_id} was cancelled on Temporal: start a new run of its spec instead")
-    print(f"Starting a new attempt of run {session_id} (the last one ended {status.name.lower()})")
-    new = await engine.start_run(client, session_id, sessions_dir, task_queue=flags.task_queue)
+    state = store.load(session_id)
+    print(f"Starting a new attempt of run {session_id} (the last one ended {state.status})")
+    recorded = state.meta.get("engine") or {}  # the run's own queue, whatever this command says
+    new = await engine.start_run(
+        client, session_id, sessions_dir, task_queue=recorded.get("task_queue") or flags.task_queue
+    )
     if request.hitl_response is not None:
         await engine.answer(client, session_id, request.hitl_response)
     return new
@@ -188,7 +193,7 @@ async def _follow(handle: Any, store: Any, session_id: str, request: Any, flags:
         _print_new_units(store, session_id, seen)
         if done:
             break
-        if await handle.query("status") == PAUSED:  # the run waits for a human: say how to answer, as locally
+        if await _status(handle) == PAUSED:  # the run waits for a human: say how to answer, as locally
             result_task.cancel()
             return _waiting_for_human(store, session_id, _command(request, flags, session_id, sessions_dir))
     result: StepResult = result_task.result()
@@ -204,6 +209,17 @@ async def _follow(handle: Any, store: Any, session_id: str, request: Any, flags:
         return result.exit_code or int(ExitCode.RUNTIME)
     print(f"Run {session_id} ended {result.status}: {result.reason}", file=sys.stderr)
     return result.exit_code or int(ExitCode.OK)
+
+
+async def _status(handle: Any) -> str | None:
+    """The workflow's own status, or None while no worker answers (none polling yet, one just died): a query is
+    answered by a worker, and following must outlast workers coming and going."""
+    from temporalio.service import RPCError
+
+    try:
+        return await asyncio.wait_for(handle.query("status"), STATUS_QUERY_TIMEOUT_S)
+    except (RPCError, asyncio.TimeoutError):
+        return None
 
 
 def _print_new_units(store: Any, session_id: str, seen: set[str]) -> None:
