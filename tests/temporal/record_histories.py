@@ -2,9 +2,10 @@
 
     python -m tests.temporal.record_histories    # from the repository root; writes tests/temporal/histories/
 
-Run it when a release adds a workflow change behind `workflow.patched(...)`: keep the old files (runs started by
-the old release must still replay) and add the new ones. Each history is a whole run on a fresh dev server: a
-chain, a parallel scan answered by a HITL signal, and a workflow DAG.
+Run it when a release adds a workflow change behind `workflow.patched(...)`, after raising `RELEASE`: the old
+files stay (runs started by the old release must still replay) and the new ones are named `<run>.<release>.json`
+(release 1's are plain `<run>.json`); an existing file is never overwritten. Each history is a whole run on a
+fresh dev server: a chain, a parallel scan answered by a HITL signal, and a workflow DAG.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from strands_durable.temporal.dev_server import start_dev_server
 
 ROOT = Path(__file__).resolve().parents[2]
 HISTORIES = Path(__file__).resolve().parent / "histories"
+RELEASE = 2  # the workflow release today's code records; bump it with the next `workflow.patched` change
 RUNS = {
     "chain": "examples/chain-research.strands.yaml",
     "parallel-hitl": "examples/parallel-market-scan.strands.yaml",
@@ -46,8 +48,12 @@ async def record(address: str, work: Path) -> None:
                 await engine.answer(client, session_id, "approved")
             await handle.result()
             history = await handle.fetch_history()
-            (HISTORIES / f"{name}.json").write_text(history.to_json())
-            print(f"recorded {name}: {len(history.events)} events")
+            target = HISTORIES / (f"{name}.json" if RELEASE == 1 else f"{name}.r{RELEASE}.json")
+            if target.exists():
+                print(f"kept {target.name} (recorded before)")
+                continue
+            target.write_text(history.to_json())
+            print(f"recorded {target.name}: {len(history.events)} events")
     finally:
         worker.cancel()
 

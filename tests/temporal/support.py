@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -49,11 +50,14 @@ def start_worker(
     *,
     cwd: Path = ROOT,
     with_tests: bool = True,
+    test_worker: tuple[str, ...] | None = None,
     **env: str,
 ) -> WorkerProcess:
     """A `strands worker` process, returned once it serves the task queue (`with_tests=False`, run from another
-    `cwd`: a worker on which the test modules, and so their Python tools, cannot be imported)."""
-    command = [sys.executable, "-m", "strands_durable", "worker", "--temporal", address]
+    `cwd`: a worker on which the test modules, and so their Python tools, cannot be imported). `test_worker`:
+    run tests/temporal/worker_main.py with these extra arguments instead (an old release, a ledger, a hold)."""
+    program = ["tests.temporal.worker_main", *test_worker] if test_worker is not None else ["strands_durable", "worker"]
+    command = [sys.executable, "-m", *program, "--temporal", address]
     command += ["--sessions-dir", sessions_dir, "--task-queue", task_queue]
     process = subprocess.Popen(
         command, cwd=cwd, env=child_env(with_tests=with_tests, **env), stdout=subprocess.PIPE,
@@ -105,3 +109,29 @@ async def activity_units(address: str, session_id: str) -> list[tuple[str | None
             started = event.activity_task_started_event_attributes
             attempts.append((scheduled[started.scheduled_event_id], started.identity))
     return attempts
+
+
+def patches_and_memos(history: dict) -> tuple[list[str], int]:
+    """The `workflow.patched` ids a history's markers record, in order, and how many memo changes it holds
+    (`history`: a workflow history as JSON, from a recorded file or `WorkflowHistory.to_json()`)."""
+    patches: list[str] = []
+    memos = 0
+    for event in history["events"]:
+        kind = event.get("eventType")
+        if kind == "EVENT_TYPE_MARKER_RECORDED":
+            attributes = event["markerRecordedEventAttributes"]
+            if attributes["markerName"] == "core_patch":
+                data = attributes["details"]["patch-data"]["payloads"][0]["data"]
+                patches.append(json.loads(base64.b64decode(data))["id"])
+        elif kind == "EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED":
+            memos += 1
+    return patches, memos
+
+
+async def history_json(address: str, session_id: str) -> dict:
+    """A run's whole workflow history as JSON, as the server holds it now."""
+    from temporalio.client import Client
+
+    client = await Client.connect(address)
+    history = await client.get_workflow_handle(session_id).fetch_history()
+    return json.loads(history.to_json())

@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from temporalio import activity
 
@@ -26,12 +26,17 @@ BUSY_WAIT_S = 120.0
 BUSY_POLL_S = 0.05
 T = TypeVar("T")
 
+if TYPE_CHECKING:
+    from strands_durable.crashpoints import CrashPoints
+
 
 class StepActivities:
-    """The worker's activities, bound to the sessions directory it was started with (`--sessions-dir`)."""
+    """The worker's activities, bound to the sessions directory it was started with (`--sessions-dir`), and an
+    optional factory of the crash-point bus each attempt's run emits on (observers of model calls and tools)."""
 
-    def __init__(self, sessions_dir: str) -> None:
+    def __init__(self, sessions_dir: str, crash_points: Callable[[], CrashPoints] | None = None) -> None:
         self.sessions_dir = location(sessions_dir)
+        self.crash_points = crash_points
 
     @activity.defn(name=STEP_ACTIVITY)
     def run_step(self, step: StepInput) -> StepResult:
@@ -63,6 +68,7 @@ class StepActivities:
                 hitl_response=step.hitl_response,
                 hitl_use_defaults=step.hitl_use_defaults,
                 stop_requested=cancelled.is_set,
+                crash_points=self.crash_points() if self.crash_points else None,
             )
             if step.stop:
                 _when_free(lambda: mark_stopped(step.session_id, store=store), cancelled)

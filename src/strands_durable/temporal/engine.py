@@ -11,11 +11,14 @@ import os
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strands_durable.errors import TemporalUnreachable, Unsupported, UsageError
 from strands_durable.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, HITL_SIGNAL, WORKFLOW_NAME, location
 from strands_durable.temporal.payloads import RunInput, StepResult
+
+if TYPE_CHECKING:
+    from strands_durable.crashpoints import CrashPoints
 
 CONNECT_TIMEOUT_S = 10.0
 HEARTBEAT_ENV = "STRANDS_TEMPORAL_HEARTBEAT_TIMEOUT"
@@ -60,8 +63,13 @@ async def run_worker(
     task_queue: str = DEFAULT_TASK_QUEUE,
     max_concurrent_units: int = 4,
     ready: Callable[[], None] | None = None,
+    workflow: type | None = None,
+    crash_points: Callable[[], CrashPoints] | None = None,
 ) -> None:
-    """Serve runs until cancelled: the workflow and the step activity, units in a thread pool."""
+    """Serve runs until cancelled: the workflow and the step activity, units in a thread pool.
+
+    `workflow` replaces today's workflow definition (tests serve a frozen earlier release with it);
+    `crash_points` makes each unit attempt's crash-point bus, for observers of its model calls and tools."""
     from temporalio.worker import Worker
 
     from strands_durable.temporal.activities import StepActivities
@@ -72,8 +80,8 @@ async def run_worker(
         worker = Worker(
             client,
             task_queue=task_queue,
-            workflows=[DurableRun],
-            activities=[StepActivities(sessions_dir).run_step],
+            workflows=[workflow or DurableRun],
+            activities=[StepActivities(sessions_dir, crash_points).run_step],
             activity_executor=pool,
             max_concurrent_activities=max_concurrent_units,
         )

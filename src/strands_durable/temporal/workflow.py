@@ -3,6 +3,13 @@
 Deterministic by construction: it only calls activities, waits for signals and keeps a list of answers. Units
 that are ready together run as concurrent activities. A pause for a human waits for the `hitl_response`
 signal; the answer goes to the next plan pass, which commits it as the HITL unit's outcome.
+
+Changes across releases are versioned with `workflow.patched`: a run started by an earlier release replays its
+history on today's code and keeps that release's commands to its end (Temporal memoizes the decision per run);
+tests/temporal/histories holds recorded runs of every release, tests/temporal/workflow_v*.py the frozen old code.
+- `progress-memo` (release 2): the run's progress (`running step[1]`, `paused for a human`, units done) is kept
+  in the workflow's memo, which `temporal workflow describe` and `strands sessions show` read from the server
+  with no worker running (a query needs one).
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from strands_durable.temporal import HITL_SIGNAL, STEP_ACTIVITY, WORKFLOW_NAME
 from strands_durable.temporal.payloads import RunInput, StepInput, StepResult
 
 PAUSED = "paused for a human"
+PROGRESS_PATCH = "progress-memo"
+PROGRESS_MEMO = "progress"  # memo key: {"status": "running step[1]", "units_done": 3}
 UNIT_TIMEOUT = timedelta(hours=2)  # one unit: a model turn plus tools, many of them
 PLAN_TIMEOUT = timedelta(minutes=5)  # a plan pass replays committed units and runs none
 RETRY = RetryPolicy(
@@ -32,6 +41,8 @@ class DurableRun:
     def __init__(self) -> None:
         self._answers: list[str] = []
         self._status = "starting"
+        self._progress = False  # release 2's progress memo: only in runs this release started
+        self._units_done = 0
 
     @workflow.signal(name=HITL_SIGNAL)
     def hitl_response(self, text: str) -> None:
@@ -49,7 +60,7 @@ class DurableRun:
         try:
             return await self._loop(run)
         except asyncio.CancelledError:  # `strands run --cancel`: units stopped at a safe point; say so, then end
-            self._status = "cancelled"
+            self._report("cancelled")
             await workflow.execute_activity(
                 STEP_ACTIVITY,
                 StepInput(run.session_id, run.sessions_dir, stop=True),
@@ -62,26 +73,35 @@ class DurableRun:
             raise
 
     async def _loop(self, run: RunInput) -> StepResult:
+        self._progress = workflow.patched(PROGRESS_PATCH)
         answer: str | None = None
         while True:
             self._status = "planning"
             plan = await self._step(run, None, answer, PLAN_TIMEOUT)
             answer = None
             if plan.status == "ready":
-                self._status = "running " + ", ".join(plan.ready)
+                self._report("running " + ", ".join(plan.ready))
                 done = await asyncio.gather(*(self._step(run, unit, None, UNIT_TIMEOUT) for unit in plan.ready))
+                self._units_done += len(done)
                 ended = [result for result in done if result.status in ("failed", "cancelled")]
                 if ended:  # a unit's failure is committed; planning again would retry it for ever
-                    self._status = ended[0].status
+                    self._report(ended[0].status)
                     return ended[0]
                 continue
             if plan.status == "paused":
-                self._status = PAUSED
+                self._report(PAUSED)
                 await workflow.wait_condition(lambda: bool(self._answers))
                 answer = self._answers.pop(0)
                 continue
-            self._status = plan.status
+            self._report(plan.status)
             return plan
+
+    def _report(self, status: str) -> None:
+        """The loop's status for the `status` query, and (release 2) in the memo the server shows without a
+        worker. Transient states (planning) stay out of the memo: each memo change is a history event."""
+        self._status = status
+        if self._progress:
+            workflow.upsert_memo({PROGRESS_MEMO: {"status": status, "units_done": self._units_done}})
 
     async def _step(self, run: RunInput, unit: str | None, answer: str | None, timeout: timedelta) -> StepResult:
         return await workflow.execute_activity(
