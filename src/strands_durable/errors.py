@@ -109,6 +109,7 @@ class TemporalUnreachable(DurableError):
     def __init__(self, address: str, namespace: str, reason: str) -> None:
         super().__init__(f"Temporal server unreachable: {address} (namespace {namespace}): {reason}")
         self.address = address
+        self.reason = reason
 
 
 class SessionFenced(DurableError):

@@ -1,4 +1,5 @@
-"""`strands --help`, `sessions list` and `sessions show` start fast: they never import strands-agents."""
+"""`strands --help`, `sessions list` and `sessions show` start fast: they never import strands-agents, nor the
+Temporal SDK unless a session runs on Temporal."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ try:
     app(sys.argv[1:], prog_name="strands")
 except SystemExit as exc:
     code = exc.code
-heavy = sorted(m for m in sys.modules if m == "strands" or m.startswith(("strands.", "strands_durable.runner",
-                                                                         "strands_durable.agent")))
+heavy = sorted(m for m in sys.modules if m in ("strands", "temporalio") or m.startswith(
+    ("strands.", "strands_durable.runner", "strands_durable.agent", "temporalio.")))
 print("EXIT", code, "HEAVY", heavy, file=sys.stderr)
 """
 
@@ -30,7 +31,11 @@ def run_in_wrapper(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("args", [("--help",), ("sessions", "--help"), ("sessions", "list"), ("run", "--help")])
+@pytest.mark.parametrize(
+    "args",
+    [("--help",), ("sessions", "--help"), ("sessions", "list"), ("sessions", "list", "--help"),
+     ("sessions", "list", "--temporal"), ("run", "--help")],
+)  # fmt: skip
 def test_light_commands_do_not_import_strands_agents(args):
     result = run_in_wrapper(*args)
     assert result.stderr.splitlines()[-1] == "EXIT 0 HEAVY []", result.stderr

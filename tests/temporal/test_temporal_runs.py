@@ -221,6 +221,8 @@ def test_cancel_stops_the_run_at_a_safe_point_and_it_cannot_be_resumed(temporal_
     wait_for(lambda: store.load(session_id).status != "running", 90, "the run stopping at a safe point")
     state = load_session(session_id, store=store)
     assert state.reason == "interrupted" and stored_violations(state) == []
+    wait_for(lambda: "CANCELED" in strands("sessions", "show", session_id, "--sessions-dir", str(sessions)).stdout,
+             30, "the workflow status CANCELED in sessions show")  # fmt: skip
     again = strands("run", "--resume", session_id, *cancel)
     assert again.returncode == 2, again.stdout + again.stderr
     assert (
@@ -264,7 +266,9 @@ def test_a_temporal_run_shows_its_engine_and_is_not_resumed_locally(temporal_ser
     store = open_store(sessions)
     wait_for(lambda: store.load(session_id).status == "paused", 90, "the HITL pause")
     shown = strands("sessions", "show", session_id, "--sessions-dir", str(sessions))
-    assert f"Temporal at {temporal_server} (task queue {task_queue})" in shown.stdout, shown.stdout + shown.stderr
+    assert f"Temporal at {temporal_server} (namespace default, task queue {task_queue})" in shown.stdout, (
+        shown.stdout + shown.stderr
+    )
     local = strands("run", "--resume", session_id, "--sessions-dir", str(sessions))
     assert local.returncode == 2, local.stdout + local.stderr
     assert local.stderr.strip() == (

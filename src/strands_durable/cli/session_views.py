@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from strands_durable.store.base import SessionSummary
 from strands_durable.store.state import SessionState
 from strands_durable.store.views import session_view
+from strands_durable.temporal.status import WorkflowStatus, temporal_engine
 
 _PREVIEW_CHARS = 200
 
@@ -46,9 +48,11 @@ def display_status(status: str, reason: str | None, *, stale: bool = False) -> s
 LIST_COLUMNS = ("Session ID", "Workflow", "Pattern", "Status", "Updated")
 
 
-def sessions_table(summaries: list[SessionSummary]) -> str:
-    """The `sessions list` table as aligned plain text (rich is too slow for thousands of rows)."""
-    rows = [LIST_COLUMNS] + [
+def sessions_table(summaries: list[SessionSummary], workflows: Mapping[str, WorkflowStatus] | None = None) -> str:
+    """The `sessions list` table as aligned plain text (rich is too slow for thousands of rows); with
+    `workflows` (`--temporal`), a last column with each Temporal run's own status ("-" for local runs)."""
+    header = LIST_COLUMNS + (("Temporal",) if workflows is not None else ())
+    rows = [header] + [
         (
             summary.session_id,
             summary.workflow_name,
@@ -56,15 +60,21 @@ def sessions_table(summaries: list[SessionSummary]) -> str:
             display_status(summary.status, summary.reason, stale=summary.stale),
             local_time(summary.updated_at),
         )
+        + ((_workflow_cell(workflows.get(summary.session_id)),) if workflows is not None else ())
         for summary in summaries
     ]
-    widths = [max(len(row[column]) for row in rows) for column in range(len(LIST_COLUMNS))]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
     return "\n".join(
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
     )
 
 
-def summary_json(summary: SessionSummary) -> dict[str, Any]:
+def _workflow_cell(workflow: WorkflowStatus | None) -> str:
+    return "-" if workflow is None else workflow.display()
+
+
+def summary_json(summary: SessionSummary, workflow: WorkflowStatus | None = None) -> dict[str, Any]:
+    """One `sessions list --json` entry; `temporal` is the workflow's status (`--temporal`, Temporal runs)."""
     return {
         "session_id": summary.session_id,
         "workflow_name": summary.workflow_name,
@@ -76,20 +86,25 @@ def summary_json(summary: SessionSummary) -> dict[str, Any]:
         "created_at": summary.created_at,
         "updated_at": summary.updated_at,
         "spec_path": summary.spec_path,
+        **({"temporal": workflow.to_json()} if workflow is not None else {}),
     }
 
 
-def show_json(state: SessionState, holder: Any) -> dict[str, Any]:
+def show_json(state: SessionState, holder: Any, workflow: WorkflowStatus | None = None) -> dict[str, Any]:
     view = session_view(state)
     stale = state.status == "running" and holder is None
-    return {
+    document = {
         "session": {**view, "display_status": display_status(state.status, state.reason, stale=stale)},
         "pattern_state": state.pattern_state,
         "lease": None if holder is None else {"pid": holder.pid, "host": holder.host},
     }
+    engine = temporal_engine(state.meta)
+    if engine is not None:
+        document["temporal"] = {**engine, "workflow": workflow.to_json() if workflow else None}
+    return document
 
 
-def session_panel(state: SessionState, holder: Any) -> Any:
+def session_panel(state: SessionState, holder: Any, workflow: WorkflowStatus | None = None) -> Any:
     from rich.panel import Panel
     from rich.table import Table
     from rich.text import Text
@@ -112,9 +127,13 @@ def session_panel(state: SessionState, holder: Any) -> Any:
         ("Variables", ", ".join(f"{k}={v}" for k, v in variables.items()) or "-"),
         ("Token usage", f"Total: {usage['total']}  Input: {usage['input']}  Output: {usage['output']}"),
     ]
-    engine = state.meta.get("engine") or {}
-    if engine.get("name") == "temporal":
-        rows.append(("Engine", f"Temporal at {engine.get('address')} (task queue {engine.get('task_queue')})"))
+    engine = temporal_engine(state.meta)
+    if engine is not None:
+        namespace = engine.get("namespace") or "default"
+        rows.append(("Engine", f"Temporal at {engine['address']} (namespace {namespace}, task queue "
+                               f"{engine.get('task_queue')})"))  # fmt: skip
+        if workflow is not None:
+            rows.append(("Workflow status", workflow.display()))
     if state.status == "failed" and state.reason:
         rows.append(("Failure", state.reason))
     if holder is not None:

@@ -90,22 +90,41 @@ def list_sessions(
     ] = None,
     json_output: JsonOutput = False,
     sessions_dir: SessionsDir = None,
+    temporal: Annotated[
+        bool, typer.Option("--temporal", help="Also ask each Temporal run's server for its workflow status.")
+    ] = False,
 ) -> None:
     """List sessions, newest first.
 
-    A running session whose process died shows as `running (stale)`; it can be resumed.
+    A running session whose process died shows as `running (stale)`; it can be resumed. Offline by default:
+    `--temporal` adds a column with each Temporal run's workflow status, asked of its server (a few seconds at
+    most per server; `unreachable` when it does not answer).
     """
     from strands_durable.cli.session_views import sessions_table, summary_json
 
     if status is not None and status not in STATUSES:
         raise UsageError(f"--status: unknown status {status!r} (expected one of: {', '.join(STATUSES)})")
-    summaries = [s for s in open_store(sessions_dir).list() if status is None or s.status == status]
+    store = open_store(sessions_dir)
+    summaries = [s for s in store.list() if status is None or s.status == status]
+    workflows = _workflow_statuses(store, [s.session_id for s in summaries]) if temporal else None
     if json_output:
-        print_json([summary_json(s) for s in summaries])
+        print_json([summary_json(s, (workflows or {}).get(s.session_id)) for s in summaries])
     elif not summaries:
         print(f"No {status} sessions found." if status else "No sessions found.")
     else:
-        print(sessions_table(summaries))
+        print(sessions_table(summaries, workflows))
+
+
+def _workflow_statuses(store: Any, session_ids: list[str]) -> dict[str, Any]:
+    """The workflow status of each of these sessions that runs on Temporal (read from its metadata)."""
+    from strands_durable.temporal.status import temporal_engine, workflow_statuses
+
+    runs = []
+    for session_id in session_ids:
+        engine = temporal_engine(store.load(session_id).meta)
+        if engine is not None:
+            runs.append((session_id, engine))
+    return workflow_statuses(runs)
 
 
 @sessions_app.command("show")
@@ -113,18 +132,22 @@ def list_sessions(
 def show(session_id: SessionId, json_output: JsonOutput = False, sessions_dir: SessionsDir = None) -> None:
     """Show one session in detail.
 
-    Ids, workflow, status, times, variables, token usage and pattern state.
+    Ids, workflow, status, times, variables, token usage and pattern state; for a run on Temporal, the
+    workflow's own status as its server reports it (`unreachable` after a few seconds without an answer).
     """
     from strands_durable.cli.session_views import console, session_panel, show_json
+    from strands_durable.temporal.status import temporal_engine, workflow_statuses
 
     store = open_store(sessions_dir)
     full_id = store.resolve(session_id)
     state = store.load(full_id)
     holder = store.holder(full_id)
+    engine = temporal_engine(state.meta)
+    workflow = workflow_statuses([(full_id, engine)])[full_id] if engine else None  # asks the run's server
     if json_output:
-        print_json(show_json(state, holder))
+        print_json(show_json(state, holder, workflow))
     else:
-        console().print(session_panel(state, holder))
+        console().print(session_panel(state, holder, workflow))
 
 
 @sessions_app.command("delete")
