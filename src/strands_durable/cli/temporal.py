@@ -120,8 +120,8 @@ async def _drive(request: Any, flags: EngineFlags, sessions_dir: str) -> int:
         session_id = store.resolve(request.resume_id)
         handle = await _resumed(client, store, session_id, sessions_dir, request, flags)
     else:
-        session_id = _create(request, flags, store)
-        handle = await engine.start_run(client, session_id, sessions_dir, task_queue=flags.task_queue)
+        session_id, limits = _create(request, flags, store)
+        handle = await engine.start_run(client, session_id, sessions_dir, task_queue=flags.task_queue, limits=limits)
         print(f"Started run {session_id} on Temporal at {flags.address} (task queue {flags.task_queue})")
     if flags.detach:
         print(_how_to_follow(request, flags, session_id, sessions_dir))
@@ -133,18 +133,24 @@ async def _drive(request: Any, flags: EngineFlags, sessions_dir: str) -> int:
         return int(ExitCode.OK)
 
 
-def _create(request: Any, flags: EngineFlags, store: Any) -> str:
-    """Create the session here (spec snapshot, variables, choices), exactly as a local run would, then let go."""
+def _create(request: Any, flags: EngineFlags, store: Any) -> tuple[str, Any]:
+    """Create the session here (spec snapshot, variables, choices), exactly as a local run would, then let go.
+    Its engine record keeps where the run lives and its activity limits (from the spec and the environment)."""
+    from dataclasses import asdict
+
     from strands_durable.cli.run import run_options
     from strands_durable.runner.run import create_run
+    from strands_durable.spec import load_spec
+    from strands_durable.temporal.engine import activity_limits
 
     options = run_options(request)
+    limits = activity_limits(load_spec(request.spec).runtime)
     engine = {"name": "temporal", "address": flags.address or "", "namespace": flags.namespace}
-    engine["task_queue"] = flags.task_queue
+    engine.update(task_queue=flags.task_queue, **asdict(limits))
     _, session, _ = create_run(request.spec, options, store=store, engine=engine)
     session_id = session.state.session_id
     session.close()
-    return session_id
+    return session_id, limits
 
 
 async def _resumed(
@@ -173,7 +179,11 @@ async def _resumed(
     print(f"Starting a new attempt of run {session_id} (the last one ended {state.status})")
     recorded = state.meta.get("engine") or {}  # the run's own queue, whatever this command says
     new = await engine.start_run(
-        client, session_id, sessions_dir, task_queue=recorded.get("task_queue") or flags.task_queue
+        client,
+        session_id,
+        sessions_dir,
+        task_queue=recorded.get("task_queue") or flags.task_queue,
+        limits=engine.ActivityLimits.recorded(recorded),  # the limits the run was started with
     )
     if request.hitl_response is not None:
         await engine.answer(client, session_id, request.hitl_response)

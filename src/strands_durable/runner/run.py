@@ -55,7 +55,7 @@ def create_run(
     *,
     store: SessionStore | None = None,
     session_id: str | None = None,
-    engine: dict[str, str] | None = None,
+    engine: dict[str, Any] | None = None,
 ) -> tuple[Any, Session, RunOptions]:
     """Check a spec and create its session (spec snapshot, variables, runtime choices), running nothing.
 

@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from strands_durable.errors import TemporalUnreachable, Unsupported, UsageError
@@ -23,6 +24,56 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT_S = 10.0
 HEARTBEAT_ENV = "STRANDS_TEMPORAL_HEARTBEAT_TIMEOUT"
 DEFAULT_HEARTBEAT_TIMEOUT_S = 20.0
+UNIT_TIMEOUT_ENV = "STRANDS_TEMPORAL_UNIT_TIMEOUT"
+PLAN_TIMEOUT_ENV = "STRANDS_TEMPORAL_PLAN_TIMEOUT"
+MAX_ATTEMPTS_ENV = "STRANDS_TEMPORAL_MAX_ATTEMPTS"
+DEFAULT_UNIT_TIMEOUT_S = 2 * 3600.0  # one unit: model turns and tools, many of them
+DEFAULT_PLAN_TIMEOUT_S = 300.0  # a plan pass replays committed units and runs none
+DEFAULT_MAX_ATTEMPTS = 50  # attempts that died or found the session busy; a run's own failure is a result
+BUDGET_GRACE_S = 60.0  # past runtime.budgets.max_duration_s the runner stops at its next check; one call may run on
+
+
+@dataclass(frozen=True)
+class ActivityLimits:
+    """How long one attempt of a unit or a plan pass may take before Temporal abandons and retries it, and how
+    many attempts an activity gets. They travel in the workflow's input and the session's engine record."""
+
+    unit_timeout_s: float = DEFAULT_UNIT_TIMEOUT_S
+    plan_timeout_s: float = DEFAULT_PLAN_TIMEOUT_S
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+
+    @classmethod
+    def recorded(cls, engine: dict[str, Any]) -> ActivityLimits:
+        """The limits a session's engine record holds (the defaults for runs started before they were kept)."""
+        names = [f.name for f in fields(cls)]
+        return cls(**{name: engine[name] for name in names if engine.get(name) is not None})
+
+
+def activity_limits(runtime: Any | None = None) -> ActivityLimits:
+    """A new run's limits: $STRANDS_TEMPORAL_UNIT_TIMEOUT / _PLAN_TIMEOUT (seconds) / _MAX_ATTEMPTS when set;
+    else a unit attempt may take the spec's `runtime.budgets.max_duration_s` plus 60 s (the runner ends a run
+    over its time budget at its next check, so an attempt still going past that is hung: abandon and retry it
+    from the journal), capped at 2 h. `failure_policy` is not mapped: model-call retries stay inside the unit
+    (the runner's), so the two retry layers never multiply."""
+    budget = getattr(getattr(runtime, "budgets", None), "max_duration_s", None)
+    unit_default = min(DEFAULT_UNIT_TIMEOUT_S, float(budget) + BUDGET_GRACE_S) if budget else DEFAULT_UNIT_TIMEOUT_S
+    return ActivityLimits(
+        unit_timeout_s=_seconds_env(UNIT_TIMEOUT_ENV, unit_default, minimum=1),
+        plan_timeout_s=_seconds_env(PLAN_TIMEOUT_ENV, DEFAULT_PLAN_TIMEOUT_S, minimum=1),
+        max_attempts=int(_seconds_env(MAX_ATTEMPTS_ENV, DEFAULT_MAX_ATTEMPTS, minimum=1, what="a whole number")),
+    )
+
+
+def _seconds_env(name: str, default: float, *, minimum: float, what: str = "a number of seconds") -> float:
+    """$`name` as a number of at least `minimum`, `default` when unset; UsageError (exit 2) naming it otherwise."""
+    value = os.environ.get(name, "")
+    try:
+        number = float(value) if value.strip() else default
+    except ValueError:
+        raise UsageError(f"{name} must be {what}, not {value!r}") from None
+    if number < minimum or (what == "a whole number" and number != int(number)):
+        raise UsageError(f"{name} must be {what} of at least {minimum:g}, not {value!r}")
+    return number
 
 
 def require_temporal() -> None:
@@ -98,11 +149,21 @@ async def start_run(
     *,
     task_queue: str = DEFAULT_TASK_QUEUE,
     hitl_use_defaults: bool = False,
+    limits: ActivityLimits | None = None,
 ) -> Any:
     """Start the workflow of a session created with runner.run.create_run; returns its handle."""
+    limits = limits or ActivityLimits()
     return await client.start_workflow(
         WORKFLOW_NAME,
-        RunInput(session_id, location(sessions_dir), hitl_use_defaults, heartbeat_timeout_s()),
+        RunInput(
+            session_id,
+            location(sessions_dir),
+            hitl_use_defaults,
+            heartbeat_timeout_s(),
+            unit_timeout_s=limits.unit_timeout_s,
+            plan_timeout_s=limits.plan_timeout_s,
+            max_attempts=limits.max_attempts,
+        ),
         id=session_id,
         task_queue=task_queue,
         result_type=StepResult,
@@ -111,15 +172,8 @@ async def start_run(
 
 def heartbeat_timeout_s() -> float:
     """How long a unit attempt may be silent before Temporal retries it: $STRANDS_TEMPORAL_HEARTBEAT_TIMEOUT
-    seconds, default 20 (workers heartbeat every 2 s)."""
-    value = os.environ.get(HEARTBEAT_ENV, "")
-    try:
-        seconds = float(value) if value.strip() else DEFAULT_HEARTBEAT_TIMEOUT_S
-    except ValueError:
-        raise UsageError(f"{HEARTBEAT_ENV} must be a number of seconds, not {value!r}") from None
-    if seconds < 4:
-        raise UsageError(f"{HEARTBEAT_ENV} must be at least 4 seconds (workers heartbeat every 2 s)")
-    return seconds
+    seconds, default 20, at least 4 (workers heartbeat every 2 s)."""
+    return _seconds_env(HEARTBEAT_ENV, DEFAULT_HEARTBEAT_TIMEOUT_S, minimum=4)
 
 
 async def answer(client: Any, session_id: str, text: str) -> None:

@@ -16,6 +16,10 @@ class RunInput:
     sessions_dir: str
     hitl_use_defaults: bool = False
     heartbeat_timeout_s: float = 20.0  # a unit attempt silent this long is retried (on another worker)
+    # activity limits (engine.activity_limits); None in runs started before they existed: the workflow's defaults
+    unit_timeout_s: float | None = None
+    plan_timeout_s: float | None = None
+    max_attempts: int | None = None
 
 
 @dataclass

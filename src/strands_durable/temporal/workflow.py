@@ -15,6 +15,7 @@ tests/temporal/histories holds recorded runs of every release, tests/temporal/wo
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
 
 from temporalio import workflow
@@ -65,8 +66,8 @@ class DurableRun:
                 STEP_ACTIVITY,
                 StepInput(run.session_id, run.sessions_dir, stop=True),
                 result_type=StepResult,
-                start_to_close_timeout=PLAN_TIMEOUT,
-                retry_policy=RETRY,
+                start_to_close_timeout=_plan_timeout(run),
+                retry_policy=_retry(run),
                 cancellation_type=workflow.ActivityCancellationType.ABANDON,
                 summary="stop",
             )
@@ -77,11 +78,11 @@ class DurableRun:
         answer: str | None = None
         while True:
             self._status = "planning"
-            plan = await self._step(run, None, answer, PLAN_TIMEOUT)
+            plan = await self._step(run, None, answer, _plan_timeout(run))
             answer = None
             if plan.status == "ready":
                 self._report("running " + ", ".join(plan.ready))
-                done = await asyncio.gather(*(self._step(run, unit, None, UNIT_TIMEOUT) for unit in plan.ready))
+                done = await asyncio.gather(*(self._step(run, unit, None, _unit_timeout(run)) for unit in plan.ready))
                 self._units_done += len(done)
                 ended = [result for result in done if result.status in ("failed", "cancelled")]
                 if ended:  # a unit's failure is committed; planning again would retry it for ever
@@ -111,6 +112,24 @@ class DurableRun:
             result_type=StepResult,
             start_to_close_timeout=timeout,
             heartbeat_timeout=timedelta(seconds=run.heartbeat_timeout_s),
-            retry_policy=RETRY,
+            retry_policy=_retry(run),
             summary=f"unit {unit}" if unit else "plan",
         )
+
+
+# The activity limits a run was started with (engine.activity_limits: the spec's time budget, environment
+# overrides); a run started before they travelled in the input gets the constants above, so its commands are
+# the ones its release gave. Timeouts and retry policies are attributes of a command, which replay does not
+# compare; an older release's worker reading a newer run's input ignores the fields it does not know.
+
+
+def _unit_timeout(run: RunInput) -> timedelta:
+    return timedelta(seconds=run.unit_timeout_s) if run.unit_timeout_s else UNIT_TIMEOUT
+
+
+def _plan_timeout(run: RunInput) -> timedelta:
+    return timedelta(seconds=run.plan_timeout_s) if run.plan_timeout_s else PLAN_TIMEOUT
+
+
+def _retry(run: RunInput) -> RetryPolicy:
+    return replace(RETRY, maximum_attempts=run.max_attempts) if run.max_attempts else RETRY
