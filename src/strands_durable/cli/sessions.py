@@ -121,7 +121,10 @@ def _workflow_statuses(store: Any, session_ids: list[str]) -> dict[str, Any]:
 
     runs = []
     for session_id in session_ids:
-        engine = temporal_engine(store.load(session_id).meta)
+        try:
+            engine = temporal_engine(store.load(session_id).meta)
+        except DurableError:  # a session that cannot be read now is listed as the store sees it, without a status
+            continue
         if engine is not None:
             runs.append((session_id, engine))
     return workflow_statuses(runs)
