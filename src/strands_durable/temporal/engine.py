@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from strands_durable.errors import TemporalUnreachable, Unsupported, UsageError
 from strands_durable.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, HITL_SIGNAL, WORKFLOW_NAME, location
-from strands_durable.temporal.payloads import RunInput, StepResult
+from strands_durable.temporal.payloads import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_PLAN_TIMEOUT_S,
+    DEFAULT_UNIT_TIMEOUT_S,
+    RunInput,
+    StepResult,
+)
 
 if TYPE_CHECKING:
     from strands_durable.crashpoints import CrashPoints
@@ -27,9 +33,6 @@ DEFAULT_HEARTBEAT_TIMEOUT_S = 20.0
 UNIT_TIMEOUT_ENV = "STRANDS_TEMPORAL_UNIT_TIMEOUT"
 PLAN_TIMEOUT_ENV = "STRANDS_TEMPORAL_PLAN_TIMEOUT"
 MAX_ATTEMPTS_ENV = "STRANDS_TEMPORAL_MAX_ATTEMPTS"
-DEFAULT_UNIT_TIMEOUT_S = 2 * 3600.0  # one unit: model turns and tools, many of them
-DEFAULT_PLAN_TIMEOUT_S = 300.0  # a plan pass replays committed units and runs none
-DEFAULT_MAX_ATTEMPTS = 50  # attempts that died or found the session busy; a run's own failure is a result
 BUDGET_GRACE_S = 60.0  # past runtime.budgets.max_duration_s the runner stops at its next check; one call may run on
 
 

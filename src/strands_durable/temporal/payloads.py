@@ -7,6 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# The activity limits of a run that does not say otherwise (engine.activity_limits, workflow.py)
+DEFAULT_UNIT_TIMEOUT_S = 2 * 3600.0  # one unit: model turns and tools, many of them
+DEFAULT_PLAN_TIMEOUT_S = 300.0  # a plan pass replays committed units and runs none
+DEFAULT_MAX_ATTEMPTS = 50  # attempts that died or found the session busy; a run's own failure is a result
+
 
 @dataclass
 class RunInput:

@@ -22,18 +22,25 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from strands_durable.temporal import HITL_SIGNAL, STEP_ACTIVITY, WORKFLOW_NAME
-from strands_durable.temporal.payloads import RunInput, StepInput, StepResult
+from strands_durable.temporal.payloads import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_PLAN_TIMEOUT_S,
+    DEFAULT_UNIT_TIMEOUT_S,
+    RunInput,
+    StepInput,
+    StepResult,
+)
 
 PAUSED = "paused for a human"
 PROGRESS_PATCH = "progress-memo"
 PROGRESS_MEMO = "progress"  # memo key: {"status": "running step[1]", "units_done": 3}
-UNIT_TIMEOUT = timedelta(hours=2)  # one unit: a model turn plus tools, many of them
-PLAN_TIMEOUT = timedelta(minutes=5)  # a plan pass replays committed units and runs none
+UNIT_TIMEOUT = timedelta(seconds=DEFAULT_UNIT_TIMEOUT_S)
+PLAN_TIMEOUT = timedelta(seconds=DEFAULT_PLAN_TIMEOUT_S)
 RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=10),
-    maximum_attempts=50,  # retries cover attempts that died or found the session busy; run failures are results
+    maximum_attempts=DEFAULT_MAX_ATTEMPTS,  # attempts that died or found the session busy; failures are results
 )
 
 
