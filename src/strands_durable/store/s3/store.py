@@ -274,6 +274,7 @@ class S3Store(SessionStore):
                 "schema": SCHEMA_VERSION,
                 "events": [{"type": "session", "meta": copy.deepcopy(meta)}, {"type": "status", "status": "running"}],
                 "writer": lease.token,
+                "scratch": {"reset": True},  # its scratch files start empty (no earlier layout to look for)
             }
             data = encode_record(header)
             try:
@@ -281,7 +282,7 @@ class S3Store(SessionStore):
             except KeyTaken:
                 raise UsageError(f"Session already exists: {session_id}") from None
             state = fold([json.loads(data[9:])])
-            stored = StoredSession(data, [data], state, {}, -1, "", [])
+            stored = StoredSession(data, [data], state, {}, -1, "", [], scratch={})
             session = S3Session(self, stored, lease, crash_points)
             session.write_view()
             return session
