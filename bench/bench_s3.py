@@ -7,7 +7,12 @@
 2. opening and loading a session of `--messages` messages: requests and ms;
 3. `list` over `--sessions` sessions: requests and ms;
 4. a run's commit mix (per round trip: the prompt and the unit's outcome not durable, the answer durable) with
-   durable=False commits batched into the next PUT and without: commit PUTs and ms per round trip.
+   durable=False commits batched into the next PUT and without: commit PUTs and ms per round trip;
+5. `--only checkpoint` (not in the default run): one compaction of a session of 1,000 and 10,000 messages
+   (`--checkpoint-messages`), in the earlier form (records 0..seq concatenated) and in the current one (the folded
+   state), each on its own copy of the session: bytes written and ms; then loading and opening each session.
+   Two mixes: messages alone (the live state is the whole history) and tool round trips (a prompt, a toolUse, the
+   tool's journaled result, the results message, the answer, the unit's outcome and position).
 """
 
 from __future__ import annotations
@@ -123,12 +128,118 @@ def bench_batching(client, bucket: str, trips: int) -> None:
         print(f"  {label} {puts / trips:5.2f} PUTs and {elapsed_ms / trips:6.2f} ms per round trip ({puts} PUTs)")
 
 
+def _round_trip(trip: int) -> list[list[dict]]:
+    """The commits of one tool round trip of a chain step (4 messages), each a list of events."""
+    text = "lorem ipsum dolor sit amet " * 8
+    conv = {"conv": "agent", "agent": "agent", "unit": f"step[{trip}]"}
+    use_id = f"tool-{trip}"
+    result = {"toolUseId": use_id, "status": "success", "content": [{"text": f"result {trip}: " + text * 2}]}
+    messages = [
+        {"role": "user", "content": [{"text": f"step {trip}: {text}"}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": use_id, "name": "lookup", "input": {"q": text}}}]},
+        {"role": "user", "content": [{"toolResult": result}]},
+        {"role": "assistant", "content": [{"text": f"answer {trip}: {text}"}]},
+    ]
+    events = [[{"type": "message", **conv, "index": 4 * trip + i, "message": m}] for i, m in enumerate(messages)]
+    events.insert(2, [{"type": "tool_result", "conv": "agent", "result": result}])
+    outcome = {"type": "unit", "unit": f"step[{trip}]", "record": {"status": "completed", "response": text}}
+    position = {"type": "pattern_state", "state": {"current_step": trip + 1, "last_response": f"answer {trip}"}}
+    return [*events, [outcome, position]]
+
+
+def _long_session(client, bucket: str, prefix: str, messages: int, mix: str) -> tuple[S3Store, str, object]:
+    """A session of `messages` messages that has never compacted (one PUT per 16 records: durable=False commits
+    ride with the next one)."""
+    store = S3Store(bucket, prefix, client=client, checkpoint_every=10**9)
+    session = store.create(_meta(), b"spec")
+    if mix == "messages":
+        commits = [[_message(index)] for index in range(messages)]
+    else:
+        commits = [events for trip in range(messages // 4) for events in _round_trip(trip)]
+    for index, events in enumerate(commits):
+        session.commit(events, durable=index % 16 == 15 or index == len(commits) - 1)
+    return store, session.state.session_id, session
+
+
+def _checkpoint_size(store: S3Store, session_id: str) -> int:
+    (listed,) = store.objects.list(store.keys.checkpoints(session_id))
+    return listed.size
+
+
+def _earlier_form_compaction(store: S3Store, session, previous: int) -> int:
+    """What a compaction did before checkpoints held the folded state: PUT records 0..seq concatenated, then
+    delete the commits it covers and the previous checkpoint (this session never compacts itself, so the writer
+    still holds every record). Returns the new checkpoint's seq. The lease is renewed first, as both forms do."""
+    session._lease.renew()
+    sid, upto = session.state.session_id, session.state.seq
+    store.objects.put_new(store.keys.checkpoint(sid, upto), b"".join(session._records))
+    doomed = [store.keys.commit(sid, seq) for seq in range(previous + 1, upto + 1)]
+    store.objects.delete_many(doomed + ([store.keys.checkpoint(sid, previous)] if previous >= 0 else []))
+    return upto
+
+
+def bench_checkpoint(client, bucket: str, sizes: list[int], rounds: int = 7) -> None:
+    """Per size, one copy of the session per form, compacted once; then `rounds` times: 64 more records on each
+    (4 PUTs: held records ride with every 16th) and a compaction of each, the two forms interleaved so that the
+    machine's load falls on both alike; then each is loaded 3 times and opened and closed 3 times. Medians."""
+    forms = ("earlier", "current")
+    print(f"a compaction of a long session after 64 more records, median of {rounds}, earlier form vs current:")
+    for mix in ("messages", "tool round trips"):
+        for messages in sizes:
+            built = {form: _long_session(client, bucket, f"bench-ckpt-{form}", messages, mix) for form in forms}
+            previous = _earlier_form_compaction(built["earlier"][0], built["earlier"][2], -1)
+            built["current"][2].compact()
+            timings: dict[str, list[float]] = {form: [] for form in forms}
+            for round_ in range(rounds):
+                for form in forms:
+                    store, _sid, session = built[form]
+                    for index in range(64):
+                        event = {"type": "attempt", "unit": f"step[{round_}]", "conv": "agent", "attempt": index,
+                                 "error": "timeout", "wait_s": 0}  # fmt: skip
+                        session.commit([event], durable=index % 16 == 15)
+                    started = time.perf_counter()
+                    if form == "earlier":
+                        previous = _earlier_form_compaction(store, session, previous)
+                    else:
+                        session.compact()
+                    timings[form].append((time.perf_counter() - started) * 1000)
+            results = {}
+            loads: dict[str, list[float]] = {form: [] for form in forms}
+            opens: dict[str, list[float]] = {form: [] for form in forms}
+            for form in forms:
+                built[form][2].abandon()
+            for _ in range(3):
+                for form in forms:
+                    reader = S3Store(bucket, f"bench-ckpt-{form}", client=client)
+                    started = time.perf_counter()
+                    state = reader.load(built[form][1])
+                    loads[form].append((time.perf_counter() - started) * 1000)
+                    assert len(state.conversations["agent"].messages) == messages
+                    started = time.perf_counter()
+                    reader.open(built[form][1]).close()
+                    opens[form].append((time.perf_counter() - started) * 1000)
+            for form in forms:
+                store, sid, _session = built[form]
+                size = _checkpoint_size(store, sid)
+                compact_ms, load_ms, open_ms = (statistics.median(t[form]) for t in (timings, loads, opens))
+                results[form] = (size, compact_ms, load_ms)
+                print(f"  {mix}, {messages} messages, {form:8} form: checkpoint {size / 1024:6.0f} KiB, "
+                      f"compaction {compact_ms:6.1f} ms; load {load_ms:6.1f} ms; "
+                      f"open + close {open_ms:6.1f} ms")  # fmt: skip
+            (old_size, old_ms, old_load), (new_size, new_ms, new_load) = results["earlier"], results["current"]
+            print(f"    current/earlier: bytes {new_size / old_size:.2f}x, compaction ms {new_ms / old_ms:.2f}x, "
+                  f"load ms {new_load / old_load:.2f}x")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--commits", type=int, default=300)
     parser.add_argument("--messages", type=int, default=1000)
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--trips", type=int, default=100)
+    parser.add_argument("--checkpoint-messages", default="1000,10000", help="session sizes for --only checkpoint")
+    sections = ("commit", "open", "list", "batching", "checkpoint")
+    parser.add_argument("--only", choices=sections, help="run one section (checkpoint runs only this way)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data:
         server = start_server(Path(data))
@@ -136,10 +247,17 @@ def main() -> None:
             client = make_client(server.endpoint, server.access_key, server.secret_key)
             client.create_bucket(Bucket="bench")
             print(f"SeaweedFS at {server.endpoint} (loopback)")
-            bench_commit(client, "bench", args.commits)
-            bench_open(client, "bench", args.messages)
-            bench_list(client, "bench", args.sessions)
-            bench_batching(client, "bench", args.trips)
+            runs = {
+                "commit": lambda: bench_commit(client, "bench", args.commits),
+                "open": lambda: bench_open(client, "bench", args.messages),
+                "list": lambda: bench_list(client, "bench", args.sessions),
+                "batching": lambda: bench_batching(client, "bench", args.trips),
+                "checkpoint": lambda: bench_checkpoint(
+                    client, "bench", [int(n) for n in args.checkpoint_messages.split(",")]
+                ),
+            }
+            for name in [args.only] if args.only else [n for n in sections if n != "checkpoint"]:
+                runs[name]()
         finally:
             server.stop()
 

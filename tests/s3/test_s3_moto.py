@@ -16,7 +16,14 @@ from strands_durable.store.s3.wrappers import (
     precondition_failed,
 )
 from strands_durable.testing.store_contract import CHECKS, run
-from tests.s3 import test_s3_faults, test_s3_processes, test_s3_store, test_s3_visibility
+from tests.s3 import (
+    test_s3_compaction,
+    test_s3_faults,
+    test_s3_processes,
+    test_s3_scratch,
+    test_s3_store,
+    test_s3_visibility,
+)
 from tests.s3.support import client_for
 from tests.s3.test_s3_contract import S3Factory
 
@@ -44,6 +51,9 @@ def test_the_contract_suite_passes_on_moto(moto_s3, moto_space):
         test_s3_visibility.test_a_pending_view_without_a_header_is_not_listed,
         test_s3_visibility.test_deleting_a_deleted_session_again_removes_a_view_a_paused_writer_wrote_after_it,
         test_s3_processes.test_racing_opens_in_threads_give_exactly_one_holder_every_time,
+        test_s3_compaction.test_a_checkpoint_holds_the_live_state_so_it_does_not_grow_with_the_history,
+        test_s3_compaction.test_a_session_checkpointed_by_an_earlier_release_still_opens_and_compacts_anew,
+        test_s3_compaction.test_commits_are_deleted_only_once_the_checkpoint_covering_them_exists,
         test_s3_faults.test_an_unknown_outcome_is_read_back_not_rewritten,
         test_s3_faults.test_a_lease_renewal_whose_reply_was_lost_keeps_the_lease,
     ],
@@ -55,6 +65,12 @@ def test_the_conditional_write_tests_pass_on_moto(check, moto_s3, moto_space):
 
 def test_a_writer_paused_while_its_session_is_deleted_leaves_nothing_on_moto(moto_s3, moto_space, tmp_path):
     test_s3_visibility.test_a_writer_paused_before_its_put_while_the_session_is_deleted_leaves_nothing(
+        moto_s3, moto_space, tmp_path
+    )
+
+
+def test_a_fenced_writer_cannot_overwrite_the_takers_scratch_files_on_moto(moto_s3, moto_space, tmp_path):
+    test_s3_scratch.test_a_writer_fenced_out_cannot_overwrite_the_scratch_files_of_the_holder_that_took_over(
         moto_s3, moto_space, tmp_path
     )
 
@@ -85,3 +101,109 @@ def test_if_match_on_a_missing_key_is_a_lost_condition_on_both_servers(request, 
     with pytest.raises(KeyTaken):
         Objects(client, space.bucket).put_if_match(key, b"x", '"0123"')
     assert Objects(client, space.bucket).get(key) is None
+
+
+# -- the audit: each conditional-write behaviour the store relies on, asserted on both servers ----------------
+
+SERVERS = [("seaweedfs", "plain"), ("seaweedfs", "versioned"), ("moto", "plain"), ("moto", "versioned")]
+
+
+@pytest.fixture(params=SERVERS, ids=["-".join(p) for p in SERVERS])
+def audited(request) -> tuple[str, object, str, str]:
+    """(server name, a raw boto3 client, bucket, a key prefix of this test's own) on each server, in a plain and
+    in a versioned bucket."""
+    import uuid
+
+    server, kind = request.param
+    if server == "seaweedfs":
+        client = client_for(request.getfixturevalue("s3_server"))
+        bucket = request.getfixturevalue("shared_bucket" if kind == "plain" else "special_buckets")
+        bucket = bucket if kind == "plain" else bucket["versioned"]
+    else:
+        client = client_for(request.getfixturevalue("moto_s3"))
+        bucket = f"strands-audit-{uuid.uuid4().hex[:12]}"
+        client.create_bucket(Bucket=bucket)
+        if kind == "versioned":
+            client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    return server, client, bucket, f"audit-{uuid.uuid4().hex[:12]}"
+
+
+def _refusal(call) -> tuple[int, str]:
+    from botocore.exceptions import ClientError
+
+    with pytest.raises(ClientError) as refused:
+        call()
+    response = refused.value.response
+    return response["ResponseMetadata"]["HTTPStatusCode"], response["Error"]["Code"]
+
+
+def _body(client, bucket: str, key: str) -> bytes:
+    return client.get_object(Bucket=bucket, Key=key)["Body"].read()
+
+
+def test_if_none_match_on_an_existing_key_is_refused_on_both_servers(audited):
+    """Every commit and checkpoint PUT: a lost race is a 412, and the winner's bytes stay."""
+    _server, client, bucket, prefix = audited
+    key = f"{prefix}/commit"
+    client.put_object(Bucket=bucket, Key=key, Body=b"winner", IfNoneMatch="*")
+    assert _refusal(lambda: client.put_object(Bucket=bucket, Key=key, Body=b"loser", IfNoneMatch="*")) == (
+        412,
+        "PreconditionFailed",
+    )
+    assert _body(client, bucket, key) == b"winner"
+    with pytest.raises(KeyTaken):
+        Objects(client, bucket).put_new(key, b"loser")
+
+
+def test_if_match_with_a_stale_etag_is_refused_on_both_servers(audited):
+    """Lease renewal and takeover: a replaced lease refuses the ETag its previous reader saw."""
+    _server, client, bucket, prefix = audited
+    key = f"{prefix}/lease"
+    first = client.put_object(Bucket=bucket, Key=key, Body=b"one")["ETag"]
+    second = client.put_object(Bucket=bucket, Key=key, Body=b"two", IfMatch=first)["ETag"]
+    assert second != first
+    assert _refusal(lambda: client.put_object(Bucket=bucket, Key=key, Body=b"three", IfMatch=first)) == (
+        412,
+        "PreconditionFailed",
+    )
+    assert _body(client, bucket, key) == b"two"
+    with pytest.raises(KeyTaken):
+        Objects(client, bucket).put_if_match(key, b"three", first)
+
+
+def test_delete_with_if_match_on_both_servers(audited):
+    """Releasing a lease deletes it only if it is still ours. One difference: on a missing key SeaweedFS answers
+    412 and moto (as AWS) 404; `Objects.delete` makes both a failed condition."""
+    server, client, bucket, prefix = audited
+    key = f"{prefix}/lease"
+    stale = client.put_object(Bucket=bucket, Key=key, Body=b"one")["ETag"]
+    current = client.put_object(Bucket=bucket, Key=key, Body=b"two")["ETag"]
+    assert _refusal(lambda: client.delete_object(Bucket=bucket, Key=key, IfMatch=stale)) == (412, "PreconditionFailed")
+    assert _body(client, bucket, key) == b"two"
+    assert Objects(client, bucket).delete(key, if_match=stale) is False
+    assert Objects(client, bucket).delete(key, if_match=current) is True
+    assert Objects(client, bucket).get(key) is None
+    missing = _refusal(lambda: client.delete_object(Bucket=bucket, Key=key, IfMatch=current))
+    assert missing == {"seaweedfs": (412, "PreconditionFailed"), "moto": (404, "NoSuchKey")}[server]
+    assert Objects(client, bucket).delete(key, if_match=current) is False
+    assert Objects(client, bucket).delete(key) is True  # unconditional: a missing key is fine
+
+
+@pytest.mark.parametrize("how", ["delete_object", "delete_objects"])
+def test_a_deleted_key_leaves_list_and_get_and_accepts_if_none_match_again_on_both_servers(audited, how):
+    """What compaction and delete rely on: a deleted key is gone from the next LIST and GET at once (a reader
+    never chains into a deleted commit), and it accepts If-None-Match: * again, on a versioned bucket too (its
+    delete marker does not count as existing): why fence objects are never deleted."""
+    _server, client, bucket, prefix = audited
+    keys = [f"{prefix}/commits/{seq:012d}" for seq in range(3)]
+    for key in keys:
+        client.put_object(Bucket=bucket, Key=key, Body=b"record", IfNoneMatch="*")
+    if how == "delete_object":
+        client.delete_object(Bucket=bucket, Key=keys[1])
+    else:
+        client.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": keys[1]}, {"Key": f"{prefix}/none"}]})
+    listed = [item.key for item in Objects(client, bucket).list(f"{prefix}/")]
+    assert listed == [keys[0], keys[2]]
+    assert _refusal(lambda: client.get_object(Bucket=bucket, Key=keys[1])) == (404, "NoSuchKey")
+    client.put_object(Bucket=bucket, Key=keys[1], Body=b"a paused writer's late PUT", IfNoneMatch="*")
+    assert _body(client, bucket, keys[1]) == b"a paused writer's late PUT"

@@ -100,10 +100,13 @@ def test_a_writer_paused_across_a_compaction_cannot_reuse_a_deleted_key(s3_serve
     paused = pause_a_writer(store_for(s3_server, space, **opts))
     sid = paused.session.state.session_id
     taker = store_for(s3_server, space, **opts).open(sid)
-    fence_key = f"{space.prefix}/sessions/{sid}/commits/{taker.state.seq:012d}"
+    taker_fence = taker.state.seq
+    fence_key = f"{space.prefix}/sessions/{sid}/commits/{taker_fence:012d}"
     for index in range(1, 12):
         taker.commit([unit(100 + index)])
-    assert isinstance(paused.finish(), SessionFenced), paused.outcome
+    refused = paused.finish()
+    assert isinstance(refused, SessionFenced), paused.outcome
+    assert f"commit {taker_fence} is a fence written by pid" in str(refused)  # found in the checkpoint's fences
     keys = _keys(client_for(s3_server), space, f"sessions/{sid}/")
     assert fence_key in keys, "compaction deleted the fence"
     assert f"{space.prefix}/sessions/{sid}/commits/000000000001" not in keys  # covered commits were deleted

@@ -285,3 +285,20 @@ def test_a_checkpoint_of_the_header_alone_reads_back(tmp_path: Path) -> None:
     header = store.journal_bytes(session.session_id)
     data = compacted_journal(header, store.load(session.session_id)) + encode_record({"seq": 1, "events": []})
     assert [record["seq"] for record in read_journal(Path(JOURNAL_NAME), data).records] == [0, 0, 1]
+
+
+def test_a_checkpoint_keeps_units_and_conversations_in_commit_order(tmp_path: Path) -> None:
+    """Units and conversations are read in commit order (a unit's notes step number, export's `outputs`); a
+    checkpoint keeps that order rather than sorting the keys (`step[10]` would come before `step[2]`)."""
+    store = LocalStore(tmp_path, checkpoint_min_bytes=1)
+    session = _create(store)
+    sid = session.state.session_id
+    for index in range(12):
+        conv = f"c.{'zyx'[index % 3]}"
+        session.commit([{"type": "conversation", "conv": conv, "agent": "a", "agent_state": {"n": index}}])
+        session.commit([{"type": "unit", "unit": f"step[{index}]", "record": {"response": f"r{index}"}}])
+    session.close()
+    assert "checkpoint" in _journal_records(store, sid)[1]
+    state = LocalStore(tmp_path).load(sid)
+    assert list(state.units) == [f"step[{index}]" for index in range(12)]
+    assert list(state.conversations) == ["c.z", "c.y", "c.x"]

@@ -27,8 +27,9 @@ def checkpoint_record(state: SessionState) -> dict[str, Any]:
 
 def compacted_journal(header: bytes, state: SessionState) -> bytes:
     """A journal's bytes equivalent to the one `state` was folded from: `header` (its first line, as written)
-    and one checkpoint record; records after `state.seq` follow it as in any journal."""
-    return header + encode_record(checkpoint_record(state))
+    and one checkpoint record; records after `state.seq` follow it as in any journal. The state's dicts keep
+    their order (units and conversations in commit order, as the fold of the whole journal has them)."""
+    return header + encode_record(checkpoint_record(state), sort_keys=False)
 
 
 def checkpoint_due(size: int, checkpoint_end: int, minimum: int, *, closing: bool = False) -> bool:

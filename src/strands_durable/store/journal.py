@@ -26,8 +26,10 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def encode_record(record: dict[str, Any]) -> bytes:
-    payload = json.dumps(record, separators=(",", ":"), ensure_ascii=False, sort_keys=True).encode()
+def encode_record(record: dict[str, Any], *, sort_keys: bool = True) -> bytes:
+    """One journal line. `sort_keys=False` keeps the dicts' order (a checkpoint's state: units and conversations
+    are in commit order, which the fold of the records it replaces would give)."""
+    payload = json.dumps(record, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys).encode()
     return b"%08x " % zlib.crc32(payload) + payload + b"\n"
 
 

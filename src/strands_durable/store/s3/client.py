@@ -262,15 +262,16 @@ class Objects:
         raise AssertionError("unreachable")
 
     def delete(self, key: str, *, if_match: str | None = None) -> bool:
-        """Delete `key` (only if it still has `if_match`); False when a condition failed."""
+        """Delete `key` (only if it still has `if_match`); False when a condition failed. With `if_match`, a
+        missing key is a failed condition on every server (SeaweedFS answers 412, moto and AWS 404)."""
         kwargs: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
         if if_match:
             kwargs["IfMatch"] = if_match
         try:
-            self._retrying(f"DELETE {key}", lambda: self.client.delete_object(**kwargs), missing_ok=True)
+            answer = self._retrying(f"DELETE {key}", lambda: self.client.delete_object(**kwargs), missing_ok=True)
         except KeyTaken:
             return False
-        return True
+        return answer is not None or not if_match
 
     def delete_many(self, keys: list[str]) -> None:
         """Delete keys, up to 1,000 per request (missing keys are fine)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 SEQ_DIGITS = 12  # zero-padded so that key order is commit order
+SCRATCH = "files/"  # under a session's prefix: its scratch files, one key per saved version (store/s3/scratch.py)
+LEGACY_SCRATCH = "scratch/"  # where sessions saved before manifests existed keep them (`scratch/<path>`)
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class Keys:
         return f"{self.checkpoints(session_id)}{seq:0{SEQ_DIGITS}d}"
 
     def scratch(self, session_id: str) -> str:
-        return f"{self.session(session_id)}scratch/"
+        return f"{self.session(session_id)}{SCRATCH}"
 
     def spec_snapshot(self, session_id: str) -> str:
         return f"{self.session(session_id)}spec_snapshot.yaml"

@@ -20,6 +20,7 @@ from strands_durable.store.base import Session
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import encode_record, utc_now
 from strands_durable.store.s3.client import KeyTaken
+from strands_durable.store.s3.compaction import Compaction, fenced_by
 from strands_durable.store.s3.lease import S3Lease
 from strands_durable.store.s3.scratch import SAVE_KINDS, ScratchMirror
 from strands_durable.store.state import SessionState, apply_record, compact_events
@@ -64,17 +65,21 @@ class S3Session(Session):
         self.store = store
         self.state = stored.state
         self.warnings: list[str] = []
-        self._records = stored.records  # each landed record's encoded bytes, in order (what a checkpoint holds)
+        self._records = stored.records  # each landed record's encoded bytes since the checkpoint, in order
         self._held: list[bytes] = []  # records of durable=False commits, folded, PUT with the next commit
         self._held_kinds: set[Any] = set()
-        self._fences = set(stored.fences)
-        self._checkpoint_seq = stored.checkpoint_seq
+        self._compaction = Compaction(store, self.session_id, stored)
         self._lease = lease
         self._crash = crash_points or CrashPoints()
         self._lock = threading.RLock()
         self._closed = False
         self.scratch = ScratchMirror(
-            store.objects, store.keys.scratch(self.session_id), store.scratch_dir(self.session_id), FileOps()
+            store.objects,
+            store.keys.session(self.session_id),
+            store.scratch_dir(self.session_id),
+            FileOps(),
+            token=lease.token,
+            manifest=stored.scratch,
         )
 
     @property
@@ -93,15 +98,22 @@ class S3Session(Session):
                 raise StorageIOError(f"session {self.session_id} is closed")
             self._lease.ensure()
             self._emit_commit(self._crash, "store.before_commit", path, events, durable=durable, synced=synced)
-            extra = {"synced": True} if synced else {}
+            extra: dict[str, Any] = {"synced": True} if synced else {}
             kinds = {event.get("type") for event in events} | self._held_kinds
             if not durable and not synced and self.store.batch:
                 seq = self._hold(events)
                 self._held_kinds = kinds
             else:
-                if kinds & SAVE_KINDS:
-                    self.scratch.save()  # the files a tool wrote are stored before the commit that follows it
-                seq = self._append(events, extra)
+                # the files a tool wrote are stored before the commit that follows it, which names them
+                files = self.scratch.save() if kinds & SAVE_KINDS else None
+                if files is not None:
+                    extra["scratch"] = files
+                try:
+                    seq = self._append(events, extra)
+                except SessionFenced:
+                    self.scratch.abandon()
+                    raise
+                self.scratch.settle()
                 self._held_kinds = set()
             if self.store.strict:
                 check_committed_histories(self.state, events)
@@ -117,7 +129,7 @@ class S3Session(Session):
         try:
             if write_view:
                 self.write_view()
-            if self.state.seq - self._checkpoint_seq >= self.store.checkpoint_every:
+            if self._compaction.due(self.state.seq):
                 self.compact()
         except (StorageIOError, SessionFenced):
             pass
@@ -165,8 +177,7 @@ class S3Session(Session):
     def _landed(self, data: bytes) -> None:
         record = json.loads(data[9:])
         self._records.append(data)
-        if "fence" in record:
-            self._fences.add(record["seq"])
+        self.scratch.track(record)
 
     def _catch_up(self) -> None:
         """Fold the records other writers committed after ours; SessionFenced if one fences our lease out, or if
@@ -180,17 +191,11 @@ class S3Session(Session):
             prefix = self.store.keys.scratch(self.session_id)
             self.store.objects.delete_many([listed.key for listed in self.store.objects.list(prefix)])
             raise SessionFenced(self.session_id, "the session was deleted") from None
-        known = len(self._records)
-        if stored.records[:known] != self._records:
-            raise SessionFenced(self.session_id, "its commits were replaced by another writer")
-        for data in stored.records[known:]:
+        for data in self._compaction.unseen(stored, self._records, self._lease.token):
             record = json.loads(data[9:])
             fence = record.get("fence")
             if fence is not None and fence.get("holder") != self._lease.token:
-                raise SessionFenced(
-                    self.session_id,
-                    f"commit {record['seq']} is a fence written by pid {fence.get('pid')} on host {fence.get('host')}",
-                )
+                raise fenced_by(self.session_id, record["seq"], fence)
             self._apply(data)
         renumbered = []
         for held in self._held:
@@ -207,43 +212,18 @@ class S3Session(Session):
             assert not self._held, "a fence never rides with held records"
             self._append([], {"fence": fence(self._lease, replaced)})
 
-    # -- checkpoints ----------------------------------------------------------------------------------
+    # -- checkpoints (store/s3/compaction.py) ------------------------------------------------------------
     def compact(self) -> None:
-        """Write a checkpoint covering every record so far, then delete the commit objects it covers (fences
-        excepted) and older checkpoints. Only a lease holder compacts; the lease is renewed first."""
+        """Checkpoint the state so far, then delete the commit objects it covers (fences excepted) and the older
+        checkpoint. Only a lease holder compacts; the lease is renewed first."""
         with self._lock:
             self._lease.renew()
             self._lease.ensure()
-            objects, keys, sid = self.store.objects, self.store.keys, self.session_id
-            upto = self.state.seq
-            try:
-                objects.put_new(keys.checkpoint(sid, upto), b"".join(self._records))
-            except KeyTaken:
-                held = objects.get(keys.checkpoint(sid, upto))
-                if held is None or held[0] != b"".join(self._records):
-                    return  # not ours: leave compaction to a later commit
-            doomed = [
-                keys.commit(sid, seq) for seq in range(self._checkpoint_seq + 1, upto + 1) if seq not in self._fences
-            ]
-            if self._checkpoint_seq >= 0:
-                doomed.append(keys.checkpoint(sid, self._checkpoint_seq))
-            self._checkpoint_seq = upto
-            objects.delete_many(doomed)
-            if self.store.strict:
-                self.verify_stored()
+            self._records = self._compaction.write(self.state, self._records, self.scratch.manifest)
 
     def verify_stored(self) -> None:
-        """A strict store's check at each compaction and at close: read the session back as a new reader would
-        (each object's checksum, each record's seq against its key, no gap, the checkpoint's length) and require
-        the very records this writer committed; AssertionError naming the first that differs."""
-        stored = self.store.read(self.session_id)
-        ours = self._records
-        for seq, (held, mine) in enumerate(zip(stored.records, ours, strict=False)):
-            if held != mine:
-                raise AssertionError(f"strict store: session {self.session_id} holds another record at seq {seq}")
-        if len(stored.records) < len(ours):
-            lost = len(stored.records)
-            raise AssertionError(f"strict store: session {self.session_id} lost its records from seq {lost}")
+        """A strict store's read-back (store/s3/compaction.py, `Compaction.verify`)."""
+        self._compaction.verify(self._records)
 
     # -- views and lifecycle --------------------------------------------------------------------------
     def write_view(self) -> None:

@@ -25,8 +25,10 @@ from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import is_session_id, new_session_meta
 from strands_durable.store.journal import HEADER_KIND, encode_record, read_journal, utc_now
 from strands_durable.store.s3.client import KeyTaken, Objects, make_client
+from strands_durable.store.s3.compaction import Manifest, digest, read_checkpoint
 from strands_durable.store.s3.keys import Keys
 from strands_durable.store.s3.lease import DEFAULT_SKEW_S, DEFAULT_TTL_S, S3Lease
+from strands_durable.store.s3.scratch import apply_delta
 from strands_durable.store.s3.session import S3Session, fence, pending_view_bytes, view_bytes
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, fold
 from strands_durable.store.verify import verify_histories
@@ -37,13 +39,16 @@ _READ_ATTEMPTS = 5  # a read that races a compaction (a listed commit deleted be
 
 @dataclass
 class StoredSession:
-    """A session as read from the bucket: its records' bytes, their fold, the fence records, the checkpoint."""
+    """A session as read from the bucket: its latest checkpoint, the records after it, their fold."""
 
-    records: list[bytes]
+    header: bytes  # the header record's bytes
+    records: list[bytes]  # the bytes of each record after the checkpoint (from the header when there is none)
     state: SessionState
-    fences: set[int]
-    checkpoint_seq: int
+    fences: dict[int, dict[str, Any]]  # seq -> `fence` field of every fence record (checkpointed ones too)
+    checkpoint_seq: int  # -1: no checkpoint
+    checkpoint_digest: str  # sha256 of the checkpoint object ("" without one)
     leftovers: list[str]  # keys a finished compaction no longer needs (a crash stopped its deletes)
+    scratch: Manifest | None = None  # the scratch files' manifest (store/s3/scratch.py); None: never recorded
 
 
 def parse_url(url: str) -> tuple[str, str]:
@@ -153,18 +158,16 @@ class S3Store(SessionStore):
             raise SessionNotFound(session_id)
         records: list[bytes] = []
         parsed: list[dict[str, Any]] = []
+        fences: dict[int, dict[str, Any]] = {}
+        header, checkpoint_digest, scratch = b"", "", None
         checkpoint_seq = max(checkpoints, default=-1)
         if checkpoint_seq >= 0:
             held = self.objects.get(checkpoints[checkpoint_seq])
             if held is None:
                 return None
-            where = self._where(checkpoints[checkpoint_seq])
-            contents = read_journal(where, held[0])  # type: ignore[arg-type]
-            if contents.torn_tail or len(contents.records) != checkpoint_seq + 1:
-                expected = checkpoint_seq + 1
-                raise CorruptSession(where, f"holds {len(contents.records)} whole records, expected {expected}")
-            parsed = contents.records
-            records = [line + b"\n" for line in held[0].split(b"\n")[:-1]]
+            base = read_checkpoint(self._where(checkpoints[checkpoint_seq]), held[0], checkpoint_seq)
+            parsed, fences, header, scratch = base.records, base.fences, base.header, base.scratch
+            checkpoint_digest = digest(held[0])
         # a commit object holds one record, or several (durable=False commits PUT with the next one): the next
         # object's key is the seq after its last record, so every key above the checkpoint is read, then chained
         seq = checkpoint_seq + 1
@@ -186,7 +189,8 @@ class S3Store(SessionStore):
             raise SessionNotFound(session_id)  # only the fences of a deleted session (and a paused writer's strays)
         if later:
             raise CorruptSession(self._where(keys.commit(session_id, seq)), f"missing while commit {min(later)} exists")
-        if any(record.get("fence", {}).get("deleted") for record in parsed):
+        fences.update((record["seq"], record["fence"]) for record in parsed if "fence" in record)
+        if any(fence.get("deleted") for fence in fences.values()):
             raise SessionNotFound(session_id)
         if not parsed:
             raise CorruptSession(self._where(keys.commits(session_id)), "no complete header record")
@@ -196,10 +200,12 @@ class S3Store(SessionStore):
             state = fold(parsed)
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptSession(self._where(keys.session(session_id)), f"a record does not apply: {exc}") from exc
-        fences = {record["seq"] for record in parsed if "fence" in record}
         leftovers = [key for s, key in commits.items() if s <= checkpoint_seq and s not in fences]
         leftovers += [key for s, key in checkpoints.items() if s < checkpoint_seq]
-        return StoredSession(records, state, fences, checkpoint_seq, leftovers)
+        for record in parsed[len(parsed) - len(records) :]:
+            scratch = apply_delta(scratch, record.get("scratch"))
+        header = header or records[0]
+        return StoredSession(header, records, state, fences, checkpoint_seq, checkpoint_digest, leftovers, scratch)
 
     def _deleted(self, key: str) -> bool:
         """Whether the commit object at `key` is the fence a delete left (one GET)."""
@@ -268,6 +274,7 @@ class S3Store(SessionStore):
                 "schema": SCHEMA_VERSION,
                 "events": [{"type": "session", "meta": copy.deepcopy(meta)}, {"type": "status", "status": "running"}],
                 "writer": lease.token,
+                "scratch": {"reset": True},  # its scratch files start empty (no earlier layout to look for)
             }
             data = encode_record(header)
             try:
@@ -275,7 +282,7 @@ class S3Store(SessionStore):
             except KeyTaken:
                 raise UsageError(f"Session already exists: {session_id}") from None
             state = fold([json.loads(data[9:])])
-            stored = StoredSession([data], state, set(), -1, [])
+            stored = StoredSession(data, [data], state, {}, -1, "", [], scratch={})
             session = S3Session(self, stored, lease, crash_points)
             session.write_view()
             return session
@@ -293,9 +300,9 @@ class S3Store(SessionStore):
             if check:
                 verify_histories(self._where(self.keys.session(session_id)), stored.state)  # type: ignore[arg-type]
             session = S3Session(self, stored, lease, crash_points)
-            session.scratch.restore()
             if replaced is not None:
                 session.write_fence(replaced)
+            session.scratch.restore()  # after the fence: a fenced writer's files can no longer be named
             if stored.leftovers:
                 self.objects.delete_many(stored.leftovers)
             session.write_view()
