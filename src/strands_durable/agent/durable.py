@@ -45,6 +45,7 @@ class Invocation:
     invocation_state: dict[str, Any] = field(default_factory=dict)  # passed to the agent call (tool_context)
     provider: str = "all"  # history validation profile
     place: tuple[tuple[str, int], ...] = ()  # the unit's crash-point place (see crashpoints.Place)
+    redact_pii: bool = False  # security.guardrails.pii_redaction: PII leaves messages and results before commits
 
 
 @dataclass
@@ -283,6 +284,10 @@ class InvocationHooks:
             # it ends the invocation as the SDK records it.
             raise StopRequested()
         message = event.message
+        if self.inv.redact_pii:  # before it is committed, and in the agent's own history, so a resume matches
+            from strands_durable.history.pii import redact_message_in_place
+
+            redact_message_in_place(message)
         turn = self._turn()
         if message.get("role") == "assistant":
             kind = "answer"
@@ -367,6 +372,10 @@ class InvocationHooks:
             raise WorkflowFailed(f"tool {name} produced no result")
         self.crash.emit("tool.executed", tool_path, **point)
         self.retrying.discard(tool_use_id)
+        if self.inv.redact_pii:  # the journal never holds the raw result
+            from strands_durable.history.pii import redact_tool_result
+
+            final = ToolResultEvent(redact_tool_result(final.tool_result))
         self._commit_result(final.tool_result, tool_path)
         self.crash.emit("tool.committed", tool_path, **point)
         yield final

@@ -90,8 +90,12 @@ def write_artifacts(ctx: Any, context: dict[str, Any], fileops: FileOps) -> list
     files: list[tuple[str, PurePosixPath, bytes]] = []
     for index, artifact in enumerate(spec.outputs.artifacts):
         rel = artifact_relpath(spec, index, render(artifact.path, context, where=f"outputs.artifacts[{index}].path"))
-        content = render(artifact.source, context, where=f"outputs.artifacts[{index}].from").encode("utf-8")
-        files.append((f"artifact[{index}]", rel, content))
+        content = render(artifact.source, context, where=f"outputs.artifacts[{index}].from")
+        if spec.redacts_pii:  # security.guardrails.pii_redaction: variables rendered into artifacts too
+            from strands_durable.history.pii import redact_pii
+
+            content = redact_pii(content)
+        files.append((f"artifact[{index}]", rel, content.encode("utf-8")))
     notes = notes_file(ctx)
     if notes is not None:
         files.append(("notes", _relpath(spec, notes[0], "context_policy.notes.file"), notes[1]))

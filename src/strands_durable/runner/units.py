@@ -93,6 +93,7 @@ def run_agent_unit(
         non_idempotent=toolset.non_idempotent,
         model=_guarded_model(ctx, ref, conv_key, agent_id),
         invocation_state=ctx.invocation_state,
+        redact_pii=ctx.spec.redacts_pii,
     )
     try:
         return ctx.invoker.invoke(invocation).response
