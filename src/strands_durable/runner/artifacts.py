@@ -72,13 +72,15 @@ def check_existing(spec: Any, out_dir: str | Path, context: dict[str, Any], *, f
 
 
 def artifact_context(ctx: Any, final: dict[str, Any]) -> dict[str, Any]:
-    """The pattern's final context as artifacts see it, with strands-cli's additions: `TRACE` (empty: no trace
-    collector), `cumulative_tokens` (committed tokens), and `execution_context` holding the pattern's results."""
+    """The pattern's final context as artifacts see it, with strands-cli's additions: `TRACE` (the trace document
+    with telemetry.otel, else empty), `cumulative_tokens` (committed tokens), and `execution_context` holding the
+    pattern's results."""
     from strands_durable.runner.patterns.places import BASE
 
     results = {k: v for k, v in final.items() if k not in BASE and k not in ctx.variables}
     execution = {**final.get("execution_context", {}), **results}
-    return {**final, "TRACE": "", "cumulative_tokens": ctx.state.usage()["total"], "execution_context": execution}
+    trace = ctx.telemetry.trace_json() if ctx.telemetry is not None else ""
+    return {**final, "TRACE": trace, "cumulative_tokens": ctx.state.usage()["total"], "execution_context": execution}
 
 
 def write_artifacts(ctx: Any, context: dict[str, Any], fileops: FileOps) -> list[str]:

@@ -34,6 +34,7 @@ class RunContext:
     retry_policy: Any = None
     invocation_state: dict[str, Any] = field(default_factory=dict)  # handed to every agent call (native tools)
     hitl_response: str | None = None  # the caller's answer to the pending pause, until a unit takes it
+    telemetry: Any = None  # a runner.telemetry.RunTelemetry when the spec has telemetry.otel
     _models: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -7,6 +7,7 @@ skipped. A unit's outcome and the pattern's readable position are committed toge
 from __future__ import annotations
 
 import datetime as dt
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,8 +96,10 @@ def run_agent_unit(
         invocation_state=ctx.invocation_state,
         redact_pii=ctx.spec.redacts_pii,
     )
+    traced = ctx.telemetry.unit(ref.unit, ref.label, agent_id) if ctx.telemetry is not None else nullcontext()
     try:
-        return ctx.invoker.invoke(invocation).response
+        with traced:
+            return ctx.invoker.invoke(invocation).response
     except (DurableError, AssertionError):
         raise
     except Exception as exc:  # a model, tool or provider failure the retry policy did not absorb: exit 10
@@ -154,6 +157,8 @@ def skip_unit(ctx: RunContext, ref: UnitRef) -> dict[str, Any] | None:
     record = completed(ctx, ref.unit)
     if record is not None:
         ctx.reporter.unit_skipped(ref.index, ref.label, ref.unit)
+        if ctx.telemetry is not None:
+            ctx.telemetry.unit_skipped(ref.unit, ref.label)
     return record
 
 
