@@ -92,9 +92,10 @@ def run_agent_unit(
         prompt=prompt,
         tools=toolset.tools,
         non_idempotent=toolset.non_idempotent,
-        model=_guarded_model(ctx, ref, conv_key, agent_id),
+        model=_guarded_model(ctx, ref, conv_key, ctx.model_for(agent_id)),
         invocation_state=ctx.invocation_state,
         redact_pii=ctx.spec.redacts_pii,
+        compaction=_compaction(ctx, ref, conv_key, agent_id),
     )
     traced = ctx.telemetry.unit(ref.unit, ref.label, agent_id) if ctx.telemetry is not None else nullcontext()
     try:
@@ -106,8 +107,27 @@ def run_agent_unit(
         raise WorkflowFailed(f"{ref.path}: {type(exc).__name__}: {exc}") from exc
 
 
-def _guarded_model(ctx: RunContext, ref: UnitRef, conv_key: str, agent_id: str) -> Any:
-    """The agent's model behind the run's budget check and failure policy; failed attempts are committed."""
+def _compaction(ctx: RunContext, ref: UnitRef, conv_key: str, agent_id: str) -> Any:
+    """`context_policy.compaction` for this agent (None when absent or disabled); `summarization_model` is built
+    like the agent's own model (same provider) and guarded the same way."""
+    policy = ctx.spec.context_policy.compaction if ctx.spec.context_policy is not None else None
+    if policy is None or not policy.enabled:
+        return None
+    from strands_durable.agent.compaction import DEFAULT_THRESHOLD, CompactionPolicy
+
+    summarizer = None
+    if policy.summarization_model:
+        summarizer = _guarded_model(ctx, ref, conv_key, ctx.model_for(agent_id, policy.summarization_model))
+    return CompactionPolicy(
+        when_tokens_over=policy.when_tokens_over or DEFAULT_THRESHOLD,
+        summary_ratio=policy.summary_ratio,
+        preserve_recent_messages=policy.preserve_recent_messages,
+        summarization_model=summarizer,
+    )
+
+
+def _guarded_model(ctx: RunContext, ref: UnitRef, conv_key: str, model: Any) -> Any:
+    """A model behind the run's budget check and failure policy; failed attempts are committed."""
     from strands_durable.runner.retry import RetryingModel
 
     def record_attempt(attempt: int, exc: BaseException, wait_s: float) -> None:
@@ -123,7 +143,7 @@ def _guarded_model(ctx: RunContext, ref: UnitRef, conv_key: str, agent_id: str) 
         ctx.reporter.warning(f"{ref.unit}: model call failed ({event['error']}); retrying in {wait_s:.1f}s")
 
     return RetryingModel(
-        ctx.model_for(agent_id),
+        model,
         ctx.retry_policy,
         on_attempt=record_attempt,
         before_call=ctx.budget.before_model_call,
