@@ -5,6 +5,7 @@ holds it and a resumed run matches an uninterrupted one) and out of artifacts.""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from strands import tool
 
 from strands_durable.crashpoints import CrashPoints, InjectedCrash
-from strands_durable.errors import DurableError, exit_code_for
+from strands_durable.errors import DurableError, HitlPaused, exit_code_for
 from strands_durable.faults.oracle import comparable
 from strands_durable.runner.options import RunOptions
 from strands_durable.runner.run import resume, run_workflow
@@ -99,19 +100,34 @@ pattern:
   config:
     steps:
       - {agent: worker, input: "My SSN is 123-45-6789; find bob."}
-      - {agent: worker, input: "Thanks."}
+      - {type: hitl, prompt: "Call {{ contact }} next?"}
+      - {agent: worker, input: "Thanks; {{ hitl_response }}"}
 outputs:
   artifacts:
     - {path: out.txt, from: "{{ steps[0].response }} / {{ contact }}"}
 """
 PII_SCRIPT = {"worker": [call("lookup", person="bob"), "Reach bob at bob@example.com.", "Bye."]}
-PII = ("123-45-6789", "bob@example.com", "555-123-4567", "carol@example.org")
+PII = ("123-45-6789", "bob@example.com", "555-123-4567", "carol@example.org", "dave@example.net")
+ANSWER = "no, dave@example.net"
 
 
-def _pii_options(root: Path, points: CrashPoints | None = None) -> RunOptions:
+def _pii_options(root: Path, points: CrashPoints | None = None, answer: str | None = None) -> RunOptions:
     return RunOptions(
-        out_dir=root / "out", scripts=PII_SCRIPT, extra_tools={"lookup": lookup}, crash_points=points or CrashPoints()
+        out_dir=root / "out",
+        scripts=PII_SCRIPT,
+        extra_tools={"lookup": lookup},
+        crash_points=points or CrashPoints(),
+        hitl_response=answer,
     )
+
+
+def _through_the_pause(start: Any, root: Path, store: LocalStore) -> Any:
+    """Run `start()` until the HITL pause (its stored question redacted), then answer it with an e-mail address."""
+    with pytest.raises(HitlPaused):
+        start()
+    (session_id,) = store.session_ids()
+    assert b"carol@example.org" not in json.dumps(store.load(session_id).pattern_state).encode()
+    return resume(session_id, _pii_options(root, answer=ANSWER), store=LocalStore(root / "sessions"))
 
 
 def _stored_bytes(root: Path) -> bytes:
@@ -128,7 +144,9 @@ def test_pii_redaction_keeps_pii_out_of_every_stored_file_and_artifact_and_a_res
     points = CrashPoints()
     points.subscribe(lambda point: seen.append(point.id))
     store = LocalStore(golden_root / "sessions")
-    outcome = run_workflow(spec, _pii_options(golden_root, points), store=store)
+    outcome = _through_the_pause(
+        lambda: run_workflow(spec, _pii_options(golden_root, points), store=store), golden_root, store
+    )
     assert outcome.status == "completed"
     stored = _stored_bytes(golden_root)
     session_only = stored.replace(b"carol@example.org", b"")  # variables are kept as given (a resume needs them)
@@ -154,6 +172,9 @@ def test_pii_redaction_keeps_pii_out_of_every_stored_file_and_artifact_and_a_res
     with pytest.raises(InjectedCrash):
         run_workflow(spec, _pii_options(crashed_root, crashing), store=crashed_store)
     (session_id,) = crashed_store.session_ids()
-    resumed = resume(session_id, _pii_options(crashed_root), store=LocalStore(crashed_root / "sessions"))
+    fresh = LocalStore(crashed_root / "sessions")
+    resumed = _through_the_pause(
+        lambda: resume(session_id, _pii_options(crashed_root), store=fresh), crashed_root, fresh
+    )
     assert resumed.status == "completed"
     assert comparable(LocalStore(crashed_root / "sessions").load(session_id)) == golden

@@ -183,6 +183,21 @@ def skip_unit(ctx: RunContext, ref: UnitRef) -> dict[str, Any] | None:
 
 
 def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str, Any], where: str) -> str:
+    """The human's answer for a HITL unit (PII redacted under `security.guardrails.pii_redaction`, before the
+    caller commits it), or pause the session (exit 19) with the prompt and context shown."""
+    answer = _hitl_answer(ctx, ref, step, template_ctx, where)
+    return _redacted(ctx, answer)
+
+
+def _redacted(ctx: RunContext, text: str) -> str:
+    if not ctx.spec.redacts_pii:
+        return text
+    from strands_durable.history.pii import redact_pii
+
+    return redact_pii(text)
+
+
+def _hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str, Any], where: str) -> str:
     """The human's answer for a HITL unit, or pause the session (exit 19) with the prompt and context shown.
 
     An answer comes from `--hitl-response`, or, once `timeout_seconds` have passed since the pause, from the
@@ -215,8 +230,8 @@ def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str
             state = dict(ctx.state.pattern_state)
             state["pending_hitl"] = {
                 "unit": ref.unit,
-                "prompt": prompt,
-                "context": context,
+                "prompt": _redacted(ctx, prompt),
+                "context": _redacted(ctx, context),
                 "default": step.default,
                 "paused_at": dt.datetime.now(dt.timezone.utc).isoformat(),
             }
