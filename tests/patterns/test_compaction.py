@@ -53,7 +53,7 @@ def _options(root: Path, log: list[Any], points: CrashPoints | None = None) -> R
 
 
 def _summaries(log: list[tuple[str, str, list[Any]]]) -> list[tuple[str, str, list[Any]]]:
-    return [entry for entry in log if entry[2][-1]["content"] == [{"text": SUMMARY_REQUEST}]]
+    return [entry for entry in log if entry[2] and entry[2][-1]["content"] == [{"text": SUMMARY_REQUEST}]]
 
 
 def test_the_conversation_is_summarized_past_the_threshold_and_the_model_sees_a_valid_compacted_history(tmp_path):
@@ -148,3 +148,61 @@ def test_the_chaos_explorer_finds_every_crash_point_of_a_compacting_run_resumes_
     outcomes = [explore_point(golden, point_id, tmp_path / f"p{index}") for index, point_id in enumerate(ids)]
     failures = [outcome.describe() for outcome in outcomes if not outcome.ok]
     assert len(outcomes) > 150 and not failures, "\n".join(failures[:5])
+
+
+class _Overflowing(_Requests):
+    """A provider whose context window holds fewer than `limit` messages: a longer request fails as real
+    providers fail (the SDK's ContextWindowOverflowException), which makes the SDK summarize mid-unit."""
+
+    limit = 12
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kw: Any
+    ) -> AsyncIterator[Any]:
+        from strands.types.exceptions import ContextWindowOverflowException
+
+        if len(messages) >= self.limit and messages[-1]["content"] != [{"text": SUMMARY_REQUEST}]:
+            self.log.append(("overflow", "", []))
+            raise ContextWindowOverflowException("input is too long for the context window")
+        async for event in super().stream(messages, tool_specs, system_prompt, **kw):
+            yield event
+
+
+def _overflow_options(root: Path, log: list[Any], points: CrashPoints | None = None) -> RunOptions:
+    def factory(*, agent_id: str, provider: str, model_id: Any, runtime: Any) -> Any:
+        return _Overflowing(build_model(provider, model_id=model_id, runtime=runtime, seed=0), str(model_id), log)
+
+    return RunOptions(out_dir=root / "out", model_factory=factory, crash_points=points or CrashPoints())
+
+
+def test_a_context_overflow_summarizes_mid_unit_and_a_crash_after_it_resumes_the_compacted_conversation(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC.read_text().replace("when_tokens_over: 1000", "when_tokens_over: 1000000"))
+    golden_log: list[Any] = []
+    golden_store = LocalStore(tmp_path / "golden" / "sessions")
+    golden = run_workflow(spec, _overflow_options(tmp_path / "golden", golden_log), store=golden_store)
+    assert golden.status == "completed"
+    overflows = [entry for entry in golden_log if entry[0] == "overflow"]
+    assert overflows and len(_summaries(golden_log)) == len(overflows)  # each overflow: one summary, then retried
+    assert golden_store.load(golden.session_id).conversations["clerk"].cm_state["summary_message"] is not None
+    # crash right after the first mid-unit compaction is committed (the unit's prompt was committed before it)
+    points: list[str] = []
+    probe = CrashPoints()
+    probe.subscribe(points.append)
+    run_workflow(
+        spec, _overflow_options(tmp_path / "probe", [], probe), store=LocalStore(tmp_path / "probe" / "sessions")
+    )
+    target = next(p for p in points if p.id.endswith("/compaction/store.after_commit"))
+    unit = target.path.split(":")[0]
+    assert any(p.id.startswith(f"{unit}:clerk/turn[0]/prompt") for p in points[: points.index(target)])
+    log: list[Any] = []
+    store = LocalStore(tmp_path / "run" / "sessions")
+    with pytest.raises(InjectedCrash):
+        run_workflow(spec, _overflow_options(tmp_path / "run", log, crash_at(target.id)), store=store)
+    asked = len(_summaries(log))
+    (session_id,) = store.session_ids()
+    fresh = LocalStore(tmp_path / "run" / "sessions")
+    assert resume(session_id, _overflow_options(tmp_path / "run", log), store=fresh).status == "completed"
+    assert len(_summaries(log)) == len(_summaries(golden_log)) and asked >= 1
+    expected = comparable(golden_store.load(golden.session_id))
+    assert first_difference(expected, comparable(LocalStore(tmp_path / "run" / "sessions").load(session_id))) is None
