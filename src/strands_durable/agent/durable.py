@@ -18,7 +18,7 @@ from typing import Any
 
 from strands_durable.agent.loop import run_on_thread_loop
 from strands_durable.crashpoints import CrashPoints
-from strands_durable.errors import DurableError, WorkflowFailed
+from strands_durable.errors import DurableError, SpecError, WorkflowFailed
 from strands_durable.store.base import Session
 from strands_durable.store.state import Conversation
 
@@ -45,6 +45,8 @@ class Invocation:
     invocation_state: dict[str, Any] = field(default_factory=dict)  # passed to the agent call (tool_context)
     provider: str = "all"  # history validation profile
     place: tuple[tuple[str, int], ...] = ()  # the unit's crash-point place (see crashpoints.Place)
+    redact_pii: bool = False  # security.guardrails.pii_redaction: PII leaves messages and results before commits
+    compaction: Any = None  # an agent.compaction.CompactionPolicy: summarize instead of the sliding window
 
 
 @dataclass
@@ -131,25 +133,49 @@ class DurableInvoker:
         return InvocationResult(text_of(last), resumed=started, model_calls=counters["model_calls"])
 
     # -- building the agent ---------------------------------------------------------------------------
+    def _manager(self, inv: Invocation) -> Any:
+        """The conversation manager: Strands' sliding window, or the summarizing one of `context_policy.compaction`,
+        which commits each compaction (the summary and what it replaced) the moment it is made."""
+        if inv.compaction is None:
+            from strands.agent.conversation_manager import SlidingWindowConversationManager
+
+            return SlidingWindowConversationManager()
+        from strands_durable.agent.compaction import DurableSummarizingManager
+
+        manager = DurableSummarizingManager(inv.compaction)
+
+        def commit(compacted: Any) -> None:
+            conv = self.session.state.conversations[inv.conv_key]
+            compacted.compacted_at = len(conv.messages)
+            event = {
+                "type": "conversation",
+                "conv": inv.conv_key,
+                "agent": inv.agent_id,
+                "cm_state": compacted.get_state(),
+            }
+            self.session.commit([event], path=f"{inv.path}/compaction")  # a model's answer: durable at once
+
+        manager.on_compacted = commit
+        return manager
+
     def _build_agent(self, inv: Invocation, conv: Conversation | None, *, started: bool) -> tuple[Any, dict[str, int]]:
         from strands import Agent
-        from strands.agent.conversation_manager import SlidingWindowConversationManager
         from strands.hooks import BeforeModelCallEvent, MessageAddedEvent
         from strands.middleware import ExecuteToolStage
         from strands.tools.executors import SequentialToolExecutor
 
-        manager = SlidingWindowConversationManager()
+        manager = self._manager(inv)
         messages: list[dict[str, Any]] = []
         agent_state: dict[str, Any] = {}
         if conv is not None:
-            removed = 0
+            prepend: list[dict[str, Any]] = []
             if conv.cm_state:
-                manager.restore_from_session(copy.deepcopy(conv.cm_state))
-                removed = int(conv.cm_state.get("removed_message_count", 0))
-            messages = copy.deepcopy(conv.messages[removed:])
+                prepend = _restore_manager(manager, conv.cm_state, inv.conv_key)
+            messages = prepend + copy.deepcopy(conv.messages[manager.removed_message_count :])
             agent_state = copy.deepcopy(conv.agent_state)
         agent = Agent(
             model=inv.model,
+            aux_model=inv.compaction.summarization_model if inv.compaction is not None else None,
             messages=messages,
             tools=list(inv.tools),
             system_prompt=inv.system_prompt,
@@ -164,12 +190,28 @@ class DurableInvoker:
             # committed with this unit's first message: apply it again (a pure function of the messages). A unit
             # already under way was restored from the window state committed with its own messages.
             manager.apply_management(agent)
+            if inv.compaction is not None and conv is not None and manager.due(conv.messages):
+                manager.compact(agent)  # before the unit's prompt: a crash after its commit resumes compacted
         counters = {"model_calls": 0}
         hooks = InvocationHooks(self, inv, agent, counters)
         agent.hooks.add_callback(BeforeModelCallEvent, hooks.before_model_call)
         agent.hooks.add_callback(MessageAddedEvent, hooks.message_added)
         agent.add_middleware(ExecuteToolStage, hooks.execute_tool)
         return agent, counters
+
+
+def _restore_manager(manager: Any, cm_state: dict[str, Any], conv_key: str) -> list[dict[str, Any]]:
+    """Restore the committed manager state into this run's manager; what to put before the stored messages (the
+    summary of a compacted conversation). The state is read whichever manager wrote it (a spec may turn compaction
+    on between runs), but a summary cannot be dropped: turning compaction off after one is refused."""
+    state = copy.deepcopy(cm_state)
+    if state.get("summary_message") and not hasattr(manager, "due"):
+        raise SpecError(
+            "context_policy.compaction",
+            f"conversation {conv_key} was compacted; compaction cannot be turned off for this session",
+        )
+    state["__name__"] = type(manager).__name__
+    return manager.restore_from_session(state) or []
 
 
 class _StopSignal(threading.Event):
@@ -283,6 +325,10 @@ class InvocationHooks:
             # it ends the invocation as the SDK records it.
             raise StopRequested()
         message = event.message
+        if self.inv.redact_pii:  # before it is committed, and in the agent's own history, so a resume matches
+            from strands_durable.history.pii import redact_message_in_place
+
+            redact_message_in_place(message)
         turn = self._turn()
         if message.get("role") == "assistant":
             kind = "answer"
@@ -367,6 +413,10 @@ class InvocationHooks:
             raise WorkflowFailed(f"tool {name} produced no result")
         self.crash.emit("tool.executed", tool_path, **point)
         self.retrying.discard(tool_use_id)
+        if self.inv.redact_pii:  # the journal never holds the raw result
+            from strands_durable.history.pii import redact_tool_result
+
+            final = ToolResultEvent(redact_tool_result(final.tool_result))
         self._commit_result(final.tool_result, tool_path)
         self.crash.emit("tool.committed", tool_path, **point)
         yield final

@@ -72,13 +72,15 @@ def check_existing(spec: Any, out_dir: str | Path, context: dict[str, Any], *, f
 
 
 def artifact_context(ctx: Any, final: dict[str, Any]) -> dict[str, Any]:
-    """The pattern's final context as artifacts see it, with strands-cli's additions: `TRACE` (empty: no trace
-    collector), `cumulative_tokens` (committed tokens), and `execution_context` holding the pattern's results."""
+    """The pattern's final context as artifacts see it, with strands-cli's additions: `TRACE` (the trace document
+    with telemetry.otel, else empty), `cumulative_tokens` (committed tokens), and `execution_context` holding the
+    pattern's results."""
     from strands_durable.runner.patterns.places import BASE
 
     results = {k: v for k, v in final.items() if k not in BASE and k not in ctx.variables}
     execution = {**final.get("execution_context", {}), **results}
-    return {**final, "TRACE": "", "cumulative_tokens": ctx.state.usage()["total"], "execution_context": execution}
+    trace = ctx.telemetry.trace_json() if ctx.telemetry is not None else ""
+    return {**final, "TRACE": trace, "cumulative_tokens": ctx.state.usage()["total"], "execution_context": execution}
 
 
 def write_artifacts(ctx: Any, context: dict[str, Any], fileops: FileOps) -> list[str]:
@@ -90,8 +92,12 @@ def write_artifacts(ctx: Any, context: dict[str, Any], fileops: FileOps) -> list
     files: list[tuple[str, PurePosixPath, bytes]] = []
     for index, artifact in enumerate(spec.outputs.artifacts):
         rel = artifact_relpath(spec, index, render(artifact.path, context, where=f"outputs.artifacts[{index}].path"))
-        content = render(artifact.source, context, where=f"outputs.artifacts[{index}].from").encode("utf-8")
-        files.append((f"artifact[{index}]", rel, content))
+        content = render(artifact.source, context, where=f"outputs.artifacts[{index}].from")
+        if spec.redacts_pii:  # security.guardrails.pii_redaction: variables rendered into artifacts too
+            from strands_durable.history.pii import redact_pii
+
+            content = redact_pii(content)
+        files.append((f"artifact[{index}]", rel, content.encode("utf-8")))
     notes = notes_file(ctx)
     if notes is not None:
         files.append(("notes", _relpath(spec, notes[0], "context_policy.notes.file"), notes[1]))

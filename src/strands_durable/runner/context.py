@@ -34,6 +34,7 @@ class RunContext:
     retry_policy: Any = None
     invocation_state: dict[str, Any] = field(default_factory=dict)  # handed to every agent call (native tools)
     hitl_response: str | None = None  # the caller's answer to the pending pause, until a unit takes it
+    telemetry: Any = None  # a runner.telemetry.RunTelemetry when the spec has telemetry.otel
     _models: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -66,16 +67,21 @@ class RunContext:
             "execution_context": {"workflow": self.spec.name, "pattern": self.spec.pattern.type},
         }
 
-    def model_for(self, agent_id: str) -> Any:
-        model = self._models.get(agent_id)
+    def model_for(self, agent_id: str, model_id: str | None = None) -> Any:
+        """The agent's model; with `model_id`, that model of the agent's provider (compaction's summarizer, with
+        strands-cli's temperature 0.3)."""
+        key = agent_id if model_id is None else f"{agent_id}\x00{model_id}"
+        model = self._models.get(key)
         if model is not None:
             return model
         agent = self.spec.agents[agent_id]
         provider = self.options.provider or agent.provider or self.spec.runtime.provider
-        model_id = agent.model_id or self.spec.runtime.model_id
         runtime = self.spec.runtime.model_dump(mode="json", exclude_none=True)
         if agent.inference is not None:
             runtime.update(agent.inference.model_dump(mode="json", exclude_none=True))
+        if model_id is not None:
+            runtime["temperature"] = 0.3
+        model_id = model_id or agent.model_id or self.spec.runtime.model_id
         if self.spec.pattern.type == "graph":  # free-text `when` literals, for the synthetic model to answer
             from strands_durable.runner.patterns.graph import answer_literals
 
@@ -95,7 +101,7 @@ class RunContext:
                 scripts=self.options.scripts,
                 agent_id=agent_id,
             )
-        self._models[agent_id] = model
+        self._models[key] = model
         return model
 
 

@@ -28,7 +28,7 @@ class SecretMissing(ValueError):
     """A header names a secret whose environment variable is not set."""
 
 
-def _secret_variables(spec: Any) -> dict[str, str]:
+def secret_variables(spec: Any) -> dict[str, str]:
     """Placeholder name -> environment variable, from `env.secrets` (a name without an entry is its own variable)."""
     secrets = spec.env.secrets if spec.env is not None else []
     return {secret.name or secret.key: secret.key for secret in secrets if secret.source == "env"}
@@ -36,7 +36,7 @@ def _secret_variables(spec: Any) -> dict[str, str]:
 
 def resolve_headers(spec: Any, headers: dict[str, str]) -> tuple[dict[str, str], list[str]]:
     """(headers with every `${NAME}` replaced from the environment, the secret values used)."""
-    variables = _secret_variables(spec)
+    variables = secret_variables(spec)
     used: list[str] = []
 
     def value_of(match: re.Match[str]) -> str:

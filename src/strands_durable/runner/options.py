@@ -38,4 +38,5 @@ class RunOptions:
     allow_python_exec: bool = False  # --allow-python-exec: the `python_exec` tool may run
     network: bool = False  # --network: tools may use the network even with an offline provider
     network_tools: Any = None  # how tools reach the network (chaos: a cassette); None: directly (runner/tools.py)
+    trace_exporter: Any = None  # an OpenTelemetry SpanExporter for telemetry.otel's spans instead of its own (tests)
     unit_gate: Any = None  # a runner.plan.UnitGate: plan mode, only the units it allows run (None: all of them)

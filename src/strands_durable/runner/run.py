@@ -230,8 +230,10 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
         tokens_before = state.usage()["total"] if resumed else 0
         if state.status != "running":
             session.commit([{"type": "status", "status": "running", "reason": "resumed"}], path="resume")
-        final_context = executor_for(spec.pattern.type)(ctx)
-        artifacts = write_artifacts(ctx, final_context, workspace.fileops)
+        ctx.telemetry = _telemetry(spec, state.session_id, resumed, options)
+        with ctx.telemetry.workflow() if ctx.telemetry is not None else contextlib.nullcontext():
+            final_context = executor_for(spec.pattern.type)(ctx)
+            artifacts = write_artifacts(ctx, final_context, workspace.fileops)
         session.commit([{"type": "status", "status": "completed"}], path="complete")
         usage = state.usage()
         options.reporter.finished("completed", tokens_before, usage["total"])
@@ -258,8 +260,25 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
     finally:
         if ctx is not None:
             ctx.tools.close()  # MCP servers this run started
+            if ctx.telemetry is not None:
+                ctx.telemetry.close()
         if not abandoned:
             session.close()
+
+
+def _telemetry(spec: Any, session_id: str, resumed: bool, options: RunOptions) -> Any:
+    """The run's trace when the spec has `telemetry.otel` (OpenTelemetry is imported only then)."""
+    from strands_durable.runner.telemetry import RunTelemetry, wants_telemetry
+
+    if not wants_telemetry(spec):
+        return None
+    return RunTelemetry(
+        spec,
+        session_id=session_id,
+        resumed=resumed,
+        exporter=options.trace_exporter,
+        warn=options.reporter.warning,
+    )
 
 
 def _safe_commit(session: Session, event: dict[str, Any]) -> None:

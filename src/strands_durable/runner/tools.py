@@ -89,6 +89,10 @@ class ToolResolver:
         self._mcp: Any = None  # McpServers, created when an agent first needs an MCP server
         self.workdir = workdir  # where stdio MCP servers run (the scratch directory under an offline model)
         self.fileops = fileops
+        guardrails = spec.security.guardrails if spec.security is not None else None
+        self.deny_network = bool(guardrails is not None and guardrails.deny_network)
+        allowed = guardrails.allow_tools if guardrails is not None else None
+        self.allowed: frozenset[str] | None = None if allowed is None else frozenset(allowed)
 
     def names_for(self, agent_id: str, names: list[str] | None = None) -> list[str]:
         """The tool names an agent gets: `names` (overrides), else its `tools:`, else every declared tool."""
@@ -98,14 +102,26 @@ class ToolResolver:
         jit = list(policy.retrieval.jit_tools) if policy and policy.retrieval else []
         if jit:  # strands-cli: context_policy.retrieval.jit_tools join every agent's tools (or are its tools)
             names = jit if names is None else [*names, *(t for t in jit if t not in names)]
+        implied: list[str] = []  # tools the agent gets without naming them: allow_tools filters these out
         if names is None:  # no `tools:` key: every Python tool and HTTP executor the spec declares (strands-cli)
-            names = [e.ref for e in dict.fromkeys(self.entries.values())] + sorted(self.http_ids)
+            names, implied = [], [e.ref for e in dict.fromkeys(self.entries.values())] + sorted(self.http_ids)
+        implied += sorted(self.mcp_ids - set(names) - set(implied))  # strands-cli: every agent gets every MCP server
+        if self.spec.skills and not SKILL_TOOL_NAMES & {*names, *implied}:  # strands-cli: every agent gets Skill
+            implied.append(SKILL_TOOL)
+        names = [*names, *(n for n in implied if self.allows(n))]
         # strands-cli has no `notes_manager` tool (its registry skips the module; notes are context_policy.notes)
-        names = [n for n in names if n != NOTES_MANAGER]
-        names += sorted(self.mcp_ids - set(names))  # strands-cli: every agent gets every MCP server
-        if self.spec.skills and not SKILL_TOOL_NAMES & set(names):  # strands-cli gives every agent the Skill tool
-            names.append(SKILL_TOOL)
-        return names
+        return [n for n in names if n != NOTES_MANAGER]
+
+    def allows(self, name: str) -> bool:
+        """Whether `security.guardrails.allow_tools` (when given) lists this tool, by the name an agent uses, its
+        declared reference or its short name."""
+        if self.allowed is None:
+            return True
+        entry = self.entries.get(name)
+        candidates = {name} if entry is None else {name, entry.ref, entry.name}
+        if candidates & SKILL_TOOL_NAMES:
+            candidates |= SKILL_TOOL_NAMES
+        return bool(candidates & self.allowed)
 
     def for_agent(self, agent_id: str, names: list[str] | None = None) -> ToolSet:
         tools: list[Any] = []
@@ -125,6 +141,8 @@ class ToolResolver:
         return ToolSet(tools, frozenset(risky))
 
     def _refuse_offline(self, what: str) -> None:
+        if self.deny_network:
+            raise Unsupported(f"{what} needs the network, which security.guardrails.deny_network forbids")
         if self.offline:
             raise Unsupported(
                 f"{what} needs the network; offline runs refuse network tools: pass --network to allow it "
@@ -185,6 +203,8 @@ class ToolResolver:
         """(kind, reference, idempotent) of a tool name without importing it: kind is "extra", "native", "http",
         "mcp", "network" or "import"; a tool that cannot run here raises Unsupported naming it (and how to allow it)."""
         where = f"agents.{agent_id}.tools"
+        if not self.allows(name):
+            raise Unsupported(f"tool '{name}' ({where}) is not in security.guardrails.allow_tools")
         declared = self.entries.get(name)
         if name in self.extra:
             return "extra", name, declared is None or declared.idempotent

@@ -7,6 +7,7 @@ skipped. A unit's outcome and the pattern's readable position are committed toge
 from __future__ import annotations
 
 import datetime as dt
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,19 +92,42 @@ def run_agent_unit(
         prompt=prompt,
         tools=toolset.tools,
         non_idempotent=toolset.non_idempotent,
-        model=_guarded_model(ctx, ref, conv_key, agent_id),
+        model=_guarded_model(ctx, ref, conv_key, ctx.model_for(agent_id)),
         invocation_state=ctx.invocation_state,
+        redact_pii=ctx.spec.redacts_pii,
+        compaction=_compaction(ctx, ref, conv_key, agent_id),
     )
+    traced = ctx.telemetry.unit(ref.unit, ref.label, agent_id) if ctx.telemetry is not None else nullcontext()
     try:
-        return ctx.invoker.invoke(invocation).response
+        with traced:
+            return ctx.invoker.invoke(invocation).response
     except (DurableError, AssertionError):
         raise
     except Exception as exc:  # a model, tool or provider failure the retry policy did not absorb: exit 10
         raise WorkflowFailed(f"{ref.path}: {type(exc).__name__}: {exc}") from exc
 
 
-def _guarded_model(ctx: RunContext, ref: UnitRef, conv_key: str, agent_id: str) -> Any:
-    """The agent's model behind the run's budget check and failure policy; failed attempts are committed."""
+def _compaction(ctx: RunContext, ref: UnitRef, conv_key: str, agent_id: str) -> Any:
+    """`context_policy.compaction` for this agent (None when absent or disabled); `summarization_model` is built
+    like the agent's own model (same provider) and guarded the same way."""
+    policy = ctx.spec.context_policy.compaction if ctx.spec.context_policy is not None else None
+    if policy is None or not policy.enabled:
+        return None
+    from strands_durable.agent.compaction import DEFAULT_THRESHOLD, CompactionPolicy
+
+    summarizer = None
+    if policy.summarization_model:
+        summarizer = _guarded_model(ctx, ref, conv_key, ctx.model_for(agent_id, policy.summarization_model))
+    return CompactionPolicy(
+        when_tokens_over=policy.when_tokens_over or DEFAULT_THRESHOLD,
+        summary_ratio=policy.summary_ratio,
+        preserve_recent_messages=policy.preserve_recent_messages,
+        summarization_model=summarizer,
+    )
+
+
+def _guarded_model(ctx: RunContext, ref: UnitRef, conv_key: str, model: Any) -> Any:
+    """A model behind the run's budget check and failure policy; failed attempts are committed."""
     from strands_durable.runner.retry import RetryingModel
 
     def record_attempt(attempt: int, exc: BaseException, wait_s: float) -> None:
@@ -119,7 +143,7 @@ def _guarded_model(ctx: RunContext, ref: UnitRef, conv_key: str, agent_id: str) 
         ctx.reporter.warning(f"{ref.unit}: model call failed ({event['error']}); retrying in {wait_s:.1f}s")
 
     return RetryingModel(
-        ctx.model_for(agent_id),
+        model,
         ctx.retry_policy,
         on_attempt=record_attempt,
         before_call=ctx.budget.before_model_call,
@@ -153,10 +177,27 @@ def skip_unit(ctx: RunContext, ref: UnitRef) -> dict[str, Any] | None:
     record = completed(ctx, ref.unit)
     if record is not None:
         ctx.reporter.unit_skipped(ref.index, ref.label, ref.unit)
+        if ctx.telemetry is not None:
+            ctx.telemetry.unit_skipped(ref.unit, ref.label)
     return record
 
 
 def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str, Any], where: str) -> str:
+    """The human's answer for a HITL unit (PII redacted under `security.guardrails.pii_redaction`, before the
+    caller commits it), or pause the session (exit 19) with the prompt and context shown."""
+    answer = _hitl_answer(ctx, ref, step, template_ctx, where)
+    return _redacted(ctx, answer)
+
+
+def _redacted(ctx: RunContext, text: str) -> str:
+    if not ctx.spec.redacts_pii:
+        return text
+    from strands_durable.history.pii import redact_pii
+
+    return redact_pii(text)
+
+
+def _hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str, Any], where: str) -> str:
     """The human's answer for a HITL unit, or pause the session (exit 19) with the prompt and context shown.
 
     An answer comes from `--hitl-response`, or, once `timeout_seconds` have passed since the pause, from the
@@ -189,8 +230,8 @@ def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str
             state = dict(ctx.state.pattern_state)
             state["pending_hitl"] = {
                 "unit": ref.unit,
-                "prompt": prompt,
-                "context": context,
+                "prompt": _redacted(ctx, prompt),
+                "context": _redacted(ctx, context),
                 "default": step.default,
                 "paused_at": dt.datetime.now(dt.timezone.utc).isoformat(),
             }

@@ -366,6 +366,13 @@ class Spec(SpecModel):
         return self._source_bytes or b""
 
     @property
+    def redacts_pii(self) -> bool:
+        """`security.guardrails.pii_redaction`: PII is redacted before messages, tool results and artifacts are
+        stored or written, and from exported traces."""
+        guardrails = self.security.guardrails if self.security is not None else None
+        return bool(guardrails is not None and guardrails.pii_redaction)
+
+    @property
     def warnings(self) -> list[str]:
         """One line per defect on a path the run may never take (see references.CONDITIONAL_TEMPLATES)."""
         return list(self._warnings)
