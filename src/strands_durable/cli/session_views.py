@@ -83,7 +83,11 @@ def show_json(state: SessionState, holder: Any) -> dict[str, Any]:
     view = session_view(state)
     stale = state.status == "running" and holder is None
     return {
-        "session": {**view, "display_status": display_status(state.status, state.reason, stale=stale)},
+        "session": {
+            **view,
+            "display_status": display_status(state.status, state.reason, stale=stale),
+            "token_usage_lost": state.lost_usage(),
+        },
         "pattern_state": state.pattern_state,
         "lease": None if holder is None else {"pid": holder.pid, "host": holder.host},
     }
@@ -110,8 +114,11 @@ def session_panel(state: SessionState, holder: Any) -> Any:
         ("Updated", local_time(view["updated_at"])),
         ("Spec", f"{view['spec_path']} (sha256 {str(view['spec_hash'])[:8]}...)"),
         ("Variables", ", ".join(f"{k}={v}" for k, v in variables.items()) or "-"),
-        ("Token usage", f"Total: {usage['total']}  Input: {usage['input']}  Output: {usage['output']}"),
+        ("Token usage", _tokens(usage)),
     ]
+    lost = state.lost_usage()
+    if lost["total"]:
+        rows.append(("Tokens lost", f"{_tokens(lost)} (model answers never committed: a crash or a retry)"))
     engine = state.meta.get("engine") or {}
     if engine.get("name") == "temporal":
         rows.append(("Engine", f"Temporal at {engine.get('address')} (task queue {engine.get('task_queue')})"))
@@ -125,6 +132,10 @@ def session_panel(state: SessionState, holder: Any) -> Any:
     for name, value in rows:
         grid.add_row(name, Text(value))
     return Panel(grid, title=f"Session {view['session_id'][:8]}...", title_align="left", expand=False)
+
+
+def _tokens(usage: dict[str, int]) -> str:
+    return f"Total: {usage['total']}  Input: {usage['input']}  Output: {usage['output']}"
 
 
 def _previewed(value: Any) -> Any:

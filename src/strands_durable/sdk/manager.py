@@ -24,6 +24,7 @@ from typing import Any
 
 from strands.hooks import (
     AfterInvocationEvent,
+    AfterModelCallEvent,
     AfterToolCallEvent,
     BeforeInvocationEvent,
     BeforeModelCallEvent,
@@ -59,6 +60,15 @@ class SessionChanged(DurableError):
     """Another process extended the session while this agent holds messages it has not stored."""
 
     exit_code = ExitCode.SESSION_UNUSABLE
+
+
+@dataclass(frozen=True)
+class SessionUsage:
+    """Tokens of a session's model answers: `committed` (stored in the history) and `lost` (answered but never
+    committed: a crash before the commit, or a hook's retry). Each is `{"input", "output", "total"}`."""
+
+    committed: dict[str, int]
+    lost: dict[str, int]
 
 
 @dataclass
@@ -128,6 +138,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         registry.add_callback(BeforeInvocationEvent, self._before_invocation)
         registry.add_callback(MessageAddedEvent, lambda event: self.append_message(event.message, event.agent))
         registry.add_callback(BeforeModelCallEvent, self._before_model_call)
+        registry.add_callback(AfterModelCallEvent, self._after_model_call)
         registry.add_callback(AfterToolCallEvent, self._after_tool_call)  # After* run in reverse: ours runs last
         registry.add_callback(AfterInvocationEvent, self._after_invocation)
         registry.add_callback(MultiAgentInitializedEvent, lambda event: self.initialize_multi_agent(event.source))
@@ -459,6 +470,18 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         if slot.hooks is not None and slot.serve is None:
             slot.hooks.before_model_call(event)
 
+    def _after_model_call(self, event: Any) -> None:
+        """Record the answer's token usage as it arrives, before its message is committed (appended, not fsynced:
+        a process crash keeps it, a power cut may not), so tokens a crash loses are reported apart."""
+        slot = self._slots[self._key_of(event.agent)]
+        session, response = slot.session, event.stop_response
+        if slot.hooks is None or session is None or response is None or slot.serve is not None:
+            return  # no invocation, a failed call, or a committed answer served again without a call
+        usage = (response.message.get("metadata") or {}).get("usage")
+        if usage:
+            event_ = {"type": "model_usage", "conv": slot.key, "agent": slot.key, "usage": dict(usage)}
+            session.commit([event_], path=f"{slot.hooks.inv.path}/usage", durable=False)
+
     def _after_tool_call(self, event: Any) -> None:
         slot = self._slots[self._key_of(event.agent)]
         hooks = slot.hooks
@@ -593,6 +616,21 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         if pending is None or conv is None:
             return None
         return copy.deepcopy(conv.messages[pending.start].get("content", []))
+
+    def session_usage(self, agent_id: str | None = None) -> SessionUsage:
+        """Token usage of the session (or of one agent's conversations): `committed`, the answers stored in the
+        history; `lost`, answers the model gave that were never committed (a crash between the answer and its
+        commit, or a hook's retry); each `{input, output, total}`."""
+        state = self._load()
+        committed = {"input": 0, "output": 0, "total": 0}
+        lost = dict(committed)
+        for key, conv in (state.conversations if state is not None else {}).items():
+            if agent_id is not None and key != agent_id and not key.startswith(f"{agent_id}."):
+                continue
+            for total, part in ((committed, conv.usage()), (lost, conv.lost_usage())):
+                for name, value in part.items():
+                    total[name] += value
+        return SessionUsage(committed=committed, lost=lost)
 
     def _interrupted_at_exit(self) -> None:
         """The interpreter is exiting on Ctrl+C (an uncaught KeyboardInterrupt) after an invocation ended without
