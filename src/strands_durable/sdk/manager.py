@@ -292,12 +292,31 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
                     self.session_id,
                     slot.key,
                 )
-        slot.hooks = self._hooks(slot, session, unit)
         if slot.unsaved:
-            for message in slot.unsaved:  # messages the Agent was constructed with, stored before the prompt
-                slot.hooks.message_added(MessageAddedEvent(agent=slot.agent, message=message))
-            slot.unsaved = []
+            self._store_initial(slot, session)
+        slot.hooks = self._hooks(slot, session, unit)
         self.crash_points.emit("unit.before", unit)
+
+    def _store_initial(self, slot: _AgentSlot, session: Session) -> None:
+        """Store the messages the Agent was constructed with (a new conversation), before the first prompt and
+        outside any invocation: they are history the user supplied, not part of the invocation that follows (whose
+        prompt `pending_prompt()` returns and a re-send matches). Made durable by the invocation's next fsync."""
+        from strands_durable.history import validate
+
+        messages = [_stored(message) for message in slot.unsaved]
+        violations = validate(messages, mode="stored")
+        if violations:
+            first = violations[0]
+            raise UsageError(
+                f"agent {slot.key}: the messages given to Agent(messages=...) are not a valid history: {first.rule} "
+                f"at message {first.message_index}: {first.message}"
+            )
+        events = [
+            {"type": "message", "conv": slot.key, "agent": slot.key, "index": i, "message": message}
+            for i, message in enumerate(messages)
+        ]
+        session.commit(events, path=f"{slot.key}/initial", durable=False)
+        slot.unsaved = []
 
     def _after_invocation(self, event: Any) -> None:
         slot = self._slots[self._key_of(event.agent)]
@@ -378,13 +397,17 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
 
     def _catch_up(self, slot: _AgentSlot, state: SessionState) -> None:
         """Another process extended the session since this agent loaded it: reload, unless this agent holds
-        messages that are not stored (then refuse: two processes must never extend a stale history)."""
+        messages that are not stored (then refuse: two processes must never extend a stale history). Another
+        agent's conversation, or the session's creation, changes nothing for this one."""
+        conv = state.conversations.get(slot.key)
+        if conv is None and len(slot.agent.messages) == slot.known_messages:
+            slot.seen_seq = state.seq  # nothing stored for this agent yet: its constructor messages are still to store
+            return
         if slot.unsaved or len(slot.agent.messages) != slot.known_messages:
             raise SessionChanged(
                 f"Session {self.session_id} was extended by another process while agent {slot.key} held "
                 "messages that are not stored; build the agent again to continue from the stored session"
             )
-        conv = state.conversations.get(slot.key)
         if conv is not None:
             self._restore(slot, state, conv)
             logger.info("session %s, agent %s: reloaded (extended by another process)", self.session_id, slot.key)
@@ -709,11 +732,20 @@ def _same_message(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def _answers_structured_output(agent: Any, committed: list[dict[str, Any]]) -> bool:
-    """Whether the committed messages end with the results of a batch that called a structured-output tool (a
-    tool the agent's own registry does not hold)."""
+    """Whether the committed messages end with the results of a batch whose structured-output tool (a tool the
+    agent's own registry does not hold) succeeded. A call of a tool nobody registered (the model's mistake, which
+    the SDK answers with an "Unknown tool" error) is an ordinary result: its batch is not handed back to run."""
     if len(committed) < 2 or committed[-1].get("role") != "user" or committed[-2].get("role") != "assistant":
         return False
-    return any(use["name"] not in agent.tool_registry.registry for use in invocations.tool_uses(committed[-2]))
+    status = {
+        block["toolResult"]["toolUseId"]: block["toolResult"].get("status")
+        for block in committed[-1].get("content", ())
+        if "toolResult" in block
+    }
+    return any(
+        use["name"] not in agent.tool_registry.registry and status.get(use["toolUseId"]) == "success"
+        for use in invocations.tool_uses(committed[-2])
+    )
 
 
 def _is_sdk_placeholder(message: dict[str, Any]) -> bool:
