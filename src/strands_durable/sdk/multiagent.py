@@ -172,7 +172,10 @@ class MultiAgentSupport:
                 slot.key = visit_key(base, _visit_of(slot.key, base) + 1)
                 slot.unsaved = copy.deepcopy(list(slot.agent.messages))
             else:
+                interrupt = slot.agent._interrupt_state
                 self._restore(slot, state, conv)  # type: ignore[attr-defined]
+                if interrupt.activated:  # resumed from its interrupt: the human's responses are in this state
+                    slot.agent._interrupt_state = interrupt
         return None
 
     def _graph_next(self, source: Any, node_id: str | None, payload: dict[str, Any]) -> list[str]:
@@ -223,7 +226,10 @@ class MultiAgentSupport:
             if not failed:
                 self._shared = session
                 self.sync_multi_agent(event.source)
-                session.commit([{"type": "status", "status": "idle"}], path="multiagent/end")
+                end = {"type": "status", "status": "idle"}
+                if getattr(status, "value", "") == "interrupted":  # stopped for a human (a node's interrupt)
+                    end = {"type": "status", "status": "paused", "reason": "hitl"}
+                session.commit([end], path="multiagent/end")
         finally:
             self._shared = None
             if failed:
