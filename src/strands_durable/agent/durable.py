@@ -44,6 +44,7 @@ class Invocation:
     model: Any = None  # a strands Model
     invocation_state: dict[str, Any] = field(default_factory=dict)  # passed to the agent call (tool_context)
     provider: str = "all"  # history validation profile
+    tools_configured: bool | None = None  # whether requests carry a tool config (None: when `tools` is not empty)
     place: tuple[tuple[str, int], ...] = ()  # the unit's crash-point place (see crashpoints.Place)
 
 
@@ -259,7 +260,9 @@ class InvocationHooks:
                 self.agent.messages,
                 provider=self.inv.provider,
                 mode="request",
-                tools_configured=bool(self.inv.tools),
+                tools_configured=bool(self.inv.tools)
+                if self.inv.tools_configured is None
+                else self.inv.tools_configured,
             )
             if violations:
                 first = violations[0]

@@ -47,7 +47,7 @@ from strands_durable.history import SDK_INTERRUPTED_TEXT
 from strands_durable.runner.tools import is_idempotent
 from strands_durable.sdk import pending as invocations
 from strands_durable.sdk.multiagent import MultiAgentSupport, latest_visit
-from strands_durable.sdk.profiles import profile_for_model
+from strands_durable.sdk.profiles import carries_tool_config, profile_for_model
 from strands_durable.store import LocalStore, open_store
 from strands_durable.store.base import Session, SessionStore
 from strands_durable.store.ids import ID_RULE, is_session_id
@@ -274,6 +274,8 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             if state.seq != slot.seen_seq:
                 self._catch_up(slot, state)
             pending = invocations.pending_invocation(state, state.conversations.get(slot.key))
+        if pending is None:
+            self._fit_profile(slot, session)
         conv = state.conversations.get(slot.key)
         session.commit([{"type": "status", "status": "running"}], path=f"{slot.key}/status", durable=False)
         unit = invocations.next_invocation(conv, slot.key)
@@ -296,6 +298,46 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             self._store_initial(slot, session)
         slot.hooks = self._hooks(slot, session, unit)
         self.crash_points.emit("unit.before", unit)
+
+    def _fit_profile(self, slot: _AgentSlot, session: Session) -> None:
+        """Make the stored history one the next request can carry under the model's provider profile, not only
+        one the stored-history rules accept: a history holding tool blocks while the request will carry no tool
+        config (rule V13: the agent's tools were removed since those calls; Anthropic rejects such a request)
+        gets a new generation with those blocks rendered as text, the previous one kept in backups/, and a log
+        line. Nothing is pending here: a pending invocation is finished or closed on its own history first."""
+        from strands_durable.history import validate
+        from strands_durable.history.tool_text import tool_blocks_as_text
+
+        agent = slot.agent
+        conv = session.state.conversations.get(slot.key)
+        if conv is None or getattr(agent.model, "stateful", False):
+            return
+        profile = self.provider_profile or profile_for_model(agent.model)
+        tools = carries_tool_config(agent)
+        if not any(v.rule == "V13" for v in validate(conv.messages, profile, "stored", tools_configured=tools)):
+            return
+        messages, actions = tool_blocks_as_text(conv.messages)
+        if not actions or validate(messages, mode="stored"):
+            return  # nothing it may change (calls of messages holding reasoning): the request check explains
+        event = {
+            "type": "generation",
+            "conv": slot.key,
+            "messages": messages,
+            "units": list(conv.units),
+            "actions": [str(action) for action in actions],
+        }
+        session.commit([event], path=f"{slot.key}/fit-profile")
+        self._restore(slot, session.state, session.state.conversations[slot.key])
+        logger.warning(
+            "session %s, agent %s: the stored history holds tool calls but the %s request carries no tool config "
+            "(the agent has no tools); %d tool blocks were rendered as text in a new generation, the previous one "
+            "kept in %s",
+            self.session_id,
+            slot.key,
+            profile,
+            len(actions),
+            session.backup_of(slot.key),
+        )
 
     def _store_initial(self, slot: _AgentSlot, session: Session) -> None:
         """Store the messages the Agent was constructed with (a new conversation), before the first prompt and
@@ -484,6 +526,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             non_idempotent=risky,
             model=agent.model,
             provider=self.provider_profile or profile_for_model(agent.model),
+            tools_configured=carries_tool_config(agent),
         )
         invoker = DurableInvoker(session, self.crash_points)
         return InvocationHooks(invoker, inv, agent, {"model_calls": 0})
