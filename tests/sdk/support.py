@@ -3,6 +3,8 @@ tools that log what they did (and when) to a list, and an in-process crash at a 
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -70,6 +72,7 @@ class World:
         self,
         *,
         crash_at: str | None = None,
+        kill_at: str | None = None,
         script: list[Any] | None = None,
         tools: list[Any] | None = None,
         **manager_options: Any,
@@ -77,6 +80,8 @@ class World:
         crash = CrashPoints()
         if crash_at is not None:
             crash.subscribe(raise_at(crash_at))
+        if kill_at is not None:
+            crash.subscribe(sigkill_at(kill_at))
         manager = DurableSessionManager("expenses-1", self.sessions, crash_points=crash, **manager_options)
         return Agent(
             model=self.model(script),
@@ -91,6 +96,16 @@ def raise_at(point_id: str) -> Any:
     def subscriber(point: CrashPoint) -> None:
         if point.id == point_id:
             raise InjectedCrash(point)
+
+    return subscriber
+
+
+def sigkill_at(point_id: str) -> Any:
+    """A subscriber that kills this process (SIGKILL, no clean-up) at the crash point `point_id`."""
+
+    def subscriber(point: CrashPoint) -> None:
+        if point.id == point_id:
+            os.kill(os.getpid(), signal.SIGKILL)
 
     return subscriber
 

@@ -380,17 +380,17 @@ def test_cancel_ends_the_invocation_as_the_sdk_records_it(world):
     assert normalize(world.agent().messages) == normalize(agent.messages)
 
 
-def test_a_graph_that_resets_nodes_on_revisit_is_refused_clearly(world):
+def test_a_graph_node_that_is_not_an_agent_is_refused_clearly(world):
     from strands.multiagent import GraphBuilder
 
     from strands_durable.errors import Unsupported
 
+    inner = GraphBuilder()
+    inner.add_node(Agent(name="one", model=world.model(["hi"]), callback_handler=None), "one")
     builder = GraphBuilder()
-    builder.add_node(Agent(name="one", model=world.model(["hi"]), callback_handler=None), "one")
-    builder.reset_on_revisit(True)
-    builder.set_max_node_executions(3)
+    builder.add_node(inner.build(), "nested")
     builder.set_session_manager(DurableSessionManager("graph-1", world.sessions))
-    with pytest.raises(Unsupported, match="reset_on_revisit=True is not supported yet"):
+    with pytest.raises(Unsupported, match="node 'nested' runs a Graph"):
         builder.build()
 
 

@@ -44,6 +44,7 @@ class Invocation:
     model: Any = None  # a strands Model
     invocation_state: dict[str, Any] = field(default_factory=dict)  # passed to the agent call (tool_context)
     provider: str = "all"  # history validation profile
+    tools_configured: bool | None = None  # whether requests carry a tool config (None: when `tools` is not empty)
     place: tuple[tuple[str, int], ...] = ()  # the unit's crash-point place (see crashpoints.Place)
     redact_pii: bool = False  # security.guardrails.pii_redaction: PII leaves messages and results before commits
     compaction: Any = None  # an agent.compaction.CompactionPolicy: summarize instead of the sliding window
@@ -301,7 +302,9 @@ class InvocationHooks:
                 self.agent.messages,
                 provider=self.inv.provider,
                 mode="request",
-                tools_configured=bool(self.inv.tools),
+                tools_configured=bool(self.inv.tools)
+                if self.inv.tools_configured is None
+                else self.inv.tools_configured,
             )
             if violations:
                 first = violations[0]

@@ -94,7 +94,11 @@ def show_json(state: SessionState, holder: Any, workflow: WorkflowStatus | None 
     view = session_view(state)
     stale = state.status == "running" and holder is None
     document = {
-        "session": {**view, "display_status": display_status(state.status, state.reason, stale=stale)},
+        "session": {
+            **view,
+            "display_status": display_status(state.status, state.reason, stale=stale),
+            "token_usage_lost": state.lost_usage(),
+        },
         "pattern_state": state.pattern_state,
         "lease": None if holder is None else {"pid": holder.pid, "host": holder.host},
     }
@@ -125,8 +129,11 @@ def session_panel(state: SessionState, holder: Any, workflow: WorkflowStatus | N
         ("Updated", local_time(view["updated_at"])),
         ("Spec", f"{view['spec_path']} (sha256 {str(view['spec_hash'])[:8]}...)"),
         ("Variables", ", ".join(f"{k}={v}" for k, v in variables.items()) or "-"),
-        ("Token usage", f"Total: {usage['total']}  Input: {usage['input']}  Output: {usage['output']}"),
+        ("Token usage", _tokens(usage)),
     ]
+    lost = state.lost_usage()
+    if lost["total"]:
+        rows.append(("Tokens lost", f"{_tokens(lost)} (model answers never committed: a crash or a retry)"))
     engine = temporal_engine(state.meta)
     if engine is not None:
         namespace = engine.get("namespace") or "default"
@@ -144,6 +151,10 @@ def session_panel(state: SessionState, holder: Any, workflow: WorkflowStatus | N
     for name, value in rows:
         grid.add_row(name, Text(value))
     return Panel(grid, title=f"Session {view['session_id'][:8]}...", title_align="left", expand=False)
+
+
+def _tokens(usage: dict[str, int]) -> str:
+    return f"Total: {usage['total']}  Input: {usage['input']}  Output: {usage['output']}"
 
 
 def _previewed(value: Any) -> Any:

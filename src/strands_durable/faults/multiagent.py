@@ -1,7 +1,8 @@
 """Kill a `strands.multiagent` Graph or Swarm at every node boundary and store commit, resume it, judge the result.
 
 Built on the plain-agent kit (faults/agents.py: its world of recorded files, tools and recording model). A
-scenario is a user's factory: a Graph (plan -> record -> review); a Swarm (triage hands off to a recorder, which
+scenario is a user's factory: a Graph (plan -> record -> review); a cyclic Graph with `reset_on_revisit` (draft
+-> review -> draft -> review -> publish, each revisit afresh); a Swarm (triage hands off to a recorder, which
 calls two tools in parallel and hands off to a reviewer); a Swarm whose two nodes hand off to each other until
 the handoff limit (each node visited twice, afresh each time). `DurableSessionManager` is on the orchestrator
 and a hook emits a crash point before and after every node. For each crash point of the golden run a forked
@@ -52,6 +53,11 @@ REVISIT_SCRIPTS: dict[str, list[Any]] = {  # each node runs twice, afresh each t
         "Sent back.",
     ],
 }
+LOOP_SCRIPTS: dict[str, list[Any]] = {  # draft -> review -> draft -> review -> publish, afresh on each revisit
+    "draft": [[_TAXI], "Drafted the expense report."],
+    "review": ["Reviewed: revise once more."],
+    "publish": ["Published the expense report."],
+}
 SWARM_SCRIPTS: dict[str, list[Any]] = {
     "triage": [
         [{"name": "handoff_to_agent", "input": {"agent_name": "recorder", "message": "Record the two expenses."}}],
@@ -64,9 +70,19 @@ SWARM_SCRIPTS: dict[str, list[Any]] = {
     ],
     "reviewer": [[{"name": "total_expenses", "input": {}}], "Reviewed: the total is 202."],
 }
-SCENARIOS = ("graph", "swarm", "swarm-revisit")
-SCRIPTS = {"graph": GRAPH_SCRIPTS, "swarm": SWARM_SCRIPTS, "swarm-revisit": REVISIT_SCRIPTS}
-ORDERS = {"graph": list(GRAPH_SCRIPTS), "swarm": list(SWARM_SCRIPTS), "swarm-revisit": list(REVISIT_SCRIPTS) * 2}
+SCENARIOS = ("graph", "graph-loop", "swarm", "swarm-revisit")
+SCRIPTS = {
+    "graph": GRAPH_SCRIPTS,
+    "graph-loop": LOOP_SCRIPTS,
+    "swarm": SWARM_SCRIPTS,
+    "swarm-revisit": REVISIT_SCRIPTS,
+}
+ORDERS = {
+    "graph": list(GRAPH_SCRIPTS),
+    "graph-loop": ["draft", "review", "draft", "review", "publish"],
+    "swarm": list(SWARM_SCRIPTS),
+    "swarm-revisit": list(REVISIT_SCRIPTS) * 2,
+}
 
 
 def node_hooks(crash: CrashPoints) -> Any:
@@ -108,13 +124,24 @@ def build(scenario: str, world: World, phase: str, crash: CrashPoints) -> Any:
     builder = GraphBuilder()
     for name, agent in agents.items():
         builder.add_node(agent, name)
-    builder.add_edge("plan", "record")
-    builder.add_edge("record", "review")
-    builder.set_entry_point("plan")
+    if scenario == "graph-loop":
+        builder.add_edge("draft", "review")
+        builder.add_edge("review", "draft", condition=lambda state: _reviews(state) < 2)
+        builder.add_edge("review", "publish", condition=lambda state: _reviews(state) >= 2)
+        builder.set_entry_point("draft")
+        builder.reset_on_revisit(True)
+    else:
+        builder.add_edge("plan", "record")
+        builder.add_edge("record", "review")
+        builder.set_entry_point("plan")
     builder.set_max_node_executions(10)
     builder.set_session_manager(manager)
     builder.set_hook_providers([node_hooks(crash)])
     return builder.build()
+
+
+def _reviews(state: Any) -> int:
+    return sum(1 for node in state.execution_order if node.node_id == "review")
 
 
 def summary(orchestrator: Any, result: Any) -> dict[str, Any]:

@@ -49,6 +49,7 @@ RepairKind = Literal[
     "dropped_duplicate_result",
     "moved_results_first",
     "filled_error_result",
+    "tool_block_as_text",
     "inserted_separator",
 ]
 

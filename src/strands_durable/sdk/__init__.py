@@ -9,11 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["DurableSessionManager", "SessionChanged", "dedup_key", "non_idempotent"]
+__all__ = ["DurableSessionManager", "SessionChanged", "SessionUsage", "dedup_key", "non_idempotent"]
 
 _LAZY = {
     "DurableSessionManager": "strands_durable.sdk.manager",
     "SessionChanged": "strands_durable.sdk.manager",
+    "SessionUsage": "strands_durable.sdk.manager",
     "dedup_key": "strands_durable.sdk.side_effects",
     "non_idempotent": "strands_durable.runner.tools",
 }

@@ -24,6 +24,7 @@ from typing import Any
 
 from strands.hooks import (
     AfterInvocationEvent,
+    AfterModelCallEvent,
     AfterToolCallEvent,
     BeforeInvocationEvent,
     BeforeModelCallEvent,
@@ -46,7 +47,7 @@ from strands_durable.history import SDK_INTERRUPTED_TEXT
 from strands_durable.runner.tools import is_idempotent
 from strands_durable.sdk import pending as invocations
 from strands_durable.sdk.multiagent import MultiAgentSupport, latest_visit
-from strands_durable.sdk.profiles import profile_for_model
+from strands_durable.sdk.profiles import carries_tool_config, profile_for_model
 from strands_durable.store import LocalStore, open_store
 from strands_durable.store.base import Session, SessionStore
 from strands_durable.store.ids import ID_RULE, is_session_id
@@ -59,6 +60,15 @@ class SessionChanged(DurableError):
     """Another process extended the session while this agent holds messages it has not stored."""
 
     exit_code = ExitCode.SESSION_UNUSABLE
+
+
+@dataclass(frozen=True)
+class SessionUsage:
+    """Tokens of a session's model answers: `committed` (stored in the history) and `lost` (answered but never
+    committed: a crash before the commit, or a hook's retry). Each is `{"input", "output", "total"}`."""
+
+    committed: dict[str, int]
+    lost: dict[str, int]
 
 
 @dataclass
@@ -128,6 +138,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         registry.add_callback(BeforeInvocationEvent, self._before_invocation)
         registry.add_callback(MessageAddedEvent, lambda event: self.append_message(event.message, event.agent))
         registry.add_callback(BeforeModelCallEvent, self._before_model_call)
+        registry.add_callback(AfterModelCallEvent, self._after_model_call)
         registry.add_callback(AfterToolCallEvent, self._after_tool_call)  # After* run in reverse: ours runs last
         registry.add_callback(AfterInvocationEvent, self._after_invocation)
         registry.add_callback(MultiAgentInitializedEvent, lambda event: self.initialize_multi_agent(event.source))
@@ -263,6 +274,8 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             if state.seq != slot.seen_seq:
                 self._catch_up(slot, state)
             pending = invocations.pending_invocation(state, state.conversations.get(slot.key))
+        if pending is None:
+            self._fit_profile(slot, session)
         conv = state.conversations.get(slot.key)
         session.commit([{"type": "status", "status": "running"}], path=f"{slot.key}/status", durable=False)
         unit = invocations.next_invocation(conv, slot.key)
@@ -281,12 +294,71 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
                     self.session_id,
                     slot.key,
                 )
-        slot.hooks = self._hooks(slot, session, unit)
         if slot.unsaved:
-            for message in slot.unsaved:  # messages the Agent was constructed with, stored before the prompt
-                slot.hooks.message_added(MessageAddedEvent(agent=slot.agent, message=message))
-            slot.unsaved = []
+            self._store_initial(slot, session)
+        slot.hooks = self._hooks(slot, session, unit)
         self.crash_points.emit("unit.before", unit)
+
+    def _fit_profile(self, slot: _AgentSlot, session: Session) -> None:
+        """Make the stored history one the next request can carry under the model's provider profile, not only
+        one the stored-history rules accept: a history holding tool blocks while the request will carry no tool
+        config (rule V13: the agent's tools were removed since those calls; Anthropic rejects such a request)
+        gets a new generation with those blocks rendered as text, the previous one kept in backups/, and a log
+        line. Nothing is pending here: a pending invocation is finished or closed on its own history first."""
+        from strands_durable.history import validate
+        from strands_durable.history.tool_text import tool_blocks_as_text
+
+        agent = slot.agent
+        conv = session.state.conversations.get(slot.key)
+        if conv is None or getattr(agent.model, "stateful", False):
+            return
+        profile = self.provider_profile or profile_for_model(agent.model)
+        tools = carries_tool_config(agent)
+        if not any(v.rule == "V13" for v in validate(conv.messages, profile, "stored", tools_configured=tools)):
+            return
+        messages, actions = tool_blocks_as_text(conv.messages)
+        if not actions or validate(messages, mode="stored"):
+            return  # nothing it may change (calls of messages holding reasoning): the request check explains
+        event = {
+            "type": "generation",
+            "conv": slot.key,
+            "messages": messages,
+            "units": list(conv.units),
+            "actions": [str(action) for action in actions],
+        }
+        session.commit([event], path=f"{slot.key}/fit-profile")
+        self._restore(slot, session.state, session.state.conversations[slot.key])
+        logger.warning(
+            "session %s, agent %s: the stored history holds tool calls but the %s request carries no tool config "
+            "(the agent has no tools); %d tool blocks were rendered as text in a new generation, the previous one "
+            "kept in %s",
+            self.session_id,
+            slot.key,
+            profile,
+            len(actions),
+            session.backup_of(slot.key),
+        )
+
+    def _store_initial(self, slot: _AgentSlot, session: Session) -> None:
+        """Store the messages the Agent was constructed with (a new conversation), before the first prompt and
+        outside any invocation: they are history the user supplied, not part of the invocation that follows (whose
+        prompt `pending_prompt()` returns and a re-send matches). Made durable by the invocation's next fsync."""
+        from strands_durable.history import validate
+
+        messages = [_stored(message) for message in slot.unsaved]
+        violations = validate(messages, mode="stored")
+        if violations:
+            first = violations[0]
+            raise UsageError(
+                f"agent {slot.key}: the messages given to Agent(messages=...) are not a valid history: {first.rule} "
+                f"at message {first.message_index}: {first.message}"
+            )
+        events = [
+            {"type": "message", "conv": slot.key, "agent": slot.key, "index": i, "message": message}
+            for i, message in enumerate(messages)
+        ]
+        session.commit(events, path=f"{slot.key}/initial", durable=False)
+        slot.unsaved = []
 
     def _after_invocation(self, event: Any) -> None:
         slot = self._slots[self._key_of(event.agent)]
@@ -367,13 +439,17 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
 
     def _catch_up(self, slot: _AgentSlot, state: SessionState) -> None:
         """Another process extended the session since this agent loaded it: reload, unless this agent holds
-        messages that are not stored (then refuse: two processes must never extend a stale history)."""
+        messages that are not stored (then refuse: two processes must never extend a stale history). Another
+        agent's conversation, or the session's creation, changes nothing for this one."""
+        conv = state.conversations.get(slot.key)
+        if conv is None and len(slot.agent.messages) == slot.known_messages:
+            slot.seen_seq = state.seq  # nothing stored for this agent yet: its constructor messages are still to store
+            return
         if slot.unsaved or len(slot.agent.messages) != slot.known_messages:
             raise SessionChanged(
                 f"Session {self.session_id} was extended by another process while agent {slot.key} held "
                 "messages that are not stored; build the agent again to continue from the stored session"
             )
-        conv = state.conversations.get(slot.key)
         if conv is not None:
             self._restore(slot, state, conv)
             logger.info("session %s, agent %s: reloaded (extended by another process)", self.session_id, slot.key)
@@ -450,6 +526,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             non_idempotent=risky,
             model=agent.model,
             provider=self.provider_profile or profile_for_model(agent.model),
+            tools_configured=carries_tool_config(agent),
         )
         invoker = DurableInvoker(session, self.crash_points)
         return InvocationHooks(invoker, inv, agent, {"model_calls": 0})
@@ -458,6 +535,18 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         slot = self._slots[self._key_of(event.agent)]
         if slot.hooks is not None and slot.serve is None:
             slot.hooks.before_model_call(event)
+
+    def _after_model_call(self, event: Any) -> None:
+        """Record the answer's token usage as it arrives, before its message is committed (appended, not fsynced:
+        a process crash keeps it, a power cut may not), so tokens a crash loses are reported apart."""
+        slot = self._slots[self._key_of(event.agent)]
+        session, response = slot.session, event.stop_response
+        if slot.hooks is None or session is None or response is None or slot.serve is not None:
+            return  # no invocation, a failed call, or a committed answer served again without a call
+        usage = (response.message.get("metadata") or {}).get("usage")
+        if usage:
+            event_ = {"type": "model_usage", "conv": slot.key, "agent": slot.key, "usage": dict(usage)}
+            session.commit([event_], path=f"{slot.hooks.inv.path}/usage", durable=False)
 
     def _after_tool_call(self, event: Any) -> None:
         slot = self._slots[self._key_of(event.agent)]
@@ -594,6 +683,21 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             return None
         return copy.deepcopy(conv.messages[pending.start].get("content", []))
 
+    def session_usage(self, agent_id: str | None = None) -> SessionUsage:
+        """Token usage of the session (or of one agent's conversations): `committed`, the answers stored in the
+        history; `lost`, answers the model gave that were never committed (a crash between the answer and its
+        commit, or a hook's retry); each `{input, output, total}`."""
+        state = self._load()
+        committed = {"input": 0, "output": 0, "total": 0}
+        lost = dict(committed)
+        for key, conv in (state.conversations if state is not None else {}).items():
+            if agent_id is not None and key != agent_id and not key.startswith(f"{agent_id}."):
+                continue
+            for total, part in ((committed, conv.usage()), (lost, conv.lost_usage())):
+                for name, value in part.items():
+                    total[name] += value
+        return SessionUsage(committed=committed, lost=lost)
+
     def _interrupted_at_exit(self) -> None:
         """The interpreter is exiting on Ctrl+C (an uncaught KeyboardInterrupt) after an invocation ended without
         its end: the session is marked paused (reason interrupted); the invocation stays pending."""
@@ -671,11 +775,20 @@ def _same_message(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def _answers_structured_output(agent: Any, committed: list[dict[str, Any]]) -> bool:
-    """Whether the committed messages end with the results of a batch that called a structured-output tool (a
-    tool the agent's own registry does not hold)."""
+    """Whether the committed messages end with the results of a batch whose structured-output tool (a tool the
+    agent's own registry does not hold) succeeded. A call of a tool nobody registered (the model's mistake, which
+    the SDK answers with an "Unknown tool" error) is an ordinary result: its batch is not handed back to run."""
     if len(committed) < 2 or committed[-1].get("role") != "user" or committed[-2].get("role") != "assistant":
         return False
-    return any(use["name"] not in agent.tool_registry.registry for use in invocations.tool_uses(committed[-2]))
+    status = {
+        block["toolResult"]["toolUseId"]: block["toolResult"].get("status")
+        for block in committed[-1].get("content", ())
+        if "toolResult" in block
+    }
+    return any(
+        use["name"] not in agent.tool_registry.registry and status.get(use["toolUseId"]) == "success"
+        for use in invocations.tool_uses(committed[-2])
+    )
 
 
 def _is_sdk_placeholder(message: dict[str, Any]) -> bool:

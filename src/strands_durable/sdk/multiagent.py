@@ -24,6 +24,7 @@ from strands_durable.store.state import Conversation, SessionState
 
 ACKED_KEY = "acked"  # pattern_state: conversation key -> the node invocation the orchestrator recorded
 BEFORE_KEY = "swarm.before"  # pattern_state: the Swarm's state before its latest node ran
+NEXT_KEY = "graph.next"  # pattern_state: the nodes a Graph runs next, as it computes them (revisits included)
 HANDOFF_TOOL = "handoff_to_agent"  # the tool Swarm injects into its nodes
 _VISIT = re.compile(r"\.v\d+$")
 
@@ -55,11 +56,6 @@ def check_source(source: Any) -> str:
 
     if not isinstance(source, (Graph, Swarm)):
         raise Unsupported(f"DurableSessionManager on a {type(source).__name__} is not supported (Graph and Swarm are)")
-    if getattr(source, "reset_on_revisit", False):
-        raise Unsupported(
-            "DurableSessionManager on a Graph with reset_on_revisit=True is not supported yet (the SDK's resume "
-            "state cannot name a completed node as the next to run, so a cycle could not be resumed)"
-        )
     for node_id, node in source.nodes.items():
         if not isinstance(node.executor, Agent):
             raise Unsupported(
@@ -81,12 +77,14 @@ class MultiAgentSupport:
     _acked: dict[str, str]
     _source: Any
     _before: dict[str, Any] | None = None  # the Swarm's state as of before its latest node
+    _graph_batch: list[Any]  # the Graph's nodes that ended in the batch under way
     _latest: dict[str, Any] | None = None  # the Swarm's state after its latest node
 
     def initialize_multi_agent(self, source: Any, **kwargs: Any) -> None:
         """Instrument the node agents and restore the orchestrator's progress and each node's latest visit."""
         kind = check_source(source)
         self._source = source
+        self._graph_batch = []
         for node_id, node in source.nodes.items():
             agent = node.executor
             base = node_key(node_id)
@@ -100,7 +98,13 @@ class MultiAgentSupport:
         payload = copy.deepcopy(saved.get(kind))
         self._before = copy.deepcopy(saved.get(BEFORE_KEY))
         self._latest = copy.deepcopy(payload)
-        if payload and state is not None and state.status == "running" and not payload["next_nodes_to_execute"]:
+        running = state is not None and state.status == "running"
+        if payload and running and kind == "graph" and NEXT_KEY in saved:
+            # mid-way (or every node ended but the invocation's end was not recorded): the Graph continues with
+            # the nodes it would have run next, revisits of completed nodes included (its own resume state
+            # cannot name a completed node), or finishes with the recorded results
+            resume_graph(source, payload, saved[NEXT_KEY])
+        elif payload and running and not payload["next_nodes_to_execute"]:
             # every node ended but the invocation's end was not recorded; the SDK's restore would start the task
             # over: a Graph finishes with the recorded results, a Swarm runs its last node again from the journal
             if kind == "graph":
@@ -139,6 +143,8 @@ class MultiAgentSupport:
             if node_id is not None:
                 self._before, self._latest = self._latest, payload
             new[BEFORE_KEY] = self._before
+        else:
+            new[NEXT_KEY] = self._graph_next(source, node_id, payload)
         event = {"type": "pattern_state", "state": new}
         session.commit([event], path=f"{kind}/sync")
 
@@ -166,8 +172,25 @@ class MultiAgentSupport:
                 slot.key = visit_key(base, _visit_of(slot.key, base) + 1)
                 slot.unsaved = copy.deepcopy(list(slot.agent.messages))
             else:
+                interrupt = slot.agent._interrupt_state
                 self._restore(slot, state, conv)  # type: ignore[attr-defined]
+                if interrupt.activated:  # resumed from its interrupt: the human's responses are in this state
+                    slot.agent._interrupt_state = interrupt
         return None
+
+    def _graph_next(self, source: Any, node_id: str | None, payload: dict[str, Any]) -> list[str]:
+        """The nodes the Graph runs next, recorded after each node: while other nodes of its batch still run, the
+        Graph's own resume state (they are not completed); once the batch is over, the nodes the Graph finds
+        newly ready after it (its own `_find_newly_ready_nodes`, which may name completed nodes: a cycle)."""
+        from strands.multiagent.base import Status
+
+        if node_id is None or node_id not in source.nodes:
+            return list(payload["next_nodes_to_execute"])
+        self._graph_batch.append(source.nodes[node_id])
+        if any(node.execution_status == Status.EXECUTING for node in source.nodes.values()):
+            return list(payload["next_nodes_to_execute"])
+        batch, self._graph_batch = self._graph_batch, []
+        return [node.node_id for node in source._find_newly_ready_nodes(batch)]
 
     def replay_handoffs(self, slot: Any, conv: Conversation, committed: list[dict[str, Any]]) -> None:
         """Apply again the Swarm handoffs of a node's committed tool calls (they change only the swarm's memory,
@@ -188,6 +211,7 @@ class MultiAgentSupport:
     def _before_graph(self, event: Any) -> None:
         if not getattr(event.source, "_resume_from_session", False):
             self._before = self._latest = None  # a new run of the task
+        self._graph_batch = []
         self._shared = self._open()  # type: ignore[attr-defined]
         self._shared.commit([{"type": "status", "status": "running"}], path="multiagent/status", durable=False)
 
@@ -202,7 +226,10 @@ class MultiAgentSupport:
             if not failed:
                 self._shared = session
                 self.sync_multi_agent(event.source)
-                session.commit([{"type": "status", "status": "idle"}], path="multiagent/end")
+                end = {"type": "status", "status": "idle"}
+                if getattr(status, "value", "") == "interrupted":  # stopped for a human (a node's interrupt)
+                    end = {"type": "status", "status": "paused", "reason": "hitl"}
+                session.commit([end], path="multiagent/end")
         finally:
             self._shared = None
             if failed:
@@ -211,6 +238,19 @@ class MultiAgentSupport:
                 session.close()
         for slot in self._slots.values():
             slot.seen_seq = session.state.seq
+
+
+def resume_graph(graph: Any, payload: dict[str, Any], next_ids: list[str]) -> None:
+    """Restore a Graph's recorded state and make `next_ids` the nodes it runs first (what `deserialize_state`
+    does, except that it would compute the next nodes itself, leaving out any completed node a cycle revisits)."""
+    from strands.interrupt import _InterruptState
+
+    internal = payload.get("_internal_state")
+    if internal:
+        graph._interrupt_state = _InterruptState.from_dict(internal["interrupt_state"])
+    graph._from_dict(payload)
+    graph._resume_next_nodes = [graph.nodes[node_id] for node_id in next_ids if node_id in graph.nodes]
+    graph._resume_from_session = True
 
 
 def _visit_of(key: str, base: str) -> int:

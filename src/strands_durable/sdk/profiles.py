@@ -24,3 +24,13 @@ def profile_for_model(model: Any) -> str:
         if profile is not None and cls.__module__.startswith("strands."):
             return profile
     return DEFAULT_PROFILE
+
+
+def carries_tool_config(agent: Any) -> bool:
+    """Whether the agent's next request carries a tool config: it has tools, or its model is the SDK's
+    BedrockModel (which sends a placeholder tool when the history holds tool blocks and no tool is given)."""
+    if agent.tool_registry.registry:
+        return True
+    return any(
+        cls.__name__ == "BedrockModel" and cls.__module__.startswith("strands.") for cls in type(agent.model).__mro__
+    )

@@ -16,6 +16,9 @@ Events are plain JSON dicts (they are what the journal stores). Kinds:
   conversation   {conv, cm_state?, agent_state?, internal_state?}  state changes not tied to a message
                                                           (`internal_state`: the SDK's interrupt and model state)
   attempt        {unit, conv, attempt, error, wait_s}     a model call that failed transiently and is retried
+  model_usage    {conv, agent, usage}                     a model answer's token usage, recorded as the answer
+                                                          arrives (before it is committed): a crash before its
+                                                          message leaves these tokens counted as lost
 
 A record may instead carry `checkpoint`: the whole state as `snapshot` writes it, which replaces what was folded
 before it (the compacted journal, store/checkpoint.py).
@@ -67,9 +70,19 @@ class Conversation:
     generation: int = 0
     seqs: list[int] = field(default_factory=list)  # the journal record that committed each message
     tokens: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0, "total": 0})
+    lost_tokens: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0, "total": 0})
+    awaiting: dict[str, int] | None = None  # usage of the latest model answer whose message is not committed
 
     def usage(self) -> dict[str, int]:
         return dict(self.tokens)
+
+    def lost_usage(self) -> dict[str, int]:
+        """Tokens of model answers that were received but never committed (a crash, a hook's retry): the
+        answers recorded by a `model_usage` event and not followed by a committed assistant message."""
+        lost = dict(self.lost_tokens)
+        if self.awaiting:
+            _add_tokens(lost, self.awaiting)
+        return lost
 
     def copy(self) -> Conversation:
         """A copy whose containers can change independently (the messages themselves are shared)."""
@@ -87,11 +100,17 @@ class Conversation:
             generation=self.generation,
             seqs=list(self.seqs),
             tokens=dict(self.tokens),
+            lost_tokens=dict(self.lost_tokens),
+            awaiting=self.awaiting,
         )
 
 
 def add_usage(total: dict[str, int], message: dict[str, Any]) -> None:
-    usage = (message.get("metadata") or {}).get("usage") or {}
+    _add_tokens(total, (message.get("metadata") or {}).get("usage") or {})
+
+
+def _add_tokens(total: dict[str, int], usage: dict[str, Any]) -> None:
+    """Add a model's `usage` (inputTokens, outputTokens, totalTokens) to a `{input, output, total}` count."""
     total["input"] += int(usage.get("inputTokens", 0))
     total["output"] += int(usage.get("outputTokens", 0))
     total["total"] += int(usage.get("totalTokens", 0))
@@ -120,6 +139,15 @@ class SessionState:
         total = {"input": 0, "output": 0, "total": 0}
         for conv in list(self.conversations.values()):  # other threads may add one
             for key, value in conv.usage().items():
+                total[key] += value
+        return total
+
+    def lost_usage(self) -> dict[str, int]:
+        """Tokens of model answers received but never committed, over every conversation (see
+        `Conversation.lost_usage`)."""
+        total = {"input": 0, "output": 0, "total": 0}
+        for conv in list(self.conversations.values()):
+            for key, value in conv.lost_usage().items():
                 total[key] += value
         return total
 
@@ -198,6 +226,8 @@ def snapshot(state: SessionState) -> dict[str, Any]:
                 "generation": conv.generation,
                 "seqs": conv.seqs,
                 "tokens": conv.tokens,
+                "lost_tokens": conv.lost_tokens,
+                "awaiting": conv.awaiting,
             }
             for key, conv in state.conversations.items()
         },
@@ -230,6 +260,8 @@ def restore(state: SessionState, data: dict[str, Any]) -> None:
             generation=conv["generation"],
             seqs=conv["seqs"],
             tokens=conv["tokens"],
+            lost_tokens=conv.get("lost_tokens") or {"input": 0, "output": 0, "total": 0},
+            awaiting=conv.get("awaiting"),
         )
         for key, conv in data["conversations"].items()
     }
@@ -279,6 +311,8 @@ def _message(state: SessionState, event: dict[str, Any]) -> None:
             tokens["input"] += int(usage.get("inputTokens", 0))
             tokens["output"] += int(usage.get("outputTokens", 0))
             tokens["total"] += int(usage.get("totalTokens", 0))
+            if message.get("role") == "assistant":
+                conv.awaiting = None  # the answer whose usage was recorded is committed
     if "agent_state" in event:
         conv.agent_state = event["agent_state"]
     if "cm_state" in event:
@@ -407,6 +441,14 @@ def _conversation(state: SessionState, event: dict[str, Any]) -> None:
         conv.internal_state = event["internal_state"]
 
 
+def _model_usage(state: SessionState, event: dict[str, Any]) -> None:
+    conv = state.conversation(event["conv"], event["agent"])
+    if conv.awaiting:  # the previous answer was never committed
+        conv.lost_tokens = dict(conv.lost_tokens)
+        _add_tokens(conv.lost_tokens, conv.awaiting)
+    conv.awaiting = event["usage"]
+
+
 def _attempt(state: SessionState, event: dict[str, Any]) -> None:
     record = {key: value for key, value in event.items() if key not in ("type", "unit")}
     state.attempts.setdefault(event["unit"], []).append(record)
@@ -425,4 +467,5 @@ _HANDLERS = {
     "generation": _generation,
     "conversation": _conversation,
     "attempt": _attempt,
+    "model_usage": _model_usage,
 }
