@@ -97,6 +97,14 @@ def unit(index: int) -> dict[str, Any]:
     return {"type": "unit", "unit": f"step[{index}]", "record": {"response": f"answer {index}", "status": "done"}}
 
 
+def unit_message(name: str, index: int) -> dict[str, Any]:
+    """Message `index` of unit `task:<name>`'s own conversation (user and assistant turns alternate)."""
+    role = "user" if index % 2 == 0 else "assistant"
+    message = {"role": role, "content": [{"text": f"{name} says {index}"}]}
+    return {"type": "message", "conv": f"task:{name}:agent", "agent": "agent", "unit": f"task:{name}", "index": index,
+            "message": message}  # fmt: skip
+
+
 def interrupted_at_first_step(*args: Any, cwd: Any) -> Any:
     """`strands run *args` (slowed by synthetic latency) stopped with Ctrl+C at its first step; the finished Child."""
     import signal

@@ -54,9 +54,10 @@ class ScratchMirror:
             self.objects.delete_many(gone)
         self._saved = current
 
-    def restore(self) -> None:
+    def restore(self, *, remove_unknown: bool = True) -> None:
         """Make the local directory hold exactly the stored files (another machine's, or this one's after a
-        crash): missing or different files are written, files the session never saved are removed."""
+        crash): missing or different files are written, files the session never saved are removed (unless
+        `remove_unknown` is False: a unit's writer, whose siblings on this machine may be writing theirs)."""
         stored = [listed.key for listed in self.objects.list(self.prefix)]
         names = [key[len(self.prefix) :] for key in stored]
         for key, name in zip(stored, names, strict=True):
@@ -74,6 +75,6 @@ class ScratchMirror:
                 continue
             self.fileops.makedirs(target.parent)
             self.fileops.write_atomic(target, held[0])
-        for name in set(local) - set(names):
+        for name in set(local) - set(names) if remove_unknown else ():
             self.fileops.remove(self.directory / name)
         self._saved = _local_files(self.directory)
