@@ -49,12 +49,15 @@ def start_worker(
     *,
     cwd: Path = ROOT,
     with_tests: bool = True,
+    units: int | None = None,
     **env: str,
 ) -> WorkerProcess:
     """A `strands worker` process, returned once it serves the task queue (`with_tests=False`, run from another
-    `cwd`: a worker on which the test modules, and so their Python tools, cannot be imported)."""
+    `cwd`: a worker on which the test modules, and so their Python tools, cannot be imported; `units`: its
+    --max-concurrent-units)."""
     command = [sys.executable, "-m", "strands_durable", "worker", "--temporal", address]
     command += ["--sessions-dir", sessions_dir, "--task-queue", task_queue]
+    command += [] if units is None else ["--max-concurrent-units", str(units)]
     process = subprocess.Popen(
         command, cwd=cwd, env=child_env(with_tests=with_tests, **env), stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True,
