@@ -140,11 +140,18 @@ class PausedWriter:
 
 
 def pause_a_writer(
-    store: S3Store, *, prepare: Callable[[Any], None] | None = None, expire_s: float = 0.8
+    store: S3Store,
+    *,
+    prepare: Callable[[Any], None] | None = None,
+    expire_s: float = 0.8,
+    open_session: Callable[[CrashPoints], Any] | None = None,
+    commits: tuple[dict[str, Any], dict[str, Any]] = (unit(0), unit(1)),
 ) -> PausedWriter:
     """A new session (one commit) whose next commit passes its lease check and then pauses (a crash-point
     subscriber at store.before_commit holds it) until `finish()`; it renews nothing, and `expire_s` later its lease
-    has expired. `prepare(session)` runs before that commit (e.g. a tool writing a scratch file)."""
+    has expired. `prepare(session)` runs before that commit (e.g. a tool writing a scratch file). `open_session`:
+    how to get the writer instead (given the crash points), e.g. a unit's writer of an existing session;
+    `commits`: its first and its paused commit's event."""
     bus = CrashPoints()
     at_put, resume_put = threading.Event(), threading.Event()
 
@@ -154,15 +161,15 @@ def pause_a_writer(
             resume_put.wait(30)
 
     bus.subscribe(pause_before_put)
-    session = store.create(meta(), b"spec", crash_points=bus)
-    session.commit([unit(0)])
+    session = store.create(meta(), b"spec", crash_points=bus) if open_session is None else open_session(bus)
+    session.commit([commits[0]])
     if prepare is not None:
         prepare(session)
     outcome: list[BaseException | None] = []
 
     def write() -> None:
         try:
-            session.commit([unit(1)], path="paused")
+            session.commit([commits[1]], path="paused")
             outcome.append(None)
         except BaseException as exc:
             outcome.append(exc)

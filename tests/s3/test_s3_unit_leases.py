@@ -20,7 +20,7 @@ from strands_durable.errors import SessionFenced, SessionInUse
 from strands_durable.store.s3 import S3Store
 from strands_durable.store.state import SessionState, snapshot
 from tests.conftest import REPO
-from tests.s3.support import client_for, meta, store_for, unit_message
+from tests.s3.support import PausedWriter, client_for, meta, pause_a_writer, store_for, unit_message
 
 UNITS = ["alpha", "beta", "gamma"]
 MESSAGES = 12
@@ -188,47 +188,27 @@ def test_a_later_attempt_takes_the_unit_at_once_and_fences_the_earlier_one(s3_se
     assert state.units["task:beta"]["response"] == "beta done"
 
 
-def _paused_unit_writer(store: S3Store, session_id: str) -> tuple[Any, threading.Event, threading.Thread, list]:
-    """Attempt 1 of unit task:alpha, its next commit held between its lease check and its PUT."""
-    bus = CrashPoints()
-    at_put, go = threading.Event(), threading.Event()
+def _paused_unit_writer(store: S3Store, session_id: str, *, expire_s: float = 0.0) -> PausedWriter:
+    """Attempt 1 of unit task:alpha, its next commit held between its lease check and its PUT; it renews nothing."""
 
-    def pause(point: Any) -> None:
-        if point.site == "store.before_commit" and point.path == "paused":
-            at_put.set()
-            go.wait(30)
+    def open_alpha(bus: CrashPoints) -> Any:
+        return store.open_unit(session_id, unit="task:alpha", attempt=1, crash_points=bus)
 
-    bus.subscribe(pause)
-    session = store.open_unit(session_id, unit="task:alpha", attempt=1, crash_points=bus)
-    session.commit([unit_message("alpha", 0)])
-    outcome: list = []
-
-    def write() -> None:
-        try:
-            session.commit([unit_message("alpha", 1)], path="paused")
-            outcome.append(None)
-        except BaseException as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=write)
-    thread.start()
-    assert at_put.wait(10)
-    return session, go, thread, outcome
+    first, paused = unit_message("alpha", 0), unit_message("alpha", 1)
+    return pause_a_writer(store, open_session=open_alpha, commits=(first, paused), expire_s=expire_s)
 
 
 def test_an_earlier_attempt_paused_before_its_put_is_refused_after_the_takeover(s3_server, space):
     store = store_for(s3_server, space)
     session_id = _session(store)
-    paused, go, thread, outcome = _paused_unit_writer(store_for(s3_server, space), session_id)
+    paused = _paused_unit_writer(store_for(s3_server, space), session_id)
     later = store_for(s3_server, space).open_unit(session_id, unit="task:alpha", attempt=2)
     _write(later, "alpha", 3, start=1)
     _finish(later, "alpha")
-    go.set()
-    thread.join(30)
-    assert isinstance(outcome[0], SessionFenced), outcome
+    assert isinstance(paused.finish(), SessionFenced)
     records = _records(store, session_id)
     fence_at = next(r["seq"] for r in records if (r.get("fence") or {}).get("unit") == "task:alpha")
-    assert not [r for r in records if r["seq"] > fence_at and r.get("writer") == paused.lease_token]
+    assert not [r for r in records if r["seq"] > fence_at and r.get("writer") == paused.session.lease_token]
     assert len(store.load(session_id).conversations["task:alpha:agent"].messages) == 4
 
 
@@ -255,20 +235,17 @@ def test_an_earlier_attempt_in_another_process_exits_17_and_adds_nothing(s3_serv
 
 
 def test_a_session_wide_open_waits_for_a_live_unit_writer_and_fences_a_dead_one(s3_server, space):
-    store = store_for(s3_server, space, lease_ttl_s=1.0, lease_skew_s=0.2)
+    store = store_for(s3_server, space, lease_ttl_s=2.0, lease_skew_s=0.2)
     session_id = _session(store)
-    paused, go, thread, outcome = _paused_unit_writer(store, session_id)
+    paused = _paused_unit_writer(store, session_id)  # a frozen worker: it renews nothing from now on
     with pytest.raises(SessionInUse):
-        store.open(session_id)  # its lease is live (renewed in the background)
-    paused._lease.stop_renewing()  # now it renews nothing: a frozen worker
-    time.sleep(1.5)
+        store.open(session_id)  # its lease is still live
+    time.sleep(2.5)
     whole = store.open(session_id)  # the unit's lease expired: the session-wide taker fences every unit writer
     fence = _records(store, session_id)[-1]["fence"]
     assert "unit" not in fence and fence["holder"] == whole.lease_token
     assert not list(store.objects.list(store.keys.unit_leases(session_id))), "the dead unit lease is dropped"
-    go.set()
-    thread.join(30)
-    assert isinstance(outcome[0], SessionFenced), outcome
+    assert isinstance(paused.finish(), SessionFenced)
     whole.commit([{"type": "status", "status": "paused", "reason": "interrupted"}])
     whole.close()
     assert len(store.load(session_id).conversations["task:alpha:agent"].messages) == 1
@@ -288,3 +265,16 @@ def test_a_unit_open_waits_while_a_session_wide_holder_is_live_and_list_sees_uni
     (summary,) = store_for(s3_server, space, client=client_for(s3_server)).list()
     assert summary.display_status == "running", "a live unit lease keeps the run from showing stale"
     writer.close()
+
+
+def test_local_sessions_have_no_unit_leases_and_say_so(tmp_path):
+    from strands_durable.errors import Unsupported
+    from strands_durable.store import open_store
+
+    local = open_store(tmp_path / "sessions")
+    session = local.create(meta(), b"spec")
+    session.close()
+    assert local.unit_leases is False and S3Store.unit_leases is True
+    with pytest.raises(Unsupported, match="concurrent units of one run need sessions on S3") as refused:
+        local.open_unit(session.state.session_id, unit="task:alpha", attempt=1)
+    assert refused.value.exit_code == 18
