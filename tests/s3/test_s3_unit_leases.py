@@ -212,6 +212,27 @@ def test_an_earlier_attempt_paused_before_its_put_is_refused_after_the_takeover(
     assert len(store.load(session_id).conversations["task:alpha:agent"].messages) == 4
 
 
+def test_an_earlier_attempt_paused_across_a_takeover_and_a_compaction_is_refused(s3_server, space):
+    """Its PUT aims at a sibling's key, which a later compaction freed: the PUT lands on the freed key, and the
+    writer finds the checkpoint covering it and stops before anything else (a tool) runs."""
+    store = store_for(s3_server, space, checkpoint_every=4)
+    session_id = _session(store)
+    sibling = store.open_unit(session_id, unit="task:beta", attempt=1)
+    paused = _paused_unit_writer(store, session_id)
+    _write(sibling, "beta", 3, work_s=0)  # one object at the key the paused writer aims at
+    _finish(sibling, "beta")
+    _finish(store.open_unit(session_id, unit="task:alpha", attempt=2), "alpha")
+    whole = store.open(session_id)  # no unit is live: a plan pass, which compacts
+    whole.commit([{"type": "status", "status": "running", "reason": "resumed"}])
+    whole.close()
+    assert list(store.objects.list(store.keys.checkpoints(session_id))), "no compaction happened"
+    refused = paused.finish()
+    assert isinstance(refused, SessionFenced) and "landed below checkpoint" in str(refused), refused
+    state = store.load(session_id)
+    assert [m["content"][0]["text"] for m in state.conversations["task:alpha:agent"].messages] == ["alpha says 0"]
+    assert len(state.conversations["task:beta:agent"].messages) == 3
+
+
 def test_an_earlier_attempt_in_another_process_exits_17_and_adds_nothing(s3_server, space, child_env, tmp_path):
     store = store_for(s3_server, space)
     session_id = _session(store)

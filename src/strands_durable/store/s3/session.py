@@ -176,11 +176,27 @@ class S3Session(Session):
             except KeyTaken:
                 self._catch_up()
                 continue
+            if self.unit is not None:
+                self._confirm_uncovered(first)
             for held in self._held:
                 self._landed(held)
             self._held, self._held_events = [], []
             self._apply(data)
             return int(json.loads(data[9:])["seq"])
+
+    def _confirm_uncovered(self, seq: int) -> None:
+        """After a unit writer's PUT at `seq` landed: SessionFenced if a checkpoint covers `seq` (one LIST). A
+        session-wide writer compacts only once no unit writer is live, so this happens only to a unit writer paused
+        between its lease check and its PUT past a takeover: its key, a sibling's record, was compacted and freed,
+        and the record it just put there is one no reader will ever read (docs/storage.md, "Unit leases")."""
+        keys = self.store.keys
+        after = keys.checkpoint(self.session_id, seq - 1)
+        covering = next(iter(self.store.objects.list(keys.checkpoints(self.session_id), start_after=after)), None)
+        if covering is not None:
+            raise SessionFenced(
+                self.session_id,
+                f"commit {seq} landed below checkpoint {keys.seq_of(covering.key)}: the session went on without it",
+            )
 
     def _apply(self, data: bytes) -> None:
         # fold what was written, not the caller's objects (as the local store does)
