@@ -97,6 +97,14 @@ def unit(index: int) -> dict[str, Any]:
     return {"type": "unit", "unit": f"step[{index}]", "record": {"response": f"answer {index}", "status": "done"}}
 
 
+def unit_message(name: str, index: int) -> dict[str, Any]:
+    """Message `index` of unit `task:<name>`'s own conversation (user and assistant turns alternate)."""
+    role = "user" if index % 2 == 0 else "assistant"
+    message = {"role": role, "content": [{"text": f"{name} says {index}"}]}
+    return {"type": "message", "conv": f"task:{name}:agent", "agent": "agent", "unit": f"task:{name}", "index": index,
+            "message": message}  # fmt: skip
+
+
 def interrupted_at_first_step(*args: Any, cwd: Any) -> Any:
     """`strands run *args` (slowed by synthetic latency) stopped with Ctrl+C at its first step; the finished Child."""
     import signal
@@ -132,11 +140,18 @@ class PausedWriter:
 
 
 def pause_a_writer(
-    store: S3Store, *, prepare: Callable[[Any], None] | None = None, expire_s: float = 0.8
+    store: S3Store,
+    *,
+    prepare: Callable[[Any], None] | None = None,
+    expire_s: float = 0.8,
+    open_session: Callable[[CrashPoints], Any] | None = None,
+    commits: tuple[dict[str, Any], dict[str, Any]] = (unit(0), unit(1)),
 ) -> PausedWriter:
     """A new session (one commit) whose next commit passes its lease check and then pauses (a crash-point
     subscriber at store.before_commit holds it) until `finish()`; it renews nothing, and `expire_s` later its lease
-    has expired. `prepare(session)` runs before that commit (e.g. a tool writing a scratch file)."""
+    has expired. `prepare(session)` runs before that commit (e.g. a tool writing a scratch file). `open_session`:
+    how to get the writer instead (given the crash points), e.g. a unit's writer of an existing session;
+    `commits`: its first and its paused commit's event."""
     bus = CrashPoints()
     at_put, resume_put = threading.Event(), threading.Event()
 
@@ -146,15 +161,15 @@ def pause_a_writer(
             resume_put.wait(30)
 
     bus.subscribe(pause_before_put)
-    session = store.create(meta(), b"spec", crash_points=bus)
-    session.commit([unit(0)])
+    session = store.create(meta(), b"spec", crash_points=bus) if open_session is None else open_session(bus)
+    session.commit([commits[0]])
     if prepare is not None:
         prepare(session)
     outcome: list[BaseException | None] = []
 
     def write() -> None:
         try:
-            session.commit([unit(1)], path="paused")
+            session.commit([commits[1]], path="paused")
             outcome.append(None)
         except BaseException as exc:
             outcome.append(exc)

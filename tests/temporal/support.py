@@ -51,14 +51,17 @@ def start_worker(
     cwd: Path = ROOT,
     with_tests: bool = True,
     test_worker: tuple[str, ...] | None = None,
+    units: int | None = None,
     **env: str,
 ) -> WorkerProcess:
     """A `strands worker` process, returned once it serves the task queue (`with_tests=False`, run from another
     `cwd`: a worker on which the test modules, and so their Python tools, cannot be imported). `test_worker`:
-    run tests/temporal/worker_main.py with these extra arguments instead (an old release, a ledger, a hold)."""
+    run tests/temporal/worker_main.py with these extra arguments instead (an old release, a ledger, a hold);
+    `units`: its --max-concurrent-units."""
     program = ["tests.temporal.worker_main", *test_worker] if test_worker is not None else ["strands_durable", "worker"]
     command = [sys.executable, "-m", *program, "--temporal", address]
     command += ["--sessions-dir", sessions_dir, "--task-queue", task_queue]
+    command += [] if units is None else ["--max-concurrent-units", str(units)]
     process = subprocess.Popen(
         command, cwd=cwd, env=child_env(with_tests=with_tests, **env), stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True,

@@ -26,6 +26,7 @@ from strands_durable.agent.loop import unit_pool
 from strands_durable.crashpoints import SITES, CrashPoint
 from strands_durable.errors import HitlPaused
 from strands_durable.runner.context import RunContext
+from strands_durable.runner.plan import run_as_sibling
 from strands_durable.runner.units import HitlDeferred, completed
 
 
@@ -194,7 +195,7 @@ class _Group:
     def _job_body(self, job: Job) -> Callable[[], Any]:
         lockstep = self.lockstep
         if lockstep is None:
-            return job.run
+            return run_as_sibling(job.run)
         lockstep.register(job.key)
 
         def in_turns() -> Any:
@@ -204,7 +205,7 @@ class _Group:
             finally:
                 lockstep.end(job.key)
 
-        return in_turns
+        return run_as_sibling(in_turns)
 
     def _settle(self, future: Future) -> None:
         job = self.running.pop(future)

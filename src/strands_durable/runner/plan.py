@@ -11,22 +11,33 @@ session's committed state:
 
 An engine that schedules units itself (strands_durable.temporal) loops on that; the runner's own control flow
 is the only one.
+
+A unit pass may run while sibling units' passes commit to the same session from other processes (unit leases,
+docs/storage.md). What it commits must then commute with theirs: its own unit's records only. So a unit pass
+commits no status but a failure (the plan pass makes a session `running`, the stop activity `paused`), asks no
+human (a HITL step waits for the next plan pass), and a unit among concurrent siblings commits no pattern position
+(each sibling's position would omit the others'; positions of those patterns are read by nobody but `show`).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from strands_durable.errors import HitlPaused, SessionFenced, SessionInUse, StorageIOError
 
+T = TypeVar("T")
 _RETRYABLE = (SessionInUse, SessionFenced, StorageIOError)
 """Failures of the attempt, not of the run: raised, so the engine retries the step (another worker may)."""
 
 
 class UnitNotScheduled(HitlPaused):
     """A unit the gate did not allow: the run stops before it, with nothing committed for it."""
+
+
+_jobs = threading.local()  # `.sibling`: this thread runs one of several units that may run at once
 
 
 @dataclass
@@ -45,6 +56,35 @@ class UnitGate:
             if unit not in self.ready:
                 self.ready.append(unit)
         raise UnitNotScheduled(f"{unit} is ready and was not scheduled in this pass")
+
+    @property
+    def unit_pass(self) -> bool:
+        """A pass that runs a unit (its siblings' passes may commit meanwhile), not a plan pass."""
+        return bool(self.allowed)
+
+    def ask(self, unit: str) -> None:
+        """Before a HITL step asks or answers: a unit pass stops there (nothing committed, nothing recorded as
+        ready); the next plan pass asks."""
+        if self.allowed and unit not in self.allowed:
+            raise UnitNotScheduled(f"{unit} asks a human: the next plan pass asks")
+
+    def keeps_position(self) -> bool:
+        """Whether a unit committed now commits the pattern's position with it: not in a unit pass whose unit is
+        among concurrent siblings (their positions would not commute)."""
+        return not (self.allowed and getattr(_jobs, "sibling", False))
+
+
+def run_as_sibling(job: Callable[[], T]) -> Callable[[], T]:
+    """`job` marked, while it runs in its thread, as one of several concurrent units (see `keeps_position`)."""
+
+    def marked() -> T:
+        _jobs.sibling = True
+        try:
+            return job()
+        finally:
+            _jobs.sibling = False
+
+    return marked
 
 
 @dataclass(frozen=True)

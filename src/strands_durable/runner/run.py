@@ -228,7 +228,8 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
         )
         options.reporter.session_started(state.session_id, spec.name, resumed=resumed)
         tokens_before = state.usage()["total"] if resumed else 0
-        if state.status != "running":
+        unit_pass = options.unit_gate is not None and options.unit_gate.unit_pass  # siblings commit meanwhile
+        if state.status != "running" and not unit_pass:
             session.commit([{"type": "status", "status": "running", "reason": "resumed"}], path="resume")
         ctx.telemetry = _telemetry(spec, state.session_id, resumed, options)
         with ctx.telemetry.workflow() if ctx.telemetry is not None else contextlib.nullcontext():
@@ -250,7 +251,8 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
         _abandon(session)
         raise
     except (StopRequested, KeyboardInterrupt):
-        _safe_commit(session, {"type": "status", "status": "paused", "reason": "interrupted"})
+        if not (options.unit_gate is not None and options.unit_gate.unit_pass):  # a unit pass: the stop step's
+            _safe_commit(session, {"type": "status", "status": "paused", "reason": "interrupted"})
         raise
     except HitlPaused:
         raise

@@ -161,14 +161,11 @@ def complete_unit(
     `close` makes it durable). `derived=False` for outcomes from outside the journal (a human's answer).
     """
     record = {"status": "completed", **record}
-    ctx.session.commit(
-        [
-            {"type": "unit", "unit": ref.unit, "record": record},
-            {"type": "pattern_state", "state": pattern_state},
-        ],
-        path=ref.path,
-        durable=not derived,
-    )
+    events = [{"type": "unit", "unit": ref.unit, "record": record}]
+    gate = ctx.options.unit_gate
+    if gate is None or gate.keeps_position():  # plan mode: a sibling unit's position would not commute
+        events.append({"type": "pattern_state", "state": pattern_state})
+    ctx.session.commit(events, path=ref.path, durable=not derived)
     ctx.crash.emit("unit.after", ref.path, unit=ref.unit, place=ref.place)
     ctx.reporter.unit_completed(ref.index, ref.total, ref.label, ref.unit, unit_tokens(ctx, ref.unit))
 
@@ -204,6 +201,8 @@ def _hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[st
     step's `default`. One question is pending at a time: while another unit's question waits for its answer,
     this unit waits too (`HitlDeferred`, nothing committed) and asks once that one is answered.
     """
+    if ctx.options.unit_gate is not None:
+        ctx.options.unit_gate.ask(ref.unit)  # plan mode: only plan passes ask (a unit pass has siblings)
     with ctx.lock:
         pending = ctx.state.pattern_state.get("pending_hitl") or {}
         other_pending = bool(pending) and pending.get("unit") != ref.unit

@@ -164,6 +164,9 @@ class Session(ABC):
 
 
 class SessionStore(ABC):
+    unit_leases: bool = False
+    """Whether `open_unit` works: units of one run may then commit from several processes at once."""
+
     @abstractmethod
     def create(
         self,
@@ -185,6 +188,23 @@ class SessionStore(ABC):
         `check=False` skips verifying derived files and stored histories (for `sessions repair`, which
         exists to fix them); the commit record is always verified.
         """
+
+    def open_unit(
+        self,
+        session_id: str,
+        *,
+        unit: str,
+        attempt: int,
+        crash_points: CrashPoints | None = None,
+        check: bool = True,
+    ) -> Session:
+        """Open a session to run one unit of it (`unit`, attempt number `attempt` of the engine that schedules it)
+        under that unit's lease, while sibling units commit from other processes (only where `unit_leases`;
+        docs/storage.md, "Leases and fencing"). A store without it raises Unsupported: its runs hold the session's
+        lease, and their units commit one at a time."""
+        from strands_durable.errors import Unsupported
+
+        raise Unsupported(f"{type(self).__name__} has no unit leases (concurrent units of one run need sessions on S3)")
 
     @abstractmethod
     def load(self, session_id: str) -> SessionState:

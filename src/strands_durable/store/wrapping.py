@@ -12,7 +12,7 @@ from strands_durable.store.base import Inspection, LeaseHolder, Session, Session
 from strands_durable.store.io_errors import io_error
 from strands_durable.store.state import SessionState
 
-__all__ = ["CommitCall", "WrappedSession", "WrappingStore"]
+__all__ = ["CommitCall", "UnitStore", "WrappedSession", "WrappingStore"]
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,22 @@ class WrappingStore(SessionStore):
     def open(self, session_id: str, *, crash_points: CrashPoints | None = None, check: bool = True) -> WrappedSession:
         return self._wrap(self.inner.open(session_id, crash_points=crash_points, check=check), created=False)
 
+    @property  # type: ignore[override]
+    def unit_leases(self) -> bool:
+        return self.inner.unit_leases
+
+    def open_unit(
+        self,
+        session_id: str,
+        *,
+        unit: str,
+        attempt: int,
+        crash_points: CrashPoints | None = None,
+        check: bool = True,
+    ) -> WrappedSession:
+        inner = self.inner.open_unit(session_id, unit=unit, attempt=attempt, crash_points=crash_points, check=check)
+        return self._wrap(inner, created=False)
+
     def load(self, session_id: str) -> SessionState:
         return self.inner.load(session_id)
 
@@ -166,3 +182,16 @@ class WrappingStore(SessionStore):
 
     def workspace(self, session_id: str) -> Workspace:
         return self.inner.workspace(session_id)
+
+
+class UnitStore(WrappingStore):
+    """`inner` as seen by one attempt of one unit of a run: its `open` is `inner.open_unit(unit, attempt)`, so the
+    runner (plan mode) runs that unit under the unit's lease with no other change (strands_durable.temporal)."""
+
+    def __init__(self, inner: SessionStore, unit: str, attempt: int) -> None:
+        super().__init__(inner)
+        self.unit = unit
+        self.attempt = attempt
+
+    def open(self, session_id: str, *, crash_points: CrashPoints | None = None, check: bool = True) -> WrappedSession:
+        return self.open_unit(session_id, unit=self.unit, attempt=self.attempt, crash_points=crash_points, check=check)

@@ -4,6 +4,10 @@ It heartbeats from a side thread while the runner works (so a dead worker's atte
 heartbeat timeout and retried elsewhere), and a cancellation Temporal delivers through the heartbeat stops the
 runner at its next safe point. Retryable failures (the session's lease held by a live attempt, storage I/O)
 are raised so Temporal retries them; a run's own failure is a result.
+
+A unit runs under its own unit lease where the store has them (S3: `open_unit`, fenced by Temporal's attempt
+number), so sibling units run at the same time on different workers; elsewhere (local directories) every pass
+holds the session's lease and siblings take turns.
 """
 
 from __future__ import annotations
@@ -63,6 +67,11 @@ class StepActivities:
         )
         beat.start()
         store = open_store(self.sessions_dir)
+        passes = store
+        if step.unit is not None and store.unit_leases:
+            from strands_durable.store.wrapping import UnitStore
+
+            passes = UnitStore(store, step.unit, activity.info().attempt)  # siblings run at once (S3)
         try:
             options = RunOptions(
                 hitl_response=step.hitl_response,
@@ -76,9 +85,11 @@ class StepActivities:
             with activity.shield_thread_cancel_exception():  # cancellation is a stop request, never a thrown error
                 try:
                     outcome = _when_free(
-                        lambda: plan_step(step.session_id, options, store=store, unit=step.unit), cancelled
+                        lambda: plan_step(step.session_id, options, store=passes, unit=step.unit), cancelled
                     )
                 except StopRequested:
+                    if step.unit is not None:  # a unit pass records no status (siblings may commit): this does
+                        _when_free(lambda: mark_stopped(step.session_id, store=store), threading.Event())
                     return StepResult("cancelled", reason=f"{step.unit or 'plan'}: stopped at a safe point")
         finally:
             done.set()
@@ -88,8 +99,9 @@ class StepActivities:
 
 
 def _when_free(step: Callable[[], T], cancelled: threading.Event) -> T:
-    """Run `step`, waiting while a sibling unit's attempt holds the session (units of one run share its lease:
-    they commit one at a time). Past `BUSY_WAIT_S` the attempt fails and Temporal's retry policy takes over."""
+    """Run `step`, waiting while another pass holds the session: a sibling unit's attempt where units share the
+    session's lease (they commit one at a time), a unit's attempt while a plan pass holds it (S3), or a plan pass
+    while a unit's lease is live. Past `BUSY_WAIT_S` the attempt fails and Temporal's retry policy takes over."""
     from strands_durable.errors import SessionInUse
 
     deadline = time.monotonic() + BUSY_WAIT_S

@@ -64,9 +64,20 @@ def read_checkpoint(where: str, data: bytes, seq: int) -> CheckpointContents:
     return CheckpointContents(header, records, fences, None)
 
 
+def fences_out(record_fence: dict[str, Any], token: str, unit: str | None) -> bool:
+    """Whether a fence another writer committed after our last record stops the writer holding lease `token`
+    (of `unit`, None for a session-wide writer): a session-wide fence (a takeover, a delete) stops every other
+    writer; a unit fence stops only the earlier holders of its unit."""
+    if record_fence.get("holder") == token:
+        return False
+    return "unit" not in record_fence or record_fence["unit"] == unit
+
+
 def fenced_by(session_id: str, seq: int, fence: dict[str, Any]) -> SessionFenced:
+    whose = f" for attempt {fence.get('attempt')} of unit {fence['unit']}" if "unit" in fence else ""
     return SessionFenced(
-        session_id, f"commit {seq} is a fence written by pid {fence.get('pid')} on host {fence.get('host')}"
+        session_id,
+        f"commit {seq} is a fence written by pid {fence.get('pid')} on host {fence.get('host')}{whose}",
     )
 
 
@@ -146,7 +157,7 @@ class Compaction:
             lost = self.checkpoint_seq + 1 + len(stored.records)
             raise AssertionError(f"strict store: session {sid} lost its records from seq {lost}")
 
-    def unseen(self, stored: StoredSession, known: list[bytes], token: str) -> list[bytes]:
+    def unseen(self, stored: StoredSession, known: list[bytes], token: str, unit: str | None) -> list[bytes]:
         """The records `stored` holds after the `known` ones (this writer's records since its checkpoint), for a
         writer whose conditional PUT lost. SessionFenced when its records were replaced, when a fence of another
         lease covered by a newer checkpoint follows them, or when another writer compacted records it never saw."""
@@ -159,7 +170,7 @@ class Compaction:
             raise SessionFenced(self.session_id, f"its checkpoint {self.checkpoint_seq} was replaced by another writer")
         last_known = self.checkpoint_seq + len(known)
         for seq, fence in sorted(stored.fences.items()):
-            if seq > last_known and fence.get("holder") != token:
+            if seq > last_known and fences_out(fence, token, unit):
                 raise fenced_by(self.session_id, seq, fence)
         raise SessionFenced(
             self.session_id, f"records {last_known + 1}..{stored.checkpoint_seq} were compacted before it read them"

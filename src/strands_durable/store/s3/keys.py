@@ -7,6 +7,7 @@ from dataclasses import dataclass
 SEQ_DIGITS = 12  # zero-padded so that key order is commit order
 SCRATCH = "files/"  # under a session's prefix: its scratch files, one key per saved version (store/s3/scratch.py)
 LEGACY_SCRATCH = "scratch/"  # where sessions saved before manifests existed keep them (`scratch/<path>`)
+UNIT_MARK = "@"  # `leases/<id>@<unit>`: a unit lease of session <id> (ids never hold it)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,20 @@ class Keys:
 
     def lease(self, session_id: str) -> str:
         return f"{self.leases()}{session_id}"
+
+    def unit_leases(self, session_id: str) -> str:
+        """Where the unit leases of a session's run start: next to its lease, so `list` sees them in the same
+        LIST (a session id never holds `@`)."""
+        return f"{self.leases()}{session_id}{UNIT_MARK}"
+
+    def unit_lease(self, session_id: str, unit: str) -> str:
+        safe = "".join(c if c.isalnum() or c in "._-" else f"~{ord(c):02x}" for c in unit)
+        return f"{self.unit_leases(session_id)}{safe}"
+
+    @staticmethod
+    def leased_session(name: str) -> str:
+        """The session id of a key's name under `leases/` (its own lease or one of its units')."""
+        return name.split(UNIT_MARK, 1)[0]
 
     @staticmethod
     def seq_of(key: str) -> int | None:

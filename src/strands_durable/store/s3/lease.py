@@ -5,6 +5,10 @@ itself before a commit when its own clock says it expired. A taker treats a leas
 clock is past the recorded expiry plus the skew tolerance: clocks may differ by up to `skew_s` without two holders
 believing they hold it. Safety never rests on the clocks alone: a taker fences the previous holder's commits (see
 session.py).
+
+A unit lease (one unit of a run, `attempt` set) also orders its holders by attempt number, which the engine that
+schedules the unit (Temporal) hands out: a higher attempt takes the lease from a lower one at once, live or not,
+and a lower attempt never takes it from a higher one (SessionFenced).
 """
 
 from __future__ import annotations
@@ -25,30 +29,42 @@ DEFAULT_TTL_S = 30.0
 DEFAULT_SKEW_S = 5.0
 
 
+_TAKE_ATTEMPTS = 8  # a unit lease raced by other attempts is read and decided again this many times
+
+
 @dataclass(frozen=True)
 class LeaseRecord:
     token: str
     pid: int
     host: str
     expires_at: float
+    attempt: int | None = None  # a unit lease: the holder's attempt number
 
     def encode(self) -> bytes:
-        return json.dumps(
-            {"token": self.token, "pid": self.pid, "host": self.host, "expires_at": self.expires_at}
-        ).encode()
+        record = {"token": self.token, "pid": self.pid, "host": self.host, "expires_at": self.expires_at}
+        if self.attempt is not None:
+            record["attempt"] = self.attempt
+        return json.dumps(record).encode()
 
     @classmethod
     def decode(cls, data: bytes, where: str) -> LeaseRecord:
         try:
             raw = json.loads(data)
-            return cls(str(raw["token"]), int(raw["pid"]), str(raw["host"]), float(raw["expires_at"]))
-        except (ValueError, KeyError, TypeError) as exc:
+            attempt = raw.get("attempt")
+            return cls(
+                str(raw["token"]),
+                int(raw["pid"]),
+                str(raw["host"]),
+                float(raw["expires_at"]),
+                None if attempt is None else int(attempt),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise CorruptSession(where, f"not a lease record: {exc}") from exc
 
 
 class S3Lease:
-    """One process's hold on one session. `acquire` returns the token of the dead holder it took over (None when
-    the lease was free); `ensure` raises SessionFenced once another process holds it."""
+    """One process's hold on one session (or, with `attempt`, on one unit of it). `acquire` returns the token of
+    the holder it took over (None when the lease was free); `ensure` raises SessionFenced once another holds it."""
 
     def __init__(
         self,
@@ -59,8 +75,12 @@ class S3Lease:
         ttl_s: float = DEFAULT_TTL_S,
         skew_s: float = DEFAULT_SKEW_S,
         clock: Callable[[], float] = time.time,
+        attempt: int | None = None,
+        what: str | None = None,
     ) -> None:
         self.objects = objects
+        self.attempt = attempt
+        self.what = what or f"session {session_id}"  # how errors name what is leased
         self.key = key
         self.session_id = session_id
         self.ttl_s = ttl_s
@@ -75,7 +95,7 @@ class S3Lease:
         self._thread: threading.Thread | None = None
 
     def _record(self) -> LeaseRecord:
-        return LeaseRecord(self.token, os.getpid(), socket.gethostname(), self._clock() + self.ttl_s)
+        return LeaseRecord(self.token, os.getpid(), socket.gethostname(), self._clock() + self.ttl_s, self.attempt)
 
     def current(self) -> tuple[LeaseRecord, str] | None:
         held = self.objects.get(self.key)
@@ -84,27 +104,47 @@ class S3Lease:
         return LeaseRecord.decode(held[0], f"s3://{self.objects.bucket}/{self.key}"), held[1]
 
     def acquire(self, *, renew_in_background: bool = True) -> str | None:
-        held = self.current()
-        record = self._record()
-        try:
-            if held is None:
-                etag = self.objects.put_new(self.key, record.encode())
-                previous = None
-            else:
-                holder, etag_seen = held
-                if self._clock() <= holder.expires_at + self.skew_s:
-                    raise SessionInUse(self.session_id, holder.pid, holder.host)
-                etag = self.objects.put_if_match(self.key, record.encode(), etag_seen)
-                previous = holder.token
-        except KeyTaken:  # another process took it between our read and our write
-            now_held = self.current()
-            holder = now_held[0] if now_held else LeaseRecord("", 0, "unknown", 0.0)
-            raise SessionInUse(self.session_id, holder.pid, holder.host) from None
+        for _attempt in range(_TAKE_ATTEMPTS if self.attempt is not None else 1):
+            held = self.current()
+            record = self._record()
+            try:
+                if held is None:
+                    etag = self.objects.put_new(self.key, record.encode())
+                    previous = None
+                else:
+                    holder, etag_seen = held
+                    self._check_takeover(holder)
+                    etag = self.objects.put_if_match(self.key, record.encode(), etag_seen)
+                    previous = holder.token
+                break
+            except KeyTaken:  # another process took it between our read and our write
+                if self.attempt is not None:
+                    continue  # a unit lease: decide again against whoever holds it now
+                now_held = self.current()
+                holder = now_held[0] if now_held else LeaseRecord("", 0, "unknown", 0.0)
+                raise SessionInUse(self.session_id, holder.pid, holder.host) from None
+        else:
+            raise SessionInUse(self.session_id, 0, f"unknown (the lease of {self.what} kept changing)")
         self._etag, self._expires_at = etag, record.expires_at
         if renew_in_background:
             self._thread = threading.Thread(target=self._renew_loop, name=f"lease-{self.session_id[:8]}", daemon=True)
             self._thread.start()
         return previous
+
+    def _check_takeover(self, holder: LeaseRecord) -> None:
+        """Return if we may replace `holder`'s lease: it expired, or (unit leases) ours is a later attempt.
+        SessionInUse while it is live; SessionFenced when a later attempt holds a unit lease (we are stale)."""
+        if self.attempt is not None and holder.attempt is not None:
+            if holder.attempt > self.attempt:
+                raise SessionFenced(
+                    self.session_id,
+                    f"attempt {holder.attempt} of {self.what} runs on pid {holder.pid} on host {holder.host}; "
+                    f"this was attempt {self.attempt}",
+                )
+            if holder.attempt < self.attempt:
+                return  # the engine retried the unit: the earlier attempt is dead or a zombie, fenced at once
+        if self._clock() <= holder.expires_at + self.skew_s:
+            raise SessionInUse(self.session_id, holder.pid, holder.host)
 
     def renew(self) -> None:
         """Extend the lease (If-Match on our ETag). A refused renewal means another process took it over."""

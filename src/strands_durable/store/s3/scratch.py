@@ -132,10 +132,12 @@ class ScratchMirror:
             self._pending = None
             self.objects.delete_many(keys)
 
-    def restore(self) -> None:
+    def restore(self, *, remove_unknown: bool = True) -> None:
         """Make the local directory hold exactly the manifest's files (another machine's, or this one's after a
         crash): missing or different files are written, files the session never saved are removed; then delete
-        the stored keys no manifest names (a fenced writer's). Call it holding the lease, after any fence."""
+        the stored keys no manifest names (a fenced writer's). Call it holding the lease, after any fence.
+        `remove_unknown=False` (a unit's writer, whose siblings may be saving theirs at the same time): neither
+        local files nor stored keys that the manifest does not name are removed."""
         listed = [item.key for item in self.objects.list(self.session_prefix + SCRATCH)]
         if self.manifest is None:
             legacy = self.session_prefix + LEGACY_SCRATCH
@@ -162,10 +164,10 @@ class ScratchMirror:
                 continue
             self.fileops.makedirs(target.parent)
             self.fileops.write_atomic(target, held[0])
-        for name in set(local) - set(names):
+        for name in set(local) - set(names) if remove_unknown else ():
             self.fileops.remove(self.directory / name)
         self._saved = _local_files(self.directory)
         named = {self.session_prefix + key for key in view.values()}
-        strays = [key for key in listed if key not in named]
+        strays = [key for key in listed if key not in named] if remove_unknown else []
         if strays:
             self.objects.delete_many(strays)

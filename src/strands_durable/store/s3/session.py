@@ -6,6 +6,11 @@ only then uses the state. The previous holder's next commit targets that very ke
 lost), gets 412, reads what is there and stops with SessionFenced (exit 17). Fence objects are never deleted by
 compaction, so the key a fenced writer aims at always exists; other commit objects are deleted only after a
 checkpoint covering them exists, and a key below the latest checkpoint is never read again.
+
+Several writers: a session opened for one unit of a run (`S3Store.open_unit`) holds only that unit's lease and
+appends optimistically next to its siblings' writers; a lost race folds their records and retries at the next key.
+A unit writer is fenced only by a fence for its own unit or by a session-wide one; a session-wide writer only by a
+session-wide one (docs/storage.md, "Leases and fencing", has the argument for several writers).
 """
 
 from __future__ import annotations
@@ -20,10 +25,10 @@ from strands_durable.store.base import Session
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import encode_record, utc_now
 from strands_durable.store.s3.client import KeyTaken
-from strands_durable.store.s3.compaction import Compaction, fenced_by
+from strands_durable.store.s3.compaction import Compaction, fenced_by, fences_out
 from strands_durable.store.s3.lease import S3Lease
 from strands_durable.store.s3.scratch import SAVE_KINDS, ScratchMirror
-from strands_durable.store.state import SessionState, apply_record, compact_events
+from strands_durable.store.state import SessionState, apply_record, compact_events, restore, snapshot
 from strands_durable.store.verify import check_committed_histories
 from strands_durable.store.views import dump, session_view
 
@@ -44,13 +49,17 @@ def pending_view_bytes(session_id: str) -> bytes:
     return dump({"session_id": session_id, "pending": True})
 
 
-def fence(lease: S3Lease, replaced: str | None, *, deleted: bool = False) -> dict[str, Any]:
+def fence(lease: S3Lease, replaced: str | None, *, deleted: bool = False, unit: str | None = None) -> dict[str, Any]:
     """A fence record's `fence` field: who fenced (our lease token), whom it replaces, and whether the session was
-    deleted (the fences a delete keeps refuse a paused writer's next commit; see S3Store.delete)."""
+    deleted (the fences a delete keeps refuse a paused writer's next commit; see S3Store.delete). A unit fence
+    names its unit and the attempt that took the unit's lease: it fences only that unit's earlier holders."""
     import os
     import socket
 
-    record = {"holder": lease.token, "replaces": replaced, "pid": os.getpid(), "host": socket.gethostname()}
+    record: dict[str, Any] = {"holder": lease.token, "replaces": replaced}
+    record.update(pid=os.getpid(), host=socket.gethostname())
+    if unit is not None:
+        record.update(unit=unit, attempt=lease.attempt)
     return {**record, "deleted": True} if deleted else record
 
 
@@ -61,12 +70,16 @@ class S3Session(Session):
         stored: StoredSession,
         lease: S3Lease,
         crash_points: CrashPoints | None,
+        *,
+        unit: str | None = None,
     ) -> None:
         self.store = store
+        self.unit = unit  # a unit writer (S3Store.open_unit): never compacts, fenced as described above
         self.state = stored.state
         self.warnings: list[str] = []
         self._records = stored.records  # each landed record's encoded bytes since the checkpoint, in order
         self._held: list[bytes] = []  # records of durable=False commits, folded, PUT with the next commit
+        self._held_events: list[list[dict[str, Any]]] = []  # the events each held record was made of
         self._held_kinds: set[Any] = set()
         self._compaction = Compaction(store, self.session_id, stored)
         self._lease = lease
@@ -129,16 +142,18 @@ class S3Session(Session):
         try:
             if write_view:
                 self.write_view()
-            if self._compaction.due(self.state.seq):
+            if self.unit is None and self._compaction.due(self.state.seq):
                 self.compact()
         except (StorageIOError, SessionFenced):
             pass
 
-    def _encode(self, events: list[dict[str, Any]], extra: dict[str, Any]) -> bytes:
+    def _encode(self, events: list[dict[str, Any]], extra: dict[str, Any], state: SessionState | None = None) -> bytes:
+        """The record that follows `state` (default: ours), its positions as changes to that state's."""
+        state = self.state if state is None else state
         record = {
-            "seq": self.state.seq + 1,
+            "seq": state.seq + 1,
             "at": utc_now(),
-            "events": compact_events(self.state, events),
+            "events": compact_events(state, events),
             "writer": self._lease.token,
             **extra,
         }
@@ -150,6 +165,7 @@ class S3Session(Session):
         record = json.loads(data[9:])
         apply_record(self.state, record)
         self._held.append(data)
+        self._held_events.append(events)
         return int(record["seq"])
 
     def _append(self, events: list[dict[str, Any]], extra: dict[str, Any]) -> int:
@@ -163,11 +179,27 @@ class S3Session(Session):
             except KeyTaken:
                 self._catch_up()
                 continue
+            if self.unit is not None:
+                self._confirm_uncovered(first)
             for held in self._held:
                 self._landed(held)
-            self._held = []
+            self._held, self._held_events = [], []
             self._apply(data)
             return int(json.loads(data[9:])["seq"])
+
+    def _confirm_uncovered(self, seq: int) -> None:
+        """After a unit writer's PUT at `seq` landed: SessionFenced if a checkpoint covers `seq` (one LIST). A
+        session-wide writer compacts only once no unit writer is live, so this happens only to a unit writer paused
+        between its lease check and its PUT past a takeover: its key, a sibling's record, was compacted and freed,
+        and the record it just put there is one no reader will ever read (docs/storage.md, "Unit leases")."""
+        keys = self.store.keys
+        after = keys.checkpoint(self.session_id, seq - 1)
+        covering = next(iter(self.store.objects.list(keys.checkpoints(self.session_id), start_after=after)), None)
+        if covering is not None:
+            raise SessionFenced(
+                self.session_id,
+                f"commit {seq} landed below checkpoint {keys.seq_of(covering.key)}: the session went on without it",
+            )
 
     def _apply(self, data: bytes) -> None:
         # fold what was written, not the caller's objects (as the local store does)
@@ -180,43 +212,54 @@ class S3Session(Session):
         self.scratch.track(record)
 
     def _catch_up(self) -> None:
-        """Fold the records other writers committed after ours; SessionFenced if one fences our lease out, or if
-        the session was deleted (its fences refused our PUT); then the scratch files we saved for the refused
-        commit are removed, so a deleted session is not brought back piecemeal. Held records (already folded)
-        move after the others' (renumbered): a concurrent writer's units have their own conversations, so the
-        order of their records and ours does not change the fold."""
+        """Fold the records other writers committed after ours; SessionFenced if one fences us out (see
+        `fences_out`), or if the session was deleted (its fences refused our PUT); then the scratch files we saved
+        for the refused commit are removed, so a deleted session is not brought back piecemeal. Held records
+        (already folded) move after the others' and are folded again there, renumbered, so that our state, each
+        message's seq and each position are what a reader folds from the bucket."""
         try:
             stored = self.store.read(self.session_id)
         except SessionNotFound:
             prefix = self.store.keys.scratch(self.session_id)
             self.store.objects.delete_many([listed.key for listed in self.store.objects.list(prefix)])
             raise SessionFenced(self.session_id, "the session was deleted") from None
-        for data in self._compaction.unseen(stored, self._records, self._lease.token):
+        others = self._compaction.unseen(stored, self._records, self._lease.token, self.unit)
+        for data in others:
             record = json.loads(data[9:])
-            fence = record.get("fence")
-            if fence is not None and fence.get("holder") != self._lease.token:
-                raise fenced_by(self.session_id, record["seq"], fence)
-            self._apply(data)
-        renumbered = []
-        for held in self._held:
-            record = {**json.loads(held[9:]), "seq": self.state.seq + 1 + len(renumbered)}
-            renumbered.append(encode_record(record))
-        self._held = renumbered
-        if renumbered:
-            self.state.seq = json.loads(renumbered[-1][9:])["seq"]
+            found = record.get("fence")
+            if found is not None and fences_out(found, self._lease.token, self.unit):
+                raise fenced_by(self.session_id, record["seq"], found)
+        if not self._held:
+            for data in others:
+                self._apply(data)
+            return
+        for data in others:
+            self._landed(data)
+        state, held = stored.state, self._held_events
+        self._held, self._held_events = [], []
+        for events in held:
+            data = self._encode(events, {}, state)
+            apply_record(state, json.loads(data[9:]))
+            self._held.append(data)
+            self._held_events.append(events)
+        restore(self.state, snapshot(state))  # in place: the runner holds this very object
+        self.state.seq, self.state.updated_at = state.seq, state.updated_at
 
     def write_fence(self, replaced: str | None) -> None:
-        """The first commit after taking over an expired lease: fences out every earlier holder. A fence is always
-        an object of its own, at its own seq's key (compaction keeps fence keys), so nothing may be held here."""
+        """The first commit after taking over a lease: fences out every earlier holder (of the session, or of
+        our unit). A fence is always an object of its own, at its own seq's key (compaction keeps fence keys), so
+        nothing may be held here."""
         with self._lock:
             assert not self._held, "a fence never rides with held records"
-            self._append([], {"fence": fence(self._lease, replaced)})
+            self._append([], {"fence": fence(self._lease, replaced, unit=self.unit)})
 
     # -- checkpoints (store/s3/compaction.py) ------------------------------------------------------------
     def compact(self) -> None:
         """Checkpoint the state so far, then delete the commit objects it covers (fences excepted) and the older
-        checkpoint. Only a lease holder compacts; the lease is renewed first."""
+        checkpoint. Only a session-wide lease holder compacts; the lease is renewed first."""
         with self._lock:
+            if self.unit is not None:
+                return  # a unit writer's siblings append meanwhile: compaction waits for a session-wide writer
             self._lease.renew()
             self._lease.ensure()
             self._records = self._compaction.write(self.state, self._records, self.scratch.manifest)

@@ -1,8 +1,9 @@
 """S3Store: sessions in an S3 bucket (any S3-compatible server), addressed as `s3://BUCKET/PREFIX`.
 
 Opening a session reads one LIST page (per 1,000 of its keys), its latest checkpoint and at most `checkpoint_every`
-commit objects after it. `list` reads the LIST pages of views and of leases plus one small view object per session:
-ceil(N/1000) + ceil(L/1000) + N requests for N sessions with L live or stale leases.
+commit objects after it (a session-wide open also LISTs its units' leases: docs/storage.md, "Unit leases").
+`list` reads the LIST pages of views and of leases plus one small view object per session:
+ceil(N/1000) + ceil(L/1000) + N requests for N sessions with L live or stale leases (units' leases included).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
-from strands_durable.errors import CorruptSession, SessionNotFound, UsageError
+from strands_durable.errors import CorruptSession, SessionInUse, SessionNotFound, UsageError
 from strands_durable.store.base import LeaseHolder, SessionStore, SessionSummary, Workspace
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import is_session_id, new_session_meta
@@ -27,7 +28,7 @@ from strands_durable.store.journal import HEADER_KIND, encode_record, read_journ
 from strands_durable.store.s3.client import KeyTaken, Objects, make_client
 from strands_durable.store.s3.compaction import Manifest, digest, read_checkpoint
 from strands_durable.store.s3.keys import Keys
-from strands_durable.store.s3.lease import DEFAULT_SKEW_S, DEFAULT_TTL_S, S3Lease
+from strands_durable.store.s3.lease import DEFAULT_SKEW_S, DEFAULT_TTL_S, LeaseRecord, S3Lease
 from strands_durable.store.s3.scratch import apply_delta
 from strands_durable.store.s3.session import S3Session, fence, pending_view_bytes, view_bytes
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, fold
@@ -72,6 +73,8 @@ def _env_float(name: str, default: float) -> float:
 
 
 class S3Store(SessionStore):
+    unit_leases = True  # units of one run may be open on several workers at once (`open_unit`)
+
     def __init__(
         self,
         bucket: str,
@@ -238,15 +241,42 @@ class S3Store(SessionStore):
             raise UsageError(f"Not a session id: {session_id!r}")
 
     # -- creating and opening -------------------------------------------------------------------------
-    def _lease(self, session_id: str) -> S3Lease:
+    def _lease(self, session_id: str, unit: str | None = None, attempt: int | None = None) -> S3Lease:
+        """The session's lease, or with `unit` the lease of one unit of its run held by `attempt`."""
         return S3Lease(
             self.objects,
-            self.keys.lease(session_id),
+            self.keys.lease(session_id) if unit is None else self.keys.unit_lease(session_id, unit),
             session_id,
             ttl_s=self.lease_ttl_s,
             skew_s=self.lease_skew_s,
             clock=self.clock,
+            attempt=attempt,
+            what=None if unit is None else f"unit {unit} of session {session_id}",
         )
+
+    def _live(self, record: LeaseRecord) -> bool:
+        return self.clock() <= record.expires_at + self.lease_skew_s
+
+    def _unit_holders(self, session_id: str) -> list[tuple[str, str]]:
+        """The unit leases of the session's run (one LIST), as (key, ETag); SessionInUse naming the holder of a
+        live one. Called by a session-wide taker after it holds the session's lease: a unit writer that took its
+        lease before is seen here (and fenced), one that comes after sees the session's lease and waits."""
+        found = []
+        for listed in self.objects.list(self.keys.unit_leases(session_id)):
+            held = self.objects.get(listed.key)
+            if held is None:
+                continue  # released meanwhile
+            record = LeaseRecord.decode(held[0], self._where(listed.key))
+            if self._live(record):
+                raise SessionInUse(session_id, record.pid, record.host)
+            found.append((listed.key, held[1]))
+        return found
+
+    def _drop_unit_leases(self, held: list[tuple[str, str]]) -> None:
+        """Delete dead unit leases a fence now covers (If-Match: one renewed meanwhile stays; its writer is fenced
+        at its next commit and deletes it itself)."""
+        for key, etag in held:
+            self.objects.delete(key, if_match=etag)
 
     def create(
         self,
@@ -296,16 +326,54 @@ class S3Store(SessionStore):
         lease = self._lease(session_id)
         replaced = lease.acquire()
         try:
+            dead_units = self._unit_holders(session_id)
             stored = self.read(session_id)
             if check:
                 verify_histories(self._where(self.keys.session(session_id)), stored.state)  # type: ignore[arg-type]
             session = S3Session(self, stored, lease, crash_points)
-            if replaced is not None:
-                session.write_fence(replaced)
+            if replaced is not None or dead_units:
+                session.write_fence(replaced)  # fences the previous holder and every unit writer
+                self._drop_unit_leases(dead_units)
             session.scratch.restore()  # after the fence: a fenced writer's files can no longer be named
             if stored.leftovers:
                 self.objects.delete_many(stored.leftovers)
             session.write_view()
+            return session
+        except BaseException:
+            lease.release()
+            raise
+
+    def open_unit(
+        self,
+        session_id: str,
+        *,
+        unit: str,
+        attempt: int,
+        crash_points: CrashPoints | None = None,
+        check: bool = True,
+    ) -> S3Session:
+        """Open a session to run one unit of it while sibling units run elsewhere: the unit's lease, not the
+        session's. `attempt` (the engine's attempt number, from 1) orders the unit's holders: a later attempt
+        takes the lease from an earlier one at once and fences it with a unit fence record; an earlier attempt
+        finding a later one is SessionFenced. SessionInUse while a session-wide holder is live (a plan pass, a
+        local resume, a `sessions` command). The session's scratch files are restored without removing local
+        ones (a sibling on this machine may be writing its own)."""
+        self._check_id(session_id)
+        self.read_existing_or_raise(session_id)
+        lease = self._lease(session_id, unit, attempt)
+        replaced = lease.acquire()
+        try:
+            # after our lease is visible: a session-wide taker either is seen here or sees us (`_unit_holders`)
+            session_lease = self._lease(session_id).current()
+            if session_lease is not None and self._live(session_lease[0]):
+                raise SessionInUse(session_id, session_lease[0].pid, session_lease[0].host)
+            stored = self.read(session_id)
+            if check:
+                verify_histories(self._where(self.keys.session(session_id)), stored.state)  # type: ignore[arg-type]
+            session = S3Session(self, stored, lease, crash_points, unit=unit)
+            session.scratch.restore(remove_unknown=False)
+            if replaced is not None:
+                session.write_fence(replaced)  # before any use of the state: the earlier attempt is fenced out
             return session
         except BaseException:
             lease.release()
@@ -327,7 +395,12 @@ class S3Store(SessionStore):
         return [sid for sid in ids if is_session_id(sid)]
 
     def _lease_times(self) -> dict[str, float]:
-        return {listed.key.rsplit("/", 1)[-1]: listed.last_modified for listed in self.objects.list(self.keys.leases())}
+        """When each session's lease, or the latest of its units' leases, was last renewed."""
+        times: dict[str, float] = {}
+        for listed in self.objects.list(self.keys.leases()):
+            session_id = self.keys.leased_session(listed.key.rsplit("/", 1)[-1])
+            times[session_id] = max(times.get(session_id, 0.0), listed.last_modified)
+        return times
 
     def list(self) -> list[SessionSummary]:
         lease_times = self._lease_times()
@@ -393,6 +466,7 @@ class S3Store(SessionStore):
         lease = self._lease(session_id)
         replaced = lease.acquire(renew_in_background=False)
         try:
+            dead_units = self._unit_holders(session_id)  # the delete's fence covers their writers
             try:
                 stored = self.read(session_id)
             except SessionNotFound:
@@ -405,6 +479,7 @@ class S3Store(SessionStore):
             # a crash midway leaves keys under the session's prefix: it is still found and can be deleted again
             listed = self.objects.list(self.keys.session(session_id))
             self.objects.delete_many([item.key for item in listed if item.key not in keep])
+            self._drop_unit_leases(dead_units)
         finally:
             lease.release()
 
