@@ -22,9 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints, ToolCall, ToolKey
+from strands_durable.crashpoints import Commit, CrashPoints, ToolCall, ToolKey
 from strands_durable.errors import DurableError, SessionCompleted, SessionNotFound, exit_code_for
-from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Golden, judge_state, reset_dir, run_options
+from strands_durable.faults import judge
+from strands_durable.faults.common import FaultClass, FaultRun, reset_dir
+from strands_durable.faults.golden import ChaosTarget, GoldenRun, run_golden
+from strands_durable.faults.observe import run_options
 from strands_durable.faults.recording import BARRIERS, Op, RecordingFileOps
 from strands_durable.store import LocalStore
 from strands_durable.store.fileops import FileOps
@@ -271,36 +274,32 @@ def mark_promises(bus: CrashPoints, ops: RecordingFileOps) -> None:
 
 @dataclass
 class PowerRecording:
-    """The golden run under the recorder: its log, final journal and the workspace it ran in."""
+    """The golden run under the recorder: its log, final journal and the directory it ran in (sessions/, out/ and
+    workspace/, the tools' workspace, below it)."""
 
-    golden: Golden
+    golden: GoldenRun
     log: list[Op]
     journal: bytes
     base: Path
 
+    @property
+    def scratch(self) -> Path:
+        return self.base / "workspace"
 
-def record_golden(target: FaultTarget, base: Path, recorder: RecordingFileOps | None = None) -> PowerRecording:
-    """Run the workflow once through a recorder in `base` (sessions/ and out/ below it)."""
-    from strands_durable.runner.run import run_workflow
 
-    reset_dir(base)
+def record_golden(target: ChaosTarget, workdir: Path, recorder: RecordingFileOps | None = None) -> PowerRecording:
+    """Run the workflow once through a recorder (`run_golden` in `workdir`, its store on the recording file
+    layer, marking each commit that returned durable)."""
     ops = recorder or RecordingFileOps()
-    bus = CrashPoints()
-    points: list[CrashPoint] = []
-    bus.subscribe(points.append)
-    mark_promises(bus, ops)
-    store = promise_store(base / "sessions", ops)
-    outcome = run_workflow(
-        target.spec_path, run_options(target, base / "out", bus), store=store, session_id=target.session_id
+    golden = run_golden(
+        target,
+        workdir,
+        store_factory=lambda sessions: promise_store(sessions, ops),
+        subscribe=lambda bus: mark_promises(bus, ops),
     )
-    if outcome.status != "completed":
-        raise DurableError(f"{target.spec_path}: the recorded golden run ended {outcome.status}")
-    from strands_durable.faults.oracle import comparable
-
-    state = LocalStore(base / "sessions").load(target.session_id)
-    golden = Golden(target, comparable(state), [p.id for p in points], points)
-    journal = LocalStore(base / "sessions").journal_bytes(target.session_id)
-    return PowerRecording(golden, list(ops.log), journal, base)
+    if golden.failure is not None or golden.comparable["status"] != "completed":
+        raise DurableError(f"{target.spec_path}: the recorded golden run ended {golden.comparable['status']}")
+    return PowerRecording(golden, list(ops.log), golden.journal, workdir / "golden")
 
 
 def persistence_points(log: list[Op]) -> list[int]:
@@ -313,6 +312,8 @@ def enumerate_states(recording: PowerRecording, max_points: int = DEFAULT_MAX_PO
     points = persistence_points(recording.log)
     chosen = set(_evenly(points, max_points))
     model = DiskModel(recording.base)
+    model.dirs.add(recording.scratch)  # made before the run (unrecorded), with the tools' initial files
+    model.durable_dirs.add(recording.scratch)
     promised_seq, promised_tools = -1, []
     states: list[CrashState] = []
     for index in range(len(recording.log) + 1):
@@ -338,10 +339,14 @@ def _evenly(items: list[int], limit: int) -> list[int]:
     return [items[int(i * step)] for i in range(limit)] + [items[-1]]
 
 
-def materialize(state: CrashState, base: Path) -> None:
-    """Make `base` hold exactly the crash state's directories and files."""
+def materialize(state: CrashState, base: Path, initial: dict[Path, bytes] | None = None) -> None:
+    """Make `base` hold exactly the crash state's directories and files (over the `initial` files the run started
+    with: the tools' external state, written before the recording)."""
     ops = FileOps()
     reset_dir(base)
+    for path, data in (initial or {}).items():
+        ops.makedirs(path.parent, durable=False)
+        ops.write_file(path, data, sync=False)
     for directory in sorted(state.dirs, key=lambda d: len(d.parts)):
         if directory != base:
             ops.mkdir(directory)
@@ -350,7 +355,7 @@ def materialize(state: CrashState, base: Path) -> None:
 
 
 def explore_power(
-    target: FaultTarget,
+    target: ChaosTarget,
     workdir: Path,
     *,
     max_points: int = DEFAULT_MAX_POINTS,
@@ -362,8 +367,9 @@ def explore_power(
     `recorder` replaces the recording file operations (a deliberately broken store in the harness's tests).
     """
     run = run or FaultRun(FAULT, target.name)
-    base = workdir / "power"
-    recording = record_golden(target, base, recorder)
+    recording = record_golden(target, workdir / "power", recorder)
+    base = recording.base
+    initial = {recording.scratch / name: data for name, data in recording.golden.workspace.at(0).items()}
     verdicts: dict[str, list[tuple[str, str]]] = {}
     for state in enumerate_states(recording, max_points):
         digest = state.digest(base)
@@ -372,7 +378,7 @@ def explore_power(
             problems = verdicts[digest]
         else:
             run.states.add(digest)
-            materialize(state, base)
+            materialize(state, base, initial)
             problems = _judge(recording, state, base, run)
             verdicts[digest] = problems
         for rule, detail in problems:
@@ -408,7 +414,8 @@ def _judge(recording: PowerRecording, state: CrashState, base: Path, run: FaultR
     bus = CrashPoints()
     bus.subscribe(ToolCall, lambda p: tools_run.append(p) if p.site == "tool.before" else None)
     try:
-        resume(session_id, run_options(golden.target, base / "out", bus), store=LocalStore(sessions))
+        options = run_options(golden.target, base / "out", bus, scratch_dir=recording.scratch)
+        resume(session_id, options, store=LocalStore(sessions))
     except SessionCompleted:
         pass
     except DurableError as exc:
@@ -428,7 +435,8 @@ def _judge(recording: PowerRecording, state: CrashState, base: Path, run: FaultR
         if call.key in state.promised_tools
     ]
     final = LocalStore(sessions).load(session_id)
-    return problems + judge_state(golden, final)
+    # the tools' files are not compared: what a tool wrote without fsync may be lost with the power, by design
+    return problems + judge.completed_like(golden, final)
 
 
 def _check_promises(recording: PowerRecording, state: CrashState, sessions: Path, seq: int) -> list[tuple[str, str]]:
