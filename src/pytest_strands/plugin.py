@@ -305,7 +305,7 @@ class ChaosFixture:
     @staticmethod
     def point(name: str) -> None:
         """A crash point inside a tool body (run_agent crashes there too); nothing outside a chaos run."""
-        from strands_durable.faults.agent_chaos import point
+        from strands_durable.faults.agent_run import point
 
         point(name)
 

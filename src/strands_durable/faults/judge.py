@@ -234,3 +234,94 @@ def _answer_committed(state: SessionState, request: list[dict[str, Any]], count:
             if normalize(messages[end - count : end]) == wanted:
                 return True
     return False
+
+
+# -- a Python agent's conversation (faults/agent_chaos.py): plain messages instead of a session's state ------------
+
+
+def requests_valid(invalid: Iterable[tuple[int, str]], label: str) -> list[Problem]:
+    """Every request the model received was valid for its provider ((index, first broken rule) of each invalid
+    one)."""
+    return [("invalid-request", f"{label} request {index}: {rule}") for index, rule in invalid]
+
+
+def stored_tools_not_rerun(executions: Iterable[str], stored_results: set[str]) -> list[Problem]:
+    """No tool call whose result was stored before the crash ran again (toolUseIds of real executions)."""
+    return [
+        ("tool-rerun", f"tool call {tool_use_id} ran again although its result was stored before the crash")
+        for tool_use_id in sorted(set(executions) & stored_results)
+    ]
+
+
+def stored_turns_not_rerequested(
+    requests: Iterable[list[dict[str, Any]]], stored: list[dict[str, Any]]
+) -> list[Problem]:
+    """No model turn stored before the crash was requested again (normalised requests; the first is reported)."""
+    for messages in requests:
+        n = len(messages)
+        if n < len(stored) and stored[n]["role"] == "assistant" and messages == stored[:n]:
+            return [("model-rerequest", f"the model turn stored as message {n} was requested again")]
+    return []
+
+
+def same_conversation(
+    golden_history: list[dict[str, Any]],
+    golden_workspace: Files,
+    messages: list[dict[str, Any]],
+    workspace: Files,
+    stored_results: set[str],
+) -> list[Problem]:
+    """The resumed conversation (`messages`, as a fresh agent loads it) and workspace equal the golden ones
+    (`history`, `workspace`). When a non-idempotent tool's outcome was unknown (its synthesized result is in the
+    history), CONTRACT's rule instead (`unknown-outcome`): the history up to that result equals the golden one, no
+    workspace line appears more often than in the golden run, and no call whose result was stored is answered
+    "outcome unknown"."""
+    import json
+
+    history = normalize(messages)
+    unknown = next((i for i, m in enumerate(messages) if SYNTHESIZED_RESULT_TEXT in json.dumps(m)), None)
+    if unknown is None:
+        problems = []
+        difference = history_difference(golden_history, history)
+        if difference:
+            problems.append(("history", difference))
+        effects = workspace_difference(golden_workspace, workspace)
+        if effects:
+            problems.append((WORKSPACE_RULE, effects))
+        return problems
+    problems = [
+        (
+            "unknown-outcome",
+            f"tool call {result['toolUseId']} was answered 'outcome unknown' although its result was stored before "
+            "the crash",
+        )
+        for block in messages[unknown]["content"]
+        if (result := block.get("toolResult"))
+        and SYNTHESIZED_RESULT_TEXT in json.dumps(result)
+        and result["toolUseId"] in stored_results
+    ]
+    difference = history_difference(golden_history[:unknown], history[:unknown])
+    effects = workspace_difference(golden_workspace, workspace, at_most=True)
+    for detail in (difference, effects):
+        if detail:
+            problems.append(("unknown-outcome", f"a non-idempotent tool's outcome was unknown, and {detail}"))
+    return problems
+
+
+def history_difference(golden: list[dict[str, Any]], got: list[dict[str, Any]]) -> str | None:
+    """The first message where two normalised histories differ, or None."""
+    if golden == got:
+        return None
+    for index in range(max(len(golden), len(got))):
+        want = golden[index] if index < len(golden) else None
+        have = got[index] if index < len(got) else None
+        if want != have:
+            return f"message {index}: golden {_short(want)}, resumed {_short(have)}"
+    return None
+
+
+def _short(message: Any, limit: int = 160) -> str:
+    import json
+
+    text = "nothing" if message is None else json.dumps(message, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
