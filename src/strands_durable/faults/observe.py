@@ -151,6 +151,21 @@ def arm(bus: CrashPoints, phase: Phase, target: CrashPoint, skip: int) -> None:
     bus.subscribe(crash)
 
 
+def crash_at(point_id: str) -> CrashPoints:
+    """A crash-point bus that raises `InjectedCrash` at the first emission of the point `point_id` (a run's
+    `crash_points`, where a test crashes a run it drives itself)."""
+    bus = CrashPoints()
+    fired: list[CrashPoint] = []
+
+    def crash(point: CrashPoint) -> None:
+        if not fired and point.id == point_id:
+            fired.append(point)
+            raise InjectedCrash(point)
+
+    bus.subscribe(crash)
+    return bus
+
+
 def watch_convergence(bus: CrashPoints, phase: Phase, store: WrappingStore, golden: GoldenRun) -> None:
     """Stop the run (`Converged`) at the first commit whose state equals the golden run's at one of its
     checkpoints; `phase` keeps where, the journal record and the golden state's digest."""
