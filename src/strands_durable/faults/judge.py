@@ -109,15 +109,7 @@ def durable_at(golden: GoldenRun, stored: SessionState, digest: str) -> list[Pro
 
 def answered_unknown(state: SessionState, unknown: set[str]) -> list[Problem]:
     """Each non-idempotent call whose outcome a crash left unknown is answered with the synthesized error."""
-    found: set[str] = set()
-    for conv in state.conversations.values():
-        for message in conv.messages:
-            for block in message.get("content", ()):
-                result = block.get("toolResult")
-                if result and result.get("toolUseId") in unknown:
-                    texts = "".join(c.get("text", "") for c in result.get("content", ()))
-                    if result.get("status") == "error" and SYNTHESIZED_RESULT_TEXT in texts:
-                        found.add(result["toolUseId"])
+    found = outcome_unknown(state)
     return [
         (
             "synthesized-result",
@@ -127,15 +119,19 @@ def answered_unknown(state: SessionState, unknown: set[str]) -> list[Problem]:
     ]
 
 
-def synthesized_results(state: SessionState) -> list[str]:
+def outcome_unknown(state: SessionState) -> set[str]:
     """toolUseIds answered with the synthesized "outcome unknown" error (a non-idempotent tool died mid-call):
-    such a run legitimately differs from the golden run, so only its validity and completion are judged."""
-    from strands_durable.agent.durable import SYNTHESIZED_MARKER
-
-    found: list[str] = []
+    such a run legitimately differs from the golden run, so only its validity and completion are judged. Read from
+    the results themselves: the messages' `synthesized_tool_results` metadata also names results that really ran."""
+    found: set[str] = set()
     for conv in state.conversations.values():
         for message in conv.messages:
-            found += (message.get("metadata") or {}).get("strands_durable", {}).get(SYNTHESIZED_MARKER, [])
+            for block in message.get("content", ()):
+                result = block.get("toolResult")
+                if result and result.get("status") == "error":
+                    texts = "".join(c.get("text", "") for c in result.get("content", ()))
+                    if SYNTHESIZED_RESULT_TEXT in texts:
+                        found.add(result["toolUseId"])
     return found
 
 
@@ -146,7 +142,7 @@ def completed_like(golden: GoldenRun, state: SessionState, scratch: Path | None 
     problems = stored_valid(state, "after the resume")
     if state.status != "completed":
         return [*problems, ("status", f"the session ended {state.status} ({state.reason}), not completed")]
-    if not synthesized_results(state):
+    if not outcome_unknown(state):
         problems += identical(golden, state)
         if scratch is not None:
             problems += workspace_matches(golden.workspace.final, scratch)
