@@ -1,23 +1,20 @@
 """What every fault class shares besides the golden run (faults/golden.py) and the judge (faults/judge.py): the
-finding type, the class declaration the registry lists, what one class did over one workflow, and the tool
-ledger that counts tool executions across processes.
+finding type, the class declaration the registry lists, what one class did over one workflow, and the harness's
+scratch files.
 
 An explorer (interrupt, kill, power, disk, concurrent, stream, compound) runs a workflow, breaks it in its own
 way, lets a fresh run resume it, and judges the result against the golden (uninterrupted) run. Every problem is a
-`Finding` with a stable id, so a failing one can be named and rerun. Tool executions are counted in an fsynced
-ledger outside the session, so "nothing runs twice" holds across processes.
+`Finding` with a stable id, so a failing one can be named and rerun.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError
 from strands_durable.store import LocalStore
 from strands_durable.store.fileops import FileOps
@@ -135,57 +132,3 @@ def write_scratch(path: Path, data: bytes) -> None:
     """A harness file (markers, reports), written through the file-operations layer without fsync."""
     _SCRATCH.makedirs(path.parent, durable=False)
     _SCRATCH.write_file(path, data, sync=False)
-
-
-class ToolLedger:
-    """Tool executions of every process of one exploration, one fsynced line each: (event, tool path, pid).
-
-    `tool.before` means a tool is about to run, `tool.committed` that its result is durable. Nothing committed
-    may run again, and a non-idempotent tool (one with a `/started` commit) may run at most once. Lines are
-    fsynced when `durable` (processes racing on one machine); a killed process's writes reach the file anyway
-    (the kernel still holds them), so the kill explorer skips the fsync.
-    """
-
-    def __init__(self, path: Path, *, durable: bool = True) -> None:
-        self.path = path
-        self.durable = durable
-        self._ops = FileOps()
-
-    def subscribe(self, bus: CrashPoints) -> None:
-        bus.subscribe(self._record)
-
-    def _record(self, point: CrashPoint) -> None:
-        self.record_points([point])
-
-    def record_points(self, points: Iterable[CrashPoint]) -> None:
-        """Append the tool points among `points` (also those of a run whose journal prefix an exploration
-        starts from: what that prefix committed must not run again either)."""
-        lines = [json.dumps([p.site, p.path]) + "\n" for p in points if p.site in ("tool.before", "tool.committed")]
-        if not lines:
-            return
-        handle = self._ops.open_append(self.path)
-        try:
-            handle.append("".join(lines).encode())
-            if self.durable:
-                handle.sync()
-        finally:
-            handle.close()
-
-    def entries(self) -> list[tuple[str, str]]:
-        if not self.path.exists():
-            return []
-        rows = []
-        for line in self.path.read_bytes().splitlines():
-            try:
-                site, path = json.loads(line)
-            except ValueError:
-                continue  # a line torn by a kill
-            rows.append((site, path))
-        return rows
-
-    def reruns(self, golden: GoldenRun) -> list[tuple[str, str]]:
-        """(rule, detail): tool paths that ran after their result was committed, or non-idempotent ones of the golden
-        run that ran twice (`judge.tool_reruns`)."""
-        from strands_durable.faults.judge import non_idempotent_tools, tool_reruns
-
-        return tool_reruns(self.entries(), non_idempotent_tools(golden))

@@ -20,10 +20,10 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError
-from strands_durable.faults.common import FaultClass, FaultRun, ToolLedger, reset_dir
+from strands_durable.faults.common import FaultClass, FaultRun, reset_dir
 from strands_durable.faults.forking import ChildExit, run_in_child
 from strands_durable.faults.golden import ChaosTarget, GoldenRun, run_golden
-from strands_durable.faults.observe import run_options
+from strands_durable.faults.observe import ToolLedger, run_options
 from strands_durable.faults.runs import (
     crashing_run,
     journal_digest,

@@ -19,10 +19,10 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import ExitCode
-from strands_durable.faults.common import FaultClass, FaultRun, ToolLedger, reset_dir, write_scratch
+from strands_durable.faults.common import FaultClass, FaultRun, reset_dir, write_scratch
 from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
 from strands_durable.faults.golden import ChaosTarget, GoldenRun, run_golden
-from strands_durable.faults.observe import run_options
+from strands_durable.faults.observe import ToolLedger, run_options
 from strands_durable.faults.runs import crashing_run
 from strands_durable.store import LocalStore
 

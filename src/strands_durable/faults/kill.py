@@ -32,11 +32,11 @@ from typing import Any
 from strands_durable.crashpoints import CrashPoint
 from strands_durable.errors import DurableError, ExitCode
 from strands_durable.faults import judge
-from strands_durable.faults.common import FaultClass, FaultRun, ToolLedger, reset_dir
+from strands_durable.faults.common import FaultClass, FaultRun, reset_dir
 from strands_durable.faults.explore import cut_for, skip_count
 from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
 from strands_durable.faults.golden import ChaosTarget, GoldenPoint, GoldenRun, run_golden, seed_session
-from strands_durable.faults.observe import observed_store
+from strands_durable.faults.observe import ToolLedger, observed_store
 from strands_durable.faults.runs import (
     NOT_FIRED,
     Convergence,

@@ -1,15 +1,17 @@
 """The observer: what a run does, seen through its crash-point bus, and the options every fault run runs with.
 
 A `Phase` records one run's points, the tools it executed, the tool results each commit recorded and the model
-requests it made (`observe`); `arm` crashes it at a point and `watch_convergence` stops it where its state equals
-the golden run's. `run_options` is the one way a fault run (in process or in a child, golden, crashing or
-resuming) is configured: the target's model or cassette, its tools and network cassette, its own copy of the tools'
-workspace, HITL defaults, a pinned creation time and concurrent units in lockstep.
+requests it made (`observe`); `arm` and `crash_at` crash it at a point and `watch_convergence` stops it where its
+state equals the golden run's. `ToolLedger` records tool executions across processes. `run_options` is the one
+way a fault run (in process or in a child, golden, crashing or resuming) is configured: the target's model or
+cassette, its tools and network cassette, its own copy of the tools' workspace, HITL defaults, a pinned creation
+time and concurrent units in lockstep.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +20,7 @@ from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints, Injecte
 from strands_durable.faults.oracle import RequestLog, counting_model
 from strands_durable.runner.options import RunOptions
 from strands_durable.store import KnownJournal, LocalStore
+from strands_durable.store.fileops import FileOps
 from strands_durable.store.wrapping import WrappingStore
 
 if TYPE_CHECKING:
@@ -182,3 +185,57 @@ def watch_convergence(bus: CrashPoints, phase: Phase, store: WrappingStore, gold
             raise Converged(point)
 
     bus.subscribe(check)
+
+
+class ToolLedger:
+    """Tool executions of every process of one exploration, one fsynced line each: (event, tool path, pid).
+
+    `tool.before` means a tool is about to run, `tool.committed` that its result is durable. Nothing committed
+    may run again, and a non-idempotent tool (one with a `/started` commit) may run at most once. Lines are
+    fsynced when `durable` (processes racing on one machine); a killed process's writes reach the file anyway
+    (the kernel still holds them), so the kill explorer skips the fsync.
+    """
+
+    def __init__(self, path: Path, *, durable: bool = True) -> None:
+        self.path = path
+        self.durable = durable
+        self._ops = FileOps()
+
+    def subscribe(self, bus: CrashPoints) -> None:
+        bus.subscribe(self._record)
+
+    def _record(self, point: CrashPoint) -> None:
+        self.record_points([point])
+
+    def record_points(self, points: Iterable[CrashPoint]) -> None:
+        """Append the tool points among `points` (also those of a run whose journal prefix an exploration
+        starts from: what that prefix committed must not run again either)."""
+        lines = [json.dumps([p.site, p.path]) + "\n" for p in points if p.site in ("tool.before", "tool.committed")]
+        if not lines:
+            return
+        handle = self._ops.open_append(self.path)
+        try:
+            handle.append("".join(lines).encode())
+            if self.durable:
+                handle.sync()
+        finally:
+            handle.close()
+
+    def entries(self) -> list[tuple[str, str]]:
+        if not self.path.exists():
+            return []
+        rows = []
+        for line in self.path.read_bytes().splitlines():
+            try:
+                site, path = json.loads(line)
+            except ValueError:
+                continue  # a line torn by a kill
+            rows.append((site, path))
+        return rows
+
+    def reruns(self, golden: GoldenRun) -> list[tuple[str, str]]:
+        """(rule, detail): tool paths that ran after their result was committed, or non-idempotent ones of the golden
+        run that ran twice (`judge.tool_reruns`)."""
+        from strands_durable.faults.judge import non_idempotent_tools, tool_reruns
+
+        return tool_reruns(self.entries(), non_idempotent_tools(golden))

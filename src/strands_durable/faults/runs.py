@@ -20,9 +20,9 @@ from typing import Any
 from strands_durable.agent.durable import StopRequested
 from strands_durable.agent.loop import stop_pool_threads
 from strands_durable.crashpoints import CrashPoint, CrashPoints, UnitBoundary
-from strands_durable.faults.common import ToolLedger, write_scratch
+from strands_durable.faults.common import write_scratch
 from strands_durable.faults.golden import ChaosTarget, GoldenRun
-from strands_durable.faults.observe import Converged, Phase, observed_store, run_options, watch_convergence
+from strands_durable.faults.observe import Converged, Phase, ToolLedger, observed_store, run_options, watch_convergence
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.runner.signals import StopSignals  # imported here, in the warm parent, not in every child
 from strands_durable.store import LocalStore
