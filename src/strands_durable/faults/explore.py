@@ -173,6 +173,7 @@ class _Exploration:
             scratch_dir=self.scratch,
             requests=phase.requests,
             off_the_record=off_the_record,
+            lockstep=True,
         )
         try:
             outcome = resume(self.session_id, options, store=store)

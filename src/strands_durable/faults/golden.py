@@ -203,7 +203,7 @@ def run_golden(
     observe(bus, phase)
     if subscribe is not None:
         subscribe(bus)
-    options = run_options(target, out_dir, bus, scratch_dir=scratch, requests=phase.requests)
+    options = run_options(target, out_dir, bus, scratch_dir=scratch, requests=phase.requests, lockstep=True)
     failure = None
     try:
         status = run_workflow(target.spec_path, options, store=store, session_id=target.session_id).status

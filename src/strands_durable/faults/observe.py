@@ -5,7 +5,7 @@ requests it made (`observe`); `arm` and `crash_at` crash it at a point and `watc
 state equals the golden run's. `ToolLedger` records tool executions across processes. `run_options` is the one
 way a fault run (in process or in a child, golden, crashing or resuming) is configured: the target's model or
 cassette, its tools and network cassette, its own copy of the tools' workspace, HITL defaults, a pinned creation
-time and concurrent units in lockstep.
+time and, in process, concurrent units in lockstep.
 """
 
 from __future__ import annotations
@@ -75,13 +75,16 @@ def run_options(
     stop_requested: Callable[[], bool] | None = None,
     model_factory: Callable[..., Any] | None = None,
     off_the_record: bool = False,
+    lockstep: bool = False,
 ) -> RunOptions:
     """Options of a fault run. The model is `model_factory` when given (a faulting model), else the target's
     (a cassette) or the synthetic one; `requests` counts what it is asked. `scratch_dir` is this run's own copy of
     the tools' workspace (None: the store's). `stop_requested` is how a signal handler stops the run (as `strands
     run` does, cancelling a model call in flight); without it nothing stops the run from outside: it stops at its
     crash point. `off_the_record`: the run follows a crash that made a non-idempotent call's outcome unknown, so a
-    cassette's misses are answered by the synthetic model (`faults.cassette.off_the_record`)."""
+    cassette's misses are answered by the synthetic model (`faults.cassette.off_the_record`). `lockstep`: concurrent
+    units take turns in a fixed order (the golden run and the in-process explorer); the classes that run real
+    processes keep free threading, so other interleavings are exercised there."""
 
     def factory(*, agent_id: str, provider: str, model_id: Any, runtime: Any) -> Any:
         from strands_durable.models.providers import build_model
@@ -121,7 +124,7 @@ def run_options(
         network_tools=target.network_tools,
         crash_points=bus,
         created_at=PINNED_CREATED_AT,
-        lockstep=True,
+        lockstep=lockstep,
         cancel_in_flight=stop_requested is not None,
         **extra,
     )
