@@ -31,7 +31,15 @@ from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, Injected
 from strands_durable.errors import DurableError
 from strands_durable.faults import judge
 from strands_durable.faults.common import INVALID_HISTORY, Finding
-from strands_durable.faults.golden import GoldenPoint, GoldenRun, failure_of, pending_unknown, seed_session
+from strands_durable.faults.golden import (
+    GoldenPoint,
+    GoldenRun,
+    cut_for,
+    failure_of,
+    pending_unknown,
+    seed_session,
+    skip_count,
+)
 from strands_durable.faults.observe import Phase, observe, observed_store, run_options, watch_convergence
 from strands_durable.faults.observe import arm as _arm
 from strands_durable.faults.workspace import write_files
@@ -226,30 +234,6 @@ class _Exploration:
         self.judged(judge.identical(golden, state))
         self.judged(judge.out_dir_matches(self.out_dir, state))
         self.judged(judge.workspace_matches(golden.workspace.final, self.scratch))
-
-
-def cut_for(golden: GoldenRun, target: GoldenPoint) -> GoldenPoint | None:
-    """The last store.before_commit point strictly before `target` whose durable state lets the run reach the
-    target as the golden run did: the crashing run starts just before that commit, so it makes the commit itself
-    and every point attached to it (tool.committed, unit.after) is reached. A state where a non-idempotent tool
-    has started without a result is never a start (its resume answers "outcome unknown" instead of running the
-    tool, so it could not leave what a real crash at the target leaves): the cut moves back before the tool's
-    `started` commit. Points after the run completed (closing the session) are reached from before the
-    completing commit."""
-    for point in reversed(golden.points[: target.index]):
-        if point.point.site == "store.before_commit" and not point.completed and not point.outcome_unknown:
-            return point
-    return None
-
-
-def skip_count(golden: GoldenRun, target: GoldenPoint, start_index: int) -> int:
-    """Which emission of the target's site and path to crash at, in a run that starts at `start_index`."""
-    before = sum(
-        1
-        for p in golden.points[:start_index]
-        if p.point.site == target.point.site and p.point.path == target.point.path
-    )
-    return max(0, target.point.occurrence - before)
 
 
 def explore_point(golden: GoldenRun, point_id: str, workdir: Path) -> PointOutcome:

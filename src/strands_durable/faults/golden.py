@@ -89,6 +89,10 @@ class GoldenRun:
     def point(self, point_id: str) -> GoldenPoint:
         return self._by_id[point_id]
 
+    def emissions_before(self, site: str, path: str, index: int) -> int:
+        """How many times the golden run emitted `site` at `path` before its point `index`."""
+        return sum(1 for p in self.points[:index] if p.point.site == site and p.point.path == path)
+
     @property
     def point_ids(self) -> list[str]:
         """Every point's id, in the order the golden run passed them."""
@@ -139,6 +143,28 @@ class GoldenRun:
                 self._states.popitem(last=False)
         self._states.move_to_end(length)
         return copy_state(state)
+
+
+# -- where a crash run starts -------------------------------------------------------------------------------------
+
+
+def cut_for(golden: GoldenRun, target: GoldenPoint) -> GoldenPoint | None:
+    """The last store.before_commit point strictly before `target` whose durable state lets the run reach the
+    target as the golden run did: the crashing run starts just before that commit, so it makes the commit itself
+    and every point attached to it (tool.committed, unit.after) is reached. A state where a non-idempotent tool
+    has started without a result is never a start (its resume answers "outcome unknown" instead of running the
+    tool, so it could not leave what a real crash at the target leaves): the cut moves back before the tool's
+    `started` commit. Points after the run completed (closing the session) are reached from before the
+    completing commit."""
+    for point in reversed(golden.points[: target.index]):
+        if point.point.site == "store.before_commit" and not point.completed and not point.outcome_unknown:
+            return point
+    return None
+
+
+def skip_count(golden: GoldenRun, target: GoldenPoint, start_index: int) -> int:
+    """Which emission of the target's site and path to crash at, in a run that starts at `start_index`."""
+    return max(0, target.point.occurrence - golden.emissions_before(target.point.site, target.point.path, start_index))
 
 
 def seed_session(golden: GoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes) -> tuple[bytes, dict[str, Any]]:

@@ -33,9 +33,16 @@ from strands_durable.crashpoints import CrashPoint
 from strands_durable.errors import DurableError, ExitCode
 from strands_durable.faults import judge
 from strands_durable.faults.common import FaultClass, FaultRun, reset_dir
-from strands_durable.faults.explore import cut_for, skip_count
 from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
-from strands_durable.faults.golden import ChaosTarget, GoldenPoint, GoldenRun, run_golden, seed_session
+from strands_durable.faults.golden import (
+    ChaosTarget,
+    GoldenPoint,
+    GoldenRun,
+    cut_for,
+    run_golden,
+    seed_session,
+    skip_count,
+)
 from strands_durable.faults.observe import ToolLedger, observed_store
 from strands_durable.faults.runs import (
     NOT_FIRED,
@@ -216,7 +223,7 @@ def _named_point(report: Path, golden: GoldenRun, start_index: int) -> str | Non
     if not report.exists():
         return None
     site, path, occurrence = json.loads(report.read_bytes())
-    earlier = sum(1 for p in golden.points[:start_index] if p.point.site == site and p.point.path == path)
+    earlier = golden.emissions_before(site, path, start_index)
     return CrashPoint(site, path, occurrence + earlier if start_index else occurrence).id
 
 
