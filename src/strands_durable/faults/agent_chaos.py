@@ -23,8 +23,6 @@ faults/agent_run.py.
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import json
 import os
 import signal
@@ -33,140 +31,30 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import InjectedCrash, natural_key
 from strands_durable.faults import judge
-from strands_durable.faults.agent_run import STYLES, AgentChaos, AgentContext, Request, Run, build
+from strands_durable.faults.agent_place import (
+    Place,
+    Stored,
+    acknowledged,
+    close_agent,
+    converse,
+    copy_tree,
+    load_history,
+    load_messages,
+    stored_at_crash,
+)
+from strands_durable.faults.agent_run import STYLES, AgentChaos, Request, Run, build
 from strands_durable.faults.common import Finding, reset_dir, write_scratch
 from strands_durable.faults.forking import run_in_child
 from strands_durable.faults.workspace import read_files
 from strands_durable.store.fileops import FileOps
 
 _SCRATCH = FileOps()  # the harness's own files (copies, markers): not session data, no fsync
-
-
-# -- directories and snapshots ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Place:
-    """A run's storage directory and workspace under one root."""
-
-    root: Path
-
-    @property
-    def storage(self) -> Path:
-        return self.root / "storage"
-
-    @property
-    def workspace(self) -> Path:
-        return self.root / "workspace"
-
-    @property
-    def acknowledged(self) -> Path:
-        return self.root / "acknowledged"
-
-    def context(self, chaos: AgentChaos, phase: str) -> AgentContext:
-        return AgentContext(self.storage, self.workspace, chaos.session_id, phase)
-
-    def fresh(self) -> Place:
-        reset_dir(self.root)
-        reset_dir(self.storage)
-        reset_dir(self.workspace)
-        return self
-
-
-def copy_tree(src: Path, dst: Path) -> None:
-    """`src` copied to a fresh `dst` (harness files, no fsync); a file that vanishes meanwhile is left out."""
-    reset_dir(dst)
-    for path in sorted(src.rglob("*")):
-        target = dst / path.relative_to(src)
-        try:
-            if path.is_dir():
-                _SCRATCH.makedirs(target, durable=False)
-            elif path.is_file():
-                write_scratch(target, path.read_bytes())
-        except FileNotFoundError:
-            continue
-
-
-# -- running the prompts -----------------------------------------------------------------------------------------
-def _converse(agent: Any, prompts: Sequence[str], place: Place, start: int = 0) -> None:
-    for index in range(start, len(prompts)):
-        agent(prompts[index])
-        write_scratch(place.acknowledged, str(index + 1).encode())
-
-
-def acknowledged(place: Place) -> int:
-    """How many prompts' `agent(...)` calls returned before the crash."""
-    return int(place.acknowledged.read_text()) if place.acknowledged.exists() else 0
-
-
-def load_messages(chaos: AgentChaos, place: Place) -> list[dict[str, Any]]:
-    """The conversation as a fresh `build_agent` loads it from `place`."""
-    agent = build(chaos, place.context(chaos, "load"), None)
-    messages = copy.deepcopy(list(agent.messages))
-    _close(agent)
-    return messages
-
-
-def load_history(chaos: AgentChaos, place: Place) -> list[dict[str, Any]]:
-    """The conversation as a fresh `build_agent` loads it from `place`, normalised."""
-    from strands_durable.history import normalize
-
-    return normalize(load_messages(chaos, place))
-
-
-SDK_PLACEHOLDER = "Tool was interrupted."  # the SDK's in-memory answer to an orphan toolUse on load (not stored)
-
-
-@dataclass
-class Stored:
-    """What the crash left stored: the messages (a pending invocation's too, for our manager) and the toolUseIds
-    whose results are stored."""
-
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    results: set[str] = field(default_factory=set)
-
-
-def stored_at_crash(chaos: AgentChaos, crashed: Place) -> Stored:
-    """What a fresh agent finds in (a copy of) what the crash left, plus the tool results our manager reported
-    committed (`tool.committed`) before the crash. The SDK's in-memory "Tool was interrupted." answers are not
-    stored and are left out."""
-    from strands_durable.models.request import normalise_messages
-
-    committed_file = crashed.root / "committed.json"
-    stored = Stored(results=set(json.loads(committed_file.read_text())) if committed_file.exists() else set())
-    probe = Place(crashed.root.with_name("probe"))
-    copy_tree(crashed.root, probe.root)
-    try:
-        agent = build(chaos, probe.context(chaos, "load"), None)
-    except Exception:
-        return stored  # judged in the resumes, which load the same state
-    messages = copy.deepcopy(list(agent.messages))
-    store = getattr(getattr(agent, "_session_manager", None), "store", None)
-    if store is not None:  # our manager: the journal also holds the pending invocation's messages
-        with contextlib.suppress(Exception):
-            conv = store.load(chaos.session_id).conversations.get(agent.agent_id)
-            messages = copy.deepcopy(list(conv.messages)) if conv is not None else messages
-    _close(agent)
-    for message in messages:
-        results = [b["toolResult"] for b in message.get("content", ()) if "toolResult" in b]
-        real = [r for r in results if SDK_PLACEHOLDER not in json.dumps(r)]
-        if results and not real:
-            break  # the SDK's placeholder answers: in memory only, and nothing stored follows them
-        stored.results.update(r["toolUseId"] for r in real)
-        stored.messages.append(message)
-    stored.messages = normalise_messages(stored.messages)
-    return stored
-
-
-def _close(agent: Any) -> None:
-    close = getattr(getattr(agent, "_session_manager", None), "close", None)
-    if callable(close):
-        close()
 
 
 @dataclass
@@ -199,11 +87,11 @@ def run_golden(chaos: AgentChaos, root: Path) -> AgentGolden:
     with Run() as run:
         agent = build(chaos, place.context(chaos, "golden"), run)
         try:
-            _converse(agent, chaos.prompts, place)
+            converse(agent, chaos.prompts, place)
         except Exception as exc:
             problems.append(Finding("golden-run", f"{type(exc).__name__}: {exc}"))
         finally:
-            _close(agent)
+            close_agent(agent)
     if chaos.record and chaos.cassette is not None:
         chaos.cassette.save()
     problems += [Finding(rule, detail) for rule, detail in judge.requests_valid(_invalid(run), "golden")]
@@ -336,7 +224,7 @@ def _crashing_run(chaos: AgentChaos, place: Place, run: Run, *, timeout: float =
     with run:
         agent = build(chaos, place.context(chaos, "crash"), run)
         try:
-            _converse(agent, chaos.prompts, place)
+            converse(agent, chaos.prompts, place)
         except InjectedCrash:
             pass
         except Exception:
@@ -367,8 +255,8 @@ def _resume(golden: AgentGolden, outcome: AgentOutcome, style: str) -> Resumed:
                     agent()
                 elif not answered(agent.messages, interrupted):
                     agent(interrupted)
-                _converse(agent, chaos.prompts, place, start + 1)
-            _close(agent)
+                converse(agent, chaos.prompts, place, start + 1)
+            close_agent(agent)
         except Exception as exc:
             problems.append(("resume-failed", f"{type(exc).__name__}: {exc}"))
     problems += judge.requests_valid(_invalid(run), "resume")[:1]
