@@ -8,8 +8,9 @@ dies there by SIGKILL; the resume (in the parent) stops at convergence and is ju
 baselines: `from the start` raises InjectedCrash at the point in a run from the start, resumes in fresh objects
 to the end and judges the whole run (kill mode's scheme before it started at the prefix); `plugin explorer` is
 `faults.explore.explore_point` (the pytest plugin's: journal-prefix start, convergence stop, and a second crash
-when the resume passes the point again), when it is importable. Rounds alternate the modes so machine load hits
-them alike; the median round counts. Prints one line per measurement and the ratios.
+when the resume passes the point again). All three share one golden run (`faults.golden.run_golden`). Rounds
+alternate the modes so machine load hits them alike; the median round counts. Prints one line per measurement
+and the ratios.
 """
 
 from __future__ import annotations
@@ -22,8 +23,12 @@ import time
 from pathlib import Path
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
-from strands_durable.faults.common import FaultRun, FaultTarget, Golden, judge_final, reset_dir, run_golden, run_options
-from strands_durable.faults.kill import GoldenJournal, kill_at_point
+from strands_durable.faults.common import FaultRun, reset_dir
+from strands_durable.faults.explore import explore_point
+from strands_durable.faults.golden import GoldenRun, run_golden
+from strands_durable.faults.kill import kill_at_point
+from strands_durable.faults.observe import run_options
+from strands_durable.faults.target import ChaosTarget
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store.local import LocalStore
 
@@ -33,7 +38,7 @@ SCRATCH = "in-process (from the start)"
 PLUGIN = "in-process (plugin explorer)"
 
 
-def in_process(golden: Golden, points: list[str], workspace: Path) -> float:
+def in_process(golden: GoldenRun, points: list[str], workspace: Path) -> float:
     """Points per second of a crash in a run from the start, a resume to the end, the final judgement."""
     target = golden.target
     started = time.perf_counter()
@@ -58,28 +63,23 @@ def in_process(golden: Golden, points: list[str], workspace: Path) -> float:
             )
         if LocalStore(sessions).load(target.session_id).status != "completed":
             resume(target.session_id, run_options(target, out_dir, CrashPoints()), store=LocalStore(sessions))
-        assert not judge_final(golden, sessions)
+        check = FaultRun("interrupt", target.name)
+        check.judge(golden, sessions, point_id, "")
+        assert not check.findings, check.findings[:3]
     return len(points) / (time.perf_counter() - started)
 
 
-def killed(golden: Golden, points: list[str], workspace: Path) -> float:
+def killed(golden: GoldenRun, points: list[str], workspace: Path) -> float:
     run = FaultRun("kill", golden.target.name)
     started = time.perf_counter()
-    journal = GoldenJournal.of(golden)  # once per golden run, counted in the rate
     for point_id in points:
-        kill_at_point(golden, point_id, "SIGKILL", workspace, run, journal=journal)
+        kill_at_point(golden, point_id, "SIGKILL", workspace, run)
     rate = len(points) / (time.perf_counter() - started)
     assert not run.findings and run.outcomes["resumed"] == len(points), run.findings[:3]
     return rate
 
 
-def plugin_explorer(spec: Path, points: int, workdir: Path):  # -> callable or None
-    try:
-        from strands_durable.faults.explore import ChaosTarget, explore_point
-        from strands_durable.faults.explore import run_golden as plugin_golden
-    except ImportError:
-        return None
-    golden = plugin_golden(ChaosTarget(spec), workdir / "plugin-golden")
+def plugin_explorer(golden: GoldenRun, points: int, workdir: Path):  # -> callable
     ids = golden.ordered_ids()
     chosen = [ids[int(i * len(ids) / points)] for i in range(points)]
 
@@ -100,19 +100,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bench-faults-"))
-    target = FaultTarget(args.spec)
-    golden = run_golden(target, workdir / "golden")
+    golden = run_golden(ChaosTarget(args.spec), workdir / "golden").require_completed()  # one golden run for all
     ids = list(dict.fromkeys(golden.point_ids))
     points = [ids[int(i * len(ids) / args.points)] for i in range(min(args.points, len(ids)))]
-    plugin = plugin_explorer(args.spec, len(points), workdir)
-    rates: dict[str, list[float]] = {SCRATCH: [], KILL: []}
-    if plugin is not None:
-        rates[PLUGIN] = []
+    plugin = plugin_explorer(golden, len(points), workdir)
+    rates: dict[str, list[float]] = {SCRATCH: [], KILL: [], PLUGIN: []}
     for _ in range(args.rounds):
         rates[SCRATCH].append(in_process(golden, points, workdir / "inproc"))
         rates[KILL].append(killed(golden, points, workdir / "kill"))
-        if plugin is not None:
-            rates[PLUGIN].append(plugin())
+        rates[PLUGIN].append(plugin())
     print(f"{args.spec.name}: {len(points)} of {len(ids)} crash points, {args.rounds} alternating rounds (median)")
     medians = {name: statistics.median(values) for name, values in rates.items()}
     for name, rate in medians.items():

@@ -24,7 +24,7 @@ OPTIONS = ("prompts", "max_points", "session_id", "cassette")
 
 def chaos_for(suite: Any, build_agent: Any, prompts: Any, options: dict[str, Any], where: Path) -> Any:
     """The engine's settings from the test's options and the command line's (faults, max points, record)."""
-    from strands_durable.faults.agent_chaos import FAULTS, AgentChaos, AgentChaosError
+    from strands_durable.faults.agent_run import FAULTS, AgentChaos, AgentChaosError
 
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:

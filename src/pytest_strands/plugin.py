@@ -138,7 +138,7 @@ class ChaosFailure(AssertionError):
 class SpecFile(pytest.File):
     def collect(self):  # type: ignore[override]
         from pytest_strands.collect import hitl_hint
-        from strands_durable.faults.suite import NotExplorable
+        from strands_durable.faults.target import NotExplorable
 
         suite = self.config.stash[SUITE]
         try:
@@ -264,12 +264,8 @@ class ChaosFixture:
     def run(self, spec: str | Path | None = None, **options: Any) -> list[Any]:
         from pytest_strands.collect import hitl_hint
         from strands_durable.faults.common import Finding
-        from strands_durable.faults.suite import (
-            NotExplorable,
-            golden_properties,
-            not_explorable_properties,
-            outcome_properties,
-        )
+        from strands_durable.faults.suite import golden_properties, not_explorable_properties, outcome_properties
+        from strands_durable.faults.target import NotExplorable
 
         options = {**self.defaults, **options}
         spec_path = Path(spec or options.pop("spec"))
@@ -309,7 +305,7 @@ class ChaosFixture:
     @staticmethod
     def point(name: str) -> None:
         """A crash point inside a tool body (run_agent crashes there too); nothing outside a chaos run."""
-        from strands_durable.faults.agent_chaos import point
+        from strands_durable.faults.agent_run import point
 
         point(name)
 

@@ -1,4 +1,5 @@
-"""Test support for the durable core: tools that count their executions in an fsynced file, run helpers."""
+"""Test support for the durable core: tools that count their executions in an fsynced file, and crashes driven
+through the fault kit."""
 
 from __future__ import annotations
 
@@ -9,22 +10,15 @@ from typing import Any
 
 from strands import tool
 
-from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
-from strands_durable.errors import DurableError
-from strands_durable.faults.oracle import (
-    RequestLog,
-    committed_request_digests,
-    comparable,
-    counting_model,
-    stored_violations,
-    tool_ids_on_disk,
-)
+from strands_durable.faults.explore import explore_point
+from strands_durable.faults.golden import GoldenRun, run_golden
+from strands_durable.faults.observe import crash_at as crash_at  # the pattern suites crash their own runs with it
+from strands_durable.faults.oracle import RequestLog, counting_model
+from strands_durable.faults.target import ChaosTarget
 from strands_durable.models.providers import build_model
 from strands_durable.runner.marks import non_idempotent
 from strands_durable.runner.native_tools import evaluate_arithmetic
 from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 
 
 class ExecutionLog:
@@ -102,76 +96,28 @@ def counted_options(log: ExecutionLog, requests: RequestLog, **kwargs: Any) -> R
     return RunOptions(extra_tools=counting_tools(log), model_factory=factory, **kwargs)
 
 
-# -- crash at a point, resume in fresh objects, judge (shared by the core and the pattern suites) ------------
+# -- crash at a point, resume in fresh objects, judge (shared by the core and the pattern suites): the fault kit's
+# golden run and in-process explorer, with the counting tools -----------------------------------------------------
 
 
-def crash_at(target: str) -> CrashPoints:
-    points = CrashPoints()
-    fired = []
-
-    def maybe_crash(point: CrashPoint) -> None:
-        if point.id == target and not fired:
-            fired.append(point)
-            raise InjectedCrash(point)
-
-    points.subscribe(maybe_crash)
-    return points
-
-
-def golden_run(root: Path, spec: Path, **options: Any) -> tuple[dict, list[str]]:
-    """An uninterrupted run of `spec`: its comparable view and every crash-point id it passed, in order."""
-    seen: list[str] = []
-    points = CrashPoints()
-    points.subscribe(lambda p: seen.append(p.id))
+def golden_run(root: Path, spec: Path, **options: Any) -> GoldenRun:
+    """An uninterrupted run of `spec` through the fault kit (`faults.golden.run_golden`), its tools counting their
+    executions in `root/exec.log`; every resume of its explorations runs to the end (`full`). `seed` may be given."""
     log = ExecutionLog(root / "exec.log")
-    store = LocalStore(root / "sessions", strict=True)
-    outcome = run_workflow(
-        spec, counted_options(log, RequestLog(), out_dir=root / "out", crash_points=points, **options), store=store
-    )
-    assert outcome.status == "completed"
+    target = ChaosTarget(spec, tools=counting_tools(log), seed=options.pop("seed", 0), full=True)
+    golden = run_golden(target, root)
+    assert not options, f"options the kit does not take: {sorted(options)}"
+    assert not golden.problems, [str(p) for p in golden.problems]
+    assert golden.comparable["status"] == "completed"
     assert all(count == 1 for count in log.counts().values())
-    return comparable(store.load(outcome.session_id)), seen
+    return golden
 
 
-def crash_and_resume(root: Path, target: str, spec: Path, **options: Any) -> tuple[list[str], Any]:
-    """Run with a crash at `target`, resume in fresh objects; the problems found (empty = pass) and the state."""
-    import pytest
-
-    problems: list[str] = []
-    log = ExecutionLog(root / "exec.log")
-    first_requests, resumed_requests = RequestLog(), RequestLog()
-    store = LocalStore(root / "sessions", strict=True)
-    with pytest.raises(InjectedCrash):
-        run_workflow(
-            spec,
-            counted_options(log, first_requests, out_dir=root / "out", crash_points=crash_at(target), **options),
-            store=store,
-        )
-    (session_id,) = store.session_ids()
-    crashed = LocalStore(root / "sessions").load(session_id)
-    problems += [f"invalid stored history after the crash: {v}" for v in stored_violations(crashed)]
-    committed = committed_request_digests(crashed)
-    committed_tools = tool_ids_on_disk(store.journal_path(session_id))
-    executed_before = log.counts()
-    if crashed.status != "completed":
-        fresh = LocalStore(root / "sessions", strict=True)
-        resume_options = {k: v for k, v in options.items() if k in ("hitl_use_defaults", "seed")}
-        try:
-            outcome = resume(session_id, counted_options(log, resumed_requests, **resume_options), store=fresh)
-        except DurableError as exc:
-            return [*problems, f"resume failed: {exc}"], crashed
-        if outcome.status != "completed":
-            problems.append(f"resume ended {outcome.status}")
-    final = LocalStore(root / "sessions").load(session_id)
-    problems += [f"invalid history after resume: {v}" for v in stored_violations(final, mode="stored")]
-    redone = [d for d in resumed_requests.digests if d in committed]
-    if redone:
-        problems.append(f"{len(redone)} committed model turn(s) requested again")
-    for tool_use_id, count in log.counts().items():
-        # at-least-once: a tool that ran but whose result was not committed may run once more
-        limit = 1 if tool_use_id in committed_tools or not executed_before.get(tool_use_id) else 2
-        if count > limit:
-            problems.append(
-                f"tool call {tool_use_id} executed {count} times (committed: {tool_use_id in committed_tools})"
-            )
-    return problems, final
+def crash_and_resume(golden: GoldenRun, point_id: str, root: Path) -> list[str]:
+    """Crash at `point_id`, resume in fresh objects and judge (`faults.explore.explore_point`): the problems found
+    (empty = pass), a point that never fired included."""
+    outcome = explore_point(golden, point_id, root)
+    problems = [str(p) for p in outcome.problems]
+    if not outcome.explored:
+        problems.append("[not-fired] the crash point was never reached")
+    return problems

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.common import FaultTarget, Golden, run_golden
+from strands_durable.faults.golden import GoldenRun, run_golden
+from strands_durable.faults.target import ChaosTarget
 from tests.conftest import EXAMPLES
 
 CHAIN = EXAMPLES / "chain-research.strands.yaml"
@@ -22,12 +23,12 @@ def _quiet_sdk_logs():
 
 
 @pytest.fixture(scope="session")
-def chain_target() -> FaultTarget:
-    return FaultTarget(CHAIN)
+def chain_target() -> ChaosTarget:
+    return ChaosTarget(CHAIN)
 
 
 @pytest.fixture(scope="session")
-def chain_golden(chain_target: FaultTarget, tmp_path_factory: pytest.TempPathFactory) -> Golden:
+def chain_golden(chain_target: ChaosTarget, tmp_path_factory: pytest.TempPathFactory) -> GoldenRun:
     return run_golden(chain_target, tmp_path_factory.mktemp("golden"))
 
 

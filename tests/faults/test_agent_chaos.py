@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from strands_durable.faults import agent_chaos
-from strands_durable.faults.agent_chaos import AgentChaos, AgentChaosError, workspace_difference
+from strands_durable.faults.agent_run import AgentChaos, AgentChaosError
 from strands_durable.faults.agents import LEDGER_PROMPTS, LEDGER_SCRIPT, ledger_agent, ledger_tools
+from strands_durable.faults.workspace import workspace_difference
 
 
 def _saves_at_invocation_end(ctx):
@@ -46,11 +47,11 @@ def test_a_crash_leaves_the_disk_as_it_was_at_that_instant_not_after_the_sdks_fi
 def test_workspace_lines_compare_in_any_order_and_at_most_once_for_unknown_outcomes() -> None:
     golden = {"ledger": b"taxi\nhotel\n", "note": b"x"}
     assert workspace_difference(golden, {"ledger": b"hotel\ntaxi\n", "note": b"x"}) is None
-    assert "extra 'taxi'" in workspace_difference(golden, {"ledger": b"taxi\ntaxi\nhotel\n", "note": b"x"})
-    assert "missing 'hotel'" in workspace_difference(golden, {"ledger": b"taxi\n", "note": b"x"})
-    assert "note is missing" in workspace_difference(golden, {"ledger": b"taxi\nhotel\n"})
+    assert "+taxi" in workspace_difference(golden, {"ledger": b"taxi\ntaxi\nhotel\n", "note": b"x"})
+    assert "-hotel" in workspace_difference(golden, {"ledger": b"taxi\n", "note": b"x"})
+    assert ".note\n" in workspace_difference(golden, {"ledger": b"taxi\nhotel\n"})  # the file is missing
     assert workspace_difference(golden, {"ledger": b"taxi\n"}, at_most=True) is None
-    assert "extra" in workspace_difference(golden, {"ledger": b"taxi\ntaxi\n"}, at_most=True)
+    assert "+taxi" in workspace_difference(golden, {"ledger": b"taxi\ntaxi\n"}, at_most=True)
 
 
 @pytest.mark.parametrize(

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from strands_durable.faults.common import FaultTarget, Golden
+from strands_durable.faults.golden import GoldenRun
 from strands_durable.faults.kill import explore_kill
 from strands_durable.faults.power import DiskModel, crash_states, explore_power
 from strands_durable.faults.recording import Op, RecordingFileOps
+from strands_durable.faults.target import ChaosTarget
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.local import LocalStore
 from tests.faults.conftest import describe, rules
@@ -89,7 +90,7 @@ def test_an_unsynced_rewrite_over_a_durable_file_may_leave_an_empty_file(tmp_pat
 # -- the real store survives; broken stores are caught ---------------------------------------------------------------
 
 
-def test_every_power_cut_of_a_real_run_resumes_to_the_golden_result(chain_target: FaultTarget, tmp_path: Path) -> None:
+def test_every_power_cut_of_a_real_run_resumes_to_the_golden_result(chain_target: ChaosTarget, tmp_path: Path) -> None:
     run = explore_power(chain_target, tmp_path)
     assert run.explored > 100 and run.unique_states > 60
     assert run.outcomes["resumed"] > 50
@@ -121,18 +122,18 @@ class _InPlace(RecordingFileOps):
             self.fsync_dir(path.parent)
 
 
-def test_power_loss_catches_a_store_that_does_not_fsync_the_journal(chain_target: FaultTarget, tmp_path: Path) -> None:
+def test_power_loss_catches_a_store_that_does_not_fsync_the_journal(chain_target: ChaosTarget, tmp_path: Path) -> None:
     run = explore_power(chain_target, tmp_path, recorder=_NoJournalFsync())
     assert "data-lost" in rules(run.findings), describe(run.findings)
 
 
-def test_power_loss_catches_a_store_that_skips_the_directory_fsync(chain_target: FaultTarget, tmp_path: Path) -> None:
+def test_power_loss_catches_a_store_that_skips_the_directory_fsync(chain_target: ChaosTarget, tmp_path: Path) -> None:
     run = explore_power(chain_target, tmp_path, recorder=_NoDirectoryFsync())
     assert "data-lost" in rules(run.findings), describe(run.findings)
     assert any("session is gone" in f.detail for f in run.findings)
 
 
-def test_power_loss_catches_a_store_that_writes_in_place(chain_target: FaultTarget, tmp_path: Path) -> None:
+def test_power_loss_catches_a_store_that_writes_in_place(chain_target: ChaosTarget, tmp_path: Path) -> None:
     run = explore_power(chain_target, tmp_path, recorder=_InPlace())
     # a file rewritten in place is torn by the cut: the session no longer loads and names the damaged file
     torn = [f.detail for f in run.findings if f.rule == "needs-repair"]
@@ -152,7 +153,7 @@ class _NoJournalFsyncOps(FileOps):
 
 
 def test_sigkill_cannot_reveal_a_missing_fsync_but_a_power_cut_can(
-    chain_target: FaultTarget, chain_golden: Golden, tmp_path: Path
+    chain_target: ChaosTarget, chain_golden: GoldenRun, tmp_path: Path
 ) -> None:
     killed = explore_kill(
         chain_target,

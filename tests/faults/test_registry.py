@@ -10,12 +10,13 @@ import pytest
 
 from strands_durable.errors import UsageError
 from strands_durable.faults import real
-from strands_durable.faults.common import FaultRun, FaultTarget
+from strands_durable.faults.common import FaultRun
+from strands_durable.faults.target import ChaosTarget
 from tests.conftest import EXAMPLES
 
 
 def test_every_registered_class_declares_itself_under_its_name() -> None:
-    assert real.FAULT_CLASSES == ("kill", "power", "disk", "concurrent", "stream", "compound")
+    assert real.FAULT_CLASSES == ("interrupt", "kill", "power", "disk", "concurrent", "stream", "compound")
     for name in real.FAULT_CLASSES:
         declared = real.fault_class(name)
         assert declared.name == name
@@ -34,7 +35,7 @@ def test_a_new_class_is_one_module_and_one_line(tmp_path: Path, monkeypatch: pyt
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setitem(real.CLASSES, "toy", "toy_fault")  # the one line
-    target = FaultTarget(EXAMPLES / "chain-research.strands.yaml")
+    target = ChaosTarget(EXAMPLES / "chain-research.strands.yaml")
     run = real.explore_fault("toy", target, tmp_path, level="full", golden="the golden run")  # type: ignore[arg-type]
     assert isinstance(run, FaultRun) and run.explored == 9 and run.outcomes["the golden run"] == 1
     sys.modules.pop("toy_fault", None)

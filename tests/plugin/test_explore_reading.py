@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.explore import ChaosTarget, PointOutcome, _Exploration, cut_for, run_golden
+from strands_durable.faults.explore import PointOutcome, _Exploration, cut_for
+from strands_durable.faults.golden import run_golden
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_digest, snapshot_view
+from strands_durable.faults.target import ChaosTarget
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
 from strands_durable.store.local import LocalStore
 from strands_durable.store.state import copy_state, fold

@@ -27,7 +27,9 @@ def chaos(
     faults: Annotated[
         str,
         typer.Option(
-            "--faults", metavar="CLASSES", help="Fault classes: kill,power,disk,concurrent,stream,compound or all."
+            "--faults",
+            metavar="CLASSES",
+            help="Fault classes: interrupt,kill,power,disk,concurrent,stream,compound or all.",
         ),
     ] = "all",
     report: Annotated[

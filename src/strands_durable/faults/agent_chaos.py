@@ -15,21 +15,14 @@ session manager saw it, tool before and after), every store commit when the mana
   interpreter, no threads inherited) when `build_agent` is given as "module:function", else forked.
 
 Each crash is resumed twice, from its own copy: by `agent()` when something is pending (else by re-sending the
-interrupted prompt), and by re-sending the interrupted prompt; then the remaining prompts follow. Judged (rules
-named as `Finding.rule`): every request valid (counted at the model) (`invalid-request`); the final history, as a
-fresh `build_agent` loads it, equal to the golden one after `history.normalize` (`history`); the workspace equal
-to the golden one, a file's lines compared without regard to order when its bytes differ (parallel tools append
-in any order) (`workspace`); no error (`resume-failed`); the point fired (`not-fired`). When a non-idempotent
-tool's outcome was unknown (its synthesized "outcome unknown" result is in the history), CONTRACT's rule applies:
-the history up to that result equals the golden one and no workspace line appears more often than in the golden
-run (`unknown-outcome`).
+interrupted prompt), and by re-sending the interrupted prompt; then the remaining prompts follow, and the result is
+judged by the rules of faults/judge.py (`requests_valid`, `stored_tools_not_rerun`, `stored_turns_not_rerequested`,
+`same_conversation`). The instrumented run itself (the factory, the crash-point bus, the crash hooks) is
+faults/agent_run.py.
 """
 
 from __future__ import annotations
 
-import contextlib
-import copy
-import importlib
 import json
 import os
 import signal
@@ -38,411 +31,30 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash, ToolCall, natural_key
+from strands_durable.crashpoints import InjectedCrash, natural_key
+from strands_durable.faults import judge
+from strands_durable.faults.agent_place import (
+    Place,
+    Stored,
+    acknowledged,
+    close_agent,
+    converse,
+    copy_tree,
+    load_history,
+    load_messages,
+    stored_at_crash,
+)
+from strands_durable.faults.agent_run import STYLES, AgentChaos, Request, Run, build
 from strands_durable.faults.common import Finding, reset_dir, write_scratch
 from strands_durable.faults.forking import run_in_child
+from strands_durable.faults.workspace import read_files
 from strands_durable.store.fileops import FileOps
 
 _SCRATCH = FileOps()  # the harness's own files (copies, markers): not session data, no fsync
-
-STYLES = ("agent()", "re-send")
-FAULTS = ("interrupt", "kill")
-USER_SITE = "tool.point"  # a point a tool body marks with `point(name)`
-
-
-class AgentChaosError(ValueError):
-    """Bad input to the engine (a factory that cannot be found, an unknown fault); the message names it."""
-
-
-@dataclass(frozen=True)
-class AgentContext:
-    """What `build_agent(ctx)` builds on: fresh per run (golden, each crash, each resume), the same session id."""
-
-    storage_dir: Path
-    workspace: Path
-    session_id: str
-    phase: str = "golden"  # golden | crash | resume | load
-
-
-BuildAgent = Callable[[AgentContext], Any]
-
-
-def resolve_factory(build_agent: BuildAgent | str) -> BuildAgent:
-    """The factory itself, or the function named `module:function` (what a spawned or forked child imports)."""
-    if callable(build_agent):
-        return build_agent
-    module_name, _, name = str(build_agent).partition(":")
-    if not module_name or not name:
-        raise AgentChaosError(f"build_agent {build_agent!r}: expected a callable or 'module:function'")
-    try:
-        factory = getattr(importlib.import_module(module_name), name)
-    except (ImportError, AttributeError) as exc:
-        raise AgentChaosError(f"build_agent {build_agent!r}: {exc}") from None
-    if not callable(factory):
-        raise AgentChaosError(f"build_agent {build_agent!r} is not callable")
-    return factory
-
-
-@dataclass
-class AgentChaos:
-    """One conversation to explore: the factory, the prompts and how to crash."""
-
-    build_agent: BuildAgent | str
-    prompts: Sequence[str]
-    session_id: str = "chaos-agent"
-    max_points: int | None = None
-    faults: Sequence[str] = ("interrupt",)
-    cassette: Any = None  # a faults.cassette.Cassette: replayed (recorded by the golden run when `record`)
-    record: bool = False
-    thread_timeout: float = 30.0
-
-    def __post_init__(self) -> None:
-        self.factory = resolve_factory(self.build_agent)
-        self.prompts = tuple(self.prompts)
-        if not self.prompts or not all(isinstance(p, str) for p in self.prompts):
-            raise AgentChaosError("prompts: expected a non-empty list of strings")
-        unknown = [f for f in self.faults if f not in FAULTS]
-        if unknown:
-            raise AgentChaosError(f"faults {unknown}: run_agent knows {', '.join(FAULTS)}")
-
-
-# -- one instrumented run --------------------------------------------------------------------------------------
-_ACTIVE: list[Run] = []  # the run whose points a tool body's `point()` reaches (one run at a time per process)
-
-
-def point(name: str) -> None:
-    """A crash point inside a tool body (`strands_chaos.point("charged")`); nothing outside a chaos run."""
-    if _ACTIVE:
-        _ACTIVE[-1].user_point(name)
-
-
-@dataclass(frozen=True)
-class Request:
-    messages: list[dict[str, Any]]
-    invalid: list[str]
-
-
-class Run:
-    """The crash-point bus of one run: records point ids, crashes at the point `crash_at` names (after
-    `at_crash()`; by id, as concurrent tools may pass their points in another order than the golden run), counts
-    requests at the model."""
-
-    def __init__(self, crash_at: str | None = None, *, kill: bool = False, at_crash: Callable[[], None] | None = None):
-        self.bus = CrashPoints()
-        self.points: list[str] = []
-        self.requests: list[Request] = []
-        self.crash_at = crash_at
-        self.kill = kill
-        self.at_crash = at_crash
-        self.fired: str | None = None
-        self.executions: list[str] = []  # toolUseIds, each time a tool body really starts
-        self.committed: set[str] = set()  # toolUseIds our manager committed a result for (`tool.committed`)
-        self._lock = threading.Lock()
-        self._user: Counter[str] = Counter()
-        self.bus.subscribe(self.observe)
-
-    def observe(self, crash_point: CrashPoint) -> None:
-        with self._lock:
-            self.points.append(crash_point.id)
-            if crash_point.site == "tool.committed" and isinstance(crash_point, ToolCall):
-                self.committed.add(crash_point.tool_use_id)
-            fire = crash_point.id == self.crash_at and self.fired is None
-            if fire:
-                self.fired = crash_point.id
-                if self.at_crash is not None:
-                    self.at_crash()  # the disk as the dead process leaves it, before any other thread moves on
-        if fire:
-            if self.kill:
-                os.kill(os.getpid(), signal.SIGKILL)
-            raise InjectedCrash(crash_point)
-
-    def user_point(self, name: str) -> None:
-        self.bus.raise_if_crashed()
-        with self._lock:
-            occurrence = self._user[name]
-            self._user[name] += 1
-        try:
-            self.observe(CrashPoint(USER_SITE, f"user:{name}", occurrence))
-        except InjectedCrash as crash:
-            self.bus.crashed = crash
-            raise
-
-    def __enter__(self) -> Run:
-        _ACTIVE.append(self)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        _ACTIVE.remove(self)
-
-
-def crash_hooks(bus: CrashPoints) -> Any:
-    """A HookProvider emitting a crash point at every SDK hook; MessageAdded before and after the session manager
-    (HookOrder), so the same points exist whichever manager stores the session."""
-    from strands.hooks import (
-        AfterInvocationEvent,
-        AfterModelCallEvent,
-        AfterToolCallEvent,
-        BeforeInvocationEvent,
-        BeforeModelCallEvent,
-        BeforeToolCallEvent,
-        HookProvider,
-        MessageAddedEvent,
-    )
-    from strands.hooks.registry import HookOrder
-
-    def at(site: str, path_of: Callable[[Any], str]) -> Callable[[Any], None]:
-        return lambda event: bus.emit(site, path_of(event))
-
-    def tool_path(event: Any) -> str:
-        return f"hook/tool:{event.tool_use['name']}:{event.tool_use['toolUseId']}"
-
-    def message_path(event: Any) -> str:
-        return f"hook/message:{event.message.get('role')}"
-
-    class CrashHooks(HookProvider):
-        def register_hooks(self, registry: Any, **kwargs: Any) -> None:
-            registry.add_callback(BeforeInvocationEvent, at("unit.before", lambda e: "hook/invocation"))
-            registry.add_callback(AfterInvocationEvent, at("unit.after", lambda e: "hook/invocation"))
-            registry.add_callback(BeforeModelCallEvent, at("model.before", lambda e: "hook"))
-            registry.add_callback(AfterModelCallEvent, at("model.answered", lambda e: "hook"))
-            registry.add_callback(MessageAddedEvent, at("store.before_commit", message_path), order=HookOrder.SDK_FIRST)
-            registry.add_callback(MessageAddedEvent, at("store.after_commit", message_path), order=HookOrder.SDK_LAST)
-            registry.add_callback(BeforeToolCallEvent, at("tool.before", tool_path))
-            registry.add_callback(AfterToolCallEvent, at("tool.executed", tool_path))
-
-    return CrashHooks()
-
-
-def build(chaos: AgentChaos, ctx: AgentContext, run: Run | None) -> Any:
-    """The user's agent, instrumented: crash hooks, our manager's commits on the run's bus, the model (or the
-    cassette) counting and validating every request."""
-    agent = chaos.factory(ctx)
-    if run is None:
-        return agent
-    agent.hooks.add_hook(crash_hooks(run.bus))
-    manager = getattr(agent, "_session_manager", None)
-    if isinstance(getattr(manager, "crash_points", None), CrashPoints):
-        manager.crash_points = run.bus  # a DurableSessionManager: every store commit is a point too
-    model = agent.model
-    if chaos.cassette is not None:
-        recording = chaos.record and ctx.phase == "golden"
-        model = chaos.cassette.recording_model(model, agent.agent_id) if recording else None
-        model = model or chaos.cassette.replaying_model(agent.agent_id)
-    agent.model = _counting(model, run)
-    registry = agent.tool_registry.registry
-    for name, tool in list(registry.items()):
-        registry[name] = _counted_tool(tool, run)
-    return agent
-
-
-def _counted_tool(tool: Any, run: Run) -> Any:
-    """A shallow copy of `tool` (its marks, e.g. `non_idempotent`, kept) recording each real execution."""
-    counted = copy.copy(tool)
-    inner = tool.stream
-
-    async def stream(tool_use: Any, invocation_state: Any, **kwargs: Any) -> Any:
-        run.executions.append(tool_use["toolUseId"])
-        async for event in inner(tool_use, invocation_state, **kwargs):
-            yield event
-
-    counted.stream = stream
-    return counted
-
-
-def _counting(model: Any, run: Run) -> Any:
-    """A shallow copy of `model` (same class, so managers derive the same provider profile) whose `stream`
-    records each normalised request and the provider rules it breaks."""
-    from strands_durable.history import validate
-    from strands_durable.models.request import normalise_messages
-    from strands_durable.sdk.profiles import profile_for_model
-
-    counted = copy.copy(model)
-    inner = model.stream
-    profile = profile_for_model(model)
-
-    async def stream(messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any) -> Any:
-        plain = normalise_messages(messages)
-        broken = validate(plain, provider=profile, mode="request", tools_configured=bool(tool_specs))
-        run.requests.append(Request(plain, [f"{v.rule}: {v.message}" for v in broken]))
-        async for event in inner(messages, tool_specs, system_prompt, **kwargs):
-            yield event
-
-    counted.stream = stream
-    return counted
-
-
-# -- directories and snapshots ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Place:
-    """A run's storage directory and workspace under one root."""
-
-    root: Path
-
-    @property
-    def storage(self) -> Path:
-        return self.root / "storage"
-
-    @property
-    def workspace(self) -> Path:
-        return self.root / "workspace"
-
-    @property
-    def acknowledged(self) -> Path:
-        return self.root / "acknowledged"
-
-    def context(self, chaos: AgentChaos, phase: str) -> AgentContext:
-        return AgentContext(self.storage, self.workspace, chaos.session_id, phase)
-
-    def fresh(self) -> Place:
-        reset_dir(self.root)
-        reset_dir(self.storage)
-        reset_dir(self.workspace)
-        return self
-
-
-def copy_tree(src: Path, dst: Path) -> None:
-    """`src` copied to a fresh `dst` (harness files, no fsync); a file that vanishes meanwhile is left out."""
-    reset_dir(dst)
-    for path in sorted(src.rglob("*")):
-        target = dst / path.relative_to(src)
-        try:
-            if path.is_dir():
-                _SCRATCH.makedirs(target, durable=False)
-            elif path.is_file():
-                write_scratch(target, path.read_bytes())
-        except FileNotFoundError:
-            continue
-
-
-def snapshot(directory: Path) -> dict[str, bytes]:
-    """Every file under `directory` by relative path."""
-    if not directory.exists():
-        return {}
-    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
-
-
-def workspace_difference(golden: dict[str, bytes], got: dict[str, bytes], *, at_most: bool = False) -> str | None:
-    """How `got` differs from the golden workspace: a missing or extra file, or a file whose lines differ (in any
-    order). `at_most`: every line may appear at most as often as in the golden file (an unknown outcome)."""
-    for name in sorted(set(golden) | set(got)):
-        if name not in got:
-            if at_most:
-                continue
-            return f"{name} is missing (the golden run wrote it)"
-        if name not in golden:
-            return f"{name} was not written by the golden run"
-        if golden[name] == got[name]:
-            continue
-        want, have = Counter(golden[name].splitlines()), Counter(got[name].splitlines())
-        extra, missing = have - want, want - have
-        if not extra and (at_most or not missing):
-            continue
-        parts = []
-        if extra:
-            parts.append("extra " + ", ".join(repr(line.decode(errors="replace")) for line in list(extra)[:3]))
-        if missing and not at_most:
-            parts.append("missing " + ", ".join(repr(line.decode(errors="replace")) for line in list(missing)[:3]))
-        return f"{name}: " + "; ".join(parts) + " (lines compared in any order)"
-    return None
-
-
-def history_difference(golden: list[dict[str, Any]], got: list[dict[str, Any]]) -> str | None:
-    """The first message where two normalised histories differ, or None."""
-    if golden == got:
-        return None
-    for index in range(max(len(golden), len(got))):
-        want = golden[index] if index < len(golden) else None
-        have = got[index] if index < len(got) else None
-        if want != have:
-            return f"message {index}: golden {_short(want)}, resumed {_short(have)}"
-    return None
-
-
-def _short(message: Any, limit: int = 160) -> str:
-    text = "nothing" if message is None else json.dumps(message, sort_keys=True, default=str)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-# -- running the prompts -----------------------------------------------------------------------------------------
-def _converse(agent: Any, prompts: Sequence[str], place: Place, start: int = 0) -> None:
-    for index in range(start, len(prompts)):
-        agent(prompts[index])
-        write_scratch(place.acknowledged, str(index + 1).encode())
-
-
-def acknowledged(place: Place) -> int:
-    """How many prompts' `agent(...)` calls returned before the crash."""
-    return int(place.acknowledged.read_text()) if place.acknowledged.exists() else 0
-
-
-def load_messages(chaos: AgentChaos, place: Place) -> list[dict[str, Any]]:
-    """The conversation as a fresh `build_agent` loads it from `place`."""
-    agent = build(chaos, place.context(chaos, "load"), None)
-    messages = copy.deepcopy(list(agent.messages))
-    _close(agent)
-    return messages
-
-
-def load_history(chaos: AgentChaos, place: Place) -> list[dict[str, Any]]:
-    """The conversation as a fresh `build_agent` loads it from `place`, normalised."""
-    from strands_durable.history import normalize
-
-    return normalize(load_messages(chaos, place))
-
-
-SDK_PLACEHOLDER = "Tool was interrupted."  # the SDK's in-memory answer to an orphan toolUse on load (not stored)
-
-
-@dataclass
-class Stored:
-    """What the crash left stored: the messages (a pending invocation's too, for our manager) and the toolUseIds
-    whose results are stored."""
-
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    results: set[str] = field(default_factory=set)
-
-
-def stored_at_crash(chaos: AgentChaos, crashed: Place) -> Stored:
-    """What a fresh agent finds in (a copy of) what the crash left, plus the tool results our manager reported
-    committed (`tool.committed`) before the crash. The SDK's in-memory "Tool was interrupted." answers are not
-    stored and are left out."""
-    from strands_durable.models.request import normalise_messages
-
-    committed_file = crashed.root / "committed.json"
-    stored = Stored(results=set(json.loads(committed_file.read_text())) if committed_file.exists() else set())
-    probe = Place(crashed.root.with_name("probe"))
-    copy_tree(crashed.root, probe.root)
-    try:
-        agent = build(chaos, probe.context(chaos, "load"), None)
-    except Exception:
-        return stored  # judged in the resumes, which load the same state
-    messages = copy.deepcopy(list(agent.messages))
-    store = getattr(getattr(agent, "_session_manager", None), "store", None)
-    if store is not None:  # our manager: the journal also holds the pending invocation's messages
-        with contextlib.suppress(Exception):
-            conv = store.load(chaos.session_id).conversations.get(agent.agent_id)
-            messages = copy.deepcopy(list(conv.messages)) if conv is not None else messages
-    _close(agent)
-    for message in messages:
-        results = [b["toolResult"] for b in message.get("content", ()) if "toolResult" in b]
-        real = [r for r in results if SDK_PLACEHOLDER not in json.dumps(r)]
-        if results and not real:
-            break  # the SDK's placeholder answers: in memory only, and nothing stored follows them
-        stored.results.update(r["toolUseId"] for r in real)
-        stored.messages.append(message)
-    stored.messages = normalise_messages(stored.messages)
-    return stored
-
-
-def _close(agent: Any) -> None:
-    close = getattr(getattr(agent, "_session_manager", None), "close", None)
-    if callable(close):
-        close()
 
 
 @dataclass
@@ -475,20 +87,21 @@ def run_golden(chaos: AgentChaos, root: Path) -> AgentGolden:
     with Run() as run:
         agent = build(chaos, place.context(chaos, "golden"), run)
         try:
-            _converse(agent, chaos.prompts, place)
+            converse(agent, chaos.prompts, place)
         except Exception as exc:
             problems.append(Finding("golden-run", f"{type(exc).__name__}: {exc}"))
         finally:
-            _close(agent)
+            close_agent(agent)
     if chaos.record and chaos.cassette is not None:
         chaos.cassette.save()
-    problems += [Finding("invalid-request", f"golden request {i}: {r.invalid[0]}") for i, r in _invalid(run)]
+    problems += [Finding(rule, detail) for rule, detail in judge.requests_valid(_invalid(run), "golden")]
     history = load_history(chaos, place) if not problems else []
-    return AgentGolden(chaos, root, run.points, history, snapshot(place.workspace), len(run.requests), problems)
+    return AgentGolden(chaos, root, run.points, history, read_files(place.workspace), len(run.requests), problems)
 
 
-def _invalid(run: Run) -> list[tuple[int, Request]]:
-    return [(i, r) for i, r in enumerate(run.requests) if r.invalid]
+def _invalid(run: Run) -> list[tuple[int, str]]:
+    """(index, the first rule it broke) of each invalid request the run's model received."""
+    return [(i, r.invalid[0]) for i, r in enumerate(run.requests) if r.invalid]
 
 
 # -- one crash point -------------------------------------------------------------------------------------------
@@ -611,7 +224,7 @@ def _crashing_run(chaos: AgentChaos, place: Place, run: Run, *, timeout: float =
     with run:
         agent = build(chaos, place.context(chaos, "crash"), run)
         try:
-            _converse(agent, chaos.prompts, place)
+            converse(agent, chaos.prompts, place)
         except InjectedCrash:
             pass
         except Exception:
@@ -631,11 +244,7 @@ def _resume(golden: AgentGolden, outcome: AgentOutcome, style: str) -> Resumed:
     copy_tree(outcome.crashed.root, place.root)
     for directory in (place.storage, place.workspace):
         _SCRATCH.makedirs(directory, durable=False)
-    findings: list[Finding] = []
-
-    def finding(rule: str, detail: str) -> None:
-        findings.append(Finding(rule, detail, outcome.fault, outcome.point, style))
-
+    problems: list[tuple[str, str]] = []
     start = outcome.acknowledged
     with Run() as run:
         try:
@@ -646,63 +255,27 @@ def _resume(golden: AgentGolden, outcome: AgentOutcome, style: str) -> Resumed:
                     agent()
                 elif not answered(agent.messages, interrupted):
                     agent(interrupted)
-                _converse(agent, chaos.prompts, place, start + 1)
-            _close(agent)
+                converse(agent, chaos.prompts, place, start + 1)
+            close_agent(agent)
         except Exception as exc:
-            finding("resume-failed", f"{type(exc).__name__}: {exc}")
-    for i, request in _invalid(run):
-        finding("invalid-request", f"resume request {i}: {request.invalid[0]}")
-        break
-    for tool_use_id in sorted(set(run.executions) & outcome.stored.results):
-        finding("tool-rerun", f"tool call {tool_use_id} ran again although its result was stored before the crash")
-    stored = outcome.stored.messages
-    for request in run.requests:
-        n = len(request.messages)
-        if n < len(stored) and stored[n]["role"] == "assistant" and request.messages == stored[:n]:
-            finding("model-rerequest", f"the model turn stored as message {n} was requested again")
-            break
-    if not findings:
-        _judge_final(golden, outcome, place, finding)
+            problems.append(("resume-failed", f"{type(exc).__name__}: {exc}"))
+    problems += judge.requests_valid(_invalid(run), "resume")[:1]
+    problems += judge.stored_tools_not_rerun(run.executions, outcome.stored.results)
+    problems += judge.stored_turns_not_rerequested((r.messages for r in run.requests), outcome.stored.messages)
+    if not problems:
+        try:
+            messages = load_messages(chaos, place)
+        except Exception as exc:
+            problems.append(
+                ("resume-failed", f"the session does not load after the resume: {type(exc).__name__}: {exc}")
+            )
+        else:
+            workspace = read_files(place.workspace)
+            problems += judge.same_conversation(
+                golden.history, golden.workspace, messages, workspace, outcome.stored.results
+            )
+    findings = [Finding(rule, detail, outcome.fault, outcome.point, style) for rule, detail in problems]
     return Resumed(style, findings, run.requests, place)
-
-
-def _judge_final(golden: AgentGolden, outcome: AgentOutcome, place: Place, finding: Callable[[str, str], None]) -> None:
-    from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize
-
-    chaos = golden.chaos
-    try:
-        messages = load_messages(chaos, place)
-    except Exception as exc:
-        finding("resume-failed", f"the session does not load after the resume: {type(exc).__name__}: {exc}")
-        return
-    history = normalize(messages)
-    workspace = snapshot(place.workspace)
-    unknown = next((i for i, m in enumerate(messages) if SYNTHESIZED_RESULT_TEXT in json.dumps(m)), None)
-    if unknown is not None:
-        for block in messages[unknown]["content"]:
-            result = block.get("toolResult")
-            if (
-                result
-                and SYNTHESIZED_RESULT_TEXT in json.dumps(result)
-                and result["toolUseId"] in outcome.stored.results
-            ):
-                finding(
-                    "unknown-outcome",
-                    f"tool call {result['toolUseId']} was answered 'outcome unknown' "
-                    "although its result was stored before the crash",
-                )
-        difference = history_difference(golden.history[:unknown], history[:unknown])
-        effects = workspace_difference(golden.workspace, workspace, at_most=True)
-        for detail in (difference, effects):
-            if detail:
-                finding("unknown-outcome", f"a non-idempotent tool's outcome was unknown, and {detail}")
-        return
-    difference = history_difference(golden.history, history)
-    if difference:
-        finding("history", difference)
-    effects = workspace_difference(golden.workspace, workspace)
-    if effects:
-        finding("workspace", effects)
 
 
 def pending(agent: Any) -> bool:

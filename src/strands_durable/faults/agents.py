@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
-from strands_durable.faults.agent_chaos import AgentChaos, AgentContext, answered, copy_tree, crash_hooks, pending
+from strands_durable.faults.agent_chaos import answered, pending
+from strands_durable.faults.agent_place import copy_tree
+from strands_durable.faults.agent_run import AgentChaos, AgentContext, crash_hooks
 from strands_durable.faults.common import reset_dir, write_scratch
 from strands_durable.faults.forking import run_in_child
 from strands_durable.store.fileops import FileOps

@@ -20,18 +20,10 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError
-from strands_durable.faults.common import (
-    FaultClass,
-    FaultRun,
-    FaultTarget,
-    Golden,
-    ToolLedger,
-    non_idempotent_tools,
-    reset_dir,
-    run_golden,
-    run_options,
-)
+from strands_durable.faults.common import FaultClass, FaultRun, reset_dir
 from strands_durable.faults.forking import ChildExit, run_in_child
+from strands_durable.faults.golden import ChaosTarget, GoldenRun, run_golden
+from strands_durable.faults.observe import ToolLedger, run_options
 from strands_durable.faults.runs import (
     crashing_run,
     journal_digest,
@@ -49,7 +41,9 @@ MAX_OPS = 2000
 # -- a second death while resuming ------------------------------------------------------------------------------
 
 
-def _dying_resume(target: FaultTarget, sessions: Path, out_dir: Path, ledger: ToolLedger, nth: int) -> int:
+def _dying_resume(
+    target: ChaosTarget, sessions: Path, out_dir: Path, ledger: ToolLedger, nth: int, scratch: Path
+) -> int:
     """A resume that SIGKILLs itself at the `nth` crash point it emits (exit 0 when it completes first)."""
     from strands_durable.runner.run import resume
 
@@ -63,13 +57,14 @@ def _dying_resume(target: FaultTarget, sessions: Path, out_dir: Path, ledger: To
             os.kill(os.getpid(), signal.SIGKILL)
 
     bus.subscribe(at_point)
-    resume(target.session_id, run_options(target, out_dir, bus), store=LocalStore(sessions))
+    resume(target.session_id, run_options(target, out_dir, bus, scratch_dir=scratch), store=LocalStore(sessions))
     return 0
 
 
-def crash_during_resume(golden: Golden, first: str, nth: int, workspace: Path, run: FaultRun) -> None:
+def crash_during_resume(golden: GoldenRun, first: str, nth: int, workspace: Path, run: FaultRun) -> None:
     reset_dir(workspace)
     target = golden.target
+    scratch = golden.seed_workspace(workspace / "workspace")
     sessions, out_dir, ledger = (
         workspace / "sessions",
         workspace / "out",
@@ -77,26 +72,27 @@ def crash_during_resume(golden: Golden, first: str, nth: int, workspace: Path, r
     )
     point, variant = first, f"resume-killed-at[{nth}]"
     run.explored += 1
-    ended = run_in_child(lambda: crashing_run(target, sessions, out_dir, ledger, first, signal.SIGKILL))
+    ended = run_in_child(
+        lambda: crashing_run(target, sessions, out_dir, ledger, first, signal.SIGKILL, scratch=scratch)
+    )
     if ended != ChildExit(None, signal.SIGKILL):
         run.add(point, variant, "not-fired", f"the first child ended with {ended.describe()}")
         return
-    ended = run_in_child(lambda: _dying_resume(target, sessions, out_dir, ledger, nth))
+    ended = run_in_child(lambda: _dying_resume(target, sessions, out_dir, ledger, nth, scratch))
     if ended not in (ChildExit(None, signal.SIGKILL), ChildExit(0, None)):
         run.add(point, variant, "resume-failed", f"the first resume ended with {ended.describe()}")
         return
     run.states.add(journal_digest(LocalStore(sessions).journal_path(target.session_id)))
     try:
         if LocalStore(sessions).load(target.session_id).status != "completed":
-            resuming_run(target, sessions, out_dir, ledger)
+            resuming_run(target, sessions, out_dir, ledger, scratch=scratch)
             wait_for_threads()
     except DurableError as exc:
         run.add(point, variant, "resume-failed", f"the last resume failed: {exc}")
         return
     run.outcomes["resumed after two deaths"] += 1
-    run.judge(golden, sessions, point, variant)
-    for detail in ledger.reruns(non_idempotent_tools(golden)):
-        run.add(point, variant, "tool-rerun", detail)
+    run.judge(golden, sessions, point, variant, scratch=scratch)
+    run.judged(point, variant, ledger.reruns(golden))
 
 
 # -- a death during repair ----------------------------------------------------------------------------------------
@@ -166,12 +162,12 @@ class KillingFileOps(FileOps):
         return _Killing()
 
 
-def needs_repair(golden: Golden, sessions: Path, out_dir: Path) -> bool:
+def needs_repair(golden: GoldenRun, sessions: Path, out_dir: Path, scratch: Path | None = None) -> bool:
     """A cleanly paused session with a blank text block in a stored history (a new generation) and a
     truncated message file in another conversation, when there is one. False: nothing to break (no model
     answer was committed before the pause)."""
 
-    paused_after_first_unit(golden, sessions, out_dir)
+    paused_after_first_unit(golden, sessions, out_dir, scratch)
     session = LocalStore(sessions, strict=False).open(golden.target.session_id, check=False)  # broken on purpose
     try:
         candidates = [
@@ -202,14 +198,14 @@ def needs_repair(golden: Golden, sessions: Path, out_dir: Path) -> bool:
     return True
 
 
-def _repair_child(target: FaultTarget, sessions: Path, kill_at: int) -> int:
+def _repair_child(target: ChaosTarget, sessions: Path, kill_at: int) -> int:
     from strands_durable.operations import repair_session
 
     repair_session(LocalStore(sessions, fileops=KillingFileOps(kill_at)), target.session_id)
     return 0
 
 
-def crash_during_repair(golden: Golden, workspace: Path, run: FaultRun, *, stride: int = 1) -> None:
+def crash_during_repair(golden: GoldenRun, workspace: Path, run: FaultRun, *, stride: int = 1) -> None:
     """Kill a repairing child before its op n = 1, 1+stride, ... until a repair completes without reaching n."""
     from strands_durable.operations import repair_session
     from strands_durable.runner.run import resume
@@ -219,7 +215,8 @@ def crash_during_repair(golden: Golden, workspace: Path, run: FaultRun, *, strid
     while kill_at < MAX_OPS:
         reset_dir(workspace)
         sessions, out_dir = workspace / "sessions", workspace / "out"
-        if not needs_repair(golden, sessions, out_dir):
+        scratch = golden.seed_workspace(workspace / "workspace")
+        if not needs_repair(golden, sessions, out_dir, scratch):
             run.outcomes["no committed answer to break before the pause"] += 1
             return
         wait_for_threads()
@@ -235,28 +232,29 @@ def crash_during_repair(golden: Golden, workspace: Path, run: FaultRun, *, strid
         run.states.add(journal_digest(LocalStore(sessions).journal_path(target.session_id)))
         try:
             repair_session(LocalStore(sessions), target.session_id)
-            resume(target.session_id, run_options(target, out_dir, CrashPoints()), store=LocalStore(sessions))
+            options = run_options(target, out_dir, CrashPoints(), scratch_dir=scratch)
+            resume(target.session_id, options, store=LocalStore(sessions))
             wait_for_threads()
         except DurableError as exc:
             run.add(point, variant, "repair", f"after a death during repair, repair and resume fail: {exc}")
             continue
         run.outcomes["repaired and resumed after a death during repair"] += 1
-        run.judge(golden, sessions, point, variant)
+        run.judge(golden, sessions, point, variant, scratch=scratch)
 
 
 def explore_compound(
-    target: FaultTarget,
+    target: ChaosTarget,
     workdir: Path,
     *,
     first_points: int = 4,
     resume_points: tuple[int, ...] = (1, 5, 20),
     repair_stride: int = 1,
-    golden: Golden | None = None,
+    golden: GoldenRun | None = None,
     run: FaultRun | None = None,
 ) -> FaultRun:
     """Deaths during resume (first_points x resume_points schedules) and during repair (every op)."""
     run = run or FaultRun(FAULT, target.name)
-    golden = golden or run_golden(target, workdir / "golden")
+    golden = (golden or run_golden(target, workdir / "golden")).require_completed()
     ids = list(dict.fromkeys(golden.point_ids))
     firsts = [ids[int((i + 1) * len(ids) / (first_points + 1))] for i in range(first_points)]
     for first in firsts:

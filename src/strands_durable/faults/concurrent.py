@@ -19,19 +19,10 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import ExitCode
-from strands_durable.faults.common import (
-    FaultClass,
-    FaultRun,
-    FaultTarget,
-    Golden,
-    ToolLedger,
-    non_idempotent_tools,
-    reset_dir,
-    run_golden,
-    run_options,
-    write_scratch,
-)
+from strands_durable.faults.common import FaultClass, FaultRun, reset_dir, write_scratch
 from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
+from strands_durable.faults.golden import ChaosTarget, GoldenRun, run_golden
+from strands_durable.faults.observe import ToolLedger, run_options
 from strands_durable.faults.runs import crashing_run
 from strands_durable.store import LocalStore
 
@@ -41,7 +32,7 @@ StoreFactory = Callable[[Path], Any]  # sessions root -> SessionStore (a deliber
 
 
 def _resume_child(
-    target: FaultTarget,
+    target: ChaosTarget,
     sessions: Path,
     out_dir: Path,
     ledger: ToolLedger,
@@ -69,24 +60,25 @@ def _resume_child(
                     time.sleep(0.01)
 
         bus.subscribe(mark)
-    resume(target.session_id, run_options(target, out_dir, bus), store=store_factory(sessions))
+    scratch = out_dir.parent / "workspace"  # every resumer works on the session's one copy of the tools' workspace
+    resume(target.session_id, run_options(target, out_dir, bus, scratch_dir=scratch), store=store_factory(sessions))
     return 0
 
 
 def explore_concurrent(
-    target: FaultTarget,
+    target: ChaosTarget,
     workdir: Path,
     *,
     resumers: int = 3,
     rounds: int = 1,
     latency_ms: int = DEFAULT_LATENCY_MS,
     store_factory: StoreFactory = LocalStore,
-    golden: Golden | None = None,
+    golden: GoldenRun | None = None,
     run: FaultRun | None = None,
 ) -> FaultRun:
     """`rounds` races of `resumers` processes and `rounds` takeovers, each judged against the golden run."""
     run = run or FaultRun(FAULT, target.name)
-    golden = golden or run_golden(target, workdir / "golden")
+    golden = (golden or run_golden(target, workdir / "golden")).require_completed()
     for number in range(rounds):
         crash_at = golden.point_ids[(number + 1) * len(golden.point_ids) // (rounds + 2)]
         race(
@@ -102,17 +94,21 @@ def explore_concurrent(
     return run
 
 
-def _crashed_session(golden: Golden, crash_at: str, workspace: Path) -> tuple[Path, Path, ToolLedger]:
+def _crashed_session(golden: GoldenRun, crash_at: str, workspace: Path) -> tuple[Path, Path, ToolLedger]:
+    """A session killed at `crash_at` in `workspace` (sessions/, out/, and workspace/: its tools' workspace)."""
     reset_dir(workspace)
     sessions, out_dir, ledger = workspace / "sessions", workspace / "out", ToolLedger(workspace / "tools.log")
-    ended = run_in_child(lambda: crashing_run(golden.target, sessions, out_dir, ledger, crash_at, signal.SIGKILL))
+    scratch = golden.seed_workspace(workspace / "workspace")
+    ended = run_in_child(
+        lambda: crashing_run(golden.target, sessions, out_dir, ledger, crash_at, signal.SIGKILL, scratch=scratch)
+    )
     if ended != ChildExit(None, signal.SIGKILL):
         raise RuntimeError(f"setting up a crashed session at {crash_at} failed: {ended.describe()}")
     return sessions, out_dir, ledger
 
 
 def race(
-    golden: Golden,
+    golden: GoldenRun,
     crash_at: str,
     workspace: Path,
     run: FaultRun,
@@ -150,7 +146,7 @@ def race(
 
 
 def takeover(
-    golden: Golden,
+    golden: GoldenRun,
     crash_at: str,
     workspace: Path,
     run: FaultRun,
@@ -192,10 +188,9 @@ def takeover(
     _judge(golden, sessions, ledger, point, variant, run)
 
 
-def _judge(golden: Golden, sessions: Path, ledger: ToolLedger, point: str, variant: str, run: FaultRun) -> None:
-    run.judge(golden, sessions, point, variant)
-    for detail in ledger.reruns(non_idempotent_tools(golden)):
-        run.add(point, variant, "tool-rerun", detail)
+def _judge(golden: GoldenRun, sessions: Path, ledger: ToolLedger, point: str, variant: str, run: FaultRun) -> None:
+    run.judge(golden, sessions, point, variant, scratch=sessions.parent / "workspace")
+    run.judged(point, variant, ledger.reruns(golden))
 
 
 FAULT_CLASS = FaultClass(

@@ -21,7 +21,9 @@ from pathlib import Path
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError, ExitCode, SessionNotFound, exit_code_for
-from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Golden, reset_dir, run_golden, run_options
+from strands_durable.faults.common import FaultClass, FaultRun, reset_dir
+from strands_durable.faults.golden import ChaosTarget, GoldenRun, run_golden
+from strands_durable.faults.observe import run_options
 from strands_durable.faults.runs import paused_after_first_unit
 from strands_durable.store import LocalStore
 from strands_durable.store.fileops import AppendHandle, FileOps
@@ -120,7 +122,9 @@ class _FaultyAppender:
 # -- the scenario: run, pause after the first unit, resume ------------------------------------------------------
 
 
-def paused_then_resumed(target: FaultTarget, sessions: Path, out_dir: Path, fileops: FileOps) -> None:
+def paused_then_resumed(
+    target: ChaosTarget, sessions: Path, out_dir: Path, fileops: FileOps, scratch: Path | None = None
+) -> None:
     """Run until the first unit is committed, stop there (a clean close), then resume to the end."""
     from strands_durable.agent.durable import StopRequested
     from strands_durable.runner.run import resume, run_workflow
@@ -132,32 +136,32 @@ def paused_then_resumed(target: FaultTarget, sessions: Path, out_dir: Path, file
     try:
         run_workflow(
             target.spec_path,
-            run_options(target, out_dir, bus, stop_requested=lambda: bool(units_done)),
+            run_options(target, out_dir, bus, scratch_dir=scratch, stop_requested=lambda: bool(units_done)),
             store=store,
             session_id=target.session_id,
         )
         return
     except StopRequested:
         pass
-    resume(target.session_id, run_options(target, out_dir, CrashPoints()), store=store)
+    resume(target.session_id, run_options(target, out_dir, CrashPoints(), scratch_dir=scratch), store=store)
 
 
 def explore_disk(
-    target: FaultTarget,
+    target: ChaosTarget,
     workdir: Path,
     *,
     errnos: tuple[str, ...] = ("ENOSPC", "EIO", "EROFS"),
     stride: int = 1,
     every_errno: bool = True,
     damage: bool = True,
-    golden: Golden | None = None,
+    golden: GoldenRun | None = None,
     run: FaultRun | None = None,
     fileops_factory: type[FaultyFileOps] = FaultyFileOps,
 ) -> FaultRun:
     """Fail operation N = 1, 1+stride, ... with each errno (or one errno per N, rotating, unless
     `every_errno`) until a run completes without reaching N; then damage files of a paused session."""
     run = run or FaultRun(FAULT, target.name)
-    golden = golden or run_golden(target, workdir / "golden")
+    golden = (golden or run_golden(target, workdir / "golden")).require_completed()
     workspace = workdir / "disk"
     fail_at = 1
     while fail_at < MAX_OPS:
@@ -174,7 +178,7 @@ def explore_disk(
 
 
 def fail_at_op(
-    golden: Golden,
+    golden: GoldenRun,
     fail_at: int,
     errno_name: str,
     workspace: Path,
@@ -187,10 +191,11 @@ def fail_at_op(
     message carries the errno's text."""
     reset_dir(workspace)
     sessions, out_dir = workspace / "sessions", workspace / "out"
+    scratch = golden.seed_workspace(workspace / "workspace")
     ops = fileops_factory(fail_at, ERRNOS[errno_name])
     point = f"op[{fail_at}]"
     try:
-        paused_then_resumed(golden.target, sessions, out_dir, ops)
+        paused_then_resumed(golden.target, sessions, out_dir, ops, scratch)
         failure: BaseException | None = None
     except BaseException as exc:  # judged below: only a DurableError with exit 12 is a clean failure
         failure = exc
@@ -218,7 +223,7 @@ def fail_at_op(
     return True
 
 
-def _resume_healed(golden: Golden, sessions: Path, out_dir: Path, point: str, variant: str, run: FaultRun) -> None:
+def _resume_healed(golden: GoldenRun, sessions: Path, out_dir: Path, point: str, variant: str, run: FaultRun) -> None:
     """The fault is gone: resume (if not completed) and compare with the golden run."""
     from strands_durable.runner.run import resume
 
@@ -234,7 +239,8 @@ def _resume_healed(golden: Golden, sessions: Path, out_dir: Path, point: str, va
     run.states.add(f"{state.seq}:{state.status}:{point}")
     if state.status != "completed":
         try:
-            resume(golden.target.session_id, run_options(golden.target, out_dir, CrashPoints()), store=store)
+            options = run_options(golden.target, out_dir, CrashPoints(), scratch_dir=out_dir.parent / "workspace")
+            resume(golden.target.session_id, options, store=store)
         except DurableError as exc:
             run.add(
                 point,
@@ -244,7 +250,7 @@ def _resume_healed(golden: Golden, sessions: Path, out_dir: Path, point: str, va
             )
             return
     run.outcomes["resumed"] += 1
-    run.judge(golden, sessions, point, variant)
+    run.judge(golden, sessions, point, variant, scratch=out_dir.parent / "workspace")
 
 
 # -- damaged files of a paused session ----------------------------------------------------------------------------
@@ -259,25 +265,26 @@ DAMAGE = (
 )
 
 
-def damage_files(golden: Golden, workspace: Path, run: FaultRun, kinds: tuple[str, ...] = DAMAGE) -> None:
+def damage_files(golden: GoldenRun, workspace: Path, run: FaultRun, kinds: tuple[str, ...] = DAMAGE) -> None:
     for kind in kinds:
         damage_one(golden, kind, workspace, run)
 
 
-def damage_one(golden: Golden, kind: str, workspace: Path, run: FaultRun) -> None:
+def damage_one(golden: GoldenRun, kind: str, workspace: Path, run: FaultRun) -> None:
     from strands_durable.operations import repair_session
     from strands_durable.runner.run import resume
 
     reset_dir(workspace)
     sessions, out_dir = workspace / "sessions", workspace / "out"
-    directory = paused_after_first_unit(golden, sessions, out_dir)
+    scratch = golden.seed_workspace(workspace / "workspace")
+    directory = paused_after_first_unit(golden, sessions, out_dir, scratch)
     ops = FileOps()
     point, variant = "paused", kind
     run.explored += 1
     damaged = _damage(ops, LocalStore(sessions), golden.target.session_id, kind)
     needs_repair = kind in ("truncated-message", "corrupt-message", "missing-message")
     fatal = kind == "corrupt-journal"
-    options = run_options(golden.target, out_dir, CrashPoints())
+    options = run_options(golden.target, out_dir, CrashPoints(), scratch_dir=scratch)
     try:
         resume(golden.target.session_id, options, store=LocalStore(sessions))
         failure: DurableError | None = None
@@ -308,7 +315,7 @@ def damage_one(golden: Golden, kind: str, workspace: Path, run: FaultRun) -> Non
         leftovers = [p for p in directory.rglob("*.tmp")]
         if leftovers:
             run.add(point, variant, "temp-files", f"temp files left after the resume: {[p.name for p in leftovers]}")
-    run.judge(golden, sessions, point, variant)
+    run.judge(golden, sessions, point, variant, scratch=scratch)
 
 
 def _damage(ops: FileOps, store: LocalStore, session_id: str, kind: str) -> Path:

@@ -22,165 +22,32 @@ How one crash point is explored (`explore_point`):
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import functools
 import gc
-import uuid
-from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from strands_durable.crashpoints import (
-    SITES,
-    Commit,
-    CrashPoint,
-    CrashPoints,
-    InjectedCrash,
-    ToolCall,
-    ToolKey,
-    natural_key,
-)
-from strands_durable.errors import BudgetExceeded, DurableError, WorkflowFailed
+from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash, ToolKey, natural_key
+from strands_durable.errors import DurableError
+from strands_durable.faults import judge
 from strands_durable.faults.common import INVALID_HISTORY, Finding
-from strands_durable.faults.oracle import RequestLog, comparable, counting_model, history_violations
-from strands_durable.faults.report import readable_difference
-from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
-from strands_durable.faults.workspace import (
-    WORKSPACE_RULE,
-    WorkspaceHistory,
-    read_files,
-    workspace_difference,
-    write_files,
+from strands_durable.faults.golden import (
+    GoldenPoint,
+    GoldenRun,
+    cut_for,
+    failure_of,
+    pending_unknown,
+    seed_session,
+    skip_count,
 )
-from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, validate
-from strands_durable.runner.options import RunOptions
+from strands_durable.faults.observe import Phase, observe, observed_store, run_options, watch_convergence
+from strands_durable.faults.observe import arm as _arm
+from strands_durable.faults.workspace import write_files
 from strands_durable.store import KnownJournal, LocalStore
 from strands_durable.store.fileops import FileOps
-from strands_durable.store.state import SessionState, copy_state, fold
-from strands_durable.store.wrapping import WrappingStore
-
-_GOLDEN_STATES_KEPT = 32
-
-PINNED_CREATED_AT = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
-"""Every chaos run of a workflow is created at this instant, so clocks, templates and tool results repeat."""
+from strands_durable.store.state import SessionState
 
 _OPS = FileOps()  # chaos scratch files go through the project's one file-operations layer too
-
-"""The rule name of problems about histories a provider would reject; every other rule is a divergence."""
-
-
-class Converged(InjectedCrash):
-    """Stops a resumed run at a checkpoint equal to the golden run's; the session is let go as after a crash."""
-
-
-@dataclass
-class ChaosTarget:
-    """What to explore: a spec, its variables and Python tools, and how the model answers."""
-
-    spec_path: Path
-    variables: dict[str, str] = field(default_factory=dict)
-    tools: dict[str, Any] = field(default_factory=dict)
-    seed: int = 0
-    hitl_answer: str | None = None
-    model: Callable[..., Any] | None = None  # (agent_id, model_id, runtime) -> strands Model; None: synthetic
-    full: bool = False  # run every resumed tail to the end instead of stopping at convergence
-    network_tools: Any = None  # `NetworkCassette` answering the network tools (faults/cassette.py); None: none
-    workspace: Path | None = None  # the tools' external state each run starts from (copied; None: empty)
-
-    @property
-    def session_id(self) -> str:
-        return _session_id_for(self.spec_path, self.seed)
-
-
-@functools.lru_cache(maxsize=256)
-def _session_id_for(spec_path: Path, seed: int) -> str:
-    """One fixed session id per spec file and seed (resolving the path costs system calls; asked per run)."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"strands-chaos:{spec_path.resolve()}:{seed}"))
-
-
-@dataclass(frozen=True)
-class GoldenPoint:
-    """A crash point of the golden run, where it happened, and the durable state at that moment."""
-
-    point: CrashPoint
-    index: int  # position in the golden run
-    journal_length: int  # journal bytes durable when the point was reached
-    digest: str | None  # snapshot digest, at store.after_commit points
-    completed: bool = False  # the session's status was already completed
-    outcome_unknown: bool = False  # a non-idempotent tool had started and had no committed result
-
-    @property
-    def id(self) -> str:
-        return self.point.id
-
-
-@dataclass
-class GoldenRun:
-    target: ChaosTarget
-    workdir: Path
-    points: list[GoldenPoint]
-    journal: bytes
-    spec_snapshot: bytes
-    meta: dict[str, Any]
-    comparable: dict[str, Any]
-    tool_executions: int
-    model_requests: int
-    problems: list[Finding]
-    checkpoint_states: dict[str, GoldenPoint] = field(default_factory=dict)  # snapshot digest -> first checkpoint
-    digester: SnapshotDigest = field(default_factory=SnapshotDigest)  # shared by the explorations of this run
-    valid_histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # last stored-valid, per key
-    _by_id: dict[str, GoldenPoint] = field(default_factory=dict)
-    commits: list[tuple[int, tuple[ToolKey, ...]]] = field(default_factory=list)  # (journal length, results)
-    _states: OrderedDict[int, SessionState] = field(default_factory=OrderedDict)  # journal length -> state
-    workspace: WorkspaceHistory = field(default_factory=lambda: WorkspaceHistory({}))  # the tools' files
-    failure: str | None = None  # the deterministic failure the golden run ended with (`failure_of`); None: completed
-    untaken_edges: list[str] = field(default_factory=list)  # graph edges (`a -> b`) the golden run never took
-
-    def __post_init__(self) -> None:
-        self._by_id = {p.id: p for p in self.points}
-        for p in self.points:
-            if p.digest is not None:
-                self.checkpoint_states.setdefault(p.digest, p)
-        self.commits = [
-            (p.journal_length, p.point.tool_results)
-            for p in self.points
-            if isinstance(p.point, Commit) and p.point.site == "store.after_commit"
-        ]
-
-    def point(self, point_id: str) -> GoldenPoint:
-        return self._by_id[point_id]
-
-    @property
-    def site_kinds(self) -> set[str]:
-        return {p.point.site for p in self.points}
-
-    def ordered_ids(self) -> list[str]:
-        """Point ids in an order that is the same in every process (concurrent units interleave differently)."""
-        return sorted(self._by_id, key=natural_key)
-
-    def snapshot_at(self, checkpoint: GoldenPoint) -> dict[str, Any]:
-        return snapshot_view(self.state_at(checkpoint.journal_length))
-
-    def state_at(self, length: int) -> SessionState:
-        """The durable state after the first `length` bytes of the golden journal (a copy the caller may fold
-        more records into). Folded from the nearest shorter state already made, so exploring the points in
-        order folds each record about once instead of the whole prefix per point."""
-        state = self._states.get(length)
-        if state is None:
-            base = max((known for known in self._states if known <= length), default=0)
-            if base:
-                state = copy_state(self._states[base])
-                tail = LocalStore.read_journal_bytes(self.journal[base:length], first_seq=state.seq + 1)
-                fold(tail.records, state)
-            else:
-                state = _fold_bytes(self.journal[:length])
-            self._states[length] = state
-            while len(self._states) > _GOLDEN_STATES_KEPT:
-                self._states.popitem(last=False)
-        self._states.move_to_end(length)
-        return copy_state(state)
 
 
 @dataclass
@@ -209,131 +76,6 @@ class PointOutcome:
         return "\n".join(lines)
 
 
-# -- running one phase ------------------------------------------------------------------------------------------
-
-
-def observed_store(sessions: Path, *, known_journal: KnownJournal | None = None) -> WrappingStore:
-    """A real `LocalStore` behind the wrapper store, whose `session` is the session it opened last, so subscribers
-    can read its state."""
-    return WrappingStore(LocalStore(sessions, known_journal=known_journal))
-
-
-class _SizedRequestLog(RequestLog):
-    """Requests as (message count, digest of the normalised messages)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.requests: list[tuple[int, list[dict[str, Any]]]] = []
-
-    def record(self, messages: list[dict[str, Any]]) -> None:
-        super().record(messages)
-        self.requests.append((len(messages), [dict(m) for m in messages]))
-
-
-@dataclass
-class _Phase:
-    """What one run (golden, crashing or resuming) observed through the crash-point bus."""
-
-    emitted: list[CrashPoint] = field(default_factory=list)
-    tools_run: list[ToolCall] = field(default_factory=list)  # tool calls that executed (tool.before)
-    commits: list[tuple[ToolKey, ...]] = field(default_factory=list)  # tool results each commit recorded
-    requests: _SizedRequestLog = field(default_factory=_SizedRequestLog)
-    fired: CrashPoint | None = None
-    converged_at: CrashPoint | None = None
-    converged_seq: int = -1  # the journal record of the converged checkpoint
-    converged_digest: str = ""  # the golden checkpoint state it equals
-    error: BaseException | None = None
-    completed: bool = False
-
-
-def _options(
-    target: ChaosTarget,
-    bus: CrashPoints,
-    requests: RequestLog,
-    out_dir: Path,
-    scratch_dir: Path,
-    *,
-    off_the_record: bool = False,
-) -> RunOptions:
-    """`off_the_record`: the run follows a crash that made a non-idempotent call's outcome unknown, so a cassette's
-    misses are answered by the synthetic model (`faults.cassette.off_the_record`)."""
-
-    def model_factory(*, agent_id: str, provider: str, model_id: Any, runtime: Any) -> Any:
-        from strands_durable.models.providers import build_model
-
-        synthetic = None
-        if target.model is None or off_the_record:
-            synthetic = build_model("synthetic", model_id=model_id, runtime=runtime, seed=target.seed)
-        if target.model is not None:
-            model = target.model(agent_id=agent_id, model_id=model_id, runtime=runtime)
-            if off_the_record:
-                from strands_durable.faults.cassette import off_the_record as leave_the_record
-
-                model = leave_the_record(model, synthetic)
-        else:
-            model = synthetic
-        return counting_model(model, requests)
-
-    return RunOptions(
-        provider="synthetic",  # offline semantics (fixed clock, scratch directory); the model comes from the factory
-        seed=target.seed,
-        cli_vars=[f"{k}={v}" for k, v in target.variables.items()],
-        out_dir=out_dir,
-        scratch_dir=scratch_dir,  # this run's own copy of the tools' workspace
-        hitl_use_defaults=True,
-        hitl_answer=target.hitl_answer,
-        extra_tools=dict(target.tools),
-        model_factory=model_factory,
-        network=target.network_tools is not None,  # the cassette answers (or records) every network tool
-        network_tools=target.network_tools,
-        crash_points=bus,
-        created_at=PINNED_CREATED_AT,
-        lockstep=True,
-        cancel_in_flight=False,  # nothing stops an explored run from outside: it stops at its crash point
-    )
-
-
-def _observe(bus: CrashPoints, phase: _Phase) -> None:
-    def record(point: CrashPoint) -> None:
-        phase.emitted.append(point)
-        if isinstance(point, ToolCall) and point.site == "tool.before":
-            phase.tools_run.append(point)
-        elif isinstance(point, Commit) and point.site == "store.after_commit":
-            phase.commits.append(point.tool_results)
-
-    bus.subscribe(record)
-
-
-def _arm(bus: CrashPoints, phase: _Phase, target: CrashPoint, skip: int) -> None:
-    """Raise `InjectedCrash` at the `skip`-th emission (0-based) of the target's site and path in this run."""
-    seen = [0]
-
-    def crash(point: CrashPoint) -> None:
-        if phase.fired is None and point.site == target.site and point.path == target.path:
-            if seen[0] >= skip:
-                phase.fired = point
-                raise InjectedCrash(point)
-            seen[0] += 1
-
-    bus.subscribe(crash)
-
-
-def _watch_convergence(bus: CrashPoints, phase: _Phase, store: WrappingStore, golden: GoldenRun) -> None:
-    digester = golden.digester
-
-    def check(point: CrashPoint) -> None:
-        if point.site != "store.after_commit" or store.session is None or phase.fired is not None:
-            return
-        digest = digester.digest(store.session.state)
-        if digest in golden.checkpoint_states:
-            phase.converged_at = point
-            phase.converged_seq = store.session.state.seq
-            phase.converged_digest = digest
-            raise Converged(point)
-
-    bus.subscribe(check)
-
-
 # -- workspaces ---------------------------------------------------------------------------------------------------
 
 
@@ -351,141 +93,6 @@ class _Workspace:
         if base.exists():
             _OPS.remove_tree(base)
         return base / "sessions", base / "out", base / "workspace"
-
-
-def seed_session(golden: GoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes) -> tuple[bytes, dict[str, Any]]:
-    """A session directory holding the golden header (with this run's output directory) and `journal_tail`;
-    returns the journal's bytes and the session's metadata."""
-    _OPS.makedirs(out_dir, durable=False)
-    header_end = golden.journal.index(b"\n") + 1
-    header = LocalStore.read_journal_bytes(golden.journal[:header_end]).records[0]
-    meta = dict(header["events"][0]["meta"])
-    meta["runtime"] = {**meta["runtime"], "out_dir": str(out_dir.resolve())}
-    header["events"] = [{**header["events"][0], "meta": meta}, *header["events"][1:]]
-    journal = LocalStore(sessions).seed(
-        golden.target.session_id, header=header, tail=journal_tail, spec_snapshot=golden.spec_snapshot
-    )
-    return journal, meta
-
-
-def _fold_bytes(journal: bytes) -> SessionState:
-    return fold(LocalStore.read_journal_bytes(journal).records)
-
-
-# -- the golden run ---------------------------------------------------------------------------------------------
-
-
-def run_golden(target: ChaosTarget, workdir: Path) -> GoldenRun:
-    """Run the workflow once without faults, recording every crash point and the durable state at each."""
-    from strands_durable.runner.run import run_workflow
-
-    if workdir.exists():
-        _OPS.remove_tree(workdir)
-    sessions, out_dir = workdir / "golden" / "sessions", workdir / "golden" / "out"
-    scratch = workdir / "golden" / "workspace"
-    workspace = WorkspaceHistory(read_files(target.workspace))
-    write_files(scratch, workspace.final)
-    store = observed_store(sessions)
-    journal_path = LocalStore(sessions).journal_path(target.session_id)
-    phase = _Phase()
-    bus = CrashPoints()
-    points: list[GoldenPoint] = []
-    digester = SnapshotDigest()
-
-    def record(point: CrashPoint) -> None:
-        digest = None
-        if point.site == "store.after_commit" and store.session is not None:
-            digest = digester.digest(store.session.state)
-        state = store.session.state if store.session is not None else None
-        completed = state is not None and state.status == "completed"
-        unknown = point.site == "store.before_commit" and state is not None and bool(pending_unknown(state))
-        if point.site == "tool.executed":  # tools change the workspace only while they run
-            workspace.observe(len(points), scratch)
-        points.append(GoldenPoint(point, len(points), journal_path.stat().st_size, digest, completed, unknown))
-
-    bus.subscribe(record)
-    _observe(bus, phase)
-    options = _options(target, bus, phase.requests, out_dir, scratch)
-    failure = None
-    try:
-        status = run_workflow(target.spec_path, options, store=store, session_id=target.session_id).status
-    except DETERMINISTIC_FAILURES as exc:  # explored too: every crash point must resume to this same failure
-        from strands_durable.faults.cassette import CassetteMiss
-
-        if isinstance(exc, CassetteMiss):  # the recording is incomplete: that is the finding, not a workflow's end
-            raise
-        failure, status = failure_of(exc), "failed"
-    final = LocalStore(sessions).load(target.session_id)
-    problems = [Finding(INVALID_HISTORY, f"golden run: {v}") for v in final_violations(final)]
-    if (status != "completed" and failure is None) or final.status != status:
-        problems.append(Finding("status", f"golden run ended {final.status}"))
-    problems += _tool_repeats(phase.tools_run, "golden run")
-    return GoldenRun(
-        target=target,
-        workdir=workdir,
-        points=points,
-        journal=LocalStore(sessions).journal_bytes(target.session_id),
-        spec_snapshot=LocalStore(sessions).spec_snapshot_bytes(target.session_id),
-        meta=final.meta,
-        comparable=comparable(final),
-        tool_executions=len(phase.tools_run),
-        model_requests=len(phase.requests.requests),
-        problems=problems,
-        digester=digester,
-        workspace=workspace,
-        failure=failure,
-        untaken_edges=_untaken_edges(target.spec_path, final),
-    )
-
-
-def _untaken_edges(spec_path: Path, state: SessionState) -> list[str]:
-    """The graph edges a run never took (none for other patterns): its crash points cannot cover them."""
-    from strands_durable.runner.patterns.graph import untaken_edges
-    from strands_durable.spec import load_spec
-
-    spec = load_spec(spec_path)
-    if spec.pattern.type != "graph":
-        return []
-    return untaken_edges(spec.pattern.config, list(state.units.values()))
-
-
-DETERMINISTIC_FAILURES = (WorkflowFailed, BudgetExceeded)
-"""Failures a golden run may end with and still be explored (a graph past `max_iterations`, a budget exceeded):
-the same inputs fail the same way, so every crash point must resume to the same failure."""
-
-
-def failure_of(exc: BaseException) -> str:
-    """How a failure is compared between the golden run and a resume: its type and message."""
-    return f"{type(exc).__name__}: {exc}"
-
-
-def final_violations(state: SessionState) -> list[str]:
-    """What is wrong with the histories of a run that ended: a completed run must be continuable with a new
-    prompt; a failed one may have stopped inside a unit, and is held to what may be stored."""
-    if state.status == "completed":
-        return next_request_violations(state)
-    return [v for key, conv in sorted(state.conversations.items()) for v in history_violations(key, conv.messages)]
-
-
-def next_request_violations(state: SessionState) -> list[str]:
-    """What a provider would reject if each finished conversation were continued with a new prompt (nothing
-    may dangle: every toolUse answered, no empty or misplaced block)."""
-    follow_up = {"role": "user", "content": [{"text": "continue"}]}
-    problems = []
-    for key, conv in sorted(state.conversations.items()):
-        for v in validate([*conv.messages, follow_up], mode="request"):
-            problems.append(f"{key}: {v.rule} at message {v.message_index}: {v.message}")
-    return problems
-
-
-def _tool_repeats(tools_run: list[ToolCall], where: str) -> list[Finding]:
-    seen: set[str] = set()
-    problems = []
-    for call in tools_run:
-        if call.path in seen:
-            problems.append(Finding("tool-rerun", f"{where}: tool call {call.path} executed twice"))
-        seen.add(call.path)
-    return problems
 
 
 # -- exploring ----------------------------------------------------------------------------------------------------
@@ -526,9 +133,8 @@ class _Exploration:
         self.seed_state.meta = meta
         journal = LocalStore(self.sessions).journal_path(self.session_id)
         # the runs' stores decode only what they append to the seed (their open would refuse an invalid one)
-        self.known = (
-            None if self.stored_violations(self.seed_state) else KnownJournal(journal, self.seed, self.seed_state)
-        )
+        invalid = judge.stored_valid(self.seed_state, "seed", self.golden.valid_histories)
+        self.known = None if invalid else KnownJournal(journal, self.seed, self.seed_state)
         for journal_length, results in self.golden.commits:
             if journal_length > length:
                 break
@@ -549,38 +155,36 @@ class _Exploration:
         label: str,
         before: SessionState | None = None,
         off_the_record: bool = False,
-    ) -> _Phase:
+    ) -> Phase:
         """Resume the current session in fresh objects; check tools and requests against what was committed.
-        `off_the_record`: a crash made a non-idempotent call's outcome unknown (see `_options`)."""
+        `off_the_record`: a crash made a non-idempotent call's outcome unknown (see `run_options`)."""
         from strands_durable.runner.run import resume
 
         assert self.sessions is not None and self.out_dir is not None and self.scratch is not None
-        phase = _Phase()
+        phase = Phase()
         bus = CrashPoints()
         store = observed_store(self.sessions, known_journal=self.known)
-        _observe(bus, phase)
+        observe(bus, phase)
         if arm is not None:
             _arm(bus, phase, *arm)
         if converge:
-            _watch_convergence(bus, phase, store, self.golden)
+            watch_convergence(bus, phase, store, self.golden)
         before = before if before is not None else self.load()
         if before.status == "completed":
             phase.completed = True
             return phase
         self.outcome.runs += 1
+        options = run_options(
+            self.golden.target,
+            self.out_dir,
+            bus,
+            scratch_dir=self.scratch,
+            requests=phase.requests,
+            off_the_record=off_the_record,
+            lockstep=True,
+        )
         try:
-            outcome = resume(
-                self.session_id,
-                _options(
-                    self.golden.target,
-                    bus,
-                    phase.requests,
-                    self.out_dir,
-                    self.scratch,
-                    off_the_record=off_the_record,
-                ),
-                store=store,
-            )
+            outcome = resume(self.session_id, options, store=store)
             phase.completed = outcome.status == "completed"
             if not phase.completed:
                 self.problem("status", f"{label} ended {outcome.status}")
@@ -591,166 +195,45 @@ class _Exploration:
                 phase.error = exc
                 expected = f" (the golden run failed with {self.golden.failure})" if self.golden.failure else ""
                 self.problem("resume-failed", f"{label} failed: {failure_of(exc)}{expected}")
-        self._check_phase(phase, before, label)
+        self.judged(judge.tools_not_rerun(phase.tools_run, self.committed_tools, self.executed, label))
+        self.judged(judge.model_not_rerequested(before, phase.requests.requests, label))
         for results in phase.commits:
             self.committed_tools.update(results)
         return phase
 
-    def _check_phase(self, phase: _Phase, before: SessionState, label: str) -> None:
-        for call in phase.tools_run:
-            if call.key in self.committed_tools:
-                self.problem("tool-rerun", f"{label}: committed tool call {call.path} executed again")
-            self.executed[call.key] = self.executed.get(call.key, 0) + 1
-            if call.non_idempotent and self.executed[call.key] > 1:
-                self.problem(
-                    "tool-rerun",
-                    f"{label}: non-idempotent tool call {call.path} executed {self.executed[call.key]} times",
-                )
-        for count, messages in phase.requests.requests:
-            if _answer_committed(before, messages, count):
-                self.problem(
-                    "model-rerequest",
-                    f"{label}: a model turn committed before it started was requested again ({count} messages)",
-                )
-
-    def stored_violations(self, state: SessionState) -> list[str]:
-        """What makes `state`'s conversations invalid as stored (a conversation validated before is not again)."""
-        valid = self.golden.valid_histories
-        found = []
-        for key, conv in sorted(state.conversations.items()):
-            if valid.get(key) == conv.messages:  # validated before (pointer-time for the shared messages)
-                continue
-            violations = history_violations(key, conv.messages)
-            found += violations
-            if not violations:
-                valid[key] = list(conv.messages)
-        return found
+    def judged(self, problems: list[judge.Problem]) -> None:
+        for rule, detail in problems:
+            self.problem(rule, detail)
 
     def check_stored(self, label: str) -> SessionState:
         state = self.load()
-        for violation in self.stored_violations(state):
-            self.problem(INVALID_HISTORY, f"{label}: {violation}")
+        self.judged(judge.stored_valid(state, label, self.golden.valid_histories))
         return state
 
-    def check_end(self, phase: _Phase, synthesized: set[str]) -> None:
+    def check_end(self, phase: Phase, synthesized: set[str]) -> None:
         """After the last resume: the durable state equals the golden run's (at convergence or at the end)."""
         state = self.check_stored("after resume")
         golden = self.golden
+        assert self.out_dir is not None
         if phase.converged_at is not None and not synthesized:
             self.outcome.converged_at = phase.converged_at.id
-            # concurrent units may have committed more before the run stopped: judge the journal up to the checkpoint
-            stored = self.load(upto_seq=phase.converged_seq)
-            if golden.digester.digest(stored) != phase.converged_digest:
-                expected = golden.checkpoint_states[phase.converged_digest]
-                difference = readable_difference(golden.snapshot_at(expected), snapshot_view(stored))
-                self.problem(
-                    "durable-state",
-                    f"the resumed run converged in memory but its stored session differs at {difference}",
-                )
+            self.judged(judge.durable_at(golden, self.load(upto_seq=phase.converged_seq), phase.converged_digest))
             checkpoint = golden.checkpoint_states[phase.converged_digest]
-            self._check_workspace(golden.workspace.at(checkpoint.index + 1))
+            self.judged(judge.workspace_matches(golden.workspace.at(checkpoint.index + 1), self.scratch))
             return
         if phase.error is not None:
             return
-        expected = golden.comparable["status"]
-        if state.status != expected:
-            self.problem("status", f"the resumed run ended {state.status}, not {expected} as the golden run")
+        ended = judge.ended_as(golden, state)
+        if ended:
+            self.judged(ended)
             return
-        for violation in final_violations(state):
-            self.problem(INVALID_HISTORY, f"after completion: {violation}")
+        self.judged([(INVALID_HISTORY, f"after completion: {v}") for v in judge.continuable(state)])
         if synthesized:
-            self._check_synthesized(state, synthesized)
+            self.judged(judge.answered_unknown(state, synthesized))
             return
-        difference = readable_difference(golden.comparable, comparable(state))
-        if difference:
-            self.problem("identical", f"differs from the golden run at {difference}")
-        self._check_out_dir(state)
-        self._check_workspace(golden.workspace.final)
-
-    def _check_workspace(self, expected: dict[str, bytes]) -> None:
-        difference = workspace_difference(expected, read_files(self.scratch))
-        if difference:
-            self.problem(WORKSPACE_RULE, f"the tools' workspace differs from the golden run's at {difference}")
-
-    def _check_synthesized(self, state: SessionState, synthesized: set[str]) -> None:
-        found: set[str] = set()
-        for conv in state.conversations.values():
-            for message in conv.messages:
-                for block in message.get("content", ()):
-                    result = block.get("toolResult")
-                    if result and result.get("toolUseId") in synthesized:
-                        texts = "".join(c.get("text", "") for c in result.get("content", ()))
-                        if result.get("status") == "error" and SYNTHESIZED_RESULT_TEXT in texts:
-                            found.add(result["toolUseId"])
-        for tool_use_id in sorted(synthesized - found):
-            self.problem(
-                "synthesized-result",
-                f"non-idempotent tool call {tool_use_id} started before the crash; its result is not the synthesized "
-                "error",
-            )
-
-    def _check_out_dir(self, state: SessionState) -> None:
-        assert self.out_dir is not None
-        on_disk = {str(p.relative_to(self.out_dir)) for p in self.out_dir.rglob("*") if p.is_file()}
-        if on_disk != set(state.artifacts):
-            self.problem(
-                "identical", f"output directory holds {sorted(on_disk)}, the session recorded {sorted(state.artifacts)}"
-            )
-
-
-def _answer_committed(state: SessionState, request: list[dict[str, Any]], count: int) -> bool:
-    """Whether `state` already holds an assistant answer to this exact request (normalised messages)."""
-    if not request:
-        return False
-    last = {"role": request[-1].get("role"), "content": request[-1].get("content")}
-    wanted = None
-    for conv in state.conversations.values():
-        messages = conv.messages
-        for end in range(count, len(messages)):
-            if messages[end].get("role") != "assistant":
-                continue
-            candidate = messages[end - 1]
-            if candidate.get("role") != last["role"] or candidate.get("content") != last["content"]:
-                continue
-            if wanted is None:
-                wanted = normalize(request)
-            if normalize(messages[end - count : end]) == wanted:
-                return True
-    return False
-
-
-def pending_unknown(state: SessionState) -> set[str]:
-    """toolUseIds of non-idempotent tools that started but whose results are not committed: a resume from this
-    state answers them "outcome unknown" (a results message clears both records, so no message is read)."""
-    pending: set[str] = set()
-    for conv in state.conversations.values():
-        if conv.tools_started:
-            pending |= conv.tools_started - conv.tool_results.keys()
-    return pending
-
-
-def cut_for(golden: GoldenRun, target: GoldenPoint) -> GoldenPoint | None:
-    """The last store.before_commit point strictly before `target` whose durable state lets the run reach the
-    target as the golden run did: the crashing run starts just before that commit, so it makes the commit itself
-    and every point attached to it (tool.committed, unit.after) is reached. A state where a non-idempotent tool
-    has started without a result is never a start (its resume answers "outcome unknown" instead of running the
-    tool, so it could not leave what a real crash at the target leaves): the cut moves back before the tool's
-    `started` commit. Points after the run completed (closing the session) are reached from before the
-    completing commit."""
-    for point in reversed(golden.points[: target.index]):
-        if point.point.site == "store.before_commit" and not point.completed and not point.outcome_unknown:
-            return point
-    return None
-
-
-def skip_count(golden: GoldenRun, target: GoldenPoint, start_index: int) -> int:
-    """Which emission of the target's site and path to crash at, in a run that starts at `start_index`."""
-    before = sum(
-        1
-        for p in golden.points[:start_index]
-        if p.point.site == target.point.site and p.point.path == target.point.path
-    )
-    return max(0, target.point.occurrence - before)
+        self.judged(judge.identical(golden, state))
+        self.judged(judge.out_dir_matches(self.out_dir, state))
+        self.judged(judge.workspace_matches(golden.workspace.final, self.scratch))
 
 
 def explore_point(golden: GoldenRun, point_id: str, workdir: Path) -> PointOutcome:

@@ -25,33 +25,25 @@ import random
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoint
 from strands_durable.errors import DurableError, ExitCode
-from strands_durable.faults.common import (
-    FaultClass,
-    FaultRun,
-    FaultTarget,
-    Golden,
-    ToolLedger,
-    non_idempotent_tools,
-    reset_dir,
-    run_golden,
-)
-from strands_durable.faults.explore import (
+from strands_durable.faults import judge
+from strands_durable.faults.common import FaultClass, FaultRun, reset_dir
+from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
+from strands_durable.faults.golden import (
+    ChaosTarget,
     GoldenPoint,
+    GoldenRun,
     cut_for,
-    observed_store,
-    pending_unknown,
+    run_golden,
     seed_session,
     skip_count,
 )
-from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
-from strands_durable.faults.oracle import stored_violations
-from strands_durable.faults.report import readable_difference
+from strands_durable.faults.observe import ToolLedger, observed_store
 from strands_durable.faults.runs import (
     NOT_FIRED,
     Convergence,
@@ -61,9 +53,9 @@ from strands_durable.faults.runs import (
     resuming_run,
     wait_for_threads,
 )
-from strands_durable.faults.snapshot import SnapshotDigest, snapshot_view
+from strands_durable.faults.snapshot import SnapshotDigest
 from strands_durable.store import LocalStore
-from strands_durable.store.state import SessionState, fold
+from strands_durable.store.state import fold
 from strands_durable.store.wrapping import WrappingStore
 
 FAULT = "kill"
@@ -71,54 +63,6 @@ SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGINT": signal.SIGINT, "SIGTERM": signal
 STOP_CODES = {signal.SIGINT: int(ExitCode.SIGINT), signal.SIGTERM: int(ExitCode.SIGTERM)}
 DEFAULT_LATENCY_MS = 5
 FIRED_REPORT = "fired.json"  # the crash point a child names just before it signals itself
-
-
-# -- the golden journal -------------------------------------------------------------------------------------------
-
-
-@dataclass
-class GoldenJournal:
-    """The golden run as the explorer's prefix helpers read it: its journal, and each crash point with the journal
-    length, the snapshot digest (at commits) and the status at that moment. Built once per golden run."""
-
-    target: FaultTarget
-    journal: bytes
-    spec_snapshot: bytes
-    points: list[GoldenPoint]
-    checkpoints: dict[str, set[str]] = field(default_factory=dict)  # commit path -> snapshot digests
-    by_id: dict[str, GoldenPoint] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, golden: Golden) -> GoldenJournal | None:
-        """None when the golden run kept no journal (a `Golden` built by hand): crashes then start from scratch."""
-        if not golden.journal or len(golden.journal_lengths) != len(golden.points):
-            return None
-        records = LocalStore.read_journal_bytes(golden.journal).records
-        ends, offset = [], 0
-        for line in golden.journal.splitlines(keepends=True):
-            offset += len(line)
-            ends.append(offset)
-        state, folded, digester = SessionState(), 0, SnapshotDigest()
-        points: list[GoldenPoint] = []
-        for index, (point, length) in enumerate(zip(golden.points, golden.journal_lengths, strict=True)):
-            while folded < len(records) and ends[folded] <= length:
-                fold([records[folded]], state)
-                folded += 1
-            digest = digester.digest(state) if point.site == "store.after_commit" else None
-            unknown = point.site == "store.before_commit" and bool(pending_unknown(state))
-            points.append(GoldenPoint(point, index, length, digest, state.status == "completed", unknown))
-        journal = cls(golden.target, golden.journal, golden.spec_snapshot, points)
-        for p in points:
-            journal.by_id.setdefault(p.id, p)
-            if p.digest is not None:
-                journal.checkpoints.setdefault(p.point.path, set()).add(p.digest)
-        return journal
-
-    def snapshot_at(self, point: GoldenPoint) -> dict[str, Any]:
-        return snapshot_view(fold(LocalStore.read_journal_bytes(self.journal[: point.journal_length]).records))
-
-
-# -- the children -----------------------------------------------------------------------------------------------
 
 
 # -- exploring ----------------------------------------------------------------------------------------------------
@@ -136,7 +80,7 @@ class KillOutcome:
 
 
 def explore_kill(
-    target: FaultTarget,
+    target: ChaosTarget,
     workdir: Path,
     *,
     signals: tuple[str, ...] = ("SIGKILL", "SIGINT", "SIGTERM"),
@@ -145,7 +89,7 @@ def explore_kill(
     random_moments: int = 0,
     latency_ms: int = DEFAULT_LATENCY_MS,
     seed: int = 0,
-    golden: Golden | None = None,
+    golden: GoldenRun | None = None,
     run: FaultRun | None = None,
     store_factory: Callable[[Path], Any] = LocalStore,
     resume_store: Callable[[Path], WrappingStore] = observed_store,
@@ -156,8 +100,7 @@ def explore_kill(
     `store_factory` builds the killed child's store and `resume_store` the resuming one (deliberately broken
     ones in the harness's tests); `full` runs every resume to the end instead of stopping at convergence."""
     run = run or FaultRun(FAULT, target.name)
-    golden = golden or run_golden(target, workdir / "golden")
-    journal = GoldenJournal.of(golden)
+    golden = (golden or run_golden(target, workdir / "golden")).require_completed()
     points = list(dict.fromkeys(golden.point_ids))
     if max_points is not None and len(points) > max_points:
         points = [points[int(i * len(points) / max_points)] for i in range(max_points)]
@@ -172,7 +115,6 @@ def explore_kill(
                 workdir / "kill",
                 run,
                 store_factory,
-                journal=journal,
                 resume_store=resume_store,
                 full=full,
             )
@@ -186,29 +128,27 @@ def explore_kill(
 
 
 def kill_at_point(
-    golden: Golden,
+    golden: GoldenRun,
     point_id: str,
     signal_name: str,
     workspace: Path,
     run: FaultRun,
     store_factory: Callable[[Path], Any] = LocalStore,
     *,
-    journal: GoldenJournal | None = None,
     resume_store: Callable[[Path], WrappingStore] = observed_store,
     full: bool = False,
 ) -> KillOutcome:
     """One child killed by `signal_name` at crash point `point_id`, then resumed and judged. The child starts
-    from the golden journal prefix before the point when `journal` (`GoldenJournal.of(golden)`) has one."""
+    from the golden journal prefix before the point (and the tools' workspace as the golden run had it there)."""
     signum = SIGNALS[signal_name]
     outcome = KillOutcome(point_id)
-    target = journal.by_id.get(point_id) if journal is not None else None
-    cut = cut_for(journal, target) if journal is not None and target is not None else None
-    ended, ledger = _crash_child(golden, point_id, signum, workspace, store_factory, journal, cut)
+    cut = cut_for(golden, golden.point(point_id))
+    ended, ledger = _crash_child(golden, point_id, signum, workspace, store_factory, cut)
     if ended.code == NOT_FIRED and cut is not None:
         # concurrent units interleave: the prefix may already hold the point's own commit (another unit's commit
         # came between its write and its after_commit point); such a point is reached from the start
         cut = None
-        ended, ledger = _crash_child(golden, point_id, signum, workspace, store_factory, journal, cut)
+        ended, ledger = _crash_child(golden, point_id, signum, workspace, store_factory, cut)
     outcome.start_index = cut.index if cut is not None else 0
     run.outcomes["started-at-prefix" if cut is not None else "started-from-scratch"] += 1
     run.explored += 1
@@ -223,7 +163,7 @@ def kill_at_point(
     if outcome.died_at != point_id:
         run.add(point_id, signal_name, "wrong-point", f"the child signalled itself at {outcome.died_at}")
         return outcome
-    converge_to = journal if journal is not None and not full and not non_idempotent_tools(golden) else None
+    converge_to = golden if not full and not judge.non_idempotent_tools(golden) else None
     _after_death(
         golden,
         point_id,
@@ -240,26 +180,26 @@ def kill_at_point(
 
 
 def _crash_child(
-    golden: Golden,
+    golden: GoldenRun,
     point_id: str,
     signum: int,
     workspace: Path,
     store_factory: Callable[[Path], Any],
-    journal: GoldenJournal | None,
     cut: GoldenPoint | None,
 ) -> tuple[ChildExit, ToolLedger]:
     """Fork the child that dies at `point_id`: from the golden journal prefix before `cut` (the ledger then
     starts with the prefix's tool points), or from scratch when there is no cut."""
     reset_dir(workspace)
     sessions, out_dir = workspace / "sessions", workspace / "out"
+    scratch = golden.seed_workspace(workspace / "workspace", cut.index if cut is not None else 0)
     ledger = ToolLedger(workspace / "tools.log", durable=False)
     crash_at: str | Trigger = point_id
-    if journal is not None and cut is not None:
-        target = journal.by_id[point_id]
-        header_end = journal.journal.index(b"\n") + 1
-        seed_session(journal, sessions, out_dir, journal.journal[header_end : cut.journal_length])
-        ledger.record_points(p.point for p in journal.points[: cut.index])
-        crash_at = Trigger(target.point.site, target.point.path, skip_count(journal, target, cut.index))
+    if cut is not None:
+        target = golden.point(point_id)
+        header_end = golden.journal.index(b"\n") + 1
+        seed_session(golden, sessions, out_dir, golden.journal[header_end : cut.journal_length])
+        ledger.record_points(p.point for p in golden.points[: cut.index])
+        crash_at = Trigger(target.point.site, target.point.path, skip_count(golden, target, cut.index))
     ended = run_in_child(
         lambda: crashing_run(
             golden.target,
@@ -271,23 +211,24 @@ def _crash_child(
             store_factory,
             from_prefix=cut is not None,
             report=workspace / FIRED_REPORT,
+            scratch=scratch,
         )
     )
     return ended, ledger
 
 
-def _named_point(report: Path, golden: Golden, start_index: int) -> str | None:
+def _named_point(report: Path, golden: GoldenRun, start_index: int) -> str | None:
     """The point the child named, its occurrence counted as in the golden run (the child's run started at the
     golden point `start_index`, so emissions before that are not in its count)."""
     if not report.exists():
         return None
     site, path, occurrence = json.loads(report.read_bytes())
-    earlier = sum(1 for p in golden.points[:start_index] if p.site == site and p.path == path)
+    earlier = golden.emissions_before(site, path, start_index)
     return CrashPoint(site, path, occurrence + earlier if start_index else occurrence).id
 
 
 def kill_at_random(
-    golden: Golden, signal_name: str, delay: float, workspace: Path, run: FaultRun, latency_ms: int
+    golden: GoldenRun, signal_name: str, delay: float, workspace: Path, run: FaultRun, latency_ms: int
 ) -> None:
     """One child (with model latency, from scratch) signalled by the parent `delay` seconds after it started."""
     signum = SIGNALS[signal_name]
@@ -297,8 +238,11 @@ def kill_at_random(
         workspace / "out",
         ToolLedger(workspace / "tools.log", durable=False),
     )
+    scratch = golden.seed_workspace(workspace / "workspace")
     env = {"STRANDS_SYNTHETIC_LATENCY_MS": str(latency_ms)}
-    pid = fork_child(lambda: crashing_run(golden.target, sessions, out_dir, ledger, None, signum), env=env)
+    pid = fork_child(
+        lambda: crashing_run(golden.target, sessions, out_dir, ledger, None, signum, scratch=scratch), env=env
+    )
     time.sleep(delay)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signum)
@@ -322,7 +266,7 @@ def _expected_exits(signum: int) -> set[ChildExit]:
 
 
 def _after_death(
-    golden: Golden,
+    golden: GoldenRun,
     point: str,
     variant: str,
     workspace: Path,
@@ -330,11 +274,11 @@ def _after_death(
     run: FaultRun,
     *,
     graceful: bool,
-    converge_to: GoldenJournal | None = None,
+    converge_to: GoldenRun | None = None,
     resume_store: Callable[[Path], WrappingStore] = observed_store,
     outcome: KillOutcome | None = None,
 ) -> None:
-    sessions, out_dir = workspace / "sessions", workspace / "out"
+    sessions, out_dir, scratch = workspace / "sessions", workspace / "out", workspace / "workspace"
     session_id = golden.target.session_id
     journal_path = LocalStore(sessions).journal_path(session_id)
     try:
@@ -345,8 +289,7 @@ def _after_death(
     run.states.add(journal_digest(journal_path))
     if outcome is not None:
         outcome.crash_digest = SnapshotDigest().digest(crashed)
-    for violation in stored_violations(crashed, mode="stored"):
-        run.add(point, variant, "invalid-history", f"right after the kill: {violation}")
+    run.judged(point, variant, judge.stored_valid(crashed, "right after the kill"))
     if graceful and crashed.status not in ("paused", "completed"):
         run.add(point, variant, "status", f"a graceful stop left the session {crashed.status}, not paused")
     converged = None
@@ -357,8 +300,9 @@ def _after_death(
                 sessions,
                 out_dir,
                 ledger,
-                converge_to=None if converge_to is None else converge_to.checkpoints,
+                converge_to=converge_to,
                 store_factory=resume_store,
+                scratch=scratch,
             )
         except DurableError as exc:
             run.add(point, variant, "resume-failed", f"the resume failed: {exc}")
@@ -370,35 +314,31 @@ def _after_death(
         run.outcomes["converged"] += 1
         if outcome is not None:
             outcome.converged_at = converged.point.id
-        for rule, detail in _judge_converged(converge_to, journal_path, converged):
-            run.add(point, variant, rule, detail)
+        run.judged(point, variant, _judge_converged(converge_to, journal_path, converged, scratch))
     else:
-        run.judge(golden, sessions, point, variant)
-    for detail in ledger.reruns(non_idempotent_tools(golden)):
-        run.add(point, variant, "tool-rerun", detail)
+        run.judge(golden, sessions, point, variant, scratch=scratch)
+    run.judged(point, variant, ledger.reruns(golden))
 
 
-def _judge_converged(journal: GoldenJournal, journal_path: Path, converged: Convergence) -> list[tuple[str, str]]:
-    """(rule, detail) problems of a resume that stopped at convergence, read from disk: every stored history is
-    valid, and the journal up to the converged checkpoint folds to the golden run's snapshot there (concurrent
-    units may have committed more before the run stopped)."""
+def _judge_converged(
+    golden: GoldenRun, journal_path: Path, converged: Convergence, scratch: Path
+) -> list[judge.Problem]:
+    """Problems of a resume that stopped at convergence, read from disk: every stored history is valid, the
+    journal up to the converged checkpoint folds to the golden state there (`judge.durable_at`), and the tools'
+    workspace is the golden run's at that checkpoint."""
     try:
         records = LocalStore.read_journal_bytes(journal_path.read_bytes()).records
     except DurableError as exc:
         return [("resume-failed", f"the session cannot be read after the resume: {exc}")]
-    problems = [("invalid-history", f"after the resume: {v}") for v in stored_violations(fold(records), mode="stored")]
-    stored = fold(records[: converged.seq + 1])
-    wanted = journal.checkpoints[converged.point.path]
-    if SnapshotDigest().digest(stored) not in wanted:
-        expected = next(p for p in journal.points if p.digest in wanted)
-        difference = readable_difference(journal.snapshot_at(expected), snapshot_view(stored))
-        problems.append(
-            ("durable-state", f"the resume converged in memory but its stored session differs at {difference}")
-        )
-    return problems
+    checkpoint = golden.checkpoint_states[converged.digest]
+    return [
+        *judge.stored_valid(fold(records), "after the resume"),
+        *judge.durable_at(golden, fold(records[: converged.seq + 1]), converged.digest),
+        *judge.workspace_matches(golden.workspace.at(checkpoint.index + 1), scratch),
+    ]
 
 
-def _calibrate(target: FaultTarget, workspace: Path, latency_ms: int) -> float:
+def _calibrate(target: ChaosTarget, workspace: Path, latency_ms: int) -> float:
     """Seconds one whole run takes in a child with the given model latency (the range of random kill times)."""
     reset_dir(workspace)
     ledger = ToolLedger(workspace / "tools.log", durable=False)

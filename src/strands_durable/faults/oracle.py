@@ -10,7 +10,6 @@ import hashlib
 import json
 import threading
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 from strands_durable.history import normalize, validate
@@ -105,32 +104,6 @@ def committed_tool_ids(state: SessionState) -> set[str]:
         ids.update(conv.tool_results)
         for message in conv.messages:
             for block in message.get("content", ()):
-                if "toolResult" in block:
-                    ids.add(block["toolResult"]["toolUseId"])
-    return ids
-
-
-def journal_events(journal_path: Path) -> list[dict[str, Any]]:
-    """Every event in a journal file, parsed independently of the store's reader and reducer (the oracle must
-    not share the code it judges). Lines that do not parse (a torn tail) are skipped."""
-    events: list[dict[str, Any]] = []
-    for line in journal_path.read_bytes().split(b"\n"):
-        try:
-            record = json.loads(line[9:])
-        except ValueError:
-            continue
-        events.extend(record.get("events", ()))
-    return events
-
-
-def tool_ids_on_disk(journal_path: Path) -> set[str]:
-    """toolUseIds whose results a journal file holds (tool_result events or stored results messages)."""
-    ids: set[str] = set()
-    for event in journal_events(journal_path):
-        if event.get("type") == "tool_result":
-            ids.add(event["result"]["toolUseId"])
-        elif event.get("type") == "message":
-            for block in event["message"].get("content", ()):
                 if "toolResult" in block:
                     ids.add(block["toolResult"]["toolUseId"])
     return ids

@@ -1,4 +1,5 @@
-"""The real-fault classes behind one small API, for the soak runner, the CLI, the pytest plugin and the CI gate.
+"""The registry of fault classes behind one small API, for the soak runner, the CLI, the pytest plugin and the CI
+gate.
 
 `explore_fault(fault, target, workdir, level=...)` runs one class over one workflow and returns its `FaultRun`;
 `find_faults(fault, spec_path, workdir)` returns just the findings. Levels bound the work: `gate` is what CI runs
@@ -13,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.errors import UsageError
-from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Finding, Golden, run_golden
+from strands_durable.faults.common import FaultClass, FaultRun, Finding
+from strands_durable.faults.golden import GoldenRun, run_golden
+from strands_durable.faults.target import ChaosTarget, spec_target
 
-# the real-fault classes: one line each (name -> the module declaring its `FaultClass` as FAULT_CLASS)
+# the fault classes: one line each (name -> the module declaring its `FaultClass` as FAULT_CLASS)
 CLASSES: dict[str, str] = {
+    "interrupt": "strands_durable.faults.interrupt",
     "kill": "strands_durable.faults.kill",
     "power": "strands_durable.faults.power",
     "disk": "strands_durable.faults.disk",
@@ -49,11 +53,11 @@ def parse_fault_classes(text: str | None) -> list[str]:
 
 def explore_fault(
     fault: str,
-    target: FaultTarget,
+    target: ChaosTarget,
     workdir: Path,
     *,
     level: str = "gate",
-    golden: Golden | None = None,
+    golden: GoldenRun | None = None,
     seed: int = 0,
     **overrides: Any,
 ) -> FaultRun:
@@ -72,29 +76,26 @@ def explore_fault(
 def find_faults(
     fault: str, spec_path: Path | str, workdir: Path, *, level: str = "gate", seed: int = 0, **overrides: Any
 ) -> list[Finding]:
-    """The findings of one fault class over one spec (empty: the store survived every fault)."""
-    target = FaultTarget(Path(spec_path), seed=seed)
+    """The findings of one fault class over one spec (empty: the store survived every fault); a spec with network
+    tools and no cassette raises `NotExplorable`."""
+    target = spec_target(Path(spec_path), seed=seed)
     return explore_fault(fault, target, workdir, level=level, seed=seed, **overrides).findings
 
 
-def explore_plugin_fault(fault: str, golden: Any, workdir: Path, seed: int) -> tuple[list[tuple[str, Any]], list[str]]:
-    """For the pytest plugin: run `fault` at gate bounds over the plugin's golden run (`faults.explore.GoldenRun`,
-    whose target may answer from a cassette) and return (the item's report properties, the findings' texts)."""
+def explore_plugin_fault(
+    fault: str, golden: GoldenRun, workdir: Path, seed: int
+) -> tuple[list[tuple[str, Any]], list[str]]:
+    """For the pytest plugin: run `fault` at gate bounds over the plugin's golden run (whose target may answer from
+    a cassette) and return (the item's report properties, the findings' texts)."""
     from strands_durable.faults.report import PROPERTY_PREFIX
 
-    chaos_target = golden.target
-    factory = None
-    if chaos_target.model is not None:
-        model = chaos_target.model
-
-        def factory(*, agent_id: str, provider: str, model_id: Any, runtime: Any) -> Any:
-            return model(agent_id=agent_id, model_id=model_id, runtime=runtime)
-
-    target = FaultTarget(chaos_target.spec_path, dict(chaos_target.variables), chaos_target.seed, factory)
-    run = explore_fault(fault, target, workdir / "real-faults" / target.name / fault, level="gate", seed=seed)
+    target = golden.target
+    run = explore_fault(
+        fault, target, workdir / "real-faults" / target.name / fault, level="gate", seed=seed, golden=golden
+    )
     summary = run.summary()
     record = {
-        "workflow": Path(chaos_target.spec_path).name,
+        "workflow": Path(target.spec_path).name,
         "point": f"fault:{fault}",
         "fault": fault,
         "explored": run.explored,

@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,9 +20,9 @@ from typing import Any
 from strands_durable.agent.durable import StopRequested
 from strands_durable.agent.loop import stop_pool_threads
 from strands_durable.crashpoints import CrashPoint, CrashPoints, UnitBoundary
-from strands_durable.faults.common import FaultTarget, Golden, ToolLedger, run_options, write_scratch
-from strands_durable.faults.explore import Converged, observed_store
-from strands_durable.faults.snapshot import SnapshotDigest
+from strands_durable.faults.common import write_scratch
+from strands_durable.faults.golden import ChaosTarget, GoldenRun
+from strands_durable.faults.observe import Converged, Phase, ToolLedger, observed_store, run_options, watch_convergence
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.runner.signals import StopSignals  # imported here, in the warm parent, not in every child
 from strands_durable.store import LocalStore
@@ -42,7 +42,7 @@ class Trigger:
 
 
 def crashing_run(
-    target: FaultTarget,
+    target: ChaosTarget,
     sessions: Path,
     out_dir: Path,
     ledger: ToolLedger,
@@ -52,10 +52,12 @@ def crashing_run(
     *,
     from_prefix: bool = False,
     report: Path | None = None,
+    scratch: Path | None = None,
 ) -> int:
     """A child's run that raises `signum` on itself at `crash_at` (a point id, or a `Trigger`; None: never):
     from scratch, or with `from_prefix` a resume of the session already in `sessions` (a golden journal
-    prefix). Before the signal it names the point in `report` (the kernel keeps a killed process's writes)."""
+    prefix). Before the signal it names the point in `report` (the kernel keeps a killed process's writes).
+    `scratch` is the run's copy of the tools' workspace."""
     bus = CrashPoints()
     ledger.subscribe(bus)
     fired: list[CrashPoint] = []
@@ -78,7 +80,7 @@ def crashing_run(
 
     bus.subscribe(at_point)
     stops = StopSignals(notice_fd=_NO_NOTICE)  # the CLI's handlers, without their notice on the terminal
-    options = run_options(target, out_dir, bus, stop_requested=stops.requested)
+    options = run_options(target, out_dir, bus, scratch_dir=scratch, stop_requested=stops.requested)
     with stops:
         try:
             if from_prefix:
@@ -92,45 +94,37 @@ def crashing_run(
 
 @dataclass(frozen=True)
 class Convergence:
-    """Where a resume stopped: the checkpoint whose snapshot equalled the golden run's, and its journal record."""
+    """Where a resume stopped: the checkpoint whose snapshot equalled the golden run's, its journal record and
+    the digest of the golden state it equalled."""
 
     point: CrashPoint
     seq: int
+    digest: str
 
 
 def resuming_run(
-    target: FaultTarget,
+    target: ChaosTarget,
     sessions: Path,
     out_dir: Path,
     ledger: ToolLedger,
     *,
-    converge_to: Mapping[str, set[str]] | None = None,
+    converge_to: GoldenRun | None = None,
     store_factory: Callable[[Path], WrappingStore] = observed_store,
+    scratch: Path | None = None,
 ) -> Convergence | None:
-    """Resume the session in fresh objects; with `converge_to` (commit path -> the golden run's snapshot digests
-    there), stop at the first commit whose snapshot (in memory) equals the golden run's at that checkpoint. The
-    durable state there is judged afterwards."""
+    """Resume the session in fresh objects; with `converge_to`, stop at the first commit whose snapshot (in
+    memory) equals the golden run's at one of its checkpoints. The durable state there is judged afterwards."""
     bus = CrashPoints()
     ledger.subscribe(bus)
     store = store_factory(sessions)
-    reached: list[Convergence] = []
+    phase = Phase()
     if converge_to is not None:
-        digester = SnapshotDigest()
-
-        def check(point: CrashPoint) -> None:
-            session = store.session
-            wanted = converge_to.get(point.path)
-            if point.site != "store.after_commit" or session is None or not wanted or reached:
-                return
-            if digester.digest(session.state) in wanted:
-                reached.append(Convergence(point, session.state.seq))
-                raise Converged(point)
-
-        bus.subscribe(check)
+        watch_convergence(bus, phase, store, converge_to)
     try:
-        resume(target.session_id, run_options(target, out_dir, bus), store=store)
+        resume(target.session_id, run_options(target, out_dir, bus, scratch_dir=scratch), store=store)
     except Converged:
-        return reached[0]
+        assert phase.converged_at is not None
+        return Convergence(phase.converged_at, phase.converged_seq, phase.converged_digest)
     return None
 
 
@@ -149,7 +143,7 @@ def journal_digest(path: Path) -> str:
     return hashlib.sha256(json.dumps(events, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def paused_after_first_unit(golden: Golden, sessions: Path, out_dir: Path) -> Path:
+def paused_after_first_unit(golden: GoldenRun, sessions: Path, out_dir: Path, scratch: Path | None = None) -> Path:
     """Run the golden workflow until its first unit is committed, stop there cleanly; the session's directory."""
     bus = CrashPoints()
     done: list[CrashPoint] = []
@@ -157,7 +151,7 @@ def paused_after_first_unit(golden: Golden, sessions: Path, out_dir: Path) -> Pa
     with contextlib.suppress(StopRequested):
         run_workflow(
             golden.target.spec_path,
-            run_options(golden.target, out_dir, bus, stop_requested=lambda: bool(done)),
+            run_options(golden.target, out_dir, bus, scratch_dir=scratch, stop_requested=lambda: bool(done)),
             store=LocalStore(sessions),
             session_id=golden.target.session_id,
         )

@@ -8,7 +8,8 @@ import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from strands_durable.faults.explore import GoldenRun, PointOutcome, explore_schedule
+from strands_durable.faults.explore import PointOutcome, explore_schedule
+from strands_durable.faults.golden import GoldenRun
 
 
 @dataclass

@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.faults.common import FaultRun, FaultTarget, Golden, reset_dir, run_golden, write_scratch
+from strands_durable.faults.common import FaultRun, reset_dir, write_scratch
 from strands_durable.faults.forking import fork_child, wait_child
+from strands_durable.faults.golden import GoldenRun, run_golden
 from strands_durable.faults.real import FAULT_CLASSES, explore_fault
+from strands_durable.faults.target import NotExplorable, spec_target
 from strands_durable.store.fileops import FileOps
 from strands_durable.wording import counted
 
@@ -46,6 +48,7 @@ class SoakResult:
     rounds: int = 0
     runs: list[FaultRun] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # a workflow whose golden run failed, for example
+    not_explorable: list[str] = field(default_factory=list)  # network tools and no cassette: why, and how to record
     cut_short: list[str] = field(default_factory=list)  # work items the end of the budget (or Ctrl+C) killed
     interrupted: bool = False  # Ctrl+C ended the soak
 
@@ -69,7 +72,7 @@ class SoakResult:
     @property
     def passed(self) -> bool:
         """No finding, and every fault class explored at least one crash point."""
-        return not self.findings and not self.not_run()
+        return not self.findings and not self.not_run() and not self.not_explorable
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -85,6 +88,7 @@ class SoakResult:
             "interrupted": self.interrupted,
             "cut_short": self.cut_short,
             "errors": self.errors,
+            "not_explorable": self.not_explorable,
             "runs": [run.summary() for run in self.runs],
         }
 
@@ -111,14 +115,19 @@ class SoakResult:
             lines.append("Interrupted (Ctrl+C): the table shows what ran before it")
         if self.cut_short:
             lines.append(f"Cut short at the end of the budget: {', '.join(self.cut_short)} (not counted)")
+        lines += [f"Not explorable: {reason}" for reason in self.not_explorable]
         findings = self.findings
         if findings:
             lines.append(f"FAIL: {counted(len(findings), 'finding')}; zero is the bar. First ones:")
             lines += [f"  {text}" for text in findings[:10]]
-        elif not_run:
+        elif not_run or self.not_explorable:
             lines.append(
-                f"INCOMPLETE: no crash point of {', '.join(not_run)} ran (raise --budget); "
-                "what ran found no divergence, no invalid history, no data lost"
+                (
+                    f"INCOMPLETE: no crash point of {', '.join(not_run)} ran (raise --budget); "
+                    if not_run
+                    else "INCOMPLETE: "
+                )
+                + "what ran found no divergence, no invalid history, no data lost"
             )
         else:
             lines.append("PASS: no divergence, no invalid history, no data lost")
@@ -160,7 +169,7 @@ def soak(
     logging.getLogger("strands").setLevel(logging.CRITICAL)  # injected failures are expected; findings report them
     result = SoakResult([str(s) for s in specs], faults, seed, budget_s)
     root = workdir or Path(tempfile.mkdtemp(prefix="strands-chaos-"))
-    goldens: dict[Path, Golden | None] = {}
+    goldens: dict[Path, GoldenRun | None] = {}
     started = time.monotonic()
     display = _Display(budget_s, enabled=progress)
     ctrl_c = _CtrlC()
@@ -173,13 +182,13 @@ def soak(
                 if elapsed >= budget_s or (max_rounds is not None and round_number >= max_rounds):
                     break
                 display.update(elapsed, f"round {round_number}: {fault} ({level}) on {spec.name}")
-                target = FaultTarget(spec, seed=seed)
-                workspace = root / target.name / f"{fault}-{round_number}"
                 if spec not in goldens:
-                    goldens[spec] = _golden(target, root / target.name / "golden", result)
+                    goldens[spec] = _golden(spec, seed, root, result)
                 golden = goldens[spec]
                 if golden is None:
                     continue
+                target = golden.target
+                workspace = root / target.name / f"{fault}-{round_number}"
                 item = f"{fault} ({level}) on {spec.name}"
                 run = _run_item(
                     functools.partial(
@@ -274,10 +283,17 @@ def _kill_group(pid: int) -> None:
         os.waitpid(pid, 0)
 
 
-def _golden(target: FaultTarget, workdir: Path, result: SoakResult) -> Golden | None:
+def _golden(spec: Path, seed: int, root: Path, result: SoakResult) -> GoldenRun | None:
+    """The spec's golden run (its cassette answering, when it has one); None when it is not explorable or cannot
+    run at all (nothing to break: reported)."""
     try:
-        return run_golden(target, workdir)
-    except Exception as exc:  # the workflow cannot run at all: nothing to break, report it
+        target = spec_target(spec, seed=seed)
+    except NotExplorable as reason:
+        result.not_explorable.append(f"{spec}: {reason}")
+        return None
+    try:
+        return run_golden(target, root / target.name / "golden").require_completed()
+    except Exception as exc:
         result.errors.append(f"{target.spec_path}: the golden run failed: {type(exc).__name__}: {exc}")
         return None
 

@@ -17,8 +17,10 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import DurableError, exit_code_for
-from strands_durable.faults.common import FaultClass, FaultRun, FaultTarget, Golden, reset_dir, run_golden, run_options
-from strands_durable.faults.oracle import stored_violations
+from strands_durable.faults import judge
+from strands_durable.faults.common import FaultClass, FaultRun, reset_dir
+from strands_durable.faults.golden import ChaosTarget, GoldenRun, run_golden
+from strands_durable.faults.observe import run_options
 from strands_durable.models.events import StreamFault
 from strands_durable.store import LocalStore
 
@@ -70,26 +72,26 @@ def faulting_factory(seed: int, fault: StreamFault, call: int) -> Any:
     return factory
 
 
-def model_calls(golden: Golden) -> tuple[int, list[int]]:
+def model_calls(golden: GoldenRun) -> tuple[int, list[int]]:
     """How many model calls the golden run made, and the indices of those answered with tool calls."""
-    calls = [p.path for p in golden.points if p.site == "model.before"]
-    tool_paths = [p.path for p in golden.points if p.site == "tool.before"]
+    calls = [p.point.path for p in golden.points if p.point.site == "model.before"]
+    tool_paths = [p.point.path for p in golden.points if p.point.site == "tool.before"]
     with_tools = [i for i, path in enumerate(calls) if any(t.startswith(path + "/") for t in tool_paths)]
     return len(calls), with_tools
 
 
 def explore_stream(
-    target: FaultTarget,
+    target: ChaosTarget,
     workdir: Path,
     *,
     kinds: tuple[tuple[str, int], ...] = KINDS,
     max_calls: int | None = None,
-    golden: Golden | None = None,
+    golden: GoldenRun | None = None,
     run: FaultRun | None = None,
 ) -> FaultRun:
     """Fault each chosen model call with each stream fault kind; judge each run (and its resume)."""
     run = run or FaultRun(FAULT, target.name)
-    golden = golden or run_golden(target, workdir / "golden")
+    golden = (golden or run_golden(target, workdir / "golden")).require_completed()
     total, with_tools = model_calls(golden)
     for kind, after in kinds:
         candidates = with_tools if kind in ("duplicate_tool_ids", "invalid_tool_id") else list(range(total))
@@ -100,16 +102,18 @@ def explore_stream(
     return run
 
 
-def stream_fault_at(golden: Golden, fault: StreamFault, call: int, workspace: Path, run: FaultRun) -> None:
+def stream_fault_at(golden: GoldenRun, fault: StreamFault, call: int, workspace: Path, run: FaultRun) -> None:
     from strands_durable.runner.run import resume, run_workflow
 
     target = golden.target
     reset_dir(workspace)
     sessions, out_dir = workspace / "sessions", workspace / "out"
+    scratch = golden.seed_workspace(workspace / "workspace")
     point = f"call[{call}]"
     variant = fault.kind if fault.kind != "cut" else f"cut@{fault.after_events}"
     run.explored += 1
-    options = run_options(target, out_dir, CrashPoints(), model_factory=faulting_factory(target.seed, fault, call))
+    faulting = faulting_factory(target.seed, fault, call)
+    options = run_options(target, out_dir, CrashPoints(), scratch_dir=scratch, model_factory=faulting)
     failure: BaseException | None = None
     try:
         run_workflow(target.spec_path, options, store=LocalStore(sessions), session_id=target.session_id)
@@ -120,21 +124,21 @@ def stream_fault_at(golden: Golden, fault: StreamFault, call: int, workspace: Pa
     except DurableError as exc:
         run.add(point, variant, "unrecoverable", f"the session does not load after the fault: {exc}")
         return
-    for violation in stored_violations(state, mode="stored"):
-        run.add(point, variant, "invalid-history", f"a broken answer was committed: {violation}")
+    run.judged(point, variant, judge.stored_valid(state, "a broken answer was committed"))
     if failure is not None and not isinstance(failure, DurableError):
         run.add(point, variant, "unclean-failure", f"{type(failure).__name__}: {failure}")
         return
     if failure is not None:
         run.outcomes[f"clean-failure: {exit_code_for(failure)}"] += 1
         try:
-            resume(target.session_id, run_options(target, out_dir, CrashPoints()), store=LocalStore(sessions))
+            options = run_options(target, out_dir, CrashPoints(), scratch_dir=scratch)
+            resume(target.session_id, options, store=LocalStore(sessions))
         except DurableError as exc:
             run.add(point, variant, "unrecoverable", f"the resume without the fault failed: {exc}")
             return
     else:
         run.outcomes["completed (retried or harmless)"] += 1
-    run.judge(golden, sessions, point, variant)
+    run.judge(golden, sessions, point, variant, scratch=scratch)
 
 
 FAULT_CLASS = FaultClass(FAULT, {"gate": {"max_calls": 2}, "full": {}}, explore_stream)

@@ -15,18 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.faults.common import Finding
-from strands_durable.faults.explore import (
-    ChaosTarget,
-    GoldenRun,
-    PointOutcome,
-    explore_point,
-    iter_points,
-    run_golden,
-)
+from strands_durable.faults.explore import PointOutcome, explore_point, iter_points
+from strands_durable.faults.golden import GoldenRun, run_golden
 from strands_durable.faults.report import PROPERTY_PREFIX
+from strands_durable.faults.target import ChaosTarget, NotExplorable, spec_target
+from strands_durable.faults.target import network_tool_names as network_tool_names  # named here by the plugin tests
 from strands_durable.store.fileops import FileOps
 
-FAULT_CLASSES = ("interrupt", "kill", "power", "disk", "concurrent")  # real faults: faults/real.py
 SPEC_SUFFIXES = (".strands.yaml", ".strands.yml", ".strands.json")
 
 
@@ -34,34 +29,10 @@ class ChaosUsageError(ValueError):
     """A bad chaos option (the plugin turns it into pytest's usage error)."""
 
 
-class NotExplorable(Exception):
-    """A spec whose network tools have no cassette: chaos runs never reach the network, so it cannot be explored
-    until one is recorded (`command` records it)."""
-
-    def __init__(self, spec_path: Path, tools: list[str]) -> None:
-        from strands_durable.faults.cassette import cassette_path
-
-        self.spec_path = spec_path
-        self.tools = tools
-        self.command = f"pytest --strands-chaos --strands-record {spec_path}"
-        super().__init__(
-            f"not explorable: network tools {', '.join(tools)} and no cassette {cassette_path(spec_path).name}; "
-            f"record one with: {self.command}"
-        )
-
-
-def network_tool_names(spec_path: Path) -> list[str]:
-    """The tools of a spec that reach the network (they need a cassette under chaos)."""
-    from strands_durable.runner.native_tools import native_tools
-    from strands_durable.runner.tools import ToolResolver
-    from strands_durable.spec import load_spec
-
-    return ToolResolver(
-        load_spec(spec_path), provider="synthetic", native=native_tools(), network=True
-    ).network_tool_names()
-
-
 def parse_faults(text: str | None) -> list[str]:
+    """`--strands-chaos-faults`: names from the registry of fault classes (`faults/real.py`), `interrupt` by default."""
+    from strands_durable.faults.real import FAULT_CLASSES
+
     names = [part.strip() for part in (text or "interrupt").split(",") if part.strip()]
     for name in names:
         if name not in FAULT_CLASSES:
@@ -144,46 +115,19 @@ class ChaosSuite:
         hitl_answer: str | None = None,
         workspace: str | Path | None = None,
     ) -> ChaosTarget:
-        """The target for a spec: the cassette's answers (model and network tools) when one exists (recorded
-        first with `record`), otherwise the synthetic model, whatever `runtime.provider` says. A spec with
-        network tools and no cassette raises `NotExplorable`."""
-        # imported here: the cassette imports strands-agents, which the xdist controller (it only configures the
-        # suite and adds up reports) never needs; importing it there delayed starting the workers by ~0.6 s
-        from strands_durable.faults.cassette import (
-            Cassette,
-            NetworkCassette,
-            cassette_path,
-            recording_factory,
-            replaying_factory,
-        )
-
-        target = ChaosTarget(
-            spec_path=Path(spec_path),
-            variables=dict(variables or {}),
-            tools=dict(tools or {}),
+        """The target for a spec (`faults.target.spec_target`): the cassette's answers when one exists (recorded
+        first with `record`), otherwise the synthetic model; a spec with network tools and no cassette raises
+        `NotExplorable`."""
+        return spec_target(
+            Path(spec_path),
             seed=self.settings.seed,
+            variables=variables,
+            tools=tools,
             hitl_answer=hitl_answer if hitl_answer is not None else self.settings.hitl_answer,
             full=self.settings.full,
             workspace=_workspace_dir(workspace or _spec_workspace(Path(spec_path)) or self.settings.workspace),
+            record_in=self._dir("record") if self.settings.record else None,
         )
-        path = cassette_path(target.spec_path)
-        if self.settings.record:
-            cassette = Cassette(path)
-            target.model = recording_factory(cassette, target.spec_path)
-            target.network_tools = NetworkCassette(cassette, recording=True)
-            run_golden(target, self._dir("record"))
-            cassette.save()
-            target.model = replaying_factory(cassette)
-            target.network_tools = NetworkCassette(cassette, recording=False)
-        elif path.is_file():
-            cassette = Cassette.load(path)
-            target.model = replaying_factory(cassette)
-            target.network_tools = NetworkCassette(cassette, recording=False)
-        else:
-            tools = network_tool_names(target.spec_path)
-            if tools:
-                raise NotExplorable(target.spec_path, tools)
-        return target
 
     def golden(self, target: ChaosTarget) -> GoldenRun:
         return run_golden(target, self._dir(target.spec_path.name))

@@ -69,19 +69,27 @@ class WorkspaceHistory:
         return self.changes[-1][1]
 
 
-def workspace_difference(golden: Files, resumed: Files) -> str | None:
+def workspace_difference(golden: Files, resumed: Files, *, at_most: bool = False) -> str | None:
     """Where the resumed run's workspace differs from the golden run's, as a readable diff; None when equal.
     A file whose lines are the same with only their order changed counts as equal: tools that ran in parallel
-    may append in either order."""
+    may append in either order. `at_most` (a non-idempotent call's outcome was unknown): a file may miss what the
+    golden run wrote, but no line may appear more often than in the golden file (no effect happened twice)."""
     if golden == resumed:
         return None
-    same_lines = {
-        name
-        for name in golden.keys() & resumed.keys()
-        if Counter(golden[name].splitlines()) == Counter(resumed[name].splitlines())
-    }
+
+    def settled(name: str) -> bool:
+        if name not in resumed:
+            return at_most
+        if name not in golden:
+            return False
+        want, have = Counter(golden[name].splitlines()), Counter(resumed[name].splitlines())
+        return want == have or (at_most and not have - want)
+
+    differing = {name for name in golden.keys() | resumed.keys() if not settled(name)}
+    if not differing:
+        return None
 
     def view(files: Files) -> dict[str, str]:
-        return {name: data.decode("utf-8", "replace") for name, data in files.items() if name not in same_lines}
+        return {name: data.decode("utf-8", "replace") for name, data in files.items() if name in differing}
 
     return readable_difference(view(golden), view(resumed))

@@ -1,0 +1,244 @@
+"""The observer: what a run does, seen through its crash-point bus, and the options every fault run runs with.
+
+A `Phase` records one run's points, the tools it executed, the tool results each commit recorded and the model
+requests it made (`observe`); `arm` and `crash_at` crash it at a point and `watch_convergence` stops it where its
+state equals the golden run's. `ToolLedger` records tool executions across processes. `run_options` is the one
+way a fault run (in process or in a child, golden, crashing or resuming) is configured: the target's model or
+cassette, its tools and network cassette, its own copy of the tools' workspace, HITL defaults, a pinned creation
+time and, in process, concurrent units in lockstep.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints, InjectedCrash, ToolCall, ToolKey
+from strands_durable.faults.oracle import RequestLog, counting_model
+from strands_durable.runner.options import RunOptions
+from strands_durable.store import KnownJournal, LocalStore
+from strands_durable.store.fileops import FileOps
+from strands_durable.store.wrapping import WrappingStore
+
+if TYPE_CHECKING:
+    from strands_durable.faults.golden import ChaosTarget, GoldenRun
+
+
+class Converged(InjectedCrash):
+    """Stops a resumed run at a checkpoint equal to the golden run's; the session is let go as after a crash."""
+
+
+def observed_store(sessions: Path, *, known_journal: KnownJournal | None = None) -> WrappingStore:
+    """A real `LocalStore` behind the wrapper store, whose `session` is the session it opened last, so subscribers
+    can read its state."""
+    return WrappingStore(LocalStore(sessions, known_journal=known_journal))
+
+
+class SizedRequestLog(RequestLog):
+    """Requests as (message count, digest of the normalised messages)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[tuple[int, list[dict[str, Any]]]] = []
+
+    def record(self, messages: list[dict[str, Any]]) -> None:
+        super().record(messages)
+        self.requests.append((len(messages), [dict(m) for m in messages]))
+
+
+@dataclass
+class Phase:
+    """What one run (golden, crashing or resuming) observed through the crash-point bus."""
+
+    emitted: list[CrashPoint] = field(default_factory=list)
+    tools_run: list[ToolCall] = field(default_factory=list)  # tool calls that executed (tool.before)
+    commits: list[tuple[ToolKey, ...]] = field(default_factory=list)  # tool results each commit recorded
+    requests: SizedRequestLog = field(default_factory=SizedRequestLog)
+    fired: CrashPoint | None = None
+    converged_at: CrashPoint | None = None
+    converged_seq: int = -1  # the journal record of the converged checkpoint
+    converged_digest: str = ""  # the golden checkpoint state it equals
+    error: BaseException | None = None
+    completed: bool = False
+
+
+def run_options(
+    target: ChaosTarget,
+    out_dir: Path,
+    bus: CrashPoints | None,
+    *,
+    scratch_dir: Path | None = None,
+    requests: RequestLog | None = None,
+    stop_requested: Callable[[], bool] | None = None,
+    model_factory: Callable[..., Any] | None = None,
+    off_the_record: bool = False,
+    lockstep: bool = False,
+) -> RunOptions:
+    """Options of a fault run. The model is `model_factory` when given (a faulting model), else the target's
+    (a cassette) or the synthetic one; `requests` counts what it is asked. `scratch_dir` is this run's own copy of
+    the tools' workspace (None: the store's). `stop_requested` is how a signal handler stops the run (as `strands
+    run` does, cancelling a model call in flight); without it nothing stops the run from outside: it stops at its
+    crash point. `off_the_record`: the run follows a crash that made a non-idempotent call's outcome unknown, so a
+    cassette's misses are answered by the synthetic model (`faults.cassette.off_the_record`). `lockstep`: concurrent
+    units take turns in a fixed order (the golden run and the in-process explorer); the classes that run real
+    processes keep free threading, so other interleavings are exercised there."""
+
+    def factory(*, agent_id: str, provider: str, model_id: Any, runtime: Any) -> Any:
+        from strands_durable.models.providers import build_model
+
+        if model_factory is not None:
+            model = model_factory(agent_id=agent_id, provider=provider, model_id=model_id, runtime=runtime)
+        else:
+            synthetic = None
+            if target.model is None or off_the_record:
+                synthetic = build_model("synthetic", model_id=model_id, runtime=runtime, seed=target.seed)
+            if target.model is not None:
+                model = target.model(agent_id=agent_id, model_id=model_id, runtime=runtime)
+                if off_the_record:
+                    from strands_durable.faults.cassette import off_the_record as leave_the_record
+
+                    model = leave_the_record(model, synthetic)
+            else:
+                model = synthetic
+        return counting_model(model, requests) if requests is not None else model
+
+    from strands_durable.faults.golden import PINNED_CREATED_AT
+
+    extra: dict[str, Any] = {}
+    if stop_requested is not None:
+        extra["stop_requested"] = stop_requested
+    return RunOptions(
+        provider="synthetic",  # offline semantics (fixed clock, scratch directory); the model comes from the factory
+        seed=target.seed,
+        cli_vars=[f"{k}={v}" for k, v in target.variables.items()],
+        out_dir=out_dir,
+        scratch_dir=scratch_dir,
+        hitl_use_defaults=True,
+        hitl_answer=target.hitl_answer,
+        extra_tools=dict(target.tools),
+        model_factory=factory,
+        network=target.network_tools is not None,  # the cassette answers (or records) every network tool
+        network_tools=target.network_tools,
+        crash_points=bus,
+        created_at=PINNED_CREATED_AT,
+        lockstep=lockstep,
+        cancel_in_flight=stop_requested is not None,
+        **extra,
+    )
+
+
+def observe(bus: CrashPoints, phase: Phase) -> None:
+    """Record into `phase` every point, each tool that executes and the tool results each commit records."""
+
+    def record(point: CrashPoint) -> None:
+        phase.emitted.append(point)
+        if isinstance(point, ToolCall) and point.site == "tool.before":
+            phase.tools_run.append(point)
+        elif isinstance(point, Commit) and point.site == "store.after_commit":
+            phase.commits.append(point.tool_results)
+
+    bus.subscribe(record)
+
+
+def arm(bus: CrashPoints, phase: Phase, target: CrashPoint, skip: int) -> None:
+    """Raise `InjectedCrash` at the `skip`-th emission (0-based) of the target's site and path in this run."""
+    seen = [0]
+
+    def crash(point: CrashPoint) -> None:
+        if phase.fired is None and point.site == target.site and point.path == target.path:
+            if seen[0] >= skip:
+                phase.fired = point
+                raise InjectedCrash(point)
+            seen[0] += 1
+
+    bus.subscribe(crash)
+
+
+def crash_at(point_id: str) -> CrashPoints:
+    """A crash-point bus that raises `InjectedCrash` at the first emission of the point `point_id` (a run's
+    `crash_points`, where a test crashes a run it drives itself)."""
+    bus = CrashPoints()
+    fired: list[CrashPoint] = []
+
+    def crash(point: CrashPoint) -> None:
+        if not fired and point.id == point_id:
+            fired.append(point)
+            raise InjectedCrash(point)
+
+    bus.subscribe(crash)
+    return bus
+
+
+def watch_convergence(bus: CrashPoints, phase: Phase, store: WrappingStore, golden: GoldenRun) -> None:
+    """Stop the run (`Converged`) at the first commit whose state equals the golden run's at one of its
+    checkpoints; `phase` keeps where, the journal record and the golden state's digest."""
+    digester = golden.digester
+
+    def check(point: CrashPoint) -> None:
+        if point.site != "store.after_commit" or store.session is None or phase.fired is not None:
+            return
+        digest = digester.digest(store.session.state)
+        if digest in golden.checkpoint_states:
+            phase.converged_at = point
+            phase.converged_seq = store.session.state.seq
+            phase.converged_digest = digest
+            raise Converged(point)
+
+    bus.subscribe(check)
+
+
+class ToolLedger:
+    """Tool executions of every process of one exploration, one fsynced line each: (event, tool path, pid).
+
+    `tool.before` means a tool is about to run, `tool.committed` that its result is durable. Nothing committed
+    may run again, and a non-idempotent tool (one with a `/started` commit) may run at most once. Lines are
+    fsynced when `durable` (processes racing on one machine); a killed process's writes reach the file anyway
+    (the kernel still holds them), so the kill explorer skips the fsync.
+    """
+
+    def __init__(self, path: Path, *, durable: bool = True) -> None:
+        self.path = path
+        self.durable = durable
+        self._ops = FileOps()
+
+    def subscribe(self, bus: CrashPoints) -> None:
+        bus.subscribe(self._record)
+
+    def _record(self, point: CrashPoint) -> None:
+        self.record_points([point])
+
+    def record_points(self, points: Iterable[CrashPoint]) -> None:
+        """Append the tool points among `points` (also those of a run whose journal prefix an exploration
+        starts from: what that prefix committed must not run again either)."""
+        lines = [json.dumps([p.site, p.path]) + "\n" for p in points if p.site in ("tool.before", "tool.committed")]
+        if not lines:
+            return
+        handle = self._ops.open_append(self.path)
+        try:
+            handle.append("".join(lines).encode())
+            if self.durable:
+                handle.sync()
+        finally:
+            handle.close()
+
+    def entries(self) -> list[tuple[str, str]]:
+        if not self.path.exists():
+            return []
+        rows = []
+        for line in self.path.read_bytes().splitlines():
+            try:
+                site, path = json.loads(line)
+            except ValueError:
+                continue  # a line torn by a kill
+            rows.append((site, path))
+        return rows
+
+    def reruns(self, golden: GoldenRun) -> list[tuple[str, str]]:
+        """(rule, detail): tool paths that ran after their result was committed, or non-idempotent ones of the golden
+        run that ran twice (`judge.tool_reruns`)."""
+        from strands_durable.faults.judge import non_idempotent_tools, tool_reruns
+
+        return tool_reruns(self.entries(), non_idempotent_tools(golden))
