@@ -121,6 +121,11 @@ def measure(
         }
         if name == "peer":
             env.pop("PYTHONPATH", None)  # its own environment only
+        elif env.get("PYTHONPATH"):
+            # the child runs in `work`: a relative entry (`PYTHONPATH=src`) would miss the tree under test and run
+            # whatever strands_durable the interpreter has installed
+            entries = env["PYTHONPATH"].split(os.pathsep)
+            env["PYTHONPATH"] = os.pathsep.join(str(Path(entry).resolve()) for entry in entries if entry)
         elapsed = timed_run(command, spec, work, env)
         if server.request_count != 2 * args.steps:
             raise SystemExit(f"Error: {name} made {server.request_count} requests, expected {2 * args.steps}")
