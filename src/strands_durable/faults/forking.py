@@ -43,7 +43,10 @@ def fork_child(body: Callable[[], int | None], *, env: dict[str, str] | None = N
     """Fork; the child runs `body` and exits with its return value (or the exit code of what it raised)."""
     stop_pool_threads()  # idle workers of the sync-tool pool are threads too
     if threading.active_count() > 1:
-        raise RuntimeError("refusing to fork while other threads run (their locks would be inherited)")
+        others = sorted(t.name for t in threading.enumerate() if t is not threading.current_thread())
+        raise RuntimeError(
+            f"refusing to fork while other threads run (their locks would be inherited): {', '.join(others)}"
+        )
     outer_freeze = gc.get_freeze_count()  # a caller's own freeze (the explorer's) is left as it was
     gc.freeze()  # the parent's objects leave the collector's reach in the child: no copy-on-write of all pages
     pid = os.fork()
