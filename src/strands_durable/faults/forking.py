@@ -24,6 +24,21 @@ from strands_durable.agent.loop import stop_pool_threads
 from strands_durable.errors import exit_code_for
 
 CHILD_CRASHED = 70  # an exception that is not a DurableError escaped the child's function
+THREADS_END_WITHIN_S = 5.0  # a thread still ending (a closed session's writer, a lease renewer) gets this long
+
+
+def _wait_for_other_threads(within_s: float) -> None:
+    """Wait for the threads other than this one to end (each joined, `within_s` in all); RuntimeError naming those
+    still running after it."""
+    deadline = time.monotonic() + within_s
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
+    others = sorted(t.name for t in threading.enumerate() if t is not threading.current_thread())
+    if others:
+        raise RuntimeError(
+            f"refusing to fork while other threads run (their locks would be inherited): {', '.join(others)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -42,11 +57,7 @@ class ChildExit:
 def fork_child(body: Callable[[], int | None], *, env: dict[str, str] | None = None, quiet: bool = True) -> int:
     """Fork; the child runs `body` and exits with its return value (or the exit code of what it raised)."""
     stop_pool_threads()  # idle workers of the sync-tool pool are threads too
-    if threading.active_count() > 1:
-        others = sorted(t.name for t in threading.enumerate() if t is not threading.current_thread())
-        raise RuntimeError(
-            f"refusing to fork while other threads run (their locks would be inherited): {', '.join(others)}"
-        )
+    _wait_for_other_threads(THREADS_END_WITHIN_S)
     outer_freeze = gc.get_freeze_count()  # a caller's own freeze (the explorer's) is left as it was
     gc.freeze()  # the parent's objects leave the collector's reach in the child: no copy-on-write of all pages
     pid = os.fork()
