@@ -170,7 +170,7 @@ class AgentFactory(pytest.Collector):
         yield AgentGoldenItem.from_parent(self, name="golden", golden=golden, error=None)
         if golden.problems:
             return
-        for point_id in golden.sample():
+        for point_id in golden.sample(chaos.max_points):
             for fault in chaos.faults:
                 name = point_id + ("" if fault == "interrupt" else f"[{fault}]")
                 yield AgentPointItem.from_parent(self, name=name, golden=golden, point_id=point_id, fault=fault)

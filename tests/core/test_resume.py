@@ -13,8 +13,9 @@ import pytest
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
 from strands_durable.errors import SessionCompleted, SpecError
+from strands_durable.faults.judge import outcome_unknown
 from strands_durable.faults.oracle import RequestLog, comparable, first_difference, stored_violations
-from strands_durable.history import SYNTHESIZED_RESULT_TEXT
+from strands_durable.history import SYNTHESIZED_RESULT_TEXT, synthesized_ids
 from strands_durable.runner.options import RunOptions
 from strands_durable.runner.reporter import RecordingReporter
 from strands_durable.runner.run import resume, run_workflow
@@ -123,6 +124,7 @@ def test_a_non_idempotent_tool_that_ran_but_did_not_commit_is_never_run_again(tm
     results = [b["toolResult"] for b in messages[2]["content"]]
     assert results[0]["status"] == "error" and results[0]["content"] == [{"text": SYNTHESIZED_RESULT_TEXT}]
     assert messages[2]["metadata"]["strands_durable"]["synthesized_tool_results"] == [results[0]["toolUseId"]]
+    assert outcome_unknown(store.load(session_id)) == {results[0]["toolUseId"]}
     assert results[1]["status"] == "success" and results[1]["content"] == [{"text": "42"}]
     assert all(m["role"] != messages[i - 1]["role"] for i, m in enumerate(messages) if i)
 
@@ -141,6 +143,18 @@ def test_a_committed_non_idempotent_result_is_replayed_not_synthesized(tmp_path:
     assert [e["tool"] for e in log.entries()] == ["send_email", "calculator"]
     messages = store.load(session_id).conversations["analyst"].messages
     assert messages[2]["content"][0]["toolResult"]["content"] == [{"text": "sent to ops@example.com"}]
+    assert "synthesized_tool_results" not in messages[2].get("metadata", {}).get("strands_durable", {})
+    assert outcome_unknown(store.load(session_id)) == set()
+
+
+def test_a_non_idempotent_tool_that_ran_carries_no_synthesized_marker(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "sessions", strict=True)
+    run_workflow(SPEC, _scripted(ExecutionLog(tmp_path / "exec.log"), out_dir=tmp_path / "out"), store=store)
+    (session_id,) = store.session_ids()
+    messages = store.load(session_id).conversations["analyst"].messages
+    assert messages[2]["content"][0]["toolResult"]["content"] == [{"text": "sent to ops@example.com"}]
+    assert not any(synthesized_ids(m) for m in messages)
+    assert outcome_unknown(store.load(session_id)) == set()
 
 
 def test_tokens_accumulate_across_resumes_and_a_completed_session_is_refused(tmp_path: Path) -> None:

@@ -71,6 +71,12 @@ def _synthesized_result(tool_use_id: str) -> dict[str, Any]:
     return {"toolUseId": tool_use_id, "status": "error", "content": [{"text": SYNTHESIZED_RESULT_TEXT}]}
 
 
+def _synthesized(conv: Conversation, tool_use_id: str) -> bool:
+    """The call's committed result is the synthesized "outcome unknown" error (a non-idempotent tool that started
+    before a crash), not a result the tool returned: only those carry the `synthesized_tool_results` marker."""
+    return tool_use_id in conv.tools_started and conv.tool_results.get(tool_use_id) == _synthesized_result(tool_use_id)
+
+
 def unit_messages(conv: Conversation | None, unit: str) -> list[int]:
     if conv is None:
         return []
@@ -345,7 +351,7 @@ class InvocationHooks:
         synthesized = [
             block["toolResult"]["toolUseId"]
             for block in message.get("content", ())
-            if "toolResult" in block and conv is not None and block["toolResult"]["toolUseId"] in conv.tools_started
+            if "toolResult" in block and conv is not None and _synthesized(conv, block["toolResult"]["toolUseId"])
         ]
         if synthesized:
             meta = message.setdefault("metadata", {})

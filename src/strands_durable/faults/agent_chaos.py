@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.crashpoints import InjectedCrash, natural_key
+from strands_durable.crashpoints import InjectedCrash
 from strands_durable.faults import judge
 from strands_durable.faults.agent_place import (
     Place,
@@ -51,37 +51,15 @@ from strands_durable.faults.agent_place import (
 from strands_durable.faults.agent_run import STYLES, AgentChaos, Request, Run, build
 from strands_durable.faults.common import Finding, reset_dir, write_scratch
 from strands_durable.faults.forking import run_in_child
-from strands_durable.faults.workspace import read_files
+from strands_durable.faults.golden import GoldenRun, golden_points
+from strands_durable.faults.workspace import WorkspaceHistory, read_files
 from strands_durable.store.fileops import FileOps
 
 _SCRATCH = FileOps()  # the harness's own files (copies, markers): not session data, no fsync
 
 
-@dataclass
-class AgentGolden:
-    """The uninterrupted conversation: its points, normalised history, workspace and requests."""
-
-    chaos: AgentChaos
-    root: Path
-    points: list[str]
-    history: list[dict[str, Any]]
-    workspace: dict[str, bytes]
-    requests: int
-    problems: list[Finding] = field(default_factory=list)
-
-    def sample(self) -> list[str]:
-        """The points to explore: all, or `max_points` spread evenly over them, in the order of their ids (the same
-        in every process, whatever order concurrent tools passed them in)."""
-        ordered = sorted(self.points, key=natural_key)
-        count, limit = len(ordered), self.chaos.max_points
-        if limit is None or limit >= count:
-            return ordered
-        if limit <= 1:
-            return ordered[:limit]
-        return [ordered[i] for i in sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)})]
-
-
-def run_golden(chaos: AgentChaos, root: Path) -> AgentGolden:
+def run_golden(chaos: AgentChaos, root: Path) -> GoldenRun:
+    """The uninterrupted conversation: its points, normalised history (`comparable`), workspace and requests."""
     place = Place(root / "golden").fresh()
     problems: list[Finding] = []
     with Run() as run:
@@ -96,7 +74,15 @@ def run_golden(chaos: AgentChaos, root: Path) -> AgentGolden:
         chaos.cassette.save()
     problems += [Finding(rule, detail) for rule, detail in judge.requests_valid(_invalid(run), "golden")]
     history = load_history(chaos, place) if not problems else []
-    return AgentGolden(chaos, root, run.points, history, read_files(place.workspace), len(run.requests), problems)
+    return GoldenRun(
+        target=chaos,
+        workdir=root,
+        points=golden_points(run.points),
+        comparable=history,
+        problems=problems,
+        model_requests=len(run.requests),
+        workspace=WorkspaceHistory(read_files(place.workspace)),
+    )
 
 
 def _invalid(run: Run) -> list[tuple[int, str]]:
@@ -143,10 +129,10 @@ class AgentOutcome:
         return f"crash point: {self.point} ({self.fault})\n" + "\n".join(str(f) for f in self.findings)
 
 
-def crash_at(golden: AgentGolden, point_id: str, fault: str = "interrupt") -> AgentOutcome:
+def crash_at(golden: GoldenRun, point_id: str, fault: str = "interrupt") -> AgentOutcome:
     """Crash the conversation at the golden run's point `point_id`, then resume both ways and judge."""
-    chaos = golden.chaos
-    root = golden.root / f"point-{golden.points.index(point_id)}-{fault}"
+    chaos: AgentChaos = golden.target
+    root = golden.workdir / f"point-{golden.point(point_id).index}-{fault}"
     reset_dir(root)
     running = Place(root / "running").fresh()
     crashed = Place(root / "crashed")
@@ -236,10 +222,10 @@ def _crashing_run(chaos: AgentChaos, place: Place, run: Run, *, timeout: float =
     return 0
 
 
-def _resume(golden: AgentGolden, outcome: AgentOutcome, style: str) -> Resumed:
+def _resume(golden: GoldenRun, outcome: AgentOutcome, style: str) -> Resumed:
     """A user after the crash: a fresh agent on a copy of what the crash left; the interrupted prompt finished
     by `agent()` (when something is pending) or re-sent; the remaining prompts; then the judgement."""
-    chaos = golden.chaos
+    chaos: AgentChaos = golden.target
     place = Place(outcome.crashed.root.with_name("agent" if style == "agent()" else "resend"))
     copy_tree(outcome.crashed.root, place.root)
     for directory in (place.storage, place.workspace):
@@ -272,7 +258,7 @@ def _resume(golden: AgentGolden, outcome: AgentOutcome, style: str) -> Resumed:
         else:
             workspace = read_files(place.workspace)
             problems += judge.same_conversation(
-                golden.history, golden.workspace, messages, workspace, outcome.stored.results
+                golden.comparable, golden.workspace.final, messages, workspace, outcome.stored.results
             )
     findings = [Finding(rule, detail, outcome.fault, outcome.point, style) for rule, detail in problems]
     return Resumed(style, findings, run.requests, place)
@@ -299,14 +285,14 @@ def answered(messages: list[Any], prompt: str) -> bool:
     return False
 
 
-def explore(chaos: AgentChaos, root: Path, *, keep: bool = False) -> tuple[AgentGolden, list[AgentOutcome]]:
+def explore(chaos: AgentChaos, root: Path, *, keep: bool = False) -> tuple[GoldenRun, list[AgentOutcome]]:
     """The golden run, then every (sampled) point under every fault class; each point's directories are removed
     once judged unless `keep`."""
     golden = run_golden(chaos, root)
     outcomes: list[AgentOutcome] = []
     if golden.problems:
         return golden, outcomes
-    for point_id in golden.sample():
+    for point_id in golden.sample(chaos.max_points):
         for fault in chaos.faults:
             outcome = crash_at(golden, point_id, fault)
             outcomes.append(outcome)

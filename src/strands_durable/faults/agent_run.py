@@ -96,13 +96,13 @@ class Request:
 
 
 class Run:
-    """The crash-point bus of one run: records point ids, crashes at the point `crash_at` names (after
+    """The crash-point bus of one run: records the points it passes, crashes at the point `crash_at` names (after
     `at_crash()`; by id, as concurrent tools may pass their points in another order than the golden run), counts
     requests at the model."""
 
     def __init__(self, crash_at: str | None = None, *, kill: bool = False, at_crash: Callable[[], None] | None = None):
         self.bus = CrashPoints()
-        self.points: list[str] = []
+        self.points: list[CrashPoint] = []
         self.requests: list[Request] = []
         self.crash_at = crash_at
         self.kill = kill
@@ -116,7 +116,7 @@ class Run:
 
     def observe(self, crash_point: CrashPoint) -> None:
         with self._lock:
-            self.points.append(crash_point.id)
+            self.points.append(crash_point)
             if crash_point.site == "tool.committed" and isinstance(crash_point, ToolCall):
                 self.committed.add(crash_point.tool_use_id)
             fire = crash_point.id == self.crash_at and self.fired is None

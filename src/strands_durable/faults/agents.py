@@ -34,6 +34,7 @@ from strands_durable.faults.agent_place import copy_tree
 from strands_durable.faults.agent_run import AgentChaos, AgentContext, crash_hooks
 from strands_durable.faults.common import reset_dir, write_scratch
 from strands_durable.faults.forking import run_in_child
+from strands_durable.faults.golden import GoldenRun, dump_points, load_points
 from strands_durable.store.fileops import FileOps
 
 _SCRATCH = FileOps()  # the harness's own files (ledger, requests, copies): not session data, no fsync
@@ -212,11 +213,13 @@ def _crasher(crash: Crash | None) -> CrashPoints:
     return bus
 
 
-def run_conversation(manager: str, world: World, crash: Crash | None = None, points: list[str] | None = None) -> int:
-    """Run the three prompts in a fresh agent; `points` collects the crash-point ids (the golden run)."""
+def run_conversation(
+    manager: str, world: World, crash: Crash | None = None, points: list[CrashPoint] | None = None
+) -> int:
+    """Run the three prompts in a fresh agent; `points` collects the crash points (the golden run)."""
     bus = _crasher(crash)
     if points is not None:
-        bus.subscribe(lambda point: points.append(point.id))
+        bus.subscribe(points.append)
     agent = build_agent(manager, world, "crash" if crash else "golden", bus)
     for index, prompt in enumerate(PROMPTS):
         agent(prompt)
@@ -302,15 +305,6 @@ class Verdict:
         )
 
 
-@dataclass
-class Golden:
-    points: list[str]
-    messages: list[dict[str, Any]]
-    effects: Counter[str]
-    requests: int
-    concurrent: bool
-
-
 def _effect_key(line: dict[str, Any]) -> str:
     return f"{line['tool']}:{json.dumps(line['detail'], sort_keys=True)}"
 
@@ -331,36 +325,39 @@ def warm_imports() -> None:
     import strands_durable.sdk  # noqa: F401
 
 
-def golden_run(manager: str, base: Path) -> Golden:
+def golden_run(manager: str, base: Path) -> GoldenRun:
+    """The uninterrupted conversation in a child: its points, final messages (`comparable`), effects, requests."""
     warm_imports()
     world = World(base / f"golden-{manager}")
     reset_dir(world.root)
     points_file = world.root / "points.json"
 
     def body() -> int:
-        points: list[str] = []
+        points: list[CrashPoint] = []
         run_conversation(manager, world, None, points)
-        write_scratch(points_file, json.dumps(points).encode())
+        write_scratch(points_file, dump_points(points))
         return 0
 
     exit_ = run_in_child(body)
     if exit_.code != 0:
         raise RuntimeError(f"the golden run of {manager} failed: {exit_.describe()}")
     ledger = read_lines(world.ledger)
-    return Golden(
-        points=json.loads(points_file.read_text()),
-        messages=json.loads(world.final.read_text()),
+    return GoldenRun(
+        target=manager,
+        workdir=world.root,
+        points=load_points(points_file.read_text()),
+        comparable=json.loads(world.final.read_text()),
         effects=Counter(_effect_key(line) for line in ledger),
-        requests=len(read_lines(world.requests)),
+        model_requests=len(read_lines(world.requests)),
         concurrent=overlapping(ledger),
     )
 
 
-def explore_point(manager: str, golden: Golden, index: int, base: Path, mode: str = "kill") -> list[Verdict]:
+def explore_point(manager: str, golden: GoldenRun, index: int, base: Path, mode: str = "kill") -> list[Verdict]:
     """Crash at the golden run's `index`-th point, then judge both resume styles from copies of the crashed disk."""
     from strands_durable.history import normalize
 
-    point = golden.points[index]
+    point = golden.points[index].id
     crashed = World(base / f"{manager}-{index}")
     reset_dir(crashed.root)
     run_in_child(lambda: run_conversation(manager, crashed, Crash(index, mode)))
@@ -391,7 +388,7 @@ def explore_point(manager: str, golden: Golden, index: int, base: Path, mode: st
                 verdict.rerequested_turns += 1
         if verdict.resumed:
             final = json.loads(world.final.read_text())
-            verdict.identical = normalize(final) == normalize(golden.messages)
+            verdict.identical = normalize(final) == normalize(golden.comparable)
         else:
             verdict.identical = False
         verdicts.append(verdict)
@@ -401,7 +398,7 @@ def explore_point(manager: str, golden: Golden, index: int, base: Path, mode: st
 @dataclass
 class Report:
     manager: str
-    golden: Golden
+    golden: GoldenRun
     verdicts: list[Verdict]
 
     def counts(self, style: str) -> dict[str, int]:

@@ -1,16 +1,18 @@
-"""The golden run: one uninterrupted run of a workflow that every fault class judges against.
+"""The golden run: one uninterrupted run that every fault class and agent harness judges against.
 
-`ChaosTarget` (faults/target.py) says what to run; `run_golden` runs it once, recording every crash point with
-the journal's length, the snapshot digest and the tools' workspace at that moment, so that any fault class can
-start a crash from the golden run's durable state just before a point (`seed_session`) and judge a resumed run
-against the golden one.
+`GoldenRun` is the one golden-run type. `ChaosTarget` (faults/target.py) says what workflow to run; `run_golden`
+runs it once, recording every crash point with the journal's length, the snapshot digest and the tools' workspace
+at that moment, so that any fault class can start a crash from the golden run's durable state just before a point
+(`seed_session`) and judge a resumed run against the golden one. The Python-agent harnesses (faults/agent_chaos.py,
+faults/agents.py, faults/multiagent.py) fill the same type with their points, history, effects and requests.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections import OrderedDict
-from collections.abc import Callable
+import json
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,8 +45,8 @@ class GoldenPoint:
 
     point: CrashPoint
     index: int  # position in the golden run
-    journal_length: int  # journal bytes durable when the point was reached
-    digest: str | None  # snapshot digest, at store.after_commit points
+    journal_length: int = 0  # journal bytes durable when the point was reached (a workflow's golden run)
+    digest: str | None = None  # snapshot digest, at store.after_commit points
     completed: bool = False  # the session's status was already completed
     outcome_unknown: bool = False  # a non-idempotent tool had started and had no committed result
 
@@ -53,18 +55,42 @@ class GoldenPoint:
         return self.point.id
 
 
+def golden_points(points: Iterable[CrashPoint]) -> list[GoldenPoint]:
+    """The points an agent harness's golden run passed, in order (no journal of ours to measure)."""
+    return [GoldenPoint(point, index) for index, point in enumerate(points)]
+
+
+def dump_points(points: Iterable[CrashPoint]) -> bytes:
+    """The points a child process passed, in order, for its parent's golden run (`load_points`)."""
+    return json.dumps([[p.site, p.path, p.occurrence] for p in points]).encode()
+
+
+def load_points(data: str) -> list[GoldenPoint]:
+    """The golden points of what `dump_points` wrote (each point's id as the child passed it)."""
+    return golden_points(CrashPoint(site, path, occurrence) for site, path, occurrence in json.loads(data))
+
+
 @dataclass
 class GoldenRun:
-    target: ChaosTarget
+    """The uninterrupted run: what ran (`target`: a workflow's ChaosTarget, an agent's AgentChaos, a harness's
+    manager or scenario name), the crash points it passed, what a resumed run must equal (`comparable`: a
+    workflow's comparable view, an agent's normalised history, a multi-agent run's summary), the problems it
+    showed, its model requests and the tools' workspace and effects. A workflow's golden run also holds its
+    journal and the durable state at each point."""
+
+    target: Any
     workdir: Path
     points: list[GoldenPoint]
-    journal: bytes
-    spec_snapshot: bytes
-    meta: dict[str, Any]
-    comparable: dict[str, Any]
-    tool_executions: int
-    model_requests: int
-    problems: list[Finding]
+    comparable: Any
+    problems: list[Finding] = field(default_factory=list)
+    model_requests: int = 0
+    node_requests: Counter[str] = field(default_factory=Counter)  # model requests per node (a multi-agent run)
+    effects: Counter[str] = field(default_factory=Counter)  # tool executions by what they did (a harness's ledger)
+    concurrent: bool = False  # tool executions overlapped in time (the tools really ran in parallel)
+    tool_executions: int = 0
+    journal: bytes = b""
+    spec_snapshot: bytes = b""
+    meta: dict[str, Any] = field(default_factory=dict)
     checkpoint_states: dict[str, GoldenPoint] = field(default_factory=dict)  # snapshot digest -> first checkpoint
     digester: SnapshotDigest = field(default_factory=SnapshotDigest)  # shared by the explorations of this run
     valid_histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # last stored-valid, per key
@@ -121,6 +147,16 @@ class GoldenRun:
     def ordered_ids(self) -> list[str]:
         """Point ids in an order that is the same in every process (concurrent units interleave differently)."""
         return sorted(self._by_id, key=natural_key)
+
+    def sample(self, limit: int | None) -> list[str]:
+        """The points to explore: all, or `limit` spread evenly over them, in the order of `ordered_ids`."""
+        ordered = self.ordered_ids()
+        count = len(ordered)
+        if limit is None or limit >= count:
+            return ordered
+        if limit <= 1:
+            return ordered[:limit]
+        return [ordered[i] for i in sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)})]
 
     def snapshot_at(self, checkpoint: GoldenPoint) -> dict[str, Any]:
         return snapshot_view(self.state_at(checkpoint.journal_length))

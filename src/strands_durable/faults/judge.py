@@ -30,7 +30,7 @@ from strands_durable.faults.oracle import comparable, history_violations
 from strands_durable.faults.report import readable_difference
 from strands_durable.faults.snapshot import snapshot_view
 from strands_durable.faults.workspace import WORKSPACE_RULE, Files, read_files, workspace_difference
-from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, validate
+from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, synthesized_ids, validate
 from strands_durable.store.state import SessionState
 
 if TYPE_CHECKING:
@@ -120,19 +120,10 @@ def answered_unknown(state: SessionState, unknown: set[str]) -> list[Problem]:
 
 
 def outcome_unknown(state: SessionState) -> set[str]:
-    """toolUseIds answered with the synthesized "outcome unknown" error (a non-idempotent tool died mid-call):
-    such a run legitimately differs from the golden run, so only its validity and completion are judged. Read from
-    the results themselves: the messages' `synthesized_tool_results` metadata also names results that really ran."""
-    found: set[str] = set()
-    for conv in state.conversations.values():
-        for message in conv.messages:
-            for block in message.get("content", ()):
-                result = block.get("toolResult")
-                if result and result.get("status") == "error":
-                    texts = "".join(c.get("text", "") for c in result.get("content", ()))
-                    if SYNTHESIZED_RESULT_TEXT in texts:
-                        found.add(result["toolUseId"])
-    return found
+    """toolUseIds answered with the synthesized "outcome unknown" error (a non-idempotent tool died mid-call), as
+    the results messages' `synthesized_tool_results` marker names them: such a run legitimately differs from the
+    golden run, so only its validity and completion are judged."""
+    return {i for conv in state.conversations.values() for message in conv.messages for i in synthesized_ids(message)}
 
 
 def completed_like(golden: GoldenRun, state: SessionState, scratch: Path | None = None) -> list[Problem]:

@@ -32,6 +32,7 @@ from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.faults.agents import World, make_model, make_tools, read_lines, warm_imports
 from strands_durable.faults.common import reset_dir, write_scratch
 from strands_durable.faults.forking import run_in_child
+from strands_durable.faults.golden import GoldenRun, dump_points, load_points
 
 SESSION_ID = "team-1"
 TASK = "Record the taxi and the hotel."
@@ -172,10 +173,10 @@ def run(
     `invoke`, only the restored node conversations) and the ids of the crash points it passed."""
     bus = CrashPoints()
     seen = [0]
-    points: list[str] = []
+    points: list[CrashPoint] = []
 
     def maybe_kill(point: CrashPoint) -> None:
-        points.append(point.id)
+        points.append(point)
         if seen[0] == kill_at:
             os.kill(os.getpid(), signal.SIGKILL)
         seen[0] += 1
@@ -184,16 +185,8 @@ def run(
     orchestrator = build(scenario, world, phase, bus)
     result = orchestrator(TASK) if invoke else None
     write_scratch(world.final, json.dumps(summary(orchestrator, result)).encode())
-    write_scratch(world.root / "points.json", json.dumps(points).encode())
+    write_scratch(world.root / "points.json", dump_points(points))
     return 0
-
-
-@dataclass
-class Golden:
-    points: list[str]
-    summary: dict[str, Any]
-    effects: Counter[str]
-    requests: Counter[str]  # model requests per node
 
 
 @dataclass
@@ -206,18 +199,23 @@ class Verdict:
         return not self.notes
 
 
-def golden_run(scenario: str, base: Path) -> Golden:
+def golden_run(scenario: str, base: Path) -> GoldenRun:
+    """The uninterrupted run in a child: its points, summary (`comparable`), effects and requests per node."""
     warm_imports()
     world = World(base / f"golden-{scenario}")
     reset_dir(world.root)
     exit_ = run_in_child(lambda: run(scenario, world, "golden"))
     if exit_.code != 0:
         raise RuntimeError(f"the golden {scenario} run failed: {exit_.describe()}")
-    return Golden(
-        points=json.loads((world.root / "points.json").read_text()),
-        summary=json.loads(world.final.read_text()),
+    node_requests = Counter(r["phase"].split(":")[1] for r in read_lines(world.requests))
+    return GoldenRun(
+        target=scenario,
+        workdir=world.root,
+        points=load_points((world.root / "points.json").read_text()),
+        comparable=json.loads(world.final.read_text()),
         effects=_effects(world),
-        requests=Counter(r["phase"].split(":")[1] for r in read_lines(world.requests)),
+        model_requests=node_requests.total(),
+        node_requests=node_requests,
     )
 
 
@@ -250,11 +248,11 @@ def stored_at_crash(world: World) -> tuple[dict[str, list[dict[str, Any]]], Coun
     return {conv.key: normalise_messages(conv.messages) for conv in convs}, results, state.status == "idle"
 
 
-def explore_point(scenario: str, golden: Golden, index: int, base: Path) -> Verdict:
+def explore_point(scenario: str, golden: GoldenRun, index: int, base: Path) -> Verdict:
     """Kill at the golden run's `index`-th crash point, resume in a fresh child, judge."""
     world = World(base / f"{scenario}-{index}")
     reset_dir(world.root)
-    verdict = Verdict(golden.points[index])
+    verdict = Verdict(golden.points[index].id)
     crashed = run_in_child(lambda: run(scenario, world, "crash", kill_at=index))
     if crashed.signal != signal.SIGKILL:
         verdict.notes.append(f"the crashed run was not killed: {crashed.describe()}")
@@ -268,7 +266,7 @@ def explore_point(scenario: str, golden: Golden, index: int, base: Path) -> Verd
         return verdict
     final = json.loads(world.final.read_text())
     for part in ("status", "order", "results", "conversations") if not ended else ("conversations",):
-        if final[part] != golden.summary[part]:
+        if final[part] != golden.comparable[part]:
             verdict.notes.append(f"{part} differs from the uninterrupted run")
     effects = _effects(world)
     # a tool may run again only where it ran before the kill without its result being stored
@@ -283,12 +281,12 @@ def explore_point(scenario: str, golden: Golden, index: int, base: Path) -> Verd
         verdict.notes.append("an invalid request was sent")
     asked = Counter(r["phase"].split(":")[1] for r in requests if r["phase"].startswith("resume"))
     for node, count in sorted(asked.items()):  # what the golden run asked, less the answers already stored
-        if count > golden.requests[node] - answered[node]:
+        if count > golden.node_requests[node] - answered[node]:
             verdict.notes.append(f"node {node}: a stored model turn was requested again")
     return verdict
 
 
-def explore(scenario: str, base: Path, every: int = 1) -> tuple[Golden, list[Verdict]]:
+def explore(scenario: str, base: Path, every: int = 1) -> tuple[GoldenRun, list[Verdict]]:
     golden = golden_run(scenario, base)
     return golden, [explore_point(scenario, golden, i, base) for i in range(0, len(golden.points), every)]
 

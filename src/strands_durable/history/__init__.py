@@ -6,7 +6,7 @@ No I/O and no strands-agents import: the store, the durable agent and the CLI al
 from __future__ import annotations
 
 from .normalize import VOLATILE_MESSAGE_KEYS, normalize
-from .repair import Strategy, repair
+from .repair import Strategy, repair, synthesized_ids
 from .rules import PROFILES, RULES, Rule, rules_for
 from .types import (
     METADATA_KEY,
@@ -39,6 +39,7 @@ __all__ = [
     "normalize",
     "repair",
     "rules_for",
+    "synthesized_ids",
     "validate",
     "validate_stored_indices",
 ]

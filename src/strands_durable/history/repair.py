@@ -179,7 +179,7 @@ class _Repair:
         for key, value in other.data.items():
             if key not in into.data:
                 into.data[key] = value
-        _mark_synthesized(into.data, _synthesized_ids(other.data))
+        _mark_synthesized(into.data, synthesized_ids(other.data))
 
     def _separate(self, messages: list[_Message]) -> list[_Message]:
         out: list[_Message] = []
@@ -430,7 +430,9 @@ class _Repair:
             )
 
 
-def _synthesized_ids(data: Mapping[str, Any]) -> list[str]:
+def synthesized_ids(data: Mapping[str, Any]) -> list[str]:
+    """toolUseIds a message's `synthesized_tool_results` marker names: results synthesized as "outcome unknown"
+    (by the durable agent's resume or by a repair), never results a tool returned."""
     metadata = data.get("metadata")
     marker = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
     ids = marker.get("synthesized_tool_results") if isinstance(marker, dict) else None
