@@ -18,6 +18,7 @@ import pytest
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import SessionFenced, SessionInUse
 from strands_durable.store.s3 import S3Store
+from strands_durable.store.s3.wrappers import CountingClient
 from strands_durable.store.state import SessionState, snapshot
 from tests.conftest import REPO
 from tests.s3.support import PausedWriter, client_for, meta, pause_a_writer, store_for, unit_message
@@ -32,7 +33,7 @@ def _session(store: S3Store) -> str:
     return session.state.session_id
 
 
-def _write(session: Any, name: str, count: int, *, start: int = 0, work_s: float = 0.03) -> None:
+def _write(session: Any, name: str, count: int, *, start: int = 0, work_s: float = 0.005) -> None:
     """Commit messages `start`.. of unit `name`, every third durable, `work_s` apart (a model or tool call)."""
     for index in range(start, start + count):
         session.commit([unit_message(name, index)], durable=index % 3 == 2)
@@ -82,7 +83,9 @@ def _assert_all_landed_once(store: S3Store, session_id: str, names: list[str], c
 
 
 def _interleaved(store: S3Store, session_id: str) -> int:
-    """How often consecutive records come from different writers (0: the writers took turns unit by unit)."""
+    """How often consecutive records come from different writers (0: the writers took turns unit by unit). A
+    writer reads the session only at its open and after a lost race, so beyond one change per writer (records
+    committed before it opened) each change is a lost race: more than len(UNITS) means races were lost."""
     writers = [record.get("writer") for record in _records(store, session_id) if record["events"]]
     return sum(1 for a, b in itertools.pairwise(writers) if a != b)
 
@@ -125,6 +128,33 @@ def test_a_lost_race_with_held_records_leaves_the_writer_state_a_reader_folds(s3
     assert first.state.seq == stored.seq
     assert snapshot(first.state) == snapshot(stored), "the writer's state (each message's seq) is what a reader folds"
     assert first.state.conversations["task:alpha:agent"].seqs == stored.conversations["task:alpha:agent"].seqs
+    first.close()
+    second.close()
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["plain", "with-held-records"])
+def test_a_lost_race_reads_only_the_commits_after_the_writer_last_record(s3_server, space, held):
+    """A lost race costs a LIST and a GET per commit object that landed since the writer's last record, however
+    long the session: not a read of its checkpoint and every commit since."""
+    store = store_for(s3_server, space, checkpoint_every=1000)
+    session = store.create(meta(), b"spec")
+    for index in range(40):  # a long history before the units run
+        session.commit([unit_message("setup", index)])
+    session.close()
+    session_id = session.state.session_id
+    counting = CountingClient(client_for(s3_server))
+    first = store_for(s3_server, space, client=counting).open_unit(session_id, unit="task:alpha", attempt=1)
+    second = store_for(s3_server, space).open_unit(session_id, unit="task:beta", attempt=1)
+    first.commit([unit_message("alpha", 0)], durable=not held)
+    for index in range(3):
+        second.commit([unit_message("beta", index)])
+    counting.reset()
+    first.commit([unit_message("alpha", 1)])  # lost race at the key of beta's first commit
+    assert counting.counts["get_object"] == 3, dict(counting.counts)  # beta's three commits, nothing before
+    assert counting.counts["list_objects_v2"] <= 2, dict(counting.counts)  # after our key; the checkpoints check
+    assert counting.counts["put_object"] == 2, dict(counting.counts)  # refused once, then landed
+    stored = store.read(session_id).state
+    assert snapshot(first.state) == snapshot(stored), "the short read folds to what a reader folds"
     first.close()
     second.close()
 
