@@ -318,6 +318,41 @@ def test_a_unit_open_waits_while_a_session_wide_holder_is_live_and_list_sees_uni
     writer.close()
 
 
+def test_sessions_show_names_each_live_unit_holder(s3_env, s3_server, space, tmp_path):
+    import os
+    import socket
+
+    from tests.cli.support import strands_command
+
+    store = store_for(s3_server, space)
+    session_id = _session(store)
+    alpha = store.open_unit(session_id, unit="task:alpha", attempt=2)
+    beta = store_for(s3_server, space).open_unit(session_id, unit="task:beta", attempt=1)
+    counting = CountingClient(client_for(s3_server))
+    holders = store_for(s3_server, space, client=counting).unit_holders(session_id)
+    assert [(h.unit, h.attempt, h.pid, h.host) for h in holders] == [
+        ("task:alpha", 2, os.getpid(), socket.gethostname()),
+        ("task:beta", 1, os.getpid(), socket.gethostname()),
+    ]
+    assert counting.counts["list_objects_v2"] == 1, dict(counting.counts)  # one LIST, a GET per unit lease
+
+    shown = strands_command("sessions", "show", session_id, "--json", "--sessions-dir", space.url, cwd=tmp_path)
+    document = json.loads(shown.stdout)
+    assert document["lease"] is None
+    assert document["unit_leases"] == [
+        {"unit": "task:alpha", "attempt": 2, "pid": os.getpid(), "host": socket.gethostname()},
+        {"unit": "task:beta", "attempt": 1, "pid": os.getpid(), "host": socket.gethostname()},
+    ]
+    assert document["session"]["display_status"] == "running", "live unit writers: the run is not stale"
+    panel = strands_command("sessions", "show", session_id, "--sessions-dir", space.url, cwd=tmp_path).stdout
+    assert f"task:alpha (attempt 2): pid {os.getpid()} on host {socket.gethostname()}" in panel
+    assert "Units in use by" in panel and "task:beta (attempt 1)" in panel
+    alpha.close()
+    beta.close()
+    gone = strands_command("sessions", "show", session_id, "--json", "--sessions-dir", space.url, cwd=tmp_path)
+    assert json.loads(gone.stdout)["unit_leases"] == [], "released unit leases are not shown"
+
+
 def test_local_sessions_have_no_unit_leases_and_say_so(tmp_path):
     from strands_durable.errors import Unsupported
     from strands_durable.store import open_store

@@ -289,20 +289,35 @@ class S3Store(SessionStore):
     def _live(self, record: LeaseRecord) -> bool:
         return self.clock() <= record.expires_at + self.lease_skew_s
 
-    def _unit_holders(self, session_id: str) -> list[tuple[str, str]]:
-        """The unit leases of the session's run (one LIST), as (key, ETag); SessionInUse naming the holder of a
-        live one. Called by a session-wide taker after it holds the session's lease: a unit writer that took its
-        lease before is seen here (and fenced), one that comes after sees the session's lease and waits."""
+    def _unit_leases(self, session_id: str) -> list[tuple[str, str, LeaseRecord]]:
+        """The unit leases of the session's run (one LIST and a GET of each), as (key, ETag, record)."""
         found = []
         for listed in self.objects.list(self.keys.unit_leases(session_id)):
             held = self.objects.get(listed.key)
-            if held is None:
-                continue  # released meanwhile
-            record = LeaseRecord.decode(held[0], self._where(listed.key))
+            if held is not None:  # else released meanwhile
+                found.append((listed.key, held[1], LeaseRecord.decode(held[0], self._where(listed.key))))
+        return found
+
+    def _unit_holders(self, session_id: str) -> list[tuple[str, str]]:
+        """The unit leases of the session's run, as (key, ETag); SessionInUse naming the holder of a live one.
+        Called by a session-wide taker after it holds the session's lease: a unit writer that took its lease
+        before is seen here (and fenced), one that comes after sees the session's lease and waits."""
+        found = []
+        for key, etag, record in self._unit_leases(session_id):
             if self._live(record):
                 raise SessionInUse(session_id, record.pid, record.host)
-            found.append((listed.key, held[1]))
+            found.append((key, etag))
         return found
+
+    def unit_holders(self, session_id: str) -> list[LeaseHolder]:
+        """The live unit leases' holders, by unit (one LIST, a GET per unit lease)."""
+        self._check_id(session_id)
+        holders = [
+            LeaseHolder(record.pid, record.host, unit=self.keys.unit_of(session_id, key), attempt=record.attempt)
+            for key, _etag, record in self._unit_leases(session_id)
+            if self._live(record)
+        ]
+        return sorted(holders, key=lambda holder: holder.unit or "")
 
     def _drop_unit_leases(self, held: list[tuple[str, str]]) -> None:
         """Delete dead unit leases a fence now covers (If-Match: one renewed meanwhile stays; its writer is fenced
