@@ -13,6 +13,10 @@
    state), each on its own copy of the session: bytes written and ms; then loading and opening each session.
    Two mixes: messages alone (the live state is the whole history) and tool round trips (a prompt, a toolUse, the
    tool's journaled result, the results message, the answer, the unit's outcome and position).
+6. `--only units` (not in the default run): `--writers` unit writers (threads, each its own client) of one
+   session commit `--unit-commits` messages each at once (every third durable), after a history of
+   `--unit-history` records: commits/s, lost races per commit and GETs per lost race, with a lost race read
+   as before (the whole session) and as now (only the commits after the writer's last record), runs paired.
 """
 
 from __future__ import annotations
@@ -128,6 +132,73 @@ def bench_batching(client, bucket: str, trips: int) -> None:
         print(f"  {label} {puts / trips:5.2f} PUTs and {elapsed_ms / trips:6.2f} ms per round trip ({puts} PUTs)")
 
 
+class _RaceCounting(S3Store):
+    """A store that counts its writers' lost races (each one's catch-up calls `read_after` once); with
+    `full_read` a lost race reads the whole session, as every lost race did before `read_after` existed."""
+
+    full_read = False
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.lost_races = 0
+
+    def read_after(self, session_id: str, seq: int):
+        self.lost_races += 1
+        return None if self.full_read else super().read_after(session_id, seq)
+
+
+class _FullRead(_RaceCounting):
+    full_read = True
+
+
+def bench_units(endpoint: tuple[str, str, str], bucket: str, writers: int, commits: int, history: int) -> None:
+    """`writers` unit writers of one session commit at once; the catch-up of a lost race as before and as now,
+    paired (before, now, before, now)."""
+    setup = S3Store(bucket, "bench-units", client=make_client(*endpoint))
+    print(f"{writers} unit writers x {commits} commits (every third durable) after {history} records, threads:")
+    results: dict[str, list[tuple[float, float, float]]] = {"full read": [], "short read": []}
+    for _pair in range(2):
+        for label, kind in (("full read", _FullRead), ("short read", _RaceCounting)):
+            session = setup.create(_meta(), b"spec")
+            for index in range(history):
+                session.commit([_message(index)], durable=index % 16 == 15)
+            session.close()
+            sid = session.state.session_id
+            counters = [CountingClient(make_client(*endpoint)) for _ in range(writers)]
+            stores = [kind(bucket, "bench-units", client=counting) for counting in counters]
+            opened = [store.open_unit(sid, unit=f"task:w{n}", attempt=1) for n, store in enumerate(stores)]
+            for counting in counters:
+                counting.reset()
+
+            def write(n: int, opened=opened) -> None:
+                for index in range(commits):
+                    event = {**_message(index), "conv": f"w{n}", "agent": f"w{n}", "unit": f"task:w{n}"}
+                    opened[n].commit([event], durable=index % 3 == 2 or index == commits - 1)
+
+            started = time.perf_counter()
+            with ThreadPoolExecutor(writers) as pool:
+                list(pool.map(write, range(writers)))
+            elapsed = time.perf_counter() - started
+            lost = sum(store.lost_races for store in stores)
+            gets = sum(counting.counts["get_object"] for counting in counters)
+            for unit_session in opened:
+                unit_session.close()
+            state = setup.load(sid)
+            assert all(len(state.conversations[f"w{n}"].messages) == commits for n in range(writers))
+            total = writers * commits
+            per_race = gets / lost if lost else 0.0
+            results[label].append((total / elapsed, lost / total, per_race))
+            print(f"  {label:10}: {total / elapsed:6.1f} commits/s, {lost / total:.2f} lost races per commit, "
+                  f"{per_race:5.1f} GETs per lost race ({lost} lost races, {elapsed:.2f} s)")  # fmt: skip
+    (full_rate, full_lost, full_gets), (short_rate, short_lost, short_gets) = (
+        tuple(statistics.median(value[i] for value in results[label]) for i in range(3))
+        for label in ("full read", "short read")
+    )
+    print(f"  medians: commits/s {short_rate / full_rate:.2f}x with the short read; "
+          f"lost races per commit {full_lost:.2f} -> {short_lost:.2f}; GETs per lost race "
+          f"{full_gets:.1f} -> {short_gets:.1f}")  # fmt: skip
+
+
 def _round_trip(trip: int) -> list[list[dict]]:
     """The commits of one tool round trip of a chain step (4 messages), each a list of events."""
     text = "lorem ipsum dolor sit amet " * 8
@@ -238,8 +309,11 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--trips", type=int, default=100)
     parser.add_argument("--checkpoint-messages", default="1000,10000", help="session sizes for --only checkpoint")
-    sections = ("commit", "open", "list", "batching", "checkpoint")
-    parser.add_argument("--only", choices=sections, help="run one section (checkpoint runs only this way)")
+    parser.add_argument("--writers", type=int, default=3, help="unit writers for --only units")
+    parser.add_argument("--unit-commits", type=int, default=60, help="commits per unit writer for --only units")
+    parser.add_argument("--unit-history", type=int, default=200, help="records before the units, --only units")
+    sections = ("commit", "open", "list", "batching", "checkpoint", "units")
+    parser.add_argument("--only", choices=sections, help="run one section (checkpoint, units run only this way)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data:
         server = start_server(Path(data))
@@ -255,8 +329,15 @@ def main() -> None:
                 "checkpoint": lambda: bench_checkpoint(
                     client, "bench", [int(n) for n in args.checkpoint_messages.split(",")]
                 ),
+                "units": lambda: bench_units(
+                    (server.endpoint, server.access_key, server.secret_key),
+                    "bench",
+                    args.writers,
+                    args.unit_commits,
+                    args.unit_history,
+                ),
             }
-            for name in [args.only] if args.only else [n for n in sections if n != "checkpoint"]:
+            for name in [args.only] if args.only else [n for n in sections if n not in ("checkpoint", "units")]:
                 runs[name]()
         finally:
             server.stop()

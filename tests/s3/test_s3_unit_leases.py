@@ -18,6 +18,7 @@ import pytest
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import SessionFenced, SessionInUse
 from strands_durable.store.s3 import S3Store
+from strands_durable.store.s3.wrappers import CountingClient
 from strands_durable.store.state import SessionState, snapshot
 from tests.conftest import REPO
 from tests.s3.support import PausedWriter, client_for, meta, pause_a_writer, store_for, unit_message
@@ -32,7 +33,7 @@ def _session(store: S3Store) -> str:
     return session.state.session_id
 
 
-def _write(session: Any, name: str, count: int, *, start: int = 0, work_s: float = 0.03) -> None:
+def _write(session: Any, name: str, count: int, *, start: int = 0, work_s: float = 0.005) -> None:
     """Commit messages `start`.. of unit `name`, every third durable, `work_s` apart (a model or tool call)."""
     for index in range(start, start + count):
         session.commit([unit_message(name, index)], durable=index % 3 == 2)
@@ -82,7 +83,9 @@ def _assert_all_landed_once(store: S3Store, session_id: str, names: list[str], c
 
 
 def _interleaved(store: S3Store, session_id: str) -> int:
-    """How often consecutive records come from different writers (0: the writers took turns unit by unit)."""
+    """How often consecutive records come from different writers (0: the writers took turns unit by unit). A
+    writer reads the session only at its open and after a lost race, so beyond one change per writer (records
+    committed before it opened) each change is a lost race: more than len(UNITS) means races were lost."""
     writers = [record.get("writer") for record in _records(store, session_id) if record["events"]]
     return sum(1 for a, b in itertools.pairwise(writers) if a != b)
 
@@ -125,6 +128,35 @@ def test_a_lost_race_with_held_records_leaves_the_writer_state_a_reader_folds(s3
     assert first.state.seq == stored.seq
     assert snapshot(first.state) == snapshot(stored), "the writer's state (each message's seq) is what a reader folds"
     assert first.state.conversations["task:alpha:agent"].seqs == stored.conversations["task:alpha:agent"].seqs
+    first.close()
+    second.close()
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["plain", "with-held-records"])
+def test_a_lost_race_reads_only_the_commits_after_the_writer_last_record(s3_server, space, held):
+    """A lost race costs a LIST and a GET per commit object that landed since the writer's last record, however
+    long the session: not a read of its checkpoint and every commit since."""
+    store = store_for(s3_server, space, checkpoint_every=16)
+    session = store.create(meta(), b"spec")
+    for index in range(40):  # a long history before the units run, compacted at 16 and 32
+        session.commit([unit_message("setup", index)])
+    session.close()
+    session_id = session.state.session_id
+    assert len(list(store.objects.list(store.keys.checkpoints(session_id)))) == 1
+    counting = CountingClient(client_for(s3_server))
+    first = store_for(s3_server, space, client=counting).open_unit(session_id, unit="task:alpha", attempt=1)
+    second = store_for(s3_server, space).open_unit(session_id, unit="task:beta", attempt=1)
+    first.commit([unit_message("alpha", 0)], durable=not held)
+    for index in range(3):
+        second.commit([unit_message("beta", index)])
+    counting.reset()
+    first.commit([unit_message("alpha", 1)])  # lost race at the key of beta's first commit
+    # beta's three commits, nothing before; with held records also our checkpoint, to renumber them against
+    assert counting.counts["get_object"] == 3 + held, dict(counting.counts)
+    assert counting.counts["list_objects_v2"] <= 2, dict(counting.counts)  # after our key; the checkpoints check
+    assert counting.counts["put_object"] == 2, dict(counting.counts)  # refused once, then landed
+    stored = store.read(session_id).state
+    assert snapshot(first.state) == snapshot(stored), "the short read folds to what a reader folds"
     first.close()
     second.close()
 
@@ -286,6 +318,41 @@ def test_a_unit_open_waits_while_a_session_wide_holder_is_live_and_list_sees_uni
     (summary,) = store_for(s3_server, space, client=client_for(s3_server)).list()
     assert summary.display_status == "running", "a live unit lease keeps the run from showing stale"
     writer.close()
+
+
+def test_sessions_show_names_each_live_unit_holder(s3_env, s3_server, space, tmp_path):
+    import os
+    import socket
+
+    from tests.cli.support import strands_command
+
+    store = store_for(s3_server, space)
+    session_id = _session(store)
+    alpha = store.open_unit(session_id, unit="task:alpha", attempt=2)
+    beta = store_for(s3_server, space).open_unit(session_id, unit="task:beta", attempt=1)
+    counting = CountingClient(client_for(s3_server))
+    holders = store_for(s3_server, space, client=counting).unit_holders(session_id)
+    assert [(h.unit, h.attempt, h.pid, h.host) for h in holders] == [
+        ("task:alpha", 2, os.getpid(), socket.gethostname()),
+        ("task:beta", 1, os.getpid(), socket.gethostname()),
+    ]
+    assert counting.counts["list_objects_v2"] == 1, dict(counting.counts)  # one LIST, a GET per unit lease
+
+    shown = strands_command("sessions", "show", session_id, "--json", "--sessions-dir", space.url, cwd=tmp_path)
+    document = json.loads(shown.stdout)
+    assert document["lease"] is None
+    assert document["unit_leases"] == [
+        {"unit": "task:alpha", "attempt": 2, "pid": os.getpid(), "host": socket.gethostname()},
+        {"unit": "task:beta", "attempt": 1, "pid": os.getpid(), "host": socket.gethostname()},
+    ]
+    assert document["session"]["display_status"] == "running", "live unit writers: the run is not stale"
+    panel = strands_command("sessions", "show", session_id, "--sessions-dir", space.url, cwd=tmp_path).stdout
+    assert f"task:alpha (attempt 2): pid {os.getpid()} on host {socket.gethostname()}" in panel
+    assert "Units in use by" in panel and "task:beta (attempt 1)" in panel
+    alpha.close()
+    beta.close()
+    gone = strands_command("sessions", "show", session_id, "--json", "--sessions-dir", space.url, cwd=tmp_path)
+    assert json.loads(gone.stdout)["unit_leases"] == [], "released unit leases are not shown"
 
 
 def test_local_sessions_have_no_unit_leases_and_say_so(tmp_path):

@@ -53,7 +53,7 @@ def main() -> int:
                 durable=last or index % 3 == 2,
                 path="last" if last else "",
             )
-            time.sleep(0.03)  # a model or tool call
+            time.sleep(0.005)  # a model or tool call
         session.close()
     except DurableError as exc:
         print(f"Error: {exc}", file=sys.stderr)

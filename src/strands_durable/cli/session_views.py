@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from strands_durable.store.base import SessionSummary
+from strands_durable.store.base import LeaseHolder, SessionSummary
 from strands_durable.store.state import SessionState
 from strands_durable.store.views import session_view
 from strands_durable.temporal.status import WorkflowStatus, temporal_engine
@@ -90,9 +90,12 @@ def summary_json(summary: SessionSummary, workflow: WorkflowStatus | None = None
     }
 
 
-def show_json(state: SessionState, holder: Any, workflow: WorkflowStatus | None = None) -> dict[str, Any]:
+def show_json(
+    state: SessionState, holder: Any, workflow: WorkflowStatus | None = None, units: Sequence[LeaseHolder] = ()
+) -> dict[str, Any]:
+    """`sessions show --json`; `units`: the live holders of its units' leases (a run spread over workers)."""
     view = session_view(state)
-    stale = state.status == "running" and holder is None
+    stale = state.status == "running" and holder is None and not units
     document = {
         "session": {
             **view,
@@ -101,6 +104,9 @@ def show_json(state: SessionState, holder: Any, workflow: WorkflowStatus | None 
         },
         "pattern_state": state.pattern_state,
         "lease": None if holder is None else {"pid": holder.pid, "host": holder.host},
+        "unit_leases": [
+            {"unit": unit.unit, "attempt": unit.attempt, "pid": unit.pid, "host": unit.host} for unit in units
+        ],
     }
     engine = temporal_engine(state.meta)
     if engine is not None:
@@ -108,13 +114,15 @@ def show_json(state: SessionState, holder: Any, workflow: WorkflowStatus | None 
     return document
 
 
-def session_panel(state: SessionState, holder: Any, workflow: WorkflowStatus | None = None) -> Any:
+def session_panel(
+    state: SessionState, holder: Any, workflow: WorkflowStatus | None = None, units: Sequence[LeaseHolder] = ()
+) -> Any:
     from rich.panel import Panel
     from rich.table import Table
     from rich.text import Text
 
     view = session_view(state)
-    stale = state.status == "running" and holder is None
+    stale = state.status == "running" and holder is None and not units
     usage = view["token_usage"]
     variables = view["variables"] or {}
     grid = Table.grid(padding=(0, 2))
@@ -145,6 +153,9 @@ def session_panel(state: SessionState, holder: Any, workflow: WorkflowStatus | N
         rows.append(("Failure", state.reason))
     if holder is not None:
         rows.append(("In use by", f"pid {holder.pid} on host {holder.host}"))
+    if units:
+        lines = [f"{unit.unit} (attempt {unit.attempt}): pid {unit.pid} on host {unit.host}" for unit in units]
+        rows.append(("Units in use by", "\n".join(lines)))
     if view["artifacts_written"]:
         rows.append(("Artifacts", "\n".join(view["artifacts_written"])))
     rows.append(("Pattern state", json.dumps(_previewed(state.pattern_state), indent=2, ensure_ascii=False)))

@@ -145,12 +145,13 @@ def show(session_id: SessionId, json_output: JsonOutput = False, sessions_dir: S
     full_id = store.resolve(session_id)
     state = store.load(full_id)
     holder = store.holder(full_id)
+    units = store.unit_holders(full_id) if store.unit_leases else []
     engine = temporal_engine(state.meta)
     workflow = workflow_statuses([(full_id, engine)])[full_id] if engine else None  # asks the run's server
     if json_output:
-        print_json(show_json(state, holder, workflow))
+        print_json(show_json(state, holder, workflow, units))
     else:
-        console().print(session_panel(state, holder, workflow))
+        console().print(session_panel(state, holder, workflow, units))
 
 
 @sessions_app.command("delete")

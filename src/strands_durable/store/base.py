@@ -58,6 +58,8 @@ class LeaseHolder:
     started_at: float = 0.0
     owner: str | None = None
     live: bool = True
+    unit: str | None = None  # a unit lease (`SessionStore.unit_holders`): the unit and the holder's attempt
+    attempt: int | None = None
 
     def describe(self) -> str:
         return self.owner if self.owner else f"pid {self.pid} on host {self.host}"
@@ -225,6 +227,11 @@ class SessionStore(ABC):
     @abstractmethod
     def holder(self, session_id: str) -> LeaseHolder | None:
         """The live holder of the session's lease, or None when nobody holds it (a dead holder holds nothing)."""
+
+    def unit_holders(self, session_id: str) -> list[LeaseHolder]:
+        """The live holders of the session's unit leases (`open_unit`), by unit; none where `unit_leases` is
+        False."""
+        return []
 
     def resolve(self, id_or_prefix: str) -> str:
         """The full id for a full id or a unique prefix of at least 8 characters of a UUID id (SessionNotFound

@@ -174,6 +174,9 @@ class WrappingStore(SessionStore):
     def holder(self, session_id: str) -> LeaseHolder | None:
         return self.inner.holder(session_id)
 
+    def unit_holders(self, session_id: str) -> list[LeaseHolder]:
+        return self.inner.unit_holders(session_id)
+
     def resolve(self, id_or_prefix: str) -> str:
         return self.inner.resolve(id_or_prefix)
 

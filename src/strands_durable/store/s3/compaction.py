@@ -138,6 +138,17 @@ class Compaction:
             self.verify([])
         return []
 
+    def read_own_checkpoint(self) -> list[dict[str, Any]] | None:
+        """The records to fold for this writer's latest checkpoint (one GET; none without one), or None when
+        that checkpoint object is gone."""
+        if self.checkpoint_seq < 0:
+            return []
+        key = self.store.keys.checkpoint(self.session_id, self.checkpoint_seq)
+        held = self.store.objects.get(key)
+        if held is None:
+            return None
+        return read_checkpoint(f"s3://{self.store.bucket}/{key}", held[0], self.checkpoint_seq).records
+
     def verify(self, records: list[bytes]) -> None:
         """A strict store's check (at each compaction and at close): read the session back as a new reader would
         (checksums, seqs against keys, no gap) and require exactly what this writer knows: its latest checkpoint,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 SEQ_DIGITS = 12  # zero-padded so that key order is commit order
@@ -63,6 +64,12 @@ class Keys:
     def unit_lease(self, session_id: str, unit: str) -> str:
         safe = "".join(c if c.isalnum() or c in "._-" else f"~{ord(c):02x}" for c in unit)
         return f"{self.unit_leases(session_id)}{safe}"
+
+    def unit_of(self, session_id: str, key: str) -> str:
+        """The unit whose lease is at `key` (`unit_lease` read back; an escape is two hex digits, so a character
+        past U+00FF that is not alphanumeric reads back as its escape)."""
+        safe = key[len(self.unit_leases(session_id)) :]
+        return re.sub(r"~([0-9a-f]{2})", lambda found: chr(int(found.group(1), 16)), safe)
 
     @staticmethod
     def leased_session(name: str) -> str:

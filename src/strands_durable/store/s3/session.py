@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import SessionFenced, SessionNotFound, StorageIOError
@@ -28,7 +28,7 @@ from strands_durable.store.s3.client import KeyTaken
 from strands_durable.store.s3.compaction import Compaction, fenced_by, fences_out
 from strands_durable.store.s3.lease import S3Lease
 from strands_durable.store.s3.scratch import SAVE_KINDS, ScratchMirror
-from strands_durable.store.state import SessionState, apply_record, compact_events, restore, snapshot
+from strands_durable.store.state import SessionState, apply_record, compact_events, fold, restore, snapshot
 from strands_durable.store.verify import check_committed_histories
 from strands_durable.store.views import dump, session_view
 
@@ -216,26 +216,36 @@ class S3Session(Session):
         `fences_out`), or if the session was deleted (its fences refused our PUT); then the scratch files we saved
         for the refused commit are removed, so a deleted session is not brought back piecemeal. Held records
         (already folded) move after the others' and are folded again there, renumbered, so that our state, each
-        message's seq and each position are what a reader folds from the bucket."""
-        try:
-            stored = self.store.read(self.session_id)
-        except SessionNotFound:
-            prefix = self.store.keys.scratch(self.session_id)
-            self.store.objects.delete_many([listed.key for listed in self.store.objects.list(prefix)])
-            raise SessionFenced(self.session_id, "the session was deleted") from None
-        others = self._compaction.unseen(stored, self._records, self._lease.token, self.unit)
+        message's seq and each position are what a reader folds from the bucket.
+
+        The records after our last landed one are read alone (`S3Store.read_after`: one LIST and a GET per new
+        commit object); only when that cannot tell (a compaction or a delete removed keys) is the whole session
+        read and checked against what we know (`Compaction.unseen`)."""
+        last = self._compaction.checkpoint_seq + len(self._records)
+        others = self.store.read_after(self.session_id, last)
+        state = self._state_at_last_landed() if others is not None and self._held else None
+        if others is None or (self._held and state is None):
+            stored = self._read_all()
+            others = self._compaction.unseen(stored, self._records, self._lease.token, self.unit)
+            state = stored.state
+        elif state is not None:
+            for data in others:
+                apply_record(state, json.loads(data[9:]))
         for data in others:
             record = json.loads(data[9:])
             found = record.get("fence")
+            if found is not None and found.get("deleted"):
+                self._session_deleted()
             if found is not None and fences_out(found, self._lease.token, self.unit):
                 raise fenced_by(self.session_id, record["seq"], found)
         if not self._held:
             for data in others:
                 self._apply(data)
             return
+        assert state is not None
         for data in others:
             self._landed(data)
-        state, held = stored.state, self._held_events
+        held = self._held_events
         self._held, self._held_events = [], []
         for events in held:
             data = self._encode(events, {}, state)
@@ -244,6 +254,25 @@ class S3Session(Session):
             self._held_events.append(events)
         restore(self.state, snapshot(state))  # in place: the runner holds this very object
         self.state.seq, self.state.updated_at = state.seq, state.updated_at
+
+    def _read_all(self) -> StoredSession:
+        try:
+            return self.store.read(self.session_id)
+        except SessionNotFound:
+            self._session_deleted()
+
+    def _session_deleted(self) -> NoReturn:
+        prefix = self.store.keys.scratch(self.session_id)
+        self.store.objects.delete_many([listed.key for listed in self.store.objects.list(prefix)])
+        raise SessionFenced(self.session_id, "the session was deleted") from None
+
+    def _state_at_last_landed(self) -> SessionState | None:
+        """Our state without the held records: our checkpoint (one GET) and our records since, folded. None when
+        the checkpoint is gone (a newer one replaced it)."""
+        checkpoint = self._compaction.read_own_checkpoint()
+        if checkpoint is None:
+            return None
+        return fold([*checkpoint, *(json.loads(data[9:]) for data in self._records)])
 
     def write_fence(self, replaced: str | None) -> None:
         """The first commit after taking over a lease: fences out every earlier holder (of the session, or of

@@ -173,21 +173,11 @@ class S3Store(SessionStore):
             checkpoint_digest = digest(held[0])
         # a commit object holds one record, or several (durable=False commits PUT with the next one): the next
         # object's key is the seq after its last record, so every key above the checkpoint is read, then chained
-        seq = checkpoint_seq + 1
-        above = sorted(s for s in commits if s > checkpoint_seq)
-        fetched = dict(zip(above, self.objects.get_many([commits[s] for s in above]), strict=True))
-        while seq in fetched:
-            held = fetched.pop(seq)
-            if held is None:
-                return None  # compacted between our LIST and GET
-            where = self._where(commits[seq])
-            contents = read_journal(where, held[0], first_seq=seq)  # type: ignore[arg-type]
-            if contents.torn_tail or not contents.records:
-                raise CorruptSession(where, "not exactly one whole commit record")
-            parsed.extend(contents.records)
-            records.extend(line + b"\n" for line in held[0].split(b"\n")[:-1])
-            seq += len(contents.records)
-        later = [s for s in fetched if s > seq]
+        chained = self._chain(commits, checkpoint_seq)
+        if chained is None:
+            return None  # compacted between our LIST and GET
+        seq, later, chained_parsed, records = chained
+        parsed.extend(chained_parsed)
         if later and self._deleted(commits[max(later)]):
             raise SessionNotFound(session_id)  # only the fences of a deleted session (and a paused writer's strays)
         if later:
@@ -209,6 +199,48 @@ class S3Store(SessionStore):
             scratch = apply_delta(scratch, record.get("scratch"))
         header = header or records[0]
         return StoredSession(header, records, state, fences, checkpoint_seq, checkpoint_digest, leftovers, scratch)
+
+    def _chain(
+        self, commits: dict[int, str], after: int
+    ) -> tuple[int, list[int], list[dict[str, Any]], list[bytes]] | None:
+        """GET the commit objects listed above seq `after` and follow their chain from `after + 1`: the seq after
+        its last record, the listed seqs beyond it (a gap: none for a whole session), the records parsed and as
+        bytes. None when a listed object vanished before its GET (a compaction's delete)."""
+        above = sorted(s for s in commits if s > after)
+        fetched = dict(zip(above, self.objects.get_many([commits[s] for s in above]), strict=True))
+        parsed: list[dict[str, Any]] = []
+        records: list[bytes] = []
+        seq = after + 1
+        while seq in fetched:
+            held = fetched.pop(seq)
+            if held is None:
+                return None
+            where = self._where(commits[seq])
+            contents = read_journal(where, held[0], first_seq=seq)  # type: ignore[arg-type]
+            if contents.torn_tail or not contents.records:
+                raise CorruptSession(where, "not exactly one whole commit record")
+            parsed.extend(contents.records)
+            records.extend(line + b"\n" for line in held[0].split(b"\n")[:-1])
+            seq += len(contents.records)
+        return seq, [s for s in fetched if s > seq], parsed, records
+
+    def read_after(self, session_id: str, seq: int) -> list[bytes] | None:
+        """The records committed after record `seq`, for a writer whose last landed record it is: one LIST of the
+        commit keys after its key and a GET of each (no checkpoint, nothing before). None when this short read
+        cannot tell (no commit `seq + 1`, a gap in the chain, an object deleted while read: a compaction or a
+        delete happened); the caller then reads the whole session."""
+        after = self.keys.commit(session_id, seq)
+        commits = {}
+        for listed in self.objects.list(self.keys.commits(session_id), start_after=after):
+            found = self.keys.seq_of(listed.key)
+            if found is not None:
+                commits[found] = listed.key
+        if seq + 1 not in commits:
+            return None
+        chained = self._chain(commits, seq)
+        if chained is None or chained[1]:
+            return None
+        return chained[3]
 
     def _deleted(self, key: str) -> bool:
         """Whether the commit object at `key` is the fence a delete left (one GET)."""
@@ -257,20 +289,35 @@ class S3Store(SessionStore):
     def _live(self, record: LeaseRecord) -> bool:
         return self.clock() <= record.expires_at + self.lease_skew_s
 
-    def _unit_holders(self, session_id: str) -> list[tuple[str, str]]:
-        """The unit leases of the session's run (one LIST), as (key, ETag); SessionInUse naming the holder of a
-        live one. Called by a session-wide taker after it holds the session's lease: a unit writer that took its
-        lease before is seen here (and fenced), one that comes after sees the session's lease and waits."""
+    def _unit_leases(self, session_id: str) -> list[tuple[str, str, LeaseRecord]]:
+        """The unit leases of the session's run (one LIST and a GET of each), as (key, ETag, record)."""
         found = []
         for listed in self.objects.list(self.keys.unit_leases(session_id)):
             held = self.objects.get(listed.key)
-            if held is None:
-                continue  # released meanwhile
-            record = LeaseRecord.decode(held[0], self._where(listed.key))
+            if held is not None:  # else released meanwhile
+                found.append((listed.key, held[1], LeaseRecord.decode(held[0], self._where(listed.key))))
+        return found
+
+    def _unit_holders(self, session_id: str) -> list[tuple[str, str]]:
+        """The unit leases of the session's run, as (key, ETag); SessionInUse naming the holder of a live one.
+        Called by a session-wide taker after it holds the session's lease: a unit writer that took its lease
+        before is seen here (and fenced), one that comes after sees the session's lease and waits."""
+        found = []
+        for key, etag, record in self._unit_leases(session_id):
             if self._live(record):
                 raise SessionInUse(session_id, record.pid, record.host)
-            found.append((listed.key, held[1]))
+            found.append((key, etag))
         return found
+
+    def unit_holders(self, session_id: str) -> list[LeaseHolder]:
+        """The live unit leases' holders, by unit (one LIST, a GET per unit lease)."""
+        self._check_id(session_id)
+        holders = [
+            LeaseHolder(record.pid, record.host, unit=self.keys.unit_of(session_id, key), attempt=record.attempt)
+            for key, _etag, record in self._unit_leases(session_id)
+            if self._live(record)
+        ]
+        return sorted(holders, key=lambda holder: holder.unit or "")
 
     def _drop_unit_leases(self, held: list[tuple[str, str]]) -> None:
         """Delete dead unit leases a fence now covers (If-Match: one renewed meanwhile stays; its writer is fenced
