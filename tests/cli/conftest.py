@@ -64,13 +64,15 @@ def child(tmp_path: Path) -> Callable[..., Child]:
 
 NAP_TOOL = '''\
 import time
+from pathlib import Path
 
 from strands import tool
 
 
 @tool
 def nap() -> str:
-    """Sleep two seconds (a tool that takes its time and cannot be cancelled)."""
+    """Sleep two seconds (a tool that takes its time and cannot be cancelled); `nap.started` says it began."""
+    Path(__file__).with_name("nap.started").touch()
     time.sleep(2)
     return "rested"
 '''

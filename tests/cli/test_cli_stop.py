@@ -103,7 +103,11 @@ def test_second_ctrl_c_on_a_terminal_restores_the_cursor_and_prints_the_resume_c
     term = Terminal("run", str(nap_spec), cwd=tmp_path, env={})
     try:
         term.wait_for("EXECUTING")
-        time.sleep(0.5)  # the nap tool runs: the first Ctrl+C has to wait for it
+        started = nap_spec.with_name("nap.started")
+        deadline = time.monotonic() + 60
+        while not started.exists():  # the nap tool runs: the first Ctrl+C has to wait for it (a fixed sleep raced
+            assert time.monotonic() < deadline, "the nap tool never started"  # a loaded machine)
+            time.sleep(0.02)
         term.press_ctrl_c()
         term.wait_for("received: stopping now")
         term.press_ctrl_c()
