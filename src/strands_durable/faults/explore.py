@@ -113,6 +113,7 @@ class _Exploration:
         self.seed = b""  # the journal this exploration started from, as written
         self.seed_state: SessionState | None = None  # its state
         self.known: KnownJournal | None = None  # both, for the stores of its runs (None: they read it all)
+        self.reader: LocalStore | None = None  # what the checks read the session with (the runs open their own)
 
     @property
     def session_id(self) -> str:
@@ -135,6 +136,7 @@ class _Exploration:
         # the runs' stores decode only what they append to the seed (their open would refuse an invalid one)
         invalid = judge.stored_valid(self.seed_state, "seed", self.golden.valid_histories)
         self.known = None if invalid else KnownJournal(journal, self.seed, self.seed_state)
+        self.reader = LocalStore(self.sessions, known_journal=self.known)
         for journal_length, results in self.golden.commits:
             if journal_length > length:
                 break
@@ -143,8 +145,8 @@ class _Exploration:
     def load(self, *, upto_seq: int | None = None) -> SessionState:
         """The session's durable state, read from its journal on disk (up to record `upto_seq`) as the runs' stores
         read it: only the records after the seeded prefix are decoded when the journal still begins with it."""
-        assert self.sessions is not None
-        return LocalStore(self.sessions, known_journal=self.known).load(self.session_id, upto_seq=upto_seq)
+        assert self.reader is not None
+        return self.reader.load(self.session_id, upto_seq=upto_seq)
 
     # -- one run --
     def resume(
