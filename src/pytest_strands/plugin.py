@@ -116,6 +116,16 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On pytest-xdist workers, the long items (each workflow's `schedules` and real-fault items, 0.2 s and more
+    against ~7 ms for a crash point) come first, so that the controller deals them out early and the workers
+    finish together instead of one of them running the last workflow's schedules alone. Every worker orders the
+    same collection the same way (xdist requires it); a serial run keeps the collection order."""
+    if SUITE not in config.stash or not hasattr(config, "workerinput"):
+        return
+    items[:] = sorted(items, key=lambda item: not isinstance(item, (ScheduleItem, RealFaultItem)))
+
+
 def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any) -> Any:
     """Agent factories marked `strands_chaos(prompts=...)` are collected like specs (pytest_strands/agents.py)."""
     if SUITE not in collector.config.stash or not callable(obj):
