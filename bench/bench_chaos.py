@@ -2,7 +2,7 @@
 one crash point against workflow length (a 10-step vs a 50-step chain, default convergence mode).
 
     .venv/bin/python bench/bench_chaos.py [--points-per-chain 60]
-    .venv/bin/python bench/bench_chaos.py --baseline OLD/src [--rounds 5] [--xdist]
+    .venv/bin/python bench/bench_chaos.py --baseline OLD/src [--rounds 5] [--xdist] [--examples DIR]
 
 Prints one line per measurement and the ratios, all measured in this one run. Scratch space as in the plugin
 (STRANDS_CHAOS_TMPDIR, else /dev/shm, else the temp directory).
@@ -11,7 +11,9 @@ With `--baseline` (the `src` directory of another tree, e.g. `git archive main s
 examples' points/s is measured for both trees in fresh processes, alternating baseline and this tree `--rounds`
 times (the machine is shared, so rounds are paired and medians compared). `--xdist` also times the whole
 `pytest --strands-chaos examples/` process serially (`-n 0`) and on two workers (`-n 2`), alternating, for each
-tree measured, and prints serial / `-n 2`.
+tree measured, and prints serial / `-n 2`. `--examples DIR` measures another directory of specs than examples/ (issue
+18 pins the workload: the 7 examples as at commit 5526c56, `git archive 5526c56 examples | tar -x -C DIR/..`).
+Each summary line ends with the issue's target for it.
 """
 
 from __future__ import annotations
@@ -75,11 +77,15 @@ def explore(spec: Path, workdir: Path, max_points: int | None) -> tuple[int, int
     return len(golden.points), len(ids), time.perf_counter() - start, time.process_time() - cpu
 
 
-def examples_rate(workdir: Path, *, quiet: bool = False) -> tuple[float, float]:
-    """Crash points per second over every point of the 7 examples (golden runs not counted): per wall-clock
+TARGET_RATE = 200  # crash points per second in one process (issue 18 item 4)
+TARGET_XDIST = 1.6  # serial / -n 2 on 2 cores
+
+
+def examples_rate(workdir: Path, examples: Path, *, quiet: bool = False) -> tuple[float, float]:
+    """Crash points per second over every point of the examples (golden runs not counted): per wall-clock
     second and per CPU second of this process (steadier on a machine others use)."""
     total_points, total_time, total_cpu = 0, 0.0, 0.0
-    for spec in sorted((REPO / "examples").glob("*.strands.yaml")):
+    for spec in sorted(examples.glob("*.strands.yaml")):
         _, explored, seconds, cpu = explore(spec, workdir / spec.stem, None)
         total_points += explored
         total_time += seconds
@@ -112,7 +118,7 @@ def _median_line(label: str, values: list[float], unit: str) -> float:
     return middle
 
 
-def compare_trees(trees: dict[str, Path], rounds: int, xdist: bool) -> None:
+def compare_trees(trees: dict[str, Path], rounds: int, xdist: bool, examples: Path) -> None:
     """Points/s per tree (fresh process each, alternating), and with `xdist` the whole plugin run serial vs -n 2."""
     rates: dict[str, list[float]] = {name: [] for name in trees}
     cpu_rates: dict[str, list[float]] = {name: [] for name in trees}
@@ -120,7 +126,7 @@ def compare_trees(trees: dict[str, Path], rounds: int, xdist: bool) -> None:
     cpus: dict[tuple[str, str], list[float]] = {(name, n): [] for name in trees for n in ("0", "2")}
     for _ in range(rounds):
         for name, src in trees.items():
-            done = _in_tree(src, [sys.executable, __file__, "--examples-rate-only"])
+            done = _in_tree(src, [sys.executable, __file__, "--examples-rate-only", "--examples", str(examples)])
             if done.returncode != 0:
                 raise SystemExit(f"Error: the {name} tree's examples run failed:\n{done.stderr[-2000:]}")
             measured = json.loads(done.stdout.strip().splitlines()[-1])
@@ -129,7 +135,7 @@ def compare_trees(trees: dict[str, Path], rounds: int, xdist: bool) -> None:
             if not xdist:
                 continue
             for n in ("0", "2"):
-                command = [sys.executable, "-m", "pytest", "--strands-chaos", str(REPO / "examples"), "-q"]
+                command = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q"]
                 command += ["-p", "no:cacheprovider", "-n", n]
                 start, used = time.perf_counter(), _children_cpu()
                 done = _in_tree(src, command)
@@ -140,6 +146,8 @@ def compare_trees(trees: dict[str, Path], rounds: int, xdist: bool) -> None:
     medians = {name: _median_line(f"examples, {name}", rates[name], "points/s") for name in trees}
     cpu_medians = {name: _median_line(f"examples, {name}", cpu_rates[name], "points/CPU s") for name in trees}
     names = list(trees)
+    ours, ours_cpu = medians["this tree"], cpu_medians["this tree"]
+    print(f"points/s, this tree: {ours:.1f} wall, {ours_cpu:.1f} CPU (target >= {TARGET_RATE})")
     for name in names[1:]:
         print(
             f"points/s {name} / {names[0]}: {medians[name] / medians[names[0]]:.2f}x wall, "
@@ -152,7 +160,10 @@ def compare_trees(trees: dict[str, Path], rounds: int, xdist: bool) -> None:
             _median_line(f"  CPU seconds of all its processes, -n 0, {name}", cpus[(name, "0")], "s")
             _median_line(f"  CPU seconds of all its processes, -n 2, {name}", cpus[(name, "2")], "s")
             paired = [a / b for a, b in zip(walls[(name, "0")], walls[(name, "2")], strict=True)]
-            print(f"serial / -n 2, {name}: {serial / two:.2f}x (paired median {statistics.median(paired):.2f}x)")
+            print(
+                f"serial / -n 2, {name}: {serial / two:.2f}x (paired median {statistics.median(paired):.2f}x; "
+                f"target >= {TARGET_XDIST}x)"
+            )
 
 
 def main() -> None:
@@ -164,21 +175,22 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds with --baseline or --xdist")
     parser.add_argument("--xdist", action="store_true", help="also time the whole pytest run, -n 0 vs -n 2")
     parser.add_argument("--chains-only", action="store_true", help="only the 50 vs 10-step cost per point")
+    parser.add_argument("--examples", type=Path, default=REPO / "examples", help="the specs measured (examples/)")
     parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     workdir = default_workdir()
     if args.examples_rate_only:
-        wall, cpu = examples_rate(workdir, quiet=True)
+        wall, cpu = examples_rate(workdir, args.examples.resolve(), quiet=True)
         print(json.dumps({"points_per_s": wall, "points_per_cpu_s": cpu}))
         return
     if args.baseline is not None or args.xdist:
         trees = {str(src): src.resolve() for src in args.baseline or []}
         trees["this tree"] = REPO / "src"
-        compare_trees(trees, args.rounds, args.xdist)
+        compare_trees(trees, args.rounds, args.xdist, args.examples.resolve())
         return
     print(f"scratch: {workdir}")
     if not args.chains_only:
-        examples_rate(workdir)
+        examples_rate(workdir, args.examples.resolve())
 
     specs = Path(tempfile.mkdtemp(dir=workdir))
     for shared in (False, True):
@@ -196,7 +208,7 @@ def main() -> None:
         label = "one agent" if shared else "one agent per step"
         print(
             f"cost per crash point, 50 vs 10 steps ({label}): ratio {per_point[50] / per_point[10]:.2f} "
-            f"(CPU {cpu_per_point[50] / cpu_per_point[10]:.2f})"
+            f"(CPU {cpu_per_point[50] / cpu_per_point[10]:.2f}; target: no regression from 1.15-1.18)"
         )
 
 
