@@ -99,3 +99,21 @@ def test_the_runs_stores_open_the_seeded_journal_as_a_fresh_store_does(golden, t
         seeded = LocalStore(ex.sessions, known_journal=ex.known).load(ex.session_id)
         assert seeded.seq > ex.seed_state.seq
         assert seeded == LocalStore(ex.sessions).load(ex.session_id)
+
+
+def test_exploring_a_point_leaves_the_garbage_collector_as_it_found_it(golden, tmp_path: Path) -> None:
+    """A point's runs are collected less often (explore.py `_old_objects_frozen`); afterwards the thresholds are the
+    caller's again and nothing stays frozen."""
+    import gc
+
+    from strands_durable.faults.explore import explore_point
+
+    before = gc.get_threshold()
+    gc.set_threshold(600, 9, 9)  # the caller's own settings, not the defaults
+    try:
+        outcome = explore_point(golden, golden.ordered_ids()[len(golden.points) // 2], tmp_path)
+        assert outcome.ok, outcome.describe()
+        assert gc.get_threshold() == (600, 9, 9)
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.set_threshold(*before)
