@@ -141,7 +141,7 @@ _SITES: dict[str, tuple[type[CrashPoint], str]] = {
     "tool.executed": (ToolCall, "after a tool ran, before its result is committed"),
     "tool.committed": (ToolCall, "after a tool's result is committed"),
     "store.before_commit": (Commit, "before a commit record is written"),
-    "store.after_commit": (Commit, "after a commit record is durable"),
+    "store.after_commit": (Commit, "after a commit record is written (durable, unless deferred: see Durable)"),
 }
 SITES: dict[str, str] = {site: where for site, (_, where) in _SITES.items()}
 SITE_TYPES: dict[str, type[CrashPoint]] = {site: kind for site, (kind, _) in _SITES.items()}
