@@ -45,7 +45,8 @@ class SyncerThread:
         self._syncing = False
         self._error: OSError | None = None
         self._stopped = False
-        self._thread: threading.Thread | None = None
+        self._thread: threading.Thread | None = None  # the running syncer (None: a request starts one)
+        self._last: threading.Thread | None = None  # the last one started, joined by `stop` even as it ends
 
     @property
     def durable(self) -> int:
@@ -59,13 +60,13 @@ class SyncerThread:
                 return
             self._requested = seq
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread = self._last = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
             else:
                 self._cond.notify_all()
             if self._syncing:
                 return  # the next sync, right after this one, covers it (group commit)
-            while self._started < seq and self._thread is not None and self._error is None:
+            while self._started < seq and self._durable < seq and self._thread is not None and self._error is None:
                 self._cond.wait()  # the handover (module docstring)
 
     def synced(self, seq: int) -> None:
@@ -99,6 +100,8 @@ class SyncerThread:
                     if self._requested <= self._durable and not self._stopped:
                         self._cond.wait(self._idle_s)
                     if self._requested <= self._durable:
+                        self._thread = None  # in the same hold of the lock: a request from now starts a new one
+                        self._cond.notify_all()
                         return
                     target = self._started = self._requested
                     self._syncing = True
@@ -119,14 +122,15 @@ class SyncerThread:
                 self._on_durable(target)
         finally:
             with self._cond:
-                self._thread = None
+                if self._thread is threading.current_thread():
+                    self._thread = None
                 self._cond.notify_all()
 
     def stop(self) -> None:
         """Refuse later requests, let the thread finish what was requested, and wait for it to end."""
         with self._cond:
             self._stopped = True
-            thread = self._thread
+            thread = self._last
             self._cond.notify_all()
         if thread is not None and thread is not threading.current_thread():
             thread.join()
