@@ -6,7 +6,6 @@ with the run's `tool.before` and `model.before` points marked in the same log.""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
@@ -14,8 +13,8 @@ from strands_durable.faults.recording import Op, RecordingFileOps
 from strands_durable.runner.options import RunOptions
 from strands_durable.runner.run import run_workflow
 from strands_durable.store import LocalStore
-from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.journal import JOURNAL_NAME
+from tests.slow_disk import SlowSyncOps
 
 STEPS = 3
 
@@ -70,31 +69,10 @@ def _durable_at(log: list[Op], append_index: int, point_index: int) -> bool:
     return False
 
 
-class SlowDisk(FileOps):
-    """The real file operations on a disk whose fdatasync takes 20 ms more: a deferred commit is then certainly
-    still in flight when the run goes on, so a missing barrier cannot hide behind a fast disk."""
-
-    def open_append(self, path: Path) -> AppendHandle:
-        inner = super().open_append(path)
-
-        class Handle:
-            def append(self, data: bytes) -> None:
-                inner.append(data)
-
-            def sync(self) -> None:
-                time.sleep(0.02)
-                inner.sync()
-
-            def close(self) -> None:
-                inner.close()
-
-        return Handle()
-
-
 class SlowRecording(RecordingFileOps):
     def __init__(self) -> None:
         super().__init__()
-        self._ops = SlowDisk()
+        self._ops = SlowSyncOps()  # the real operations below the recording, with a slow fdatasync
 
 
 def _record(tmp_path: Path) -> list[Op]:

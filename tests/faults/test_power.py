@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.local import LocalStore
 from strands_durable.store.syncer_thread import SyncerThread
 from tests.faults.conftest import describe, rules
+from tests.slow_disk import SlowSyncOps
 
 # -- the disk model -------------------------------------------------------------------------------------------------
 
@@ -251,22 +251,4 @@ class _SlowJournal(RecordingFileOps):
 
     def __init__(self) -> None:
         super().__init__()
-        self._ops = _SlowSync()
-
-
-class _SlowSync(FileOps):
-    def open_append(self, path: Path) -> AppendHandle:
-        inner = super().open_append(path)
-
-        class Handle:
-            def append(self, data: bytes) -> None:
-                inner.append(data)
-
-            def sync(self) -> None:
-                time.sleep(0.02)
-                inner.sync()
-
-            def close(self) -> None:
-                inner.close()
-
-        return Handle()
+        self._ops = SlowSyncOps()
