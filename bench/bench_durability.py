@@ -68,6 +68,7 @@ class SyncTimer(FileOps):
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        self.count = 0
 
     def open_append(self, path: Path) -> AppendHandle:
         inner = super().open_append(path)
@@ -83,6 +84,7 @@ class SyncTimer(FileOps):
                     inner.sync()
                 finally:
                     timer.seconds += time.perf_counter() - start
+                    timer.count += 1
 
             def close(self) -> None:
                 inner.close()
@@ -98,12 +100,18 @@ def run_once(
     counter: DurableCommits | None = None,
     *,
     crash: CrashPoints | None = None,
+    defer: bool = True,
 ) -> float:
     crash = crash or CrashPoints()
     if counter is not None:
         crash.subscribe(Commit, counter)
     options = RunOptions(
-        provider="scripted", scripts=chain_script(steps), out_dir=out, validate_requests=True, crash_points=crash
+        provider="scripted",
+        scripts=chain_script(steps),
+        out_dir=out,
+        validate_requests=True,
+        crash_points=crash,
+        defer_commits=defer,
     )
     start = time.perf_counter()
     outcome = run_workflow(spec, options, store=store)
@@ -166,15 +174,21 @@ def main() -> None:
         run_once(spec, args.steps, MemoryStore(), root / "out")  # warm imports and caches
         run_once(spec, args.steps, LocalStore(root / "warm"), root / "out")
         memory, durable, floor_syncs, unsynced, paced, in_sync = [], [], [], [], [], []
+        waited, waited_syncs, deferred_syncs = [], [], []
         commits = DurableCommits()
         for i in range(args.repeat):
             memory.append(run_once(spec, args.steps, MemoryStore(), root / "out"))
-            commits = DurableCommits()
+            commits = DurableCommits()  # counted where each commit waits for its fdatasync (the same records)
+            timer = SyncTimer()
+            waiting_store = LocalStore(root / f"wait{i}", fileops=timer)
+            waited.append(run_once(spec, args.steps, waiting_store, root / "out", commits, defer=False))
+            waited_syncs.append(timer.count)
             timer = SyncTimer()
             store = LocalStore(root / f"run{i}", fileops=timer)
-            durable.append(run_once(spec, args.steps, store, root / "out", commits))
+            durable.append(run_once(spec, args.steps, store, root / "out"))
             in_sync.append(timer.seconds)
-            records = required_records(store, commits)
+            deferred_syncs.append(timer.count)
+            records = required_records(waiting_store, commits)
             floor_syncs.append(bare_fdatasyncs(root / f"bare{i}.log", records))
             paced.append(paced_floor(spec, args.steps, root / "out", root / f"paced{i}.log", records))
             unsynced_store = LocalStore(root / f"u{i}", fileops=NoSyncFileOps())
@@ -192,7 +206,14 @@ def main() -> None:
             f"  paced floor          {min(paced) * 1000:7.1f} ms (the in-memory run with the same {n} appends, each "
             f"fdatasynced where the run commits it: {(min(paced) - min(memory)) / n * 1e6:.0f} us each)"
         )
-        print(f"  durable run          {min(durable) * 1000:7.1f} ms ({commits.durable} durable commits, {n} required)")
+        print(
+            f"  durable run          {min(durable) * 1000:7.1f} ms (answers and results deferred to the syncer thread, "
+            f"awaited before each model or tool call: {statistics.median(deferred_syncs):.0f} journal fdatasyncs)"
+        )
+        print(
+            f"  durable run, waiting {min(waited) * 1000:7.1f} ms (each answer and result fdatasynced before its "
+            f"commit returns: {statistics.median(waited_syncs):.0f} journal fdatasyncs; {n} required commits)"
+        )
         print(
             f"  where the rest goes: the file store with every fsync skipped (never a product setting) "
             f"{min(unsynced) * 1000:.1f} ms, so {(min(unsynced) - min(memory)) * 1000:.1f} ms of the store's own work "
@@ -201,13 +222,18 @@ def main() -> None:
         own = [d - s - m for d, s, m in zip(durable, in_sync, memory, strict=True)]
         print(
             f"  the durable run, split (paired medians): {statistics.median(in_sync) * 1000:.1f} ms in the journal's "
-            f"fdatasyncs ({statistics.median(in_sync) / commits.durable * 1e6:.0f} us each), "
-            f"{statistics.median(own) * 1000:.1f} ms of the store's own work on the committing thread "
-            f"(durable - fdatasyncs - in-memory)"
+            f"fdatasyncs ({statistics.median(in_sync) / statistics.median(deferred_syncs) * 1e6:.0f} us each, most on "
+            f"the syncer thread), {statistics.median(own) * 1000:.1f} ms neither in them nor in the in-memory run"
         )
         best = min(durable) / min(floors)
         paired = statistics.median(d / f for d, f in zip(durable, floors, strict=True))
         print(f"  ratio durable/floor: best {best:.3f}, median of paired runs {paired:.3f}  (target <= 1.1)")
+        paired_waited = statistics.median(w / f for w, f in zip(waited, floors, strict=True))
+        paired_gain = statistics.median(d / w for d, w in zip(durable, waited, strict=True))
+        print(
+            f"  ratio waiting/floor: best {min(waited) / min(floors):.3f}, median of paired runs {paired_waited:.3f}; "
+            f"deferred/waiting paired median {paired_gain:.3f}"
+        )
         best_paced = min(durable) / min(paced)
         paired_paced = statistics.median(d / p for d, p in zip(durable, paced, strict=True))
         print(f"  ratio durable/paced floor: best {best_paced:.3f}, median of paired runs {paired_paced:.3f}")

@@ -105,14 +105,30 @@ class Commit(CrashPoint):
     @property
     def tool_results(self) -> tuple[ToolKey, ...]:
         """The tool calls whose result this commit records (a `tool_result` record or a results message)."""
-        keys: list[ToolKey] = []
-        for record in self.records:
-            if record.get("type") == "tool_result":
-                keys.append((str(record["conv"]), str(record["result"]["toolUseId"])))
-            elif record.get("type") == "message":
-                blocks = record["message"].get("content", ())
-                keys += [(str(record["conv"]), str(b["toolResult"]["toolUseId"])) for b in blocks if "toolResult" in b]
-        return tuple(keys)
+        return tool_result_keys(self.records)
+
+
+def tool_result_keys(records: Sequence[Mapping[str, Any]]) -> tuple[ToolKey, ...]:
+    """The tool calls whose result `records` (a commit's events) record."""
+    keys: list[ToolKey] = []
+    for record in records:
+        if record.get("type") == "tool_result":
+            keys.append((str(record["conv"]), str(record["result"]["toolUseId"])))
+        elif record.get("type") == "message":
+            blocks = record["message"].get("content", ())
+            keys += [(str(record["conv"]), str(b["toolResult"]["toolUseId"])) for b in blocks if "toolResult" in b]
+    return tuple(keys)
+
+
+@dataclass(frozen=True)
+class Durable:
+    """Not a crash point (a crash here is a crash at the point that follows at once): a barrier returned, so the
+    deferred commits of the session up to `seq` are durable and promised to their callers from now on (a
+    deferred commit's `store.after_commit` says `durable=False`). `tool_results`: the tool calls whose results
+    those commits hold. Delivered by `CrashPoints.notify` to subscribers of this type only."""
+
+    seq: int
+    tool_results: tuple[ToolKey, ...] = ()
 
 
 # site -> (event type, where it is emitted)
@@ -125,7 +141,7 @@ _SITES: dict[str, tuple[type[CrashPoint], str]] = {
     "tool.executed": (ToolCall, "after a tool ran, before its result is committed"),
     "tool.committed": (ToolCall, "after a tool's result is committed"),
     "store.before_commit": (Commit, "before a commit record is written"),
-    "store.after_commit": (Commit, "after a commit record is durable"),
+    "store.after_commit": (Commit, "after a commit record is written (durable, unless deferred: see Durable)"),
 }
 SITES: dict[str, str] = {site: where for site, (_, where) in _SITES.items()}
 SITE_TYPES: dict[str, type[CrashPoint]] = {site: kind for site, (kind, _) in _SITES.items()}
@@ -164,6 +180,8 @@ class CrashPoints:
     @overload
     def subscribe(self, event_type: type[E], callback: Callable[[E], None]) -> None: ...
     @overload
+    def subscribe(self, event_type: type[Durable], callback: Callable[[Durable], None]) -> None: ...
+    @overload
     def subscribe(self, event_type: Callable[[CrashPoint], None]) -> None: ...
 
     def subscribe(self, event_type: Any, callback: Any = None) -> None:
@@ -200,6 +218,12 @@ class CrashPoints:
         except InjectedCrash as crash:
             self.crashed = crash
             raise
+
+    def notify(self, event: Durable) -> None:
+        """Deliver an event that is not a crash point (never counted, never crashed at) to its subscribers."""
+        for event_type, callback in list(self._subscribers):
+            if isinstance(event, event_type):
+                callback(event)
 
     def raise_if_crashed(self) -> None:
         """Raise the crash injected into this run, if any (for entry points whose executors may have dropped it)."""

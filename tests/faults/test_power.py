@@ -3,16 +3,22 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+
+import pytest
 
 from strands_durable.faults.golden import GoldenRun
 from strands_durable.faults.kill import explore_kill
 from strands_durable.faults.power import DiskModel, crash_states, explore_power
 from strands_durable.faults.recording import Op, RecordingFileOps
 from strands_durable.faults.target import ChaosTarget
+from strands_durable.store import local_session
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.local import LocalStore
+from strands_durable.store.syncer_thread import SyncerThread
 from tests.faults.conftest import describe, rules
+from tests.slow_disk import SlowSyncOps
 
 # -- the disk model -------------------------------------------------------------------------------------------------
 
@@ -169,3 +175,80 @@ def test_sigkill_cannot_reveal_a_missing_fsync_but_a_power_cut_can(
     assert killed.outcomes["killed by SIGKILL"] == 12  # the kill harness really killed every child
     lost = [f.detail for f in powered.findings if f.rule == "data-lost"]
     assert any("had returned durable" in detail for detail in lost), describe(powered.findings)
+
+
+# -- deferred commits: an fdatasync on another thread, promises at the barrier ---------------------------------------
+
+
+class _HeldSync(FileOps):
+    """The real operations; the journal's fdatasync waits for `go` (so another thread can append meanwhile)."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.go = threading.Event()
+
+    def open_append(self, path: Path) -> AppendHandle:
+        inner = super().open_append(path)
+        ops = self
+
+        class Handle:
+            def append(self, data: bytes) -> None:
+                inner.append(data)
+
+            def sync(self) -> None:
+                ops.started.set()
+                ops.go.wait(10)
+                inner.sync()
+
+            def close(self) -> None:
+                inner.close()
+
+        return Handle()
+
+
+class _HeldRecording(RecordingFileOps):
+    def __init__(self) -> None:
+        super().__init__()
+        self._ops = self.held = _HeldSync()
+
+
+def test_an_fdatasync_covers_only_what_was_appended_before_it_started(tmp_path: Path) -> None:
+    ops = _HeldRecording()
+    log = tmp_path / "j"
+    handle = ops.open_append(log)
+    ops.fsync_dir(tmp_path)
+    handle.append(b"one\n")
+    syncer = threading.Thread(target=handle.sync)
+    syncer.start()
+    assert ops.held.started.wait(5)
+    handle.append(b"two\n")  # while the fdatasync is in flight: it may or may not be covered
+    ops.held.go.set()
+    syncer.join(5)
+    handle.close()
+    states = _by_kind(_model(tmp_path, ops.log))
+    assert states["lost"][log] == b"one\n"
+    assert states["all"][log] == b"one\ntwo\n"
+
+
+class _EarlySyncer(SyncerThread):
+    """A broken barrier: it takes a deferred commit for durable without waiting for its fdatasync."""
+
+    def wait(self, seq: int) -> None:
+        with self._cond:
+            self._durable = max(self._durable, seq)
+
+
+def test_power_loss_catches_a_barrier_that_promises_before_the_fdatasync(
+    chain_target: ChaosTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(local_session, "SyncerThread", _EarlySyncer)
+    run = explore_power(chain_target, tmp_path, recorder=_SlowJournal())
+    assert "data-lost" in rules(run.findings), describe(run.findings)
+
+
+class _SlowJournal(RecordingFileOps):
+    """A disk whose fdatasync takes 20 ms: a deferred commit's fdatasync is still in flight at the barrier."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ops = SlowSyncOps()

@@ -105,6 +105,7 @@ class DurableInvoker:
         stop_requested: Callable[[], bool] = lambda: False,
         validate_requests: bool = True,
         cancel_in_flight: bool = True,
+        defer_commits: bool = False,
     ) -> None:
         self.session = session
         self.crash_points = crash_points
@@ -113,6 +114,10 @@ class DurableInvoker:
         # a stop request also cancels a model call in flight (the SDK then runs a watcher task per invocation);
         # off, the run stops only at its next safe point, as chaos runs, which never stop from outside, do
         self.cancel_in_flight = cancel_in_flight
+        # model answers and tool results are appended at once but made durable in the background, and the hooks
+        # wait for them (`Session.wait_durable`) just before the next model request or tool call: the fdatasync
+        # overlaps the event loop's own work (the runner also waits before each unit outcome, status and close)
+        self.defer_commits = defer_commits
 
     # -- the public entry -----------------------------------------------------------------------------
     def invoke(self, inv: Invocation) -> InvocationResult:
@@ -282,6 +287,7 @@ class InvocationHooks:
         self.session = invoker.session
         self.crash = invoker.crash_points
         self.retrying: set[str] = set()  # calls an AfterToolCallEvent hook asked to run again (a new attempt)
+        self.answer_seq: int | None = None  # the seq of the last model answer this invocation committed
 
     @property
     def conv(self) -> Conversation | None:
@@ -319,6 +325,7 @@ class InvocationHooks:
                     f"{first.message_index}: {first.message}"
                 )
         turn = self._turn()
+        self.session.wait_durable()  # the model is never asked before the previous answer and results are durable
         self.crash.emit("model.before", f"{self.inv.path}/turn[{turn}]", **self._model_fields(turn))
         self.counters["model_calls"] += 1
 
@@ -374,7 +381,10 @@ class InvocationHooks:
             record["cm_state"] = cm_state
         # only the model's answer is not re-derivable: a prompt is rendered again, a results message is rebuilt
         # from the durable tool-result journal; those records become durable with the next fsync
-        self.session.commit([record], path=commit_path, durable=kind == "answer")
+        defer = self.invoker.defer_commits
+        seq = self.session.commit([record], path=commit_path, durable=kind == "answer", wait=not defer)
+        if kind == "answer":
+            self.answer_seq = seq
 
     # -- tool middleware -----------------------------------------------------------------------------
     async def execute_tool(self, context: Any, next_fn: Any) -> Any:
@@ -411,6 +421,9 @@ class InvocationHooks:
                 path=f"{tool_path}/started",
             )
         self._check_stop()
+        # a tool never runs before the answer that asked for it is durable; the results of the calls before it in
+        # this turn need not be (re-run on resume, as any uncommitted call), so they share one fdatasync
+        self.session.wait_durable(self.answer_seq)
         self.crash.emit("tool.before", tool_path, **point)
         final = None
         async for item in next_fn(context):
@@ -451,7 +464,12 @@ class InvocationHooks:
         conv = self.conv
         if conv is not None and agent_state != conv.agent_state:
             event["agent_state"] = agent_state  # a tool changed agent.state: commit it with the result
-        self.session.commit([event], path=tool_path if final else f"{tool_path}/result", durable=durable)
+        self.session.commit(
+            [event],
+            path=tool_path if final else f"{tool_path}/result",
+            durable=durable,
+            wait=not self.invoker.defer_commits,
+        )
 
     @staticmethod
     def _tool_index(conv: Conversation, tool_use_id: str) -> int:

@@ -102,6 +102,8 @@ class DiskModel:
             start = len(self.content[inode])
             self.content[inode] += op.data
             self.pending.append(Pending(index, "data", op.path, inode=inode, start=start, end=start + len(op.data)))  # type: ignore[arg-type]
+        elif kind == "fdatasync" and isinstance(op.info, int):
+            self._make_appends_durable(self.files[op.path], op.info)  # type: ignore[index]
         elif kind in ("fsync", "fdatasync"):
             self._make_content_durable(self.files[op.path])  # type: ignore[index]
         elif kind == "truncate":
@@ -136,6 +138,20 @@ class DiskModel:
     def _make_content_durable(self, inode: int) -> None:
         self.durable_content[inode] = bytes(self.content.get(inode, b""))
         self.pending = [p for p in self.pending if not (p.kind == "data" and p.inode == inode)]
+
+    def _make_appends_durable(self, inode: int, before: int) -> None:
+        """An fdatasync that started when the log held `before` operations: the file's data written before that
+        is durable; appends logged after it (another thread's, while it ran) stay pending."""
+        covered = [p for p in self.pending if p.kind == "data" and p.inode == inode and p.index < before]
+        if any(p.data is not None for p in covered) or len(covered) == len(
+            [p for p in self.pending if p.kind == "data" and p.inode == inode]
+        ):
+            self._make_content_durable(inode)  # nothing appended meanwhile (or whole-file writes): all of it
+            return
+        end = max((p.end for p in covered), default=len(self.durable_content.get(inode, b"")))
+        self.durable_content[inode] = bytes(self.content[inode][:end])
+        done = {id(p) for p in covered}
+        self.pending = [p for p in self.pending if id(p) not in done]
 
     def _make_entries_durable(self, directory: Path | None) -> None:
         keep = []

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from strands_durable.crashpoints import Commit, CrashPoints, ToolCall
+from strands_durable.crashpoints import Commit, CrashPoints, Durable, ToolCall
 from strands_durable.errors import DurableError, SessionCompleted, SessionNotFound, exit_code_for
 from strands_durable.faults import judge
 from strands_durable.faults.common import FaultClass, FaultRun
@@ -48,13 +48,19 @@ def promise_store(sessions: Path, ops: RecordingFileOps) -> WrappingStore:
 
 
 def mark_promises(bus: CrashPoints, ops: RecordingFileOps) -> None:
-    """Mark, in the recording, each commit that returned durable: its seq and the tool results it holds."""
+    """Mark, in the recording, each commit that returned durable: its seq and the tool results it holds. A
+    deferred commit (`store.after_commit` with `durable=False`) is promised when a barrier that covers it returns
+    (the `Durable` event), not when the commit returns."""
 
     def promise(point: Commit) -> None:
         if point.site == "store.after_commit" and (point.durable or point.synced):
             ops.mark(("promise", point.seq, point.tool_results))
 
+    def covered(event: Durable) -> None:
+        ops.mark(("promise", event.seq, event.tool_results))
+
     bus.subscribe(Commit, promise)
+    bus.subscribe(Durable, covered)
 
 
 # -- exploring --------------------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ class Op:
     dst: Path | None = None
     data: bytes = b""
     size: int = 0
-    info: Any = None  # a mark's payload
+    info: Any = None  # a mark's payload; an fdatasync's: the log length when it started (what it covers)
 
 
 class RecordingFileOps(FileOps):
@@ -108,8 +108,11 @@ class _RecordingAppender:
         self._owner._add(Op("append", self._path, data=bytes(data)))
 
     def sync(self) -> None:
+        # an fdatasync covers what was appended before it started: another thread may append while it runs
+        with self._owner._lock:
+            covers = len(self._owner.log)
         self._inner.sync()
-        self._owner._add(Op("fdatasync", self._path))
+        self._owner._add(Op("fdatasync", self._path, info=covers))
 
     def close(self) -> None:
         self._inner.close()

@@ -208,6 +208,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
                 stop_requested=lambda: cancelled.is_set() or options.stop_requested(),
                 validate_requests=options.validate_requests,
                 cancel_in_flight=options.cancel_in_flight,
+                defer_commits=options.defer_commits,
             ),
             tools=ToolResolver(
                 spec,

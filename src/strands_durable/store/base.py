@@ -113,14 +113,33 @@ class Session(ABC):
 
     @abstractmethod
     def commit(
-        self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
+        self,
+        events: list[dict[str, Any]],
+        *,
+        path: str = "",
+        durable: bool = True,
+        synced: bool = False,
+        wait: bool = True,
     ) -> int:
         """Append one commit record and return its seq (read it there: another thread may commit right after).
         `durable=False` skips the fsync: only for records that can be re-derived from durable ones (a prompt, a
         results message, a unit outcome read from its conversation); the next durable commit or `close` makes it
         durable too, since the record is one ordered log. `synced=True` marks the record as following a flush of
         everything derived (a sync mark). Raises StorageIOError (exit 12) naming the session and the cause when
-        the store cannot write."""
+        the store cannot write.
+
+        `wait=False` (with `durable=True`) defers the fsync: the record is appended now, in order, and becomes
+        durable in the background (records deferred meanwhile share one fsync); the caller must call
+        `wait_durable` before anything outside the process acts on it. Its `store.after_commit` then says
+        `durable=False`; the `store.durable` point says when it is. Stores whose commits are durable when they
+        return ignore it."""
+
+    def wait_durable(self, seq: int | None = None) -> None:
+        """Block until every commit made so far (or up to `seq`) is durable: the barrier before an external
+        effect. Raises what the commit would have raised when its deferred fsync failed (StorageIOError, exit
+        12); the session then refuses further commits. A no-op for stores whose commits are durable when they
+        return (memory, S3)."""
+        return None
 
     @abstractmethod
     def spec_snapshot(self) -> bytes: ...

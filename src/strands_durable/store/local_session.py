@@ -3,6 +3,9 @@
 The journal line is the commit point; the readable files are written after it (they may lag, never lead). The
 message files of durable commits are written by a background writer (store/writer_thread.py), mostly while the
 committing thread waits for its next fdatasync; the other readable files are written by `flush_views`.
+A deferred commit (`commit(wait=False)`) is appended at once and fdatasynced by the session's syncer thread
+(store/syncer_thread.py), which covers every record appended before it starts (group commit); `wait_durable` is
+the barrier callers pass before any external effect, and the writer only writes what the syncer made durable.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from strands_durable.crashpoints import CrashPoints
+from strands_durable.crashpoints import CrashPoints, Durable, ToolKey, tool_result_keys
 from strands_durable.errors import StorageIOError
 from strands_durable.store import layout
 from strands_durable.store.base import Session
@@ -26,6 +29,7 @@ from strands_durable.store.io_errors import io_error
 from strands_durable.store.journal import JOURNAL_NAME, encode_record, header_line, utc_now
 from strands_durable.store.lease import Lease
 from strands_durable.store.state import SessionState, apply_record, compact_events
+from strands_durable.store.syncer_thread import SyncerThread
 from strands_durable.store.verify import check_committed_histories, readable_file_findings
 from strands_durable.store.views import (
     agent_view,
@@ -83,19 +87,73 @@ class LocalSession(Session):
         self._flushed_at = 0.0
         self._checkpoint_end = checkpoint_end
         self._durable_seq = state.seq  # the last record known durable (what was read at open is on disk)
+        self._deferred_seq = state.seq  # the last deferred commit (appended; durable once the syncer says so)
+        self._unpromised: list[tuple[int, tuple[ToolKey, ...]]] = []  # deferred commits no barrier has covered yet
         self._views_lock = threading.Lock()  # whoever writes readable files; taken after `_lock`, never before
         self._writer = WriterThread(self._write_durable_messages, name=f"views-{state.session_id[:8]}")
+        self._syncer = SyncerThread(
+            self._sync_journal, self._became_durable, durable=state.seq, name=f"sync-{state.session_id[:8]}"
+        )
 
     # -- commits ------------------------------------------------------------------------------------
     def commit(
-        self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
+        self,
+        events: list[dict[str, Any]],
+        *,
+        path: str = "",
+        durable: bool = True,
+        synced: bool = False,
+        wait: bool = True,
     ) -> int:
         with self._lock:
-            return self._commit(events, path=path, durable=durable, synced=synced)
+            return self._commit(events, path=path, durable=durable, synced=synced, wait=wait)
 
-    def _commit(self, events: list[dict[str, Any]], *, path: str, durable: bool, synced: bool) -> int:
+    def wait_durable(self, seq: int | None = None) -> None:
+        with self._lock:
+            target = self._deferred_seq if seq is None else min(seq, self._deferred_seq)
+        self._wait_deferred(target)
+
+    def _wait_deferred(self, target: int | None = None) -> None:
+        """Block until the deferred commits up to `target` (default: all so far) are durable; a failed fdatasync
+        raises here what the synchronous commit would have raised (exit 12), and the session stays broken."""
+        target = self._deferred_seq if target is None else target
+        if self._syncer.durable < target:
+            try:
+                self._syncer.wait(target)
+            except OSError as exc:
+                where = f"{self.state.session_id} ({self._journal_path})"
+                raise io_error(exc, f"cannot commit to session {where}") from exc
+        if self._unpromised:
+            self._promise(self._syncer.durable)
+
+    def _promise(self, seq: int) -> None:
+        """Announce (`Durable`) that the deferred commits up to `seq` are durable, now that a caller learns it."""
+        with self._lock:
+            done = [entry for entry in self._unpromised if entry[0] <= seq]
+            if not done:
+                return
+            del self._unpromised[: len(done)]
+            self._crash.notify(Durable(done[-1][0], tuple(key for _, keys in done for key in keys)))
+
+    def _sync_journal(self) -> None:
+        """The syncer's work: fdatasync the journal (everything appended before it starts)."""
+        try:
+            self._appender.sync()
+        except OSError as exc:
+            self._broken = os.strerror(exc.errno) if exc.errno else str(exc)  # the page cache cannot be trusted
+            raise
+
+    def _became_durable(self, seq: int) -> None:
+        if seq > self._durable_seq:
+            self._durable_seq = seq
+        self._writer.wake()
+
+    def _commit(self, events: list[dict[str, Any]], *, path: str, durable: bool, synced: bool, wait: bool) -> int:
         if self._broken:
             raise StorageIOError(f"session {self.state.session_id} cannot commit after an I/O failure: {self._broken}")
+        defer, durable = durable and not wait, durable and wait
+        if wait and not durable:
+            self._wait_deferred()  # a commit that waits is a barrier (a durable one's own fdatasync covers them)
         events = compact_events(self.state, events)
         record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}
         if synced:
@@ -117,11 +175,19 @@ class LocalSession(Session):
             self._check_histories(events)
         if durable:
             self._durable_seq = int(record["seq"])
+            self._syncer.synced(self._durable_seq)
+            if self._unpromised:  # its fdatasync covered the deferred commits before it
+                self._promise(self._durable_seq)
             self._writer.wake()
+        elif defer:
+            self._deferred_seq = int(record["seq"])
+            self._unpromised.append((self._deferred_seq, tool_result_keys(events)))
+            self._syncer.request(self._deferred_seq)
         if self._checkpoint_due(closing=False):
             self._checkpoint()
         kinds = {event.get("type") for event in events}
         if kinds & _FLUSH_KINDS or (kinds & _PROGRESS_KINDS and time.monotonic() - self._flushed_at >= VIEW_INTERVAL_S):
+            self._wait_deferred()  # readable files never lead the durable journal
             self.flush_views()
         self._emit_commit(
             self._crash, "store.after_commit", path, events, durable=durable, synced=synced, seq=int(record["seq"])
@@ -139,6 +205,8 @@ class LocalSession(Session):
         is fsynced before the rename and the directory after it, so the next append lands in a file whose name
         is durable. Any failure stops the session's commits (the appender may point at a replaced file); what was
         committed stays in whichever journal the name holds, and a resume reads it."""
+        self._wait_deferred()  # what it replaces is durable, and the syncer done with the appender it closes
+        self._syncer.drain()
         try:
             data = compacted_journal(header_line(self._journal_path), self.state)
             self._ops.write_atomic(self._journal_path, data)
@@ -319,6 +387,7 @@ class LocalSession(Session):
 
     def abandon(self) -> None:
         """Drop the session as a crashed process would: no flush, no final record, the lease released."""
+        self._syncer.stop()
         self._writer.stop()
         self._closed = True
         self._appender.close()
@@ -327,6 +396,13 @@ class LocalSession(Session):
     def close(self) -> None:
         if self._closed:
             return
+        if not self._broken:
+            try:
+                self._wait_deferred()  # a failed fdatasync of a deferred commit surfaces here at the latest
+            except BaseException:
+                self.abandon()
+                raise
+        self._syncer.stop()
         self._writer.stop()  # what it had not written yet, the flush below writes
         self._closed = True
         try:

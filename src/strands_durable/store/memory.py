@@ -28,7 +28,13 @@ class MemorySession(Session):
         self._closed = False
 
     def commit(
-        self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
+        self,
+        events: list[dict[str, Any]],
+        *,
+        path: str = "",
+        durable: bool = True,
+        synced: bool = False,
+        wait: bool = True,
     ) -> int:
         self._emit_commit(self._crash, "store.before_commit", path, events, durable=durable, synced=synced)
         with self.store._lock:

@@ -50,7 +50,13 @@ class WrappedSession(Session):
         return self.inner.warnings
 
     def commit(
-        self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
+        self,
+        events: list[dict[str, Any]],
+        *,
+        path: str = "",
+        durable: bool = True,
+        synced: bool = False,
+        wait: bool = True,
     ) -> int:
         call = CommitCall(self.session_id, events, path, durable, synced)
         if self.store.on_commit is not None:
@@ -58,13 +64,16 @@ class WrappedSession(Session):
                 self.store.on_commit(self, call)  # raising here is a fault before the commit point
             except OSError as exc:  # an injected disk error reaches the caller as a store's would
                 raise io_error(exc, f"cannot commit to session {self.session_id}") from exc
-        seq = self.inner.commit(events, path=path, durable=durable, synced=synced)
+        seq = self.inner.commit(events, path=path, durable=durable, synced=synced, wait=wait)
         call = replace(call, seq=seq)
         if self.store.record:
             self.store.commits.append(call)
         if self.store.after_commit is not None:
             self.store.after_commit(self, call)  # raising here is a fault after the commit point
         return seq
+
+    def wait_durable(self, seq: int | None = None) -> None:
+        self.inner.wait_durable(seq)
 
     def spec_snapshot(self) -> bytes:
         return self.inner.spec_snapshot()

@@ -101,7 +101,13 @@ class S3Session(Session):
 
     # -- commits --------------------------------------------------------------------------------------
     def commit(
-        self, events: list[dict[str, Any]], *, path: str = "", durable: bool = True, synced: bool = False
+        self,
+        events: list[dict[str, Any]],
+        *,
+        path: str = "",
+        durable: bool = True,
+        synced: bool = False,
+        wait: bool = True,
     ) -> int:
         """One conditional PUT, which also carries the records of the `durable=False` commits held since the
         last one (CONTRACT: those can be re-derived, so a crash may lose them, as it loses unsynced journal lines
