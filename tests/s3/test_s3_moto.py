@@ -19,7 +19,6 @@ from strands_durable.testing.store_contract import CHECKS, run
 from tests.s3 import (
     test_s3_compaction,
     test_s3_faults,
-    test_s3_processes,
     test_s3_scratch,
     test_s3_store,
     test_s3_visibility,
@@ -50,7 +49,6 @@ def test_the_contract_suite_passes_on_moto(moto_s3, moto_space):
         test_s3_visibility.test_a_create_that_dies_after_its_header_commit_is_still_listed,
         test_s3_visibility.test_a_pending_view_without_a_header_is_not_listed,
         test_s3_visibility.test_deleting_a_deleted_session_again_removes_a_view_a_paused_writer_wrote_after_it,
-        test_s3_processes.test_racing_opens_in_threads_give_exactly_one_holder_every_time,
         test_s3_compaction.test_a_checkpoint_holds_the_live_state_so_it_does_not_grow_with_the_history,
         test_s3_compaction.test_a_session_checkpointed_by_an_earlier_release_still_opens_and_compacts_anew,
         test_s3_compaction.test_commits_are_deleted_only_once_the_checkpoint_covering_them_exists,
@@ -60,6 +58,9 @@ def test_the_contract_suite_passes_on_moto(moto_s3, moto_space):
     ids=lambda check: check.__name__.removeprefix("test_"),
 )
 def test_the_conditional_write_tests_pass_on_moto(check, moto_s3, moto_space):
+    """Not here: tests/s3/test_s3_processes.py's 8 racing opens. moto 5.2's `put_object` checks `If-Match` and
+    `If-None-Match` and then stores, with no lock between, so two racing requests to its threaded server can both
+    win (seen once under load: 2 holders); that race tests moto's atomicity, which it does not claim."""
     check(moto_s3, moto_space)
 
 
