@@ -5,7 +5,8 @@ One bench process serves a loopback OpenAI-compatible chat-completions server (`
 with one `calculator` tool call, the tool result with a short text. A chain of `--steps` steps therefore makes
 2 x steps chat-completions requests in each run. Both programs run the same spec (`runtime.provider: openai`,
 `runtime.host` = the server), in alternating rounds, as real child processes; the median wall time of each is
-reported with the ratio ours / peer, and, at each model latency (`--latencies`, milliseconds the server waits
+reported with the ratio ours / peer (and each side's CPU seconds, the median of the paired ratios and the load
+average), and, at each model latency (`--latencies`, milliseconds the server waits
 before answering), the milliseconds per step. Every run's request count is checked, so a run that failed or
 skipped steps does not count.
 
