@@ -5,7 +5,8 @@ One bench process serves a loopback OpenAI-compatible chat-completions server (`
 with one `calculator` tool call, the tool result with a short text. A chain of `--steps` steps therefore makes
 2 x steps chat-completions requests in each run. Both programs run the same spec (`runtime.provider: openai`,
 `runtime.host` = the server), in alternating rounds, as real child processes; the median wall time of each is
-reported with the ratio ours / peer, and, at each model latency (`--latencies`, milliseconds the server waits
+reported with the ratio ours / peer (and each side's CPU seconds, the median of the paired ratios and the load
+average), and, at each model latency (`--latencies`, milliseconds the server waits
 before answering), the milliseconds per step. Every run's request count is checked, so a run that failed or
 skipped steps does not count.
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -87,8 +89,15 @@ def ours_command() -> list[str]:
     return [str(script), "run"] if script.exists() else [sys.executable, "-m", "strands_durable", "run"]
 
 
-def timed_run(command: list[str], spec: Path, work: Path, env: dict[str, str]) -> float:
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_run(command: list[str], spec: Path, work: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of one run of `command` as a child process."""
     out = work / "out"
+    cpu_start = children_cpu()
     start = time.perf_counter()
     result = subprocess.run(
         [*command, str(spec), "--out", str(out), "--force"],
@@ -100,15 +109,17 @@ def timed_run(command: list[str], spec: Path, work: Path, env: dict[str, str]) -
         check=False,
     )
     elapsed = time.perf_counter() - start
+    cpu = children_cpu() - cpu_start
     if result.returncode != 0:
         raise SystemExit(f"Error: {shlex.join(command)} exited {result.returncode}: {result.stderr.strip()[-800:]}")
-    return elapsed
+    return elapsed, cpu
 
 
 def measure(
     name: str, command: list[str], args: argparse.Namespace, latency_ms: int, tmp: Path, bodies: list | None = None
-) -> float:
-    """One timed run of `command` against a fresh server; checks the request count; keeps the request bodies."""
+) -> tuple[float, float]:
+    """One timed run of `command` against a fresh server (wall and CPU seconds); checks the request count; keeps
+    the request bodies."""
     with OpenAICompatServer(policy=ChainPolicy(latency_ms / 1000)) as server:
         work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
         spec = work / "chain.yaml"
@@ -126,12 +137,12 @@ def measure(
             # whatever strands_durable the interpreter has installed
             entries = env["PYTHONPATH"].split(os.pathsep)
             env["PYTHONPATH"] = os.pathsep.join(str(Path(entry).resolve()) for entry in entries if entry)
-        elapsed = timed_run(command, spec, work, env)
+        elapsed, cpu = timed_run(command, spec, work, env)
         if server.request_count != 2 * args.steps:
             raise SystemExit(f"Error: {name} made {server.request_count} requests, expected {2 * args.steps}")
         if bodies is not None:
             bodies[:] = server.requests
-    return elapsed
+    return elapsed, cpu
 
 
 def child_seconds(code: str, runs: int = 5) -> float:
@@ -174,7 +185,7 @@ def report_floor(bodies: list) -> None:
 
 def profile_ours(args: argparse.Namespace, tmp: Path) -> None:
     command = [sys.executable, "-m", "cProfile", "-o", str(Path(args.profile).resolve()), "-m", "strands_durable"]
-    seconds = measure("profile", [*command, "run"], args, 0, tmp)
+    seconds, _ = measure("profile", [*command, "run"], args, 0, tmp)
     print(f"profile of ours ({seconds:.2f} s under cProfile) written to {args.profile}")
 
 
@@ -199,18 +210,33 @@ def main() -> None:
         bodies: list = []
         for latency_ms in (int(value) for value in args.latencies.split(",") if value.strip()):
             samples: dict[str, list[float]] = {name: [] for name in sides}
+            cpus: dict[str, list[float]] = {name: [] for name in sides}
             for _ in range(args.rounds):
                 for name, command in sides.items():
                     kept = bodies if name == "ours" else None
-                    samples[name].append(measure(name, command, args, latency_ms, tmp, kept))
+                    elapsed, cpu = measure(name, command, args, latency_ms, tmp, kept)
+                    samples[name].append(elapsed)
+                    cpus[name].append(cpu)
             medians = {name: statistics.median(values) for name, values in samples.items()}
-            print(f"\nmodel latency {latency_ms} ms (median of {args.rounds}):")
+            cpu_medians = {name: statistics.median(values) for name, values in cpus.items()}
+            print(f"\nmodel latency {latency_ms} ms (median of {args.rounds}; load average {os.getloadavg()[0]:.1f}):")
             for name, values in samples.items():
                 runs = ", ".join(f"{value:.2f}" for value in values)
                 per_step = 1000 * medians[name] / args.steps
-                print(f"  {name:5} {medians[name]:6.2f} s  {per_step:7.1f} ms/step  (runs: {runs})")
+                print(
+                    f"  {name:5} {medians[name]:6.2f} s  {per_step:7.1f} ms/step  CPU {cpu_medians[name]:5.2f} s  "
+                    f"(runs: {runs})"
+                )
             if "peer" in medians:
-                print(f"  ratio ours/peer: {medians['ours'] / medians['peer']:.2f}")
+                pairs = [ours / peer for ours, peer in zip(samples["ours"], samples["peer"], strict=True)]
+                ratio = medians["ours"] / medians["peer"]
+                verdict = ""
+                if latency_ms == 0:
+                    verdict = f"target (ours / strands-cli) <= 0.50 at 0 ms: {'met' if ratio <= 0.5 else 'not met'}"
+                print(
+                    f"  ratio ours/peer: {ratio:.2f} (median of paired rounds {statistics.median(pairs):.2f}; "
+                    f"CPU {cpu_medians['ours'] / cpu_medians['peer']:.2f})  {verdict}"
+                )
         if args.floor and bodies:
             report_floor(bodies)
 

@@ -20,6 +20,7 @@ from strands.models.openai import OpenAIModel
 from strands_durable.agent.loop import run_on_thread_loop
 from strands_durable.models.answer import Answer, ToolCall, Usage
 from strands_durable.models.digest import canonical_json, sha256_hex
+from strands_durable.models.direct_messages import DirectMessagesClient
 from strands_durable.models.loop_client import LoopBoundClient
 from strands_durable.models.providers import build_model
 from strands_durable.models.wrapping import WrappedModel
@@ -77,13 +78,14 @@ class AddThenAnswer:
 
 
 class CountingClients:
-    """`make_client` for LoopBoundClient: a real AsyncOpenAI, counted (per process)."""
+    """`make_client` for LoopBoundClient: a real AsyncOpenAI as the providers make it (sending messages as given,
+    models/direct_messages.py), counted (per process)."""
 
     def __init__(self) -> None:
-        self.made: list[openai.AsyncOpenAI] = []
+        self.made: list[DirectMessagesClient] = []
 
-    def __call__(self, **client_args) -> openai.AsyncOpenAI:
-        client = openai.AsyncOpenAI(**client_args)
+    def __call__(self, **client_args) -> DirectMessagesClient:
+        client = DirectMessagesClient.make(**client_args)
         self.made.append(client)
         return client
 
@@ -143,7 +145,7 @@ def test_a_forked_child_makes_its_own_clients_even_on_an_inherited_loop():
                 )
                 return reply.choices[0].finish_reason
 
-            async def current_client() -> openai.AsyncOpenAI:
+            async def current_client() -> DirectMessagesClient:
                 return loop_client.current()
 
             assert loop.run_until_complete(plain_request()) == "tool_calls"

@@ -19,6 +19,7 @@ from typing import Any
 from strands_durable.agent.loop import run_on_thread_loop
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import DurableError, SpecError, WorkflowFailed
+from strands_durable.history.copying import copy_message_data
 from strands_durable.store.base import Session
 from strands_durable.store.state import Conversation
 
@@ -183,8 +184,9 @@ class DurableInvoker:
             prepend: list[dict[str, Any]] = []
             if conv.cm_state:
                 prepend = _restore_manager(manager, conv.cm_state, inv.conv_key)
-            messages = prepend + copy.deepcopy(conv.messages[manager.removed_message_count :])
-            agent_state = copy.deepcopy(conv.agent_state)
+            # the agent's own copy (the session's messages are shared with its earlier states), made once per unit
+            messages = prepend + copy_message_data(conv.messages[manager.removed_message_count :])
+            agent_state = copy_message_data(conv.agent_state)
         agent = Agent(
             model=inv.model,
             aux_model=inv.compaction.summarization_model if inv.compaction is not None else None,
@@ -216,7 +218,7 @@ def _restore_manager(manager: Any, cm_state: dict[str, Any], conv_key: str) -> l
     """Restore the committed manager state into this run's manager; what to put before the stored messages (the
     summary of a compacted conversation). The state is read whichever manager wrote it (a spec may turn compaction
     on between runs), but a summary cannot be dropped: turning compaction off after one is refused."""
-    state = copy.deepcopy(cm_state)
+    state = copy_message_data(cm_state)
     if state.get("summary_message") and not hasattr(manager, "due"):
         raise SpecError(
             "context_policy.compaction",

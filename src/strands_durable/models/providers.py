@@ -103,15 +103,16 @@ def _scripted(*, model_id: str | None, scripts: Any, agent_id: str | None, **_: 
 
 def _openai_model(provider: str, client_args: dict[str, Any], model_id: str, params: dict[str, Any]) -> Any:
     """Strands' `OpenAIModel` with one `AsyncOpenAI(**client_args)` per event loop (models/loop_client.py)
-    instead of a new one per request."""
+    instead of a new one per request, sending its messages without the openai package's transform
+    (models/direct_messages.py)."""
     try:
-        import openai
-        from strands.models.openai import OpenAIModel
+        from strands.models.openai import OpenAIModel  # imports the openai package
     except ImportError as exc:
         raise _missing_package(provider, "openai", exc) from exc
+    from .direct_messages import DirectMessagesClient
     from .loop_client import LoopBoundClient
 
-    client = LoopBoundClient(openai.AsyncOpenAI, **client_args)
+    client = LoopBoundClient(DirectMessagesClient.make, **client_args)
     return OpenAIModel(client=client, model_id=model_id, params=params)
 
 

@@ -157,6 +157,7 @@ class OpenAICompatServer:
         self.policy: AnswerPolicy = policy or SyntheticPolicy(seed=seed)
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
+        self._sent: list[tuple[dict[str, str], bytes]] = []
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -174,13 +175,20 @@ class OpenAICompatServer:
             return list(self._requests)
 
     @property
+    def sent(self) -> list[tuple[dict[str, str], bytes]]:
+        """Each chat-completions request as it arrived: its headers (lower-case names) and its body's bytes."""
+        with self._lock:
+            return list(self._sent)
+
+    @property
     def request_count(self) -> int:
         with self._lock:
             return len(self._requests)
 
-    def _record(self, body: dict[str, Any]) -> int:
+    def _record(self, body: dict[str, Any], headers: dict[str, str], raw: bytes) -> int:
         with self._lock:
             self._requests.append(body)
+            self._sent.append((headers, raw))
             return len(self._requests)
 
     def start(self) -> OpenAICompatServer:
@@ -242,14 +250,15 @@ def _handler_for(server: OpenAICompatServer) -> type[BaseHTTPRequestHandler]:
                 return
             try:
                 length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                body = json.loads(raw or b"{}")
                 if not isinstance(body, dict):
                     raise ValueError("the request body must be a JSON object")
                 request = request_from_openai(body)
             except (ValueError, KeyError, TypeError) as exc:
                 self._error(400, f"invalid request: {exc}", "invalid_request_error")
                 return
-            number = server._record(body)
+            number = server._record(body, {name.lower(): value for name, value in self.headers.items()}, raw)
             try:
                 answer = server.policy.answer(request)
             except Exception as exc:  # the policy's own error (e.g. a script ran out) becomes an API error

@@ -1,0 +1,74 @@
+"""Each unit's Agent gets its own copy of the restored conversation (agent/durable.py, `_build_agent`): whatever the
+agent, a hook or a conversation manager does to its messages or state in place cannot reach the session's state."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from strands_durable.agent.durable import DurableInvoker, Invocation
+from strands_durable.crashpoints import CrashPoints
+from strands_durable.faults.oracle import RequestLog
+from strands_durable.models.providers import build_model
+from strands_durable.runner.run import run_workflow
+from strands_durable.store import LocalStore
+from tests.core.support import ExecutionLog, counted_options
+
+SPEC = Path(__file__).parent / "specs" / "chain-tools.strands.yaml"
+
+
+def containers(value: Any) -> list[Any]:
+    """Every dict and list inside `value`, `value` included."""
+    found: list[Any] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            found.append(item)
+            stack.extend(item)
+    return found
+
+
+def vandalise(value: Any) -> None:
+    """Change every dict and list inside `value` in place."""
+    for item in containers(value):
+        if isinstance(item, dict):
+            for key in list(item):
+                if isinstance(item[key], str):
+                    item[key] += " (changed)"
+            item["added"] = True
+        else:
+            item.append("added")
+
+
+def test_an_agents_changes_to_its_restored_messages_and_state_never_reach_the_session(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "sessions")
+    options = counted_options(ExecutionLog(tmp_path / "exec.log"), RequestLog(), out_dir=tmp_path / "out")
+    session_id = run_workflow(SPEC, options, store=store).session_id
+    session = store.open(session_id)
+    conv = next(conv for conv in session.state.conversations.values() if conv.agent == "analyst")
+    conv.agent_state["notes"] = {"seen": ["fsync"]}  # a state to restore, as a tool writing agent.state leaves
+    assert any("toolUse" in block for message in conv.messages for block in message["content"])
+    messages_before, state_before = copy.deepcopy(conv.messages), copy.deepcopy(conv.agent_state)
+    invocation = Invocation(
+        unit="step[9]",
+        path="step[9]:analyst",
+        conv_key=conv.key,
+        agent_id="analyst",
+        system_prompt=None,
+        prompt="One more.",
+        model=build_model("synthetic"),
+    )
+    agent, _ = DurableInvoker(session, CrashPoints())._build_agent(invocation, conv, started=False)
+    assert agent.messages == conv.messages[-len(agent.messages) :] and agent.state.get() == conv.agent_state
+    stored = {id(item) for item in containers(conv.messages) + containers(conv.agent_state)}
+    assert not [item for item in containers(agent.messages) if id(item) in stored]
+    vandalise(agent.messages)
+    vandalise(agent.state._data)  # where the SDK's AgentState keeps its values
+    session.close()
+    assert conv.messages == messages_before and conv.agent_state == state_before
+    assert store.load(session_id).conversations[conv.key].messages == messages_before
