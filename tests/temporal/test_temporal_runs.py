@@ -67,8 +67,9 @@ def only_session(sessions: Path | str) -> str:
 
 
 @pytest.fixture(scope="module")
-def examples_worker(temporal_server, tmp_path_factory):
+def examples_worker(temporal_dev_server, tmp_path_factory):
     """One worker for the examples (a worker per test would start strands-agents seven times): its queue, store."""
+    temporal_server = temporal_dev_server.address()
     sessions = tmp_path_factory.mktemp("examples") / "sessions"
     queue = f"examples-{uuid.uuid4().hex[:12]}"
     started: list = []
