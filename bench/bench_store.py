@@ -27,6 +27,7 @@ from strands_durable.runner.run import run_workflow
 from strands_durable.store import LocalStore, MemoryStore
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.layout import new_session_id
+from strands_durable.testing.chain import chain_spec_text
 
 
 class CountingFileOps(FileOps):
@@ -103,21 +104,8 @@ def filesystem_type(path: Path) -> str:
 
 
 def chain_spec(directory: Path, steps: int) -> Path:
-    lines = [
-        "version: 0",
-        "name: bench-chain",
-        "runtime: {provider: scripted}",
-        "tools: {python: [calculator]}",
-        "agents:",
-        *[f"  worker{i}: {{prompt: 'You compute.', tools: [calculator]}}" for i in range(steps)],
-        "pattern:",
-        "  type: chain",
-        "  config:",
-        "    steps:",
-    ]
-    lines += [f"      - {{agent: worker{i}, input: 'Step {i}: compute.'}}" for i in range(steps)]
     path = directory / "bench.strands.yaml"
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(chain_spec_text(steps))
     return path
 
 

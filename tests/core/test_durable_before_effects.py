@@ -14,27 +14,15 @@ from strands_durable.runner.options import RunOptions
 from strands_durable.runner.run import run_workflow
 from strands_durable.store import LocalStore
 from strands_durable.store.journal import JOURNAL_NAME
+from strands_durable.testing.chain import chain_spec_text
 from tests.slow_disk import SlowSyncOps
 
 STEPS = 3
 
 
 def _spec(directory: Path) -> Path:
-    lines = [
-        "version: 0",
-        "name: deferred-chain",
-        "runtime: {provider: scripted}",
-        "tools: {python: [calculator]}",
-        "agents:",
-        *[f"  worker{i}: {{prompt: 'You compute.', tools: [calculator]}}" for i in range(STEPS)],
-        "pattern:",
-        "  type: chain",
-        "  config:",
-        "    steps:",
-        *[f"      - {{agent: worker{i}, input: 'Step {i}: compute.'}}" for i in range(STEPS)],
-    ]
     path = directory / "chain.strands.yaml"
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(chain_spec_text(STEPS, name="deferred-chain"))
     return path
 
 
