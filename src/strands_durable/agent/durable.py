@@ -115,9 +115,10 @@ class DurableInvoker:
         # a stop request also cancels a model call in flight (the SDK then runs a watcher task per invocation);
         # off, the run stops only at its next safe point, as chaos runs, which never stop from outside, do
         self.cancel_in_flight = cancel_in_flight
-        # model answers and tool results are appended at once but made durable in the background, and the hooks
-        # wait for them (`Session.wait_durable`) just before the next model request or tool call: the fdatasync
-        # overlaps the event loop's own work (the runner also waits before each unit outcome, status and close)
+        # model answers and tool results are appended at once but made durable in the background; the barrier
+        # (`Session.wait_durable`) is passed only before effects outside the process: a tool call waits for the
+        # answer asking for it (and so everything before it), and the runner's artifact claims, status changes,
+        # HITL pauses and close wait for everything. The fdatasyncs overlap the event loop's own work
         self.defer_commits = defer_commits
 
     # -- the public entry -----------------------------------------------------------------------------
@@ -327,7 +328,10 @@ class InvocationHooks:
                     f"{first.message_index}: {first.message}"
                 )
         turn = self._turn()
-        self.session.wait_durable()  # the model is never asked before the previous answer and results are durable
+        # no barrier here: a model request is not an effect outside the process that could act on a commit. The
+        # results it carries may still be in the syncer's fdatasync; the answer's own commit is appended after them,
+        # so a power cut can never keep the answer and lose its results (journal order). A cut in that window
+        # re-runs the tools (at-least-once; a non-idempotent call's `tool_started` is synchronous) and asks again.
         self.crash.emit("model.before", f"{self.inv.path}/turn[{turn}]", **self._model_fields(turn))
         self.counters["model_calls"] += 1
 

@@ -157,15 +157,16 @@ def complete_unit(
     """Commit a unit's outcome and the pattern's new position as one commit point.
 
     `derived=True` (an agent unit): the outcome is read from the unit's durable conversation, so a lost record
-    is re-derived on resume without a model call, and the commit skips its fsync (the next durable commit or
-    `close` makes it durable). `derived=False` for outcomes from outside the journal (a human's answer).
+    is re-derived on resume without a model call, and the commit neither fsyncs nor waits for the deferred answer
+    before it (the next barrier makes both durable: a tool call, an artifact claim, a status change, a HITL pause,
+    `close`). `derived=False` for outcomes from outside the journal (a human's answer): durable before it returns.
     """
     record = {"status": "completed", **record}
     events = [{"type": "unit", "unit": ref.unit, "record": record}]
     gate = ctx.options.unit_gate
     if gate is None or gate.keeps_position():  # plan mode: a sibling unit's position would not commute
         events.append({"type": "pattern_state", "state": pattern_state})
-    ctx.session.commit(events, path=ref.path, durable=not derived)
+    ctx.session.commit(events, path=ref.path, durable=not derived, wait=not derived)
     ctx.crash.emit("unit.after", ref.path, unit=ref.unit, place=ref.place)
     ctx.reporter.unit_completed(ref.index, ref.total, ref.label, ref.unit, unit_tokens(ctx, ref.unit))
 
