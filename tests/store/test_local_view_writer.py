@@ -1,5 +1,7 @@
 """The background writer of message files: it writes the message files of durable commits while the session runs,
-never those of records not yet durable, and leaves no thread behind when the session closes or is abandoned."""
+at most every `VIEW_INTERVAL_S` (each new file's metadata rides the journal's next fdatasync, so they are written
+in batches), never those of records not yet durable, and leaves no thread behind when the session closes or is
+abandoned."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 from strands_durable.store import LocalStore
 from strands_durable.store.layout import new_session_id
+from strands_durable.store.writer_thread import WriterThread
 
 
 def _message(index: int) -> dict[str, Any]:
@@ -63,3 +66,41 @@ def test_an_abandoned_session_leaves_no_writer_running(tmp_path: Path) -> None:
     reopened = store.open(session.session_id)  # what the writer had written is whole: the reopen accepts it
     assert len(reopened.state.conversations["c.a"].messages) == 50
     reopened.close()
+
+
+class CountedWork:
+    def __init__(self) -> None:
+        self.starts: list[float] = []
+
+    def __call__(self) -> None:
+        self.starts.append(time.monotonic())
+
+
+def test_wakes_within_the_interval_fold_into_one_run_at_its_end_and_stop_drops_it() -> None:
+    work = CountedWork()
+    writer = WriterThread(work, name="views-test", min_interval_s=60.0)
+    writer.wake()
+    assert _eventually(lambda: len(work.starts) == 1)  # the first wake runs at once
+    for _ in range(5):
+        writer.wake()
+    time.sleep(0.3)
+    assert len(work.starts) == 1  # not before the interval has passed since the last run began
+    began = time.monotonic()
+    writer.stop()  # a run waiting for its interval is dropped: the session's close writes what is left
+    assert time.monotonic() - began < 5 and len(work.starts) == 1
+    assert [t for t in threading.enumerate() if t.name == "views-test"] == []
+
+
+def test_a_wake_during_the_interval_runs_once_the_interval_has_passed() -> None:
+    work = CountedWork()
+    writer = WriterThread(work, name="views-test", min_interval_s=0.2)
+    first_wake = time.monotonic()  # the first run began after this
+    writer.wake()
+    assert _eventually(lambda: len(work.starts) == 1)
+    writer.wake()
+    writer.wake()
+    assert _eventually(lambda: len(work.starts) == 2)
+    assert work.starts[1] - first_wake >= 0.2
+    time.sleep(0.1)
+    assert len(work.starts) == 2  # the two wakes folded into one run
+    writer.stop()

@@ -1,8 +1,9 @@
 """One open local session: commits appended to the journal, readable files derived from it, the lease held.
 
 The journal line is the commit point; the readable files are written after it (they may lag, never lead). The
-message files of durable commits are written by a background writer (store/writer_thread.py), mostly while the
-committing thread waits for its next fdatasync; the other readable files are written by `flush_views`.
+message files of durable commits are written by a background writer (store/writer_thread.py), at most every
+VIEW_INTERVAL_S; the other readable files, and whatever the writer has not written, by `flush_views` (status
+changes, unit progress at most every VIEW_INTERVAL_S, close).
 A deferred commit (`commit(wait=False)`) is appended at once and fdatasynced by the session's syncer thread
 (store/syncer_thread.py), which covers every record appended before it starts (group commit); `wait_durable` is
 the barrier callers pass before any external effect, and the writer only writes what the syncer made durable.
@@ -90,7 +91,11 @@ class LocalSession(Session):
         self._deferred_seq = state.seq  # the last deferred commit (appended; durable once the syncer says so)
         self._unpromised: list[tuple[int, tuple[ToolKey, ...]]] = []  # deferred commits no barrier has covered yet
         self._views_lock = threading.Lock()  # whoever writes readable files; taken after `_lock`, never before
-        self._writer = WriterThread(self._write_durable_messages, name=f"views-{state.session_id[:8]}")
+        # at most every VIEW_INTERVAL_S, like the flushes: each new file's metadata rides the journal's next
+        # fdatasync (one ext4 journal commit), so files written in batches keep the fdatasyncs cheap
+        self._writer = WriterThread(
+            self._write_durable_messages, name=f"views-{state.session_id[:8]}", min_interval_s=VIEW_INTERVAL_S
+        )
         self._syncer = SyncerThread(
             self._sync_journal, self._became_durable, durable=state.seq, name=f"sync-{state.session_id[:8]}"
         )
