@@ -130,9 +130,10 @@ class Session(ABC):
 
         `wait=False` (with `durable=True`) defers the fsync: the record is appended now, in order, and becomes
         durable in the background (records deferred meanwhile share one fsync); the caller must call
-        `wait_durable` before anything outside the process acts on it. Its `store.after_commit` then says
-        `durable=False`; the `store.durable` point says when it is. Stores whose commits are durable when they
-        return ignore it."""
+        `wait_durable` before anything outside the process acts on it or could show it. Its `store.after_commit`
+        then says `durable=False`; the `Durable` event says when it is. With `durable=False` it neither fsyncs nor
+        waits for the deferred commits before it, whereas a commit that waits (`wait=True`, the default) is a
+        barrier. Stores whose commits are durable when they return ignore it."""
 
     def wait_durable(self, seq: int | None = None) -> None:
         """Block until every commit made so far (or up to `seq`) is durable: the barrier before an external
