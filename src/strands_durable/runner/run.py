@@ -105,7 +105,7 @@ def create_run(
 
 def resume(session_id: str, options: RunOptions | None = None, *, store: SessionStore | None = None) -> RunOutcome:
     """Resume a paused, failed, interrupted or stale session where its commits end."""
-    from strands_durable.runner.artifacts import resolve_out
+    from strands_durable.runner.artifacts import recorded_out
     from strands_durable.runner.positions import check_committed_positions
     from strands_durable.spec import bytes_hash, load_spec_bytes, load_spec_text, read_spec_bytes
 
@@ -157,7 +157,7 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
             options,
             provider=runtime.get("provider_override"),
             seed=int(runtime.get("seed", 0)),
-            out_dir=resolve_out(runtime.get("out_dir", options.out_dir)),
+            out_dir=recorded_out(runtime.get("out_dir", options.out_dir)),
             force=bool(runtime.get("force", False)),
             allow_python_exec=bool(runtime.get("allow_python_exec", False)),
             network=bool(runtime.get("network", False)),
