@@ -3,7 +3,10 @@ and `FileOps.remove_tree` removes a whole tree, through a subclass's own primiti
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 from strands_durable.faults.recording import RecordingFileOps
 from strands_durable.store import LocalStore
@@ -62,3 +65,27 @@ def test_remove_tree_goes_through_a_subclass_primitives(tmp_path: Path) -> None:
     assert removed == files
     assert all(isinstance(path, Path) for path in removed | removed_dirs)
     assert removed_dirs == {tmp_path / "t" / sub for sub in ("a/b/c", "a/b", "a/d", "a", "e")} | {tmp_path / "t"}
+
+
+def test_the_lease_holder_file_is_replaced_atomically_without_an_fsync(tmp_path: Path) -> None:
+    """Who holds the lease matters only while the holder lives (the flock is the exclusion): an open pays no
+    fsync for it, and a second opener still learns the holder."""
+    from strands_durable.errors import SessionInUse
+
+    session = LocalStore(tmp_path).create(META, b"name: sweep\n")
+    session_id = session.state.session_id
+    session.close()
+    ops = RecordingFileOps()
+    held = LocalStore(tmp_path, fileops=ops).open(session_id)
+    try:
+        lease_json = held.directory / "lease.json"
+        renamed = [op for op in ops.log if op.kind == "rename" and op.dst == lease_json]
+        assert len(renamed) == 1
+        temp = renamed[0].path
+        assert not [op for op in ops.log if op.kind == "fsync" and op.path == temp]
+        assert not [op for op in ops.log if op.kind == "fsync_dir" and op.path == held.directory]
+        with pytest.raises(SessionInUse) as caught:
+            LocalStore(tmp_path).open(session_id)
+        assert str(os.getpid()) in str(caught.value)
+    finally:
+        held.close()
