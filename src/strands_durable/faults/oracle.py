@@ -143,11 +143,12 @@ def _counting_class() -> type:
             super().__init__(inner)
             self.log = log
 
-        async def stream(
+        def stream(  # type: ignore[override]
             self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
         ) -> AsyncIterator[Any]:
+            """Records the request as the SDK asks for the stream, and hands it the wrapped model's own stream
+            (no generator of its own re-yielding every event)."""
             self.log.record(list(messages))
-            async for event in super().stream(messages, tool_specs, system_prompt, **kwargs):
-                yield event
+            return super().stream(messages, tool_specs, system_prompt, **kwargs)
 
     return _Counting
