@@ -6,6 +6,7 @@ after `history.normalize`, artifact digests, final status and token totals of co
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
@@ -128,14 +129,26 @@ class RequestLog:
 
 def counting_model(model: Any, log: RequestLog) -> Any:
     """Wrap a strands Model so every request is recorded in `log` before it is answered."""
+    return _counting_class()(model, log)
+
+
+@functools.cache
+def _counting_class() -> type:
+    """The wrapper's class, made once (strands is imported only when a fault run builds a model; a class made per
+    call cost a chaos run ~1% of its time in `ABCMeta.__new__`)."""
     from strands_durable.models.wrapping import WrappedModel
 
     class _Counting(WrappedModel):
-        async def stream(
+        def __init__(self, inner: Any, log: RequestLog) -> None:
+            super().__init__(inner)
+            self.log = log
+
+        def stream(  # type: ignore[override]
             self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
         ) -> AsyncIterator[Any]:
-            log.record(list(messages))
-            async for event in super().stream(messages, tool_specs, system_prompt, **kwargs):
-                yield event
+            """Records the request as the SDK asks for the stream, and hands it the wrapped model's own stream
+            (no generator of its own re-yielding every event)."""
+            self.log.record(list(messages))
+            return super().stream(messages, tool_specs, system_prompt, **kwargs)
 
-    return _Counting(model)
+    return _Counting

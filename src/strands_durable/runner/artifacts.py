@@ -33,6 +33,16 @@ def resolve_out(out_dir: str | Path) -> str | Path:
     return s3_url(out_dir) if is_s3_location(out_dir) else Path(out_dir).resolve()
 
 
+def recorded_out(out_dir: str | Path) -> str | Path:
+    """The out_dir a session recorded (`resolve_out` made it absolute when the session was created), used as
+    recorded: resolving it again walks every component with a system call on each resume. A relative one (an
+    older session's) is resolved."""
+    if is_s3_location(out_dir):
+        return s3_url(out_dir)
+    path = Path(out_dir)
+    return path if path.is_absolute() else path.resolve()
+
+
 def _s3_output(out_dir: str | Path) -> Any:
     """The S3Output for an `s3://` out_dir, else None (the S3 store is imported only then)."""
     if not is_s3_location(out_dir):

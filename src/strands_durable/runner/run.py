@@ -105,9 +105,9 @@ def create_run(
 
 def resume(session_id: str, options: RunOptions | None = None, *, store: SessionStore | None = None) -> RunOutcome:
     """Resume a paused, failed, interrupted or stale session where its commits end."""
-    from strands_durable.runner.artifacts import resolve_out
+    from strands_durable.runner.artifacts import recorded_out
     from strands_durable.runner.positions import check_committed_positions
-    from strands_durable.spec import load_spec, load_spec_text, spec_hash
+    from strands_durable.spec import bytes_hash, load_spec_bytes, load_spec_text, read_spec_bytes
 
     options = options or RunOptions()
     store = store or default_store()
@@ -140,13 +140,14 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
             reporter.warning("--var is ignored with --resume: the session's original variables are used")
         spec_path = Path(meta["spec_path"])
         if spec_path.is_file():
-            current = spec_hash(spec_path)
+            raw = read_spec_bytes(spec_path)  # read once: hashed here, parsed (or found parsed) by the loader
+            current = bytes_hash(raw)
             if current != meta["spec_hash"]:
                 reporter.warning(
                     f"{SPEC_CHANGED_WARNING}\n  Original: {meta['spec_hash'][:8]}...\n"
                     f"  Current: {current[:8]}...\n  Continuing with execution..."
                 )
-            spec = load_spec(spec_path)
+            spec = load_spec_bytes(raw, spec_path)
         else:
             reporter.warning(f"Spec file {spec_path} is gone; running the session's spec_snapshot.yaml")
             spec = load_spec_text(session.spec_snapshot(), source_path=spec_path)
@@ -156,7 +157,7 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
             options,
             provider=runtime.get("provider_override"),
             seed=int(runtime.get("seed", 0)),
-            out_dir=resolve_out(runtime.get("out_dir", options.out_dir)),
+            out_dir=recorded_out(runtime.get("out_dir", options.out_dir)),
             force=bool(runtime.get("force", False)),
             allow_python_exec=bool(runtime.get("allow_python_exec", False)),
             network=bool(runtime.get("network", False)),

@@ -35,6 +35,8 @@ def skills_prompt(spec: Any) -> str:
 
 def skill_directories(spec: Any) -> dict[str, Path]:
     """skill id -> its directory (relative paths are relative to the spec file)."""
+    if not spec.skills:
+        return {}
     base = Path(spec.source_path).parent if spec.source_path else Path.cwd()
     return {skill.id: (base / skill.path).resolve() for skill in spec.skills}
 

@@ -6,7 +6,14 @@ so `strands validate` stays fast.
 
 from __future__ import annotations
 
-from strands_durable.spec.loader import load_spec, load_spec_text, read_spec_bytes, spec_hash
+from strands_durable.spec.loader import (
+    bytes_hash,
+    load_spec,
+    load_spec_bytes,
+    load_spec_text,
+    read_spec_bytes,
+    spec_hash,
+)
 from strands_durable.spec.models import Agent, PythonToolEntry, Spec
 from strands_durable.spec.patterns import PATTERN_TYPES
 from strands_durable.spec.templates import check_syntax, evaluate_condition, render
@@ -17,9 +24,11 @@ __all__ = [
     "Agent",
     "PythonToolEntry",
     "Spec",
+    "bytes_hash",
     "check_syntax",
     "evaluate_condition",
     "load_spec",
+    "load_spec_bytes",
     "load_spec_text",
     "parse_cli_vars",
     "read_spec_bytes",

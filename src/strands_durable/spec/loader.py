@@ -29,8 +29,13 @@ def read_spec_bytes(path: str | Path) -> bytes:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or device would block or never end
             raise SpecError(file, "not a regular file")
         with open(path, "rb") as handle:
-            check_size(os.fstat(handle.fileno()).st_size, file)
-            raw = handle.read(MAX_BYTES + 1)
+            size = os.fstat(handle.fileno()).st_size
+            check_size(size, file)
+            # one byte more than fstat said, to see a file that grew meanwhile (a buffer of MAX_BYTES would be
+            # allocated, and its pages touched, on every read: a resume reads its spec once)
+            raw = handle.read(size + 1)
+            if len(raw) > size:
+                raw += handle.read(MAX_BYTES + 1 - len(raw))
     except FileNotFoundError:
         raise SpecError(file, "no such file") from None
     except OSError as exc:
@@ -41,7 +46,12 @@ def read_spec_bytes(path: str | Path) -> bytes:
 
 def spec_hash(path: str | Path) -> str:
     """sha256 (hex) of the spec file's bytes: what a session records and resume compares."""
-    return hashlib.sha256(read_spec_bytes(path)).hexdigest()
+    return bytes_hash(read_spec_bytes(path))
+
+
+def bytes_hash(raw: bytes) -> str:
+    """sha256 (hex) of a spec's raw bytes (`spec_hash` of bytes already read)."""
+    return hashlib.sha256(raw).hexdigest()
 
 
 _PARSED: dict[tuple[str, str, str], Spec] = {}
@@ -53,9 +63,13 @@ _PARSED_LIMIT = 32
 
 def load_spec(path: str | Path) -> Spec:
     """Load and validate the spec at `path` (YAML, or JSON for `.json`); raises SpecError."""
+    return load_spec_bytes(read_spec_bytes(path), path)
+
+
+def load_spec_bytes(raw: bytes, path: str | Path) -> Spec:
+    """`load_spec` for bytes already read from `path` (`read_spec_bytes`): a resume hashes and loads one read."""
     try:
-        raw = read_spec_bytes(path)
-        key = (str(path), os.path.abspath(path), hashlib.sha256(raw).hexdigest())
+        key = (str(path), os.path.abspath(path), bytes_hash(raw))
         cached = _PARSED.get(key)
         if cached is None:
             cached = _load(raw, file=str(path), source_path=Path(key[1]), chain=())
@@ -114,7 +128,7 @@ def _load(
         diagnostics.from_problems([problem], document, file).message for problem in problems if problem.warning
     ]
     spec._source_path = source_path
-    spec._content_hash = hashlib.sha256(raw).hexdigest()
+    spec._content_hash = bytes_hash(raw)
     spec._source_bytes = raw
     spec._document = document
     spec._agent_files = agent_files
@@ -176,4 +190,4 @@ def _referenced_agent(target: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
     return agent_refs.absolute_schema_paths(agent, target.parent)
 
 
-__all__ = ["load_spec", "load_spec_text", "read_spec_bytes", "spec_hash"]
+__all__ = ["bytes_hash", "load_spec", "load_spec_bytes", "load_spec_text", "read_spec_bytes", "spec_hash"]

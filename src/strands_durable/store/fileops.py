@@ -111,12 +111,20 @@ class FileOps:
                 self.fsync_dir(directory.parent)
 
     def remove_tree(self, path: Path) -> None:
-        """Delete a directory tree bottom-up through the primitives."""
+        """Delete a directory tree bottom-up through the primitives (a subclass sees each removal)."""
+        plain = type(self).remove is FileOps.remove and type(self).rmdir is FileOps.rmdir
         for root, dirs, files in os.walk(path, topdown=False):
+            if plain:  # the same unlinks without a Path per entry (the chaos explorer clears a tree per point)
+                for name in files:
+                    os.unlink(os.path.join(root, name))
+                for name in dirs:
+                    os.rmdir(os.path.join(root, name))
+                continue
+            base = Path(root)
             for name in files:
-                self.remove(Path(root) / name)
+                self.remove(base / name)
             for name in dirs:
-                self.rmdir(Path(root) / name)
+                self.rmdir(base / name)
         self.rmdir(path)
         self.fsync_dir(path.parent)
 

@@ -76,7 +76,9 @@ class Lease:
         self._fd = fd
         info = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": time.time()}
         try:
-            self._fileops.write_atomic(self.directory / LEASE_JSON, json.dumps(info).encode())
+            # atomic, not durable: who holds the lock matters only while the holder lives (the lock itself is the
+            # exclusion), and after a power cut nobody does; a lost or empty file reads as an unknown holder
+            self._fileops.write_atomic(self.directory / LEASE_JSON, json.dumps(info).encode(), durable=False)
         except OSError as exc:
             self.release()
             raise io_error(exc, f"cannot take the lease of session {self.session_id}") from exc

@@ -227,13 +227,13 @@ class LocalStore(SessionStore):
             raise
 
     def _remove_temp_files(self, directory: Path, session_id: str) -> None:
-        for root, _dirs, files in os.walk(directory):
-            if layout.BACKUPS_DIR in Path(root).relative_to(directory).parts:
-                continue
+        """Remove the temp files a crash left (backups/ excepted), wherever they are in the session directory."""
+        for root, dirs, files in os.walk(directory):
+            dirs[:] = [name for name in dirs if name != layout.BACKUPS_DIR]  # nor anything under one
             for name in files:
                 if is_temp_file(name):
                     try:
-                        self.fileops.remove(Path(root) / name)
+                        self.fileops.remove(Path(root, name))
                     except FileNotFoundError:
                         continue
                     except OSError as exc:
