@@ -25,6 +25,7 @@ OPTIONS = [
     ("--strands-record", "strands_record", bool, "run each spec's real provider once and record its cassette"),
     ("--strands-chaos-full", "strands_chaos_full", bool, "run every resumed tail to the end (no convergence)"),
     ("--strands-chaos-schedules", "strands_chaos_schedules", int, "multi-fault schedules per workflow (10)"),
+    ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "xdist workers on one core each: auto|off"),
 ]
 SUITE = pytest.StashKey[Any]()
 TOTALS = pytest.StashKey[Any]()
@@ -62,6 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _setting(config, "strands_chaos", bool):
         return
     from pytest_strands.collect import select_specs
+    from pytest_strands.cores import PIN_CHOICES, pin_worker
     from strands_durable.faults.report import ChaosTotals, report_path_problem
     from strands_durable.faults.suite import ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
 
@@ -81,6 +83,9 @@ def pytest_configure(config: pytest.Config) -> None:
             hitl_answer=config.getini("strands_chaos_hitl_answer") or None,
             workspace=next(iter(config.getini("strands_chaos_workspace")), None),
         )
+        pin = _setting(config, "strands_chaos_pin_workers", str) or "auto"
+        if pin not in PIN_CHOICES:
+            raise ChaosUsageError(f"--strands-chaos-pin-workers: {pin!r} is not one of {', '.join(PIN_CHOICES)}")
         selection = select_specs(config)
         for flag, path in (("--strands-chaos-report", settings.report), ("--strands-chaos-html", settings.html)):
             problem = report_path_problem(path) if path is not None else None
@@ -93,6 +98,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[TOTALS] = ChaosTotals(seed=settings.seed, faults=settings.faults, mode=settings.mode)
     config.pluginmanager.register(ChaosReporting(config), "strands-chaos-reporting")
     config.args.extend(p for p in selection.extra_args() if p not in config.args)
+    worker = getattr(config, "workerinput", None)
+    if worker is not None and pin == "auto":
+        pin_worker(worker["workerid"], int(worker["workercount"]))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
