@@ -18,11 +18,13 @@ def pytest_sessionfinish(session):
     if not hasattr(session.config, "workerinput"):
         loaded = sorted(m for m in sys.modules if m == "strands" or m.startswith("strands."))
         (session.config.rootpath / "controller-modules.txt").write_text(repr(loaded))
+        ours = sorted(m for m in sys.modules if m.startswith("strands_durable."))
+        (session.config.rootpath / "controller-ours.txt").write_text(repr(ours))
 """
 
 
 @pytest.mark.slow
-def test_the_xdist_controller_does_not_import_strands_agents(pytester: pytest.Pytester) -> None:
+def test_the_xdist_controller_imports_neither_strands_agents_nor_the_runs_machinery(pytester: pytest.Pytester) -> None:
     add_research_spec(pytester)
     pytester.makeconftest(CONTROLLER_PROBE)
     result = pytester.runpytest_subprocess(
@@ -36,6 +38,10 @@ def test_the_xdist_controller_does_not_import_strands_agents(pytester: pytest.Py
     )
     result.assert_outcomes(passed=3)
     assert (pytester.path / "controller-modules.txt").read_text() == "[]"
+    # nor the runs' machinery (the store alone took ~30 ms, the fault registry ~30 ms, before the workers started)
+    ours = eval((pytester.path / "controller-ours.txt").read_text())
+    heavy = ("store", "runner", "agent", "history", "faults.explore", "faults.golden", "faults.real", "faults.oracle")
+    assert [m for m in ours if m.removeprefix("strands_durable.").startswith(heavy)] == []
 
 
 ORDER_PROBE = """
