@@ -95,10 +95,15 @@ def default_workdir() -> Path:
 
 
 class ChaosSuite:
-    def __init__(self, settings: ChaosSettings, workdir: Path | None = None) -> None:
+    """`shared`: a directory where the processes of one session (pytest-xdist workers) share golden runs
+    (faults/golden_file.py); None: each golden run is computed here."""
+
+    def __init__(self, settings: ChaosSettings, workdir: Path | None = None, shared: Path | None = None) -> None:
         self.settings = settings
         self.workdir = workdir or default_workdir()
+        self.shared = shared
         self._count = 0
+        self._prepared: dict[Path, GoldenRun] = {}
 
     def close(self) -> None:
         from strands_durable.store.fileops import FileOps
@@ -137,7 +142,28 @@ class ChaosSuite:
     def golden(self, target: ChaosTarget) -> GoldenRun:
         from strands_durable.faults.golden import run_golden
 
-        return run_golden(target, self._dir(target.spec_path.name))
+        prepared = self._prepared.pop(target.spec_path.resolve(), None) if not target.tools else None
+        if prepared is not None:
+            return prepared
+        workdir = self._dir(target.spec_path.name)
+        if self.shared is None:
+            return run_golden(target, workdir)
+        from strands_durable.faults.golden_file import SharedGoldens
+
+        return SharedGoldens(self.shared).golden(target, workdir, lambda: run_golden(target, workdir))
+
+    def prepare_goldens(self, spec_paths: list[Path]) -> None:
+        """Compute (or read, when another process already has) the golden runs of these specs now, for
+        `golden` to return when their files are collected: each worker prepares its own share first, so the
+        workers compute different workflows at once. A spec that fails here fails again when collected."""
+        if self.shared is None or self.settings.record:
+            return
+        for path in spec_paths:
+            try:
+                target = self.target(path)
+                self._prepared[target.spec_path.resolve()] = self.golden(target)
+            except Exception:  # reported by the spec's own golden item when it is collected
+                continue
 
     def explore(self, golden: GoldenRun, point_id: str) -> PointOutcome:
         from strands_durable.faults.explore import explore_point
