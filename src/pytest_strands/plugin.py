@@ -65,6 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from pytest_strands.collect import select_specs
     from pytest_strands.cores import PIN_CHOICES, pin_worker
+    from pytest_strands.exit import freeze_at_exit
     from strands_durable.faults.report import ChaosTotals, report_path_problem
     from strands_durable.faults.suite import ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
 
@@ -105,6 +106,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(GoldenSharing(suite.workdir / "goldens"), "strands-chaos-golden-sharing")
     if worker is not None and pin == "auto":
         pin_worker(worker["workerid"], int(worker["workercount"]))
+    freeze_at_exit()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
