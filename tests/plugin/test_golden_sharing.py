@@ -68,6 +68,7 @@ def test_a_corrupt_torn_foreign_or_classy_golden_file_is_computed_again_and_repl
     research: GoldenRun, tmp_path: Path
 ) -> None:
     shared = SharedGoldens(tmp_path / "goldens")
+    shared.directory.mkdir()
     target = spec_target(RESEARCH)
     key = golden_key(target)
     assert key is not None
@@ -104,6 +105,17 @@ def test_a_corrupt_torn_foreign_or_classy_golden_file_is_computed_again_and_repl
             target, tmp_path / f"{why}-again", functools.partial(_counting, target, tmp_path / "unused", again)
         )
         assert again == [], why  # the file was replaced by a good one: read now
+
+
+def test_a_shared_directory_that_cannot_be_made_leaves_each_process_its_own_golden_run(
+    research: GoldenRun, tmp_path: Path
+) -> None:
+    (tmp_path / "a-file").write_text("")
+    shared = SharedGoldens(tmp_path / "a-file" / "goldens")  # under a file: makedirs fails (as on another host)
+    target = spec_target(RESEARCH)
+    runs: list[str] = []
+    golden = shared.golden(target, tmp_path / "own", functools.partial(_counting, target, tmp_path / "own", runs))
+    assert runs == [RESEARCH.name] and golden.point_ids == research.point_ids
 
 
 def test_the_golden_key_changes_with_every_input_a_golden_run_depends_on(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ is torn, corrupt, of another format or for another key is ignored and the golden
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import fcntl
@@ -165,11 +166,12 @@ def load_golden(data: bytes, key: str, target: ChaosTarget, workdir: Path) -> Go
 
 
 class SharedGoldens:
-    """The golden-run files of one chaos session, in a directory every worker of the session can reach."""
+    """The golden-run files of one chaos session, in a directory every worker of the session can reach. Sharing
+    only saves work: where the directory cannot be made or written (another host, no room), each process
+    computes its own golden runs."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        _OPS.makedirs(directory, durable=False)
 
     def golden(self, target: ChaosTarget, workdir: Path, run: Callable[[], GoldenRun]) -> GoldenRun:
         """The target's golden run: read from its file when a valid one exists, else `run()` and written for
@@ -177,13 +179,13 @@ class SharedGoldens:
         key = golden_key(target)
         if key is None:
             return run()
-        path = self.directory / f"{key}.golden"
-        lock_path = self.directory / f"{key}.lock"
-        if not lock_path.exists():
-            _OPS.open_append(lock_path).close()  # created once, never replaced: every process locks one inode
-        lock = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            lock = self._lock(key)
+        except OSError:
+            return run()
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
+            path = self.directory / f"{key}.golden"
             if path.is_file():
                 try:
                     golden = load_golden(_OPS.read_bytes(path), key, target, workdir)
@@ -192,7 +194,17 @@ class SharedGoldens:
                 except GoldenFileError:
                     pass  # computed again below and the file replaced
             golden = run()
-            _OPS.write_atomic(path, dump_golden(key, golden), durable=False)
+            with contextlib.suppress(OSError):  # not shared then, and still this process's golden run
+                _OPS.write_atomic(path, dump_golden(key, golden), durable=False)
             return golden
         finally:
             os.close(lock)  # releases the lock
+
+    def _lock(self, key: str) -> int:
+        """An open descriptor of the workflow's lock file, created once and never replaced (so every process
+        locks the same inode)."""
+        _OPS.makedirs(self.directory, durable=False)
+        lock_path = self.directory / f"{key}.lock"
+        if not lock_path.exists():
+            _OPS.open_append(lock_path).close()
+        return os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
