@@ -21,6 +21,7 @@ from strands_durable.faults.golden_file import (
     golden_record,
     load_golden,
 )
+from strands_durable.faults.suite import ChaosSettings, ChaosSuite
 from strands_durable.faults.target import ChaosTarget, spec_target
 from tests.plugin.support import RELEASE_PLAN, RESEARCH, add_research_spec, summary
 
@@ -116,6 +117,18 @@ def test_a_shared_directory_that_cannot_be_made_leaves_each_process_its_own_gold
     runs: list[str] = []
     golden = shared.golden(target, tmp_path / "own", functools.partial(_counting, target, tmp_path / "own", runs))
     assert runs == [RESEARCH.name] and golden.point_ids == research.point_ids
+
+
+def test_a_prepared_golden_run_is_handed_only_to_the_same_target(tmp_path: Path) -> None:
+    """A worker prepares the spec file's golden run; the fixture running the same spec with its own variables
+    gets a golden run of its own, not the prepared one."""
+    suite = ChaosSuite(ChaosSettings(schedules=0), workdir=tmp_path / "suite", shared=tmp_path / "goldens")
+    suite.prepare_goldens([RESEARCH])
+    other = suite.golden(suite.target(RESEARCH, variables={"topic": "tidal power"}))
+    assert other.meta["variables"]["topic"] == "tidal power"
+    same = suite.golden(suite.target(RESEARCH))
+    assert same.meta["variables"]["topic"] != "tidal power"
+    assert same.point_ids != other.point_ids or same.comparable != other.comparable
 
 
 def test_the_golden_key_changes_with_every_input_a_golden_run_depends_on(tmp_path: Path) -> None:

@@ -103,7 +103,7 @@ class ChaosSuite:
         self.workdir = workdir or default_workdir()
         self.shared = shared
         self._count = 0
-        self._prepared: dict[Path, GoldenRun] = {}
+        self._prepared: dict[str, GoldenRun] = {}  # golden key -> golden run, until collected
 
     def close(self) -> None:
         from strands_durable.store.fileops import FileOps
@@ -142,14 +142,15 @@ class ChaosSuite:
     def golden(self, target: ChaosTarget) -> GoldenRun:
         from strands_durable.faults.golden import run_golden
 
-        prepared = self._prepared.pop(target.spec_path.resolve(), None) if not target.tools else None
+        if self.shared is None:
+            return run_golden(target, self._dir(target.spec_path.name))
+        from strands_durable.faults.golden_file import SharedGoldens, golden_key
+
+        key = golden_key(target)  # the same spec with other variables, options or tools is another golden run
+        prepared = self._prepared.pop(key, None) if key is not None else None
         if prepared is not None:
             return prepared
         workdir = self._dir(target.spec_path.name)
-        if self.shared is None:
-            return run_golden(target, workdir)
-        from strands_durable.faults.golden_file import SharedGoldens
-
         return SharedGoldens(self.shared).golden(target, workdir, lambda: run_golden(target, workdir))
 
     def prepare_goldens(self, spec_paths: list[Path]) -> None:
@@ -158,12 +159,16 @@ class ChaosSuite:
         workers compute different workflows at once. A spec that fails here fails again when collected."""
         if self.shared is None or self.settings.record:
             return
+        from strands_durable.faults.golden_file import golden_key
+
         for path in spec_paths:
             try:
                 target = self.target(path)
-                self._prepared[target.spec_path.resolve()] = self.golden(target)
+                golden, key = self.golden(target), golden_key(target)
             except Exception:  # reported by the spec's own golden item when it is collected
                 continue
+            if key is not None:
+                self._prepared[key] = golden
 
     def explore(self, golden: GoldenRun, point_id: str) -> PointOutcome:
         from strands_durable.faults.explore import explore_point
