@@ -117,10 +117,22 @@ def candidate_files(roots: list[Path], norecursedirs: list[str]) -> list[Path]:
     return found
 
 
+def _roots(config: pytest.Config) -> list[Path]:
+    """The paths pytest was given (node ids cut to their file)."""
+    return [config.invocation_params.dir / arg.split("::", 1)[0] for arg in config.args]
+
+
+def spec_files(config: pytest.Config, selection: SpecSelection) -> list[Path]:
+    """The spec files this session will collect, found ahead of pytest's collection (the same walk; files that
+    `--ignore` or a conftest leaves out are still listed), in one order every process agrees on."""
+    found = candidate_files(_roots(config), config.getini("norecursedirs"))
+    return list(dict.fromkeys(p.resolve() for p in found if selection.wants(p)))
+
+
 def nothing_collected_line(config: pytest.Config, selection: SpecSelection) -> str | None:
     """Why a chaos session ran no workflow, or None when specs were collected and merely deselected (`-k`).
     Looks at the paths pytest was given (on the xdist controller too, which collects nothing itself)."""
-    roots = [config.invocation_params.dir / arg.split("::", 1)[0] for arg in config.args]
+    roots = _roots(config)
     found = candidate_files(roots, config.getini("norecursedirs"))
     specs = [p for p in found if not p.name.endswith(CASSETTE_SUFFIX)]
     specs = [p for p in specs if looks_like_spec(p)]

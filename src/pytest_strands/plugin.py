@@ -25,10 +25,12 @@ OPTIONS = [
     ("--strands-record", "strands_record", bool, "run each spec's real provider once and record its cassette"),
     ("--strands-chaos-full", "strands_chaos_full", bool, "run every resumed tail to the end (no convergence)"),
     ("--strands-chaos-schedules", "strands_chaos_schedules", int, "multi-fault schedules per workflow (10)"),
+    ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "xdist workers on one core each: auto|off"),
 ]
 SUITE = pytest.StashKey[Any]()
 TOTALS = pytest.StashKey[Any]()
 SELECTION = pytest.StashKey[Any]()
+GOLDENS = "strands_chaos_goldens"  # the workerinput key naming the session's shared golden-run directory
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -62,6 +64,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _setting(config, "strands_chaos", bool):
         return
     from pytest_strands.collect import select_specs
+    from pytest_strands.cores import PIN_CHOICES, pin_worker
+    from pytest_strands.exit import freeze_at_exit
     from strands_durable.faults.report import ChaosTotals, report_path_problem
     from strands_durable.faults.suite import ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
 
@@ -81,6 +85,9 @@ def pytest_configure(config: pytest.Config) -> None:
             hitl_answer=config.getini("strands_chaos_hitl_answer") or None,
             workspace=next(iter(config.getini("strands_chaos_workspace")), None),
         )
+        pin = _setting(config, "strands_chaos_pin_workers", str) or "auto"
+        if pin not in PIN_CHOICES:
+            raise ChaosUsageError(f"--strands-chaos-pin-workers: {pin!r} is not one of {', '.join(PIN_CHOICES)}")
         selection = select_specs(config)
         for flag, path in (("--strands-chaos-report", settings.report), ("--strands-chaos-html", settings.html)):
             problem = report_path_problem(path) if path is not None else None
@@ -88,11 +95,18 @@ def pytest_configure(config: pytest.Config) -> None:
                 raise ChaosUsageError(f"{flag}: cannot write {path}: {problem}")
     except (ChaosUsageError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[SUITE] = ChaosSuite(settings)
+    worker = getattr(config, "workerinput", None)
+    shared = worker.get(GOLDENS) if worker is not None else None
+    config.stash[SUITE] = suite = ChaosSuite(settings, shared=Path(shared) if shared else None)
     config.stash[SELECTION] = selection
     config.stash[TOTALS] = ChaosTotals(seed=settings.seed, faults=settings.faults, mode=settings.mode)
     config.pluginmanager.register(ChaosReporting(config), "strands-chaos-reporting")
     config.args.extend(p for p in selection.extra_args() if p not in config.args)
+    if worker is None and config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(GoldenSharing(suite.workdir / "goldens"), "strands-chaos-golden-sharing")
+    if worker is not None and pin == "auto":
+        pin_worker(worker["workerid"], int(worker["workercount"]))
+    freeze_at_exit()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -107,6 +121,32 @@ def pytest_report_header(config: pytest.Config) -> str | None:
         return None
     s = suite.settings
     return f"strands-chaos: seed {s.seed}, faults {','.join(s.faults)}, mode {s.mode}, scratch {suite.workdir}"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """On a pytest-xdist worker, before collecting: the golden runs of this worker's share of the spec files
+    (every N-th, from its own number), so that the workers compute different workflows at once and each reads
+    the others' from the session's shared directory when it collects them (faults/golden_file.py)."""
+    config = session.config
+    suite, worker = config.stash.get(SUITE, None), getattr(config, "workerinput", None)
+    if suite is None or worker is None or suite.shared is None:
+        return
+    from pytest_strands.collect import spec_files
+
+    index, count = int(worker["workerid"].removeprefix("gw") or 0), int(worker["workercount"])
+    suite.prepare_goldens(spec_files(config, config.stash[SELECTION])[index::count])
+
+
+class GoldenSharing:
+    """On the pytest-xdist controller: names the directory where the workers share golden runs (removed with the
+    suite's scratch directory when the session ends)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[GOLDENS] = str(self.directory)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.faults.oracle import MISSING, first_differing_values
-from strands_durable.store.fileops import FileOps
+# the oracle and the file operations (the whole store) are imported where used: the xdist controller imports this
+# module to add up reports, and every import there delays starting the workers
 
 PROPERTY_PREFIX = "strands_chaos_"
 
@@ -132,6 +132,8 @@ class ChaosTotals:
 
 def write_report_file(path: Path, text: str) -> None:
     """Write a report (JSON or HTML) atomically through the project's file-operations layer."""
+    from strands_durable.store.fileops import FileOps
+
     ops = FileOps()
     ops.makedirs(path.parent.resolve())
     ops.write_atomic(path, text.encode("utf-8"))
@@ -180,6 +182,8 @@ def records_of(user_properties: list[tuple[str, Any]]) -> list[dict[str, Any]]:
 
 def readable_difference(expected: Any, actual: Any, *, context: int = 2, limit: int = 40) -> str | None:
     """Where two views first differ, with a unified diff of the differing values (golden -> resumed)."""
+    from strands_durable.faults.oracle import MISSING, first_differing_values
+
     found = first_differing_values(expected, actual)
     if found is None:
         return None

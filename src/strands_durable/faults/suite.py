@@ -12,15 +12,16 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from strands_durable.faults.common import Finding
-from strands_durable.faults.explore import PointOutcome, explore_point, iter_points
-from strands_durable.faults.golden import GoldenRun, run_golden
 from strands_durable.faults.report import PROPERTY_PREFIX
 from strands_durable.faults.target import ChaosTarget, NotExplorable, spec_target
 from strands_durable.faults.target import network_tool_names as network_tool_names  # named here by the plugin tests
-from strands_durable.store.fileops import FileOps
+
+if TYPE_CHECKING:  # the xdist controller imports this module to configure; the runs' machinery is for the workers
+    from strands_durable.faults.common import Finding
+    from strands_durable.faults.explore import PointOutcome
+    from strands_durable.faults.golden import GoldenRun
 
 SPEC_SUFFIXES = (".strands.yaml", ".strands.yml", ".strands.json")
 
@@ -31,9 +32,11 @@ class ChaosUsageError(ValueError):
 
 def parse_faults(text: str | None) -> list[str]:
     """`--strands-chaos-faults`: names from the registry of fault classes (`faults/real.py`), `interrupt` by default."""
+    names = [part.strip() for part in (text or "interrupt").split(",") if part.strip()]
+    if names == ["interrupt"]:  # the default needs no registry (importing it costs the xdist controller ~30 ms)
+        return names
     from strands_durable.faults.real import FAULT_CLASSES
 
-    names = [part.strip() for part in (text or "interrupt").split(",") if part.strip()]
     for name in names:
         if name not in FAULT_CLASSES:
             raise ChaosUsageError(
@@ -92,12 +95,19 @@ def default_workdir() -> Path:
 
 
 class ChaosSuite:
-    def __init__(self, settings: ChaosSettings, workdir: Path | None = None) -> None:
+    """`shared`: a directory where the processes of one session (pytest-xdist workers) share golden runs
+    (faults/golden_file.py); None: each golden run is computed here."""
+
+    def __init__(self, settings: ChaosSettings, workdir: Path | None = None, shared: Path | None = None) -> None:
         self.settings = settings
         self.workdir = workdir or default_workdir()
+        self.shared = shared
         self._count = 0
+        self._prepared: dict[str, GoldenRun] = {}  # golden key -> golden run, until collected
 
     def close(self) -> None:
+        from strands_durable.store.fileops import FileOps
+
         if self.workdir.exists():
             FileOps().remove_tree(self.workdir)
 
@@ -130,12 +140,44 @@ class ChaosSuite:
         )
 
     def golden(self, target: ChaosTarget) -> GoldenRun:
-        return run_golden(target, self._dir(target.spec_path.name))
+        from strands_durable.faults.golden import run_golden
+
+        if self.shared is None:
+            return run_golden(target, self._dir(target.spec_path.name))
+        from strands_durable.faults.golden_file import SharedGoldens, golden_key
+
+        key = golden_key(target)  # the same spec with other variables, options or tools is another golden run
+        prepared = self._prepared.pop(key, None) if key is not None else None
+        if prepared is not None:
+            return prepared
+        workdir = self._dir(target.spec_path.name)
+        return SharedGoldens(self.shared).golden(target, workdir, lambda: run_golden(target, workdir))
+
+    def prepare_goldens(self, spec_paths: list[Path]) -> None:
+        """Compute (or read, when another process already has) the golden runs of these specs now, for
+        `golden` to return when their files are collected: each worker prepares its own share first, so the
+        workers compute different workflows at once. A spec that fails here fails again when collected."""
+        if self.shared is None or self.settings.record:
+            return
+        from strands_durable.faults.golden_file import golden_key
+
+        for path in spec_paths:
+            try:
+                target = self.target(path)
+                golden, key = self.golden(target), golden_key(target)
+            except Exception:  # reported by the spec's own golden item when it is collected
+                continue
+            if key is not None:
+                self._prepared[key] = golden
 
     def explore(self, golden: GoldenRun, point_id: str) -> PointOutcome:
+        from strands_durable.faults.explore import explore_point
+
         return explore_point(golden, point_id, golden.workdir / "points")
 
     def point_ids(self, golden: GoldenRun, max_points: int | None = None) -> list[str]:
+        from strands_durable.faults.explore import iter_points
+
         limit = max_points if max_points is not None else self.settings.max_points
         return list(iter_points(golden, limit, self.settings.seed))
 

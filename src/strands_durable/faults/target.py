@@ -48,12 +48,6 @@ def _session_id_for(spec_path: Path, seed: int) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"strands-chaos:{spec_path.resolve()}:{seed}"))
 
 
-@functools.lru_cache(maxsize=256)
-def _session_id_for(spec_path: Path, seed: int) -> str:
-    """One fixed session id per spec file and seed (resolving the path costs system calls; asked per run)."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"strands-chaos:{spec_path.resolve()}:{seed}"))
-
-
 class NotExplorable(Exception):
     """A spec whose network tools have no cassette: chaos runs never reach the network, so it cannot be explored
     until one is recorded (`command` records it)."""

@@ -1,0 +1,46 @@
+"""A chaos session's processes (serial, the xdist controller and its workers) freeze their surviving objects at
+exit, so the interpreter's teardown does not walk their heap once more; without --strands-chaos nothing changes."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.plugin.support import add_research_spec
+
+# registered when the conftest is imported, before the plugin's handler: atexit runs it after the plugin's
+EXIT_PROBE = """
+import atexit
+import gc
+import os
+
+_where = {"name": "serial"}
+
+
+def pytest_configure(config):
+    _where["name"] = getattr(config, "workerinput", {}).get("workerid", "main")
+
+
+def _record():
+    with open(os.path.join(os.path.dirname(__file__), f"frozen-{_where['name']}.txt"), "w") as out:
+        out.write(str(gc.get_freeze_count()))
+
+
+atexit.register(_record)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_every_process_of_a_chaos_session_freezes_its_survivors_at_exit(
+    pytester: pytest.Pytester, workers: str
+) -> None:
+    add_research_spec(pytester)
+    pytester.makeconftest(EXIT_PROBE)
+    options = ["--strands-chaos-max-points=2", "--strands-chaos-schedules=0", "-p", "no:cacheprovider", "-n", workers]
+    pytester.runpytest_subprocess("--strands-chaos", *options).assert_outcomes(passed=3)
+    processes = ["main"] if workers == "0" else ["main", "gw0", "gw1"]
+    for name in processes:
+        assert int((pytester.path / f"frozen-{name}.txt").read_text()) > 10_000, name
+    pytester.runpytest_subprocess(*options)  # the plugin inert: nothing frozen
+    for name in processes:
+        assert int((pytester.path / f"frozen-{name}.txt").read_text()) == 0, name
