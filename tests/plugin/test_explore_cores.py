@@ -69,3 +69,29 @@ def test_a_crash_points_runs_run_on_one_core(tmp_path: Path) -> None:
     assert outcome.ok, outcome.describe()
     assert outcome.core is None if ONE_CORE_ONLY else outcome.core in before
     assert os.sched_getaffinity(0) == before
+
+
+def test_one_core_also_narrows_threads_started_before_and_gives_them_their_mask_back() -> None:
+    """The SDK's tool pool keeps its thread between runs: it must share the point's core, then get its mask back."""
+    before = os.sched_getaffinity(0)
+    ready, release = threading.Event(), threading.Event()
+    seen: list[set[int]] = []
+
+    def pool_thread() -> None:
+        ready.set()
+        release.wait()
+        seen.append(os.sched_getaffinity(0))
+        release.clear()
+        release.wait()
+        seen.append(os.sched_getaffinity(0))
+
+    thread = threading.Thread(target=pool_thread)
+    thread.start()
+    ready.wait()
+    with one_core() as core:
+        release.set()
+        while release.is_set():
+            pass
+    release.set()
+    thread.join()
+    assert seen == [before if ONE_CORE_ONLY else {core}, before]

@@ -4,8 +4,9 @@ A point's runs hand the work from thread to thread one at a time (the runner, th
 and unit threads, the store's syncer and writer); nothing of a point ever keeps two cores busy. Left free to use
 every core, each hand-over wakes its thread on whichever core is idle, and the wake-up across cores costs more than
 the work handed over: on the 2-core VM a serial exploration of the examples ran ~15% faster on one core
-(docs/benchmarks.md). `one_core` narrows the calling thread, and so every thread it starts meanwhile (Linux threads
-inherit their creator's mask), to the core it is running on, and gives the old mask back afterwards.
+(docs/benchmarks.md). `one_core` narrows every thread of the process, and so every thread started meanwhile
+(Linux threads inherit their creator's mask), to the core the caller is running on, and gives the masks back
+afterwards.
 """
 
 from __future__ import annotations
@@ -25,10 +26,26 @@ def current_core() -> int | None:
         return None
 
 
+def _threads() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc/self/task")]
+    except OSError:
+        return []
+
+
+def _set_mask(thread_id: int, cores: set[int]) -> None:
+    try:
+        os.sched_setaffinity(thread_id, cores)
+    except (ProcessLookupError, PermissionError):  # a thread that ended since the listing
+        pass
+
+
 @contextlib.contextmanager
 def one_core() -> Iterator[int | None]:
-    """Run the block, and the threads it starts, on one of the cores this thread may use; yields that core, or
-    None when nothing was narrowed (one core allowed already, or no affinity control on this system)."""
+    """Run the block on one of the cores the calling thread may use, with every thread of the process (the
+    pools' threads started before, such as the SDK's tool thread, and those started meanwhile); yields that core,
+    or None when nothing was narrowed (one core allowed already, or no affinity control on this system). Each
+    thread gets its mask back afterwards; threads started inside get the calling thread's."""
     if not hasattr(os, "sched_setaffinity"):
         yield None
         return
@@ -39,12 +56,22 @@ def one_core() -> Iterator[int | None]:
     core = current_core()
     if core not in allowed:
         core = min(allowed)
+    masks: dict[int, set[int]] = {}
+    for thread_id in _threads():
+        try:
+            masks[thread_id] = os.sched_getaffinity(thread_id)
+        except ProcessLookupError:
+            continue
     try:
         os.sched_setaffinity(0, {core})
     except OSError:
         yield None
         return
+    for thread_id in masks:
+        _set_mask(thread_id, {core})
     try:
         yield core
     finally:
+        for thread_id in _threads():
+            _set_mask(thread_id, masks.get(thread_id, allowed))
         os.sched_setaffinity(0, allowed)
