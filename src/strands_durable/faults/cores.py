@@ -34,10 +34,8 @@ def _threads() -> list[int]:
 
 
 def _set_mask(thread_id: int, cores: set[int]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # a thread that ended since the listing
         os.sched_setaffinity(thread_id, cores)
-    except (ProcessLookupError, PermissionError):  # a thread that ended since the listing
-        pass
 
 
 @contextlib.contextmanager
