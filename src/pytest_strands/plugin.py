@@ -66,6 +66,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_strands.collect import select_specs
     from pytest_strands.cores import PIN_CHOICES, pin_worker
     from pytest_strands.exit import freeze_at_exit
+    from strands_durable.faults.cores import allow_narrowing
     from strands_durable.faults.report import ChaosTotals, report_path_problem
     from strands_durable.faults.suite import ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
 
@@ -106,12 +107,16 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(GoldenSharing(suite.workdir / "goldens"), "strands-chaos-golden-sharing")
     if worker is not None and pin == "auto":
         pin_worker(worker["workerid"], int(worker["workercount"]))
+    allow_narrowing(pin == "auto")  # off: a crash point's runs are not narrowed to one core either
     freeze_at_exit()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     suite = config.stash.get(SUITE, None)
     if suite is not None:
+        from strands_durable.faults.cores import allow_narrowing
+
+        allow_narrowing(True)  # the default again for whatever runs next in this process
         suite.close()
 
 

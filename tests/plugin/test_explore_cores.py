@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.cores import current_core, one_core
+from strands_durable.faults.cores import allow_narrowing, current_core, one_core
 from strands_durable.faults.explore import explore_point
 from strands_durable.faults.golden import run_golden
 from strands_durable.faults.target import ChaosTarget
@@ -95,3 +95,14 @@ def test_one_core_also_narrows_threads_started_before_and_gives_them_their_mask_
     release.set()
     thread.join()
     assert seen == [before if ONE_CORE_ONLY else {core}, before]
+
+
+def test_narrowing_turned_off_leaves_every_thread_to_the_kernel() -> None:
+    before = os.sched_getaffinity(0)
+    allow_narrowing(False)
+    try:
+        with one_core() as core:
+            assert core is None
+            assert os.sched_getaffinity(0) == before
+    finally:
+        allow_narrowing(True)

@@ -15,6 +15,13 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+_narrowing = {"enabled": True}  # off: `--strands-chaos-pin-workers=off` leaves every thread to the kernel
+
+
+def allow_narrowing(enabled: bool) -> None:
+    """Turn `one_core` on or off for this process (the chaos plugin's `--strands-chaos-pin-workers`)."""
+    _narrowing["enabled"] = enabled
+
 
 def current_core() -> int | None:
     """The core the calling thread last ran on (Linux: field 39 of /proc/thread-self/stat), or None."""
@@ -44,7 +51,7 @@ def one_core() -> Iterator[int | None]:
     pools' threads started before, such as the SDK's tool thread, and those started meanwhile); yields that core,
     or None when nothing was narrowed (one core allowed already, or no affinity control on this system). Each
     thread gets its mask back afterwards; threads started inside get the calling thread's."""
-    if not hasattr(os, "sched_setaffinity"):
+    if not hasattr(os, "sched_setaffinity") or not _narrowing["enabled"]:
         yield None
         return
     allowed = os.sched_getaffinity(0)
