@@ -64,9 +64,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _setting(config, "strands_chaos", bool):
         return
     from pytest_strands.collect import select_specs
-    from pytest_strands.cores import PIN_CHOICES, pin_worker
     from pytest_strands.exit import freeze_at_exit
-    from strands_durable.faults.cores import allow_narrowing
+    from strands_durable.faults.cores import PIN_CHOICES, allow_narrowing, pin_worker
     from strands_durable.faults.report import ChaosTotals, report_path_problem
     from strands_durable.faults.suite import ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
 

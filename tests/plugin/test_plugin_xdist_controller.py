@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from pytest_strands.cores import worker_core
+from strands_durable.faults.cores import worker_core
 from tests.plugin.support import add_research_spec
 
 CONTROLLER_PROBE = """

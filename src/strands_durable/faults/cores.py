@@ -1,4 +1,5 @@
-"""The runs of one crash point on one core.
+"""Chaos runs on one core: a crash point's runs while it is explored (`one_core`), and a whole pytest-xdist
+worker when there are no more workers than cores (`pin_worker`).
 
 A point's runs hand the work from thread to thread one at a time (the runner, the agent's event-loop thread, tool
 and unit threads, the store's syncer and writer); nothing of a point ever keeps two cores busy. Left free to use
@@ -6,7 +7,8 @@ every core, each hand-over wakes its thread on whichever core is idle, and the w
 the work handed over: on the 2-core VM a serial exploration of the examples ran ~15% faster on one core
 (docs/benchmarks.md). `one_core` narrows every thread of the process, and so every thread started meanwhile
 (Linux threads inherit their creator's mask), to the core the caller is running on, and gives the masks back
-afterwards.
+afterwards. Under pytest-xdist each worker is pinned for good instead (two workers on two cores left free spent ~18%
+of their items' time waiting for a core or migrating), and `one_core` then finds nothing to narrow.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+PIN_CHOICES = ("auto", "off")  # `--strands-chaos-pin-workers`
 _narrowing = {"enabled": True}  # off: `--strands-chaos-pin-workers=off` leaves every thread to the kernel
 
 
@@ -80,3 +83,27 @@ def one_core() -> Iterator[int | None]:
         for thread_id in _threads():
             _set_mask(thread_id, masks.get(thread_id, allowed))
         os.sched_setaffinity(0, allowed)
+
+
+def worker_core(worker_id: str, worker_count: int, cores: list[int]) -> int | None:
+    """The core worker `gwN` of `worker_count` runs on: the N-th of the cores this process may use, or None
+    (not pinned) when there are more workers than cores or the id is not xdist's."""
+    if not worker_id.startswith("gw") or not worker_id[2:].isdigit():
+        return None
+    index = int(worker_id[2:])
+    if worker_count > len(cores) or index >= len(cores):
+        return None
+    return sorted(cores)[index]
+
+
+def pin_worker(worker_id: str, worker_count: int) -> int | None:
+    """Pin every thread of this process (and so the threads and child processes it starts later) to the worker's
+    core for good; returns the core, or None when it stays unpinned (see `worker_core`, or no affinity control)."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    core = worker_core(worker_id, worker_count, list(os.sched_getaffinity(0)))
+    if core is None:
+        return None
+    for thread_id in _threads():
+        _set_mask(thread_id, {core})
+    return core
