@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -100,9 +101,9 @@ def examples_rate(workdir: Path, examples: Path, *, quiet: bool = False) -> tupl
     return total_points / total_time, total_points / total_cpu
 
 
-def _in_tree(src: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
+def _in_tree(src: Path, args: list[str], **env_vars: str) -> subprocess.CompletedProcess[str]:
     """Run `args` in a fresh process whose `strands_durable` and `pytest_strands` come from `src`."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
+    env = {**os.environ, **env_vars, "PYTHONPATH": str(src)}
     return subprocess.run(args, env=env, capture_output=True, text=True, check=False)
 
 
@@ -124,6 +125,10 @@ def compare_trees(trees: dict[str, Path], rounds: int, xdist: bool, examples: Pa
     cpu_rates: dict[str, list[float]] = {name: [] for name in trees}
     walls: dict[tuple[str, str], list[float]] = {(name, n): [] for name in trees for n in ("0", "2")}
     cpus: dict[tuple[str, str], list[float]] = {(name, n): [] for name in trees for n in ("0", "2")}
+    # pytest's temporary directories of its own: an xdist controller makes a numbered base directory and, at its
+    # end, deletes the oldest ones beyond three, so under the shared /tmp it paid for other sessions' leftovers
+    # (5 s once the whole test suite had left 200 MB there; a serial chaos run makes none and never pays)
+    temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-")
     for _ in range(rounds):
         for name, src in trees.items():
             done = _in_tree(src, [sys.executable, __file__, "--examples-rate-only", "--examples", str(examples)])
@@ -138,11 +143,12 @@ def compare_trees(trees: dict[str, Path], rounds: int, xdist: bool, examples: Pa
                 command = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q"]
                 command += ["-p", "no:cacheprovider", "-n", n]
                 start, used = time.perf_counter(), _children_cpu()
-                done = _in_tree(src, command)
+                done = _in_tree(src, command, PYTEST_DEBUG_TEMPROOT=temp_root)
                 walls[(name, n)].append(time.perf_counter() - start)
                 cpus[(name, n)].append(_children_cpu() - used)
                 if done.returncode != 0:
                     raise SystemExit(f"Error: the {name} tree's pytest -n {n} failed:\n{done.stdout[-2000:]}")
+    shutil.rmtree(temp_root, ignore_errors=True)
     medians = {name: _median_line(f"examples, {name}", rates[name], "points/s") for name in trees}
     cpu_medians = {name: _median_line(f"examples, {name}", cpu_rates[name], "points/CPU s") for name in trees}
     names = list(trees)
