@@ -1,4 +1,5 @@
-"""A chaos session's processes end without the interpreter walking their heap once more.
+"""A chaos session's processes end without the interpreter walking their heap once more, and the xdist controller
+does its last imports while it waits for the workers.
 
 At exit CPython's teardown runs the cyclic garbage collector over every object still alive. A chaos process holds
 strands-agents, the golden runs and their states, so that walk took ~0.1 s in each pytest-xdist worker, and the
@@ -7,12 +8,21 @@ session's garbage by then (and reported unraisable exceptions from it), so at ex
 young generations once more and freezes what survives: teardown frees it by reference counting and skips the walk.
 Cycles that only teardown itself turns into garbage are left to the operating system, whose memory it is; CPython
 never promises their finalizers run at exit either.
+
+hypothesis' pytest plugin imports hypothesis in every process's terminal summary (~70-110 ms), also on the xdist
+controller, which runs no test and would otherwise import it as the last thing before it exits, on the session's
+critical path. `SummaryImports` imports it there as soon as the first worker has finished: from then on the
+controller only waits for the other workers to end, and a core is free.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
+import importlib
+import sys
+from typing import Any
 
 
 def _freeze_survivors() -> None:
@@ -24,3 +34,13 @@ def freeze_at_exit() -> None:
     """Freeze the survivors at interpreter exit (an atexit handler registered now runs after those registered
     later, such as strands-agents' telemetry shutdown)."""
     atexit.register(_freeze_survivors)
+
+
+class SummaryImports:
+    """On the pytest-xdist controller, when hypothesis' pytest plugin is active: imports hypothesis once the first
+    worker is down (registered by the plugin only then)."""
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        if "hypothesis" not in sys.modules:
+            with contextlib.suppress(ImportError):  # its terminal summary would fail the same way: not ours to say
+                importlib.import_module("hypothesis")

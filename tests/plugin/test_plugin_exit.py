@@ -44,3 +44,31 @@ def test_every_process_of_a_chaos_session_freezes_its_survivors_at_exit(
     pytester.runpytest_subprocess(*options)  # the plugin inert: nothing frozen
     for name in processes:
         assert int((pytester.path / f"frozen-{name}.txt").read_text()) == 0, name
+
+
+SUMMARY_PROBE = """
+import sys
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    if not hasattr(terminalreporter.config, "workerinput"):
+        (terminalreporter.config.rootpath / "controller-summary.txt").write_text(repr("hypothesis" in sys.modules))
+"""
+
+
+@pytest.mark.slow
+def test_the_xdist_controller_imports_hypothesis_for_its_summary_while_the_workers_end(
+    pytester: pytest.Pytester,
+) -> None:
+    """hypothesis' plugin imports hypothesis in the controller's terminal summary; the controller has it already,
+    imported while it waited for the last worker; without hypothesis' plugin it never imports it."""
+    add_research_spec(pytester)
+    pytester.makeconftest(SUMMARY_PROBE)
+    options = ["--strands-chaos-max-points=2", "--strands-chaos-schedules=0", "-p", "no:cacheprovider", "-n", "2"]
+    pytester.runpytest_subprocess("--strands-chaos", *options).assert_outcomes(passed=3)
+    assert (pytester.path / "controller-summary.txt").read_text() == "True"
+    pytester.runpytest_subprocess("--strands-chaos", *options, "-p", "no:hypothesispytest").assert_outcomes(passed=3)
+    assert (pytester.path / "controller-summary.txt").read_text() == "False"
