@@ -119,6 +119,13 @@ class _NoDirectoryFsync(RecordingFileOps):
         return None
 
 
+class _UnsyncedSnapshot(RecordingFileOps):
+    """A broken store: the spec snapshot is written at session creation without its fsync."""
+
+    def write_file(self, path: Path, data: bytes, *, sync: bool) -> None:
+        super().write_file(path, data, sync=sync and "spec_snapshot.yaml" not in path.name)
+
+
 class _InPlace(RecordingFileOps):
     """A broken store: files are rewritten in place instead of through a temp file and a rename."""
 
@@ -131,6 +138,14 @@ class _InPlace(RecordingFileOps):
 def test_power_loss_catches_a_store_that_does_not_fsync_the_journal(chain_target: ChaosTarget, tmp_path: Path) -> None:
     run = explore_power(chain_target, tmp_path, recorder=_NoJournalFsync())
     assert "data-lost" in rules(run.findings), describe(run.findings)
+
+
+def test_power_loss_catches_a_store_that_does_not_fsync_the_spec_snapshot(
+    chain_target: ChaosTarget, tmp_path: Path
+) -> None:
+    run = explore_power(chain_target, tmp_path, recorder=_UnsyncedSnapshot())
+    assert "data-lost" in rules(run.findings), describe(run.findings)
+    assert any("spec snapshot" in f.detail for f in run.findings)
 
 
 def test_power_loss_catches_a_store_that_skips_the_directory_fsync(chain_target: ChaosTarget, tmp_path: Path) -> None:

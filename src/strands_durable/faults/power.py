@@ -75,6 +75,7 @@ class PowerRecording:
     log: list[Op]
     journal: bytes
     base: Path
+    spec_snapshot: bytes  # the session's spec_snapshot.yaml as the run left it (the base is rewritten per state)
 
     @property
     def scratch(self) -> Path:
@@ -93,7 +94,9 @@ def record_golden(target: ChaosTarget, workdir: Path, recorder: RecordingFileOps
     )
     if golden.failure is not None or golden.comparable["status"] != "completed":
         raise DurableError(f"{target.spec_path}: the recorded golden run ended {golden.comparable['status']}")
-    return PowerRecording(golden, list(ops.log), golden.journal, workdir / "golden")
+    base = workdir / "golden"
+    snapshot = LocalStore(base / "sessions").spec_snapshot_bytes(target.session_id)
+    return PowerRecording(golden, list(ops.log), golden.journal, base, snapshot)
 
 
 def enumerate_states(recording: PowerRecording, max_points: int = DEFAULT_MAX_POINTS) -> list[CrashState]:
@@ -222,10 +225,25 @@ def _check_promises(recording: PowerRecording, state: CrashState, sessions: Path
                 f"the journal recovered to commit {seq}, but commit {state.promised_seq} had returned durable",
             )
         ]
-    data = LocalStore(sessions).journal_path(recording.golden.target.session_id).read_bytes()
+    session_id = recording.golden.target.session_id
+    data = LocalStore(sessions).journal_path(session_id).read_bytes()
     valid = LocalStore.read_journal_bytes(data).valid_length
     if not recording.journal.startswith(data[:valid]):
         return [("data-lost", "the recovered journal is not a prefix of what the run wrote")]
+    # a session whose journal survived must still have the spec it was created with (a resume whose spec file is
+    # gone runs the snapshot)
+    snapshot = recording.spec_snapshot
+    try:
+        recovered = LocalStore(sessions).spec_snapshot_bytes(session_id)
+    except OSError:
+        recovered = None
+    if recovered != snapshot:
+        what = (
+            "is missing"
+            if recovered is None
+            else f"differs from the one written ({len(recovered)} of {len(snapshot)} bytes)"
+        )
+        return [("data-lost", f"the session's spec snapshot {what} after the power cut")]
     return []
 
 

@@ -81,6 +81,8 @@ class LocalSession(Session):
         self._written_messages: dict[str, int] = {}
         self._written_generation: dict[str, int] = {}
         self._stale_agent_files: set[str] = set()  # agent.json to write although its messages are on disk
+        self._agent_dirs: dict[str, tuple[Path, Path]] = {}  # conversation key -> (its directory, its messages/)
+        self._top_files: dict[str, bytes] = {}  # session.json / pattern_state.json -> the bytes last written
         self._backups: dict[str, Path] = {}
         self._broken: str | None = None
         self._closed = False
@@ -251,8 +253,7 @@ class LocalSession(Session):
         self._flushed_at = time.monotonic()
         try:
             for key, conv in state.conversations.items() if messages else ():
-                agent_dir = self.directory / layout.AGENTS_DIR / layout.safe_key(key)
-                messages_dir = agent_dir / "messages"
+                agent_dir, messages_dir = self._agent_dir(key)
                 written = self._written_messages.get(key)
                 if written is None:
                     ops.makedirs(messages_dir, durable=False)
@@ -270,12 +271,27 @@ class LocalSession(Session):
                 self._stale_agent_files.add(key)
                 ops.write_atomic(agent_dir / "agent.json", dump_compact(agent_view(conv)), durable=False)
                 self._stale_agent_files.discard(key)
-            ops.write_atomic(
-                self.directory / layout.PATTERN_STATE_JSON, dump_compact(pattern_state_view(state)), durable=False
-            )
-            ops.write_atomic(self.directory / layout.SESSION_JSON, dump(session_view(state)), durable=False)
+            self._write_top_file(layout.PATTERN_STATE_JSON, dump_compact(pattern_state_view(state)))
+            self._write_top_file(layout.SESSION_JSON, dump(session_view(state)))
         except OSError as exc:
             raise io_error(exc, f"cannot write the readable files of session {state.session_id}") from exc
+
+    def _agent_dir(self, key: str) -> tuple[Path, Path]:
+        """A conversation's directory and its messages/ (built once: every flush walks every conversation)."""
+        dirs = self._agent_dirs.get(key)
+        if dirs is None:
+            agent_dir = self.directory / layout.AGENTS_DIR / layout.safe_key(key)
+            dirs = self._agent_dirs[key] = (agent_dir, agent_dir / "messages")
+        return dirs
+
+    def _write_top_file(self, name: str, data: bytes) -> None:
+        """Replace session.json or pattern_state.json unless this session last wrote these very bytes (a replace
+        of an existing file makes ext4 flush the new data at once, ~0.6 ms here; close would repeat the status
+        change's flush). The bytes are remembered only once the rename succeeded."""
+        if self._top_files.get(name) == data:
+            return
+        self._ops.write_atomic(self.directory / name, data, durable=False)
+        self._top_files[name] = data
 
     def _write_durable_messages(self) -> None:
         """The writer's work: the message files of durable records not written yet (a conversation whose
@@ -295,7 +311,7 @@ class LocalSession(Session):
             with self._views_lock:
                 if self._written_messages.get(key, 0) != start or self._written_generation.get(key, 0) != generation:
                     continue
-                messages_dir = self.directory / layout.AGENTS_DIR / layout.safe_key(key) / "messages"
+                messages_dir = self._agent_dir(key)[1]
                 try:
                     if key not in self._written_messages:
                         self._ops.makedirs(messages_dir, durable=False)
@@ -366,6 +382,7 @@ class LocalSession(Session):
         with self._lock:
             with self._views_lock:
                 self._written_messages.clear()
+                self._top_files.clear()
             self.flush_views()
 
     def refresh_views(self) -> list[str]:
