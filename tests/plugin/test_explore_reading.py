@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from strands_durable.faults.explore import PointOutcome, _Exploration, cut_for
-from strands_durable.faults.golden import run_golden
+from strands_durable.faults.golden import run_golden, skip_count
 from strands_durable.faults.snapshot import SnapshotDigest, snapshot_digest, snapshot_view
 from strands_durable.faults.target import ChaosTarget
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
@@ -117,3 +117,38 @@ def test_exploring_a_point_leaves_the_garbage_collector_as_it_found_it(golden, t
         assert gc.get_freeze_count() == 0
     finally:
         gc.set_threshold(*before)
+
+
+def test_the_state_before_the_first_run_is_the_seeds_as_stored(golden, tmp_path: Path) -> None:
+    """The first run's `before` is the seed's own state, not read back: it must be what a fresh reader reads."""
+    for number, target in enumerate(golden.points[:: max(1, len(golden.points) // 6)]):
+        ex = _Exploration(golden, tmp_path / str(number), PointOutcome([target.id]))
+        ex.seed_prefix(cut_for(golden, target))
+        before = ex.seeded()
+        assert before == fresh(ex) == LocalStore(ex.sessions).load(ex.session_id)
+        assert before.meta["runtime"]["out_dir"] == str(ex.out_dir.resolve())  # this run's, not the golden run's
+
+
+def test_the_state_before_the_first_run_is_read_when_the_seed_is_not_known(golden, tmp_path: Path) -> None:
+    ex = _Exploration(golden, tmp_path, PointOutcome(["x"]))
+    ex.seed_prefix(golden.points[len(golden.points) // 2])
+    ex.known = None  # a seed the runs' stores read in full (an invalid one): so does the explorer
+    path = ex.sessions / f"session_{ex.session_id}" / JOURNAL_NAME
+    data = path.read_bytes()
+    path.write_bytes(data[: data.index(b"\n", data.index(b"\n") + 1) + 1])
+    assert ex.seeded().seq == 1 == fresh(ex).seq
+
+
+def test_the_state_up_to_the_converged_commit_is_read_again_unless_it_is_the_last(golden, tmp_path: Path) -> None:
+    target = golden.points[-1]
+    ex = _Exploration(golden, tmp_path, PointOutcome([target.id]))
+    ex.seed_prefix(None)  # from the start, so the run commits many records before it crashes at the last point
+    phase = ex.resume(arm=(target.point, skip_count(golden, target, 0)), converge=False, label="crash")
+    assert phase.fired is not None
+    stored = ex.load()
+    assert ex.stored_upto(stored, stored.seq) is stored  # the whole journal up to its last record: no second read
+    earlier = ex.seed_state.seq + 1
+    assert earlier < stored.seq
+    again = ex.stored_upto(stored, earlier)
+    assert again.seq == earlier
+    assert snapshot_view(again) == snapshot_view(fresh(ex, earlier)) != snapshot_view(stored)

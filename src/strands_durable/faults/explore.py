@@ -147,11 +147,27 @@ class _Exploration:
                 break
             self.committed_tools.update(results)
 
+    def seeded(self) -> SessionState:
+        """The session's durable state before its first run: the seed's own state when the runs' stores read the
+        journal on top of it (the journal is then exactly the seed, as written; `KnownJournal` guarantees that
+        state is the fold of those bytes and is never changed), else read back from disk."""
+        if self.known is not None and self.seed_state is not None:
+            return self.seed_state
+        return self.load()
+
     def load(self, *, upto_seq: int | None = None) -> SessionState:
         """The session's durable state, read from its journal on disk (up to record `upto_seq`) as the runs' stores
         read it: only the records after the seeded prefix are decoded when the journal still begins with it."""
         assert self.reader is not None
         return self.reader.load(self.session_id, upto_seq=upto_seq)
+
+    def stored_upto(self, stored: SessionState, seq: int | None) -> SessionState:
+        """The durable state up to record `seq`, given `stored`, the whole journal's state as just read: that very
+        state when its last record is `seq` (a resume stops at the commit that converged unless concurrent units
+        committed more meanwhile), else read again up to `seq`."""
+        if seq is not None and stored.seq == seq:
+            return stored
+        return self.load(upto_seq=seq)
 
     # -- one run --
     def resume(
@@ -224,7 +240,7 @@ class _Exploration:
         assert self.out_dir is not None
         if phase.converged_at is not None and not synthesized:
             self.outcome.converged_at = phase.converged_at.id
-            self.judged(judge.durable_at(golden, self.load(upto_seq=phase.converged_seq), phase.converged_digest))
+            self.judged(judge.durable_at(golden, self.stored_upto(state, phase.converged_seq), phase.converged_digest))
             checkpoint = golden.checkpoint_states[phase.converged_digest]
             self.judged(judge.workspace_matches(golden.workspace.at(checkpoint.index + 1), self.scratch))
             return
@@ -297,7 +313,7 @@ def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *,
     label = "crashing run"
     unknown: set[str] = set()  # calls a crash of this schedule left "outcome unknown": later outputs not compared
     for number, target in enumerate(targets):
-        before = ex.load()
+        before = ex.load() if number else ex.seeded()
         unknown |= pending_unknown(before)
         phase = ex.resume(
             arm=(target.point, skip_count(golden, target, crash_index if number else start_index)),
