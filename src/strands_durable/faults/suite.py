@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,10 +106,10 @@ class ChaosSuite:
         self._prepared: dict[str, GoldenRun] = {}  # golden key -> golden run, until collected
 
     def close(self) -> None:
-        """Delete the scratch directory. Nothing in it is durable state, so the standard library's rmtree does it:
-        importing the store to delete it cost the xdist controller ~30 ms at its very end."""
+        from strands_durable.store.fileops import FileOps
+
         if self.workdir.exists():
-            shutil.rmtree(self.workdir)
+            FileOps().remove_tree(self.workdir)
 
     def _dir(self, name: str) -> Path:
         self._count += 1
