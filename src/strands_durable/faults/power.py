@@ -217,7 +217,8 @@ def _judge(recording: PowerRecording, state: CrashState, base: Path, run: FaultR
 
 
 def _check_promises(recording: PowerRecording, state: CrashState, sessions: Path, seq: int) -> list[tuple[str, str]]:
-    """Every commit that had returned durable is in the recovered journal, byte for byte as written."""
+    """Every commit that had returned durable is in the recovered journal, byte for byte as written, and the
+    session still has the spec snapshot it was created with."""
     if seq < state.promised_seq:
         return [
             (
