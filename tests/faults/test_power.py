@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable.faults import power
 from strands_durable.faults.golden import GoldenRun
 from strands_durable.faults.kill import explore_kill
 from strands_durable.faults.power import DiskModel, crash_states, explore_power
@@ -152,6 +153,18 @@ def test_power_loss_catches_a_store_that_skips_the_directory_fsync(chain_target:
     run = explore_power(chain_target, tmp_path, recorder=_NoDirectoryFsync())
     assert "data-lost" in rules(run.findings), describe(run.findings)
     assert any("session is gone" in f.detail for f in run.findings)
+
+
+def test_power_loss_catches_a_store_that_trusts_unflushed_files_after_the_cut(
+    chain_target: ChaosTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # close marks the readable files as written on this boot, without flushing them; a machine that came back
+    # from a power cut with the same boot id (a store keyed on something a reboot keeps, say /etc/machine-id)
+    # would trust files the cut took
+    monkeypatch.setattr(power, "after_power_cut", lambda sessions: LocalStore(sessions))
+    run = explore_power(chain_target, tmp_path)
+    lost = [f.detail for f in run.findings if f.rule == "needs-repair"]
+    assert any("Corrupt session file" in detail for detail in lost), describe(run.findings)
 
 
 def test_power_loss_catches_a_store_that_writes_in_place(chain_target: ChaosTarget, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from strands_durable.faults.power import DiskModel, crash_states, materialize, persistence_points
+from strands_durable.faults.power import DiskModel, after_power_cut, crash_states, materialize, persistence_points
 from strands_durable.faults.recording import RecordingFileOps
 from strands_durable.operations.check import check_session
 from strands_durable.operations.export import export_session
@@ -180,7 +180,7 @@ def test_a_power_cut_anywhere_in_a_checkpoint_loses_no_durable_commit(tmp_path: 
                     mid_checkpoint += 1
                 if promised < 0 and not (journal_dir / JOURNAL_NAME).exists():
                     continue  # power cut before the session's creation returned
-                reader = LocalStore(base / "sessions")
+                reader = after_power_cut(base / "sessions")
                 recovered = reader.open(session_id)  # never refused: a checkpoint is never half visible
                 messages = recovered.state.conversations.get("c.a")
                 got = messages.messages if messages else []
@@ -259,9 +259,9 @@ def test_a_session_compacted_at_close_is_listed_from_its_short_last_record(tmp_p
         session.commit([_message(index, size=5000)], durable=False)
     session.close()
     records = _journal_records(store, session.session_id)
-    assert "checkpoint" in records[1] and records[-1]["synced"] and not records[-1]["events"]
+    assert "checkpoint" in records[1] and records[-1]["views_boot"] and not records[-1]["events"]
     data = store.journal_bytes(session.session_id)
-    assert len(data.rsplit(b"\n", 2)[-2]) < 200  # the sync mark, not the checkpoint, ends the journal
+    assert len(data.rsplit(b"\n", 2)[-2]) < 200  # the close's mark, not the checkpoint, ends the journal
     (summary,) = store.list()
     assert summary.session_id == session.session_id and summary.status == "running"
 
@@ -272,7 +272,8 @@ def test_a_session_closed_without_commits_is_not_compacted_and_reopens(tmp_path:
     session.close()
     assert [record["seq"] for record in _journal_records(store, session.session_id)] == [0, 1]
     store.open(session.session_id).close()
-    assert store.load(session.session_id).synced_seq == 2
+    state = store.load(session.session_id)
+    assert state.views_seq == 2 and state.views_trusted(store.fileops.boot_id())
 
 
 def test_a_checkpoint_of_the_header_alone_reads_back(tmp_path: Path) -> None:

@@ -39,5 +39,6 @@ def test_close_after_a_status_change_replaces_neither_file_and_a_change_or_a_rep
     assert _top_file_writes(ops, mark) == []
     # the files agree with the journal as `strands sessions check` reads them (the sync mark, after the flush,
     # is the only record they do not show)
-    findings = readable_file_findings(directory, store.load(session.session_id))
+    state = store.load(session.session_id)
+    findings = readable_file_findings(directory, state, clean=state.views_trusted(ops.boot_id()))
     assert [f for f in findings if f.severity == "error"] == []

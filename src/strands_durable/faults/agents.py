@@ -569,7 +569,7 @@ def explore_power(base: Path) -> PowerReport:
     from strands import Agent
 
     from strands_durable.errors import DurableError, SessionNotFound
-    from strands_durable.faults.power import DiskModel, crash_states, materialize, persistence_points
+    from strands_durable.faults.power import DiskModel, after_power_cut, crash_states, materialize, persistence_points
     from strands_durable.faults.recording import RecordingFileOps
     from strands_durable.history import validate
     from strands_durable.sdk import DurableSessionManager
@@ -604,7 +604,7 @@ def explore_power(base: Path) -> PowerReport:
                 materialize(state, base)
                 where = f"op[{index}] {state.kind}"
                 try:
-                    session = LocalStore(world.sessions).open(SESSION_ID)
+                    session = after_power_cut(world.sessions).open(SESSION_ID)
                 except SessionNotFound:
                     if acknowledged:
                         report.problems.append(f"{where}: the session is gone after {acknowledged} answered prompts")

@@ -8,12 +8,15 @@ At each persistence point (just before each fsync, fdatasync, directory fsync or
 bounded, deterministic set of crash states is built from the durable view plus chosen pending operations:
 `lost` (none of them), `all` (every one, what a killed process leaves), `torn` (in order up to the last data
 write, which lands half), `prefix` (the first half, in order) and `reorder-j` (all but operation j). Each
-distinct state is written to the workspace and resumed in fresh objects; it must reach the golden result or fail
-with a clear DurableError, and no commit that returned durable to its caller may be missing (`data-lost`).
+distinct state is written to the workspace and resumed in fresh objects on a rebooted machine (`after_power_cut`:
+a new boot id, so nothing the run wrote without fsync is trusted for having been written on this boot); it must
+reach the golden result or fail with a clear DurableError, and no commit that returned durable to its caller may
+be missing (`data-lost`).
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,10 +30,26 @@ from strands_durable.faults.golden import ChaosTarget, GoldenRun, run_golden
 from strands_durable.faults.observe import run_options
 from strands_durable.faults.recording import Op, RecordingFileOps
 from strands_durable.store import LocalStore
+from strands_durable.store.fileops import FileOps
 from strands_durable.store.wrapping import WrappingStore
 
 FAULT = "power"
 DEFAULT_MAX_POINTS = 400  # persistence points explored per workflow (evenly sampled beyond this)
+
+
+class _Rebooted(FileOps):
+    """The real file operations on the machine as it comes back from the power cut: a boot of its own."""
+
+    def __init__(self) -> None:
+        self._boot = f"after-a-power-cut-{secrets.token_hex(8)}"
+
+    def boot_id(self) -> str:
+        return self._boot
+
+
+def after_power_cut(sessions: Path) -> LocalStore:
+    """The store a process opens after the power came back (every read and resume of a crash state goes here)."""
+    return LocalStore(sessions, fileops=_Rebooted())
 
 
 # -- promises: which commits had returned durable to their caller -------------------------------------------------
@@ -167,10 +186,10 @@ def _judge(recording: PowerRecording, state: CrashState, base: Path, run: FaultR
     from strands_durable.runner.run import resume
 
     golden = recording.golden
-    sessions = base / "sessions"
+    store = after_power_cut(base / "sessions")  # every process of this state runs on the same new boot
     session_id = golden.target.session_id
     try:
-        before = LocalStore(sessions).load(session_id)
+        before = store.load(session_id)
     except SessionNotFound:
         if state.promised_seq >= 0:
             return [
@@ -184,7 +203,7 @@ def _judge(recording: PowerRecording, state: CrashState, base: Path, run: FaultR
     except DurableError as exc:
         run.outcomes[f"clean-failure: {exit_code_for(exc)}"] += 1
         return [("needs-repair", f"the session does not load after a power cut: {exc}")]
-    problems = _check_promises(recording, state, sessions, before.seq)
+    problems = _check_promises(recording, state, store, before.seq)
     if problems:
         return problems
     tools_run: list[ToolCall] = []
@@ -192,7 +211,7 @@ def _judge(recording: PowerRecording, state: CrashState, base: Path, run: FaultR
     bus.subscribe(ToolCall, lambda p: tools_run.append(p) if p.site == "tool.before" else None)
     try:
         options = run_options(golden.target, base / "out", bus, scratch_dir=recording.scratch)
-        resume(session_id, options, store=LocalStore(sessions))
+        resume(session_id, options, store=store)
     except SessionCompleted:
         pass
     except DurableError as exc:
@@ -211,12 +230,12 @@ def _judge(recording: PowerRecording, state: CrashState, base: Path, run: FaultR
         for call in tools_run
         if call.key in state.promised_tools
     ]
-    final = LocalStore(sessions).load(session_id)
+    final = store.load(session_id)
     # the tools' files are not compared: what a tool wrote without fsync may be lost with the power, by design
     return problems + judge.completed_like(golden, final)
 
 
-def _check_promises(recording: PowerRecording, state: CrashState, sessions: Path, seq: int) -> list[tuple[str, str]]:
+def _check_promises(recording: PowerRecording, state: CrashState, store: LocalStore, seq: int) -> list[tuple[str, str]]:
     """Every commit that had returned durable is in the recovered journal, byte for byte as written, and the
     session still has the spec snapshot it was created with."""
     if seq < state.promised_seq:
@@ -227,7 +246,7 @@ def _check_promises(recording: PowerRecording, state: CrashState, sessions: Path
             )
         ]
     session_id = recording.golden.target.session_id
-    data = LocalStore(sessions).journal_path(session_id).read_bytes()
+    data = store.journal_path(session_id).read_bytes()
     valid = LocalStore.read_journal_bytes(data).valid_length
     if not recording.journal.startswith(data[:valid]):
         return [("data-lost", "the recovered journal is not a prefix of what the run wrote")]
@@ -235,7 +254,7 @@ def _check_promises(recording: PowerRecording, state: CrashState, sessions: Path
     # gone runs the snapshot)
     snapshot = recording.spec_snapshot
     try:
-        recovered = LocalStore(sessions).spec_snapshot_bytes(session_id)
+        recovered = store.spec_snapshot_bytes(session_id)
     except OSError:
         recovered = None
     if recovered != snapshot:

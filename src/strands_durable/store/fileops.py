@@ -7,6 +7,7 @@ recording and faulty implementations replace it in the chaos harness. A test fai
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 from pathlib import Path
@@ -76,6 +77,12 @@ class FileOps:
     def sync_all(self) -> None:
         """Flush every dirty page to stable storage (one barrier for many lazily written files)."""
         os.sync()
+
+    # -- the machine ------------------------------------------------------------------------------
+    def boot_id(self) -> str | None:
+        """This boot of the machine whose page cache holds what was written here (None: unknown). A file written
+        without fsync is what every reader gets until the id changes: only a power cut or a reboot loses it."""
+        return machine_boot_id()
 
     def read_bytes(self, path: Path) -> bytes:
         with open(path, "rb") as fh:
@@ -150,3 +157,13 @@ class _Appender:
 
 def is_temp_file(name: str) -> bool:
     return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+
+
+@functools.cache
+def machine_boot_id() -> str | None:
+    """Linux's random id of the running boot (a new one after every reboot), read once; None elsewhere."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            return handle.read().strip() or None
+    except OSError:
+        return None

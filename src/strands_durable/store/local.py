@@ -201,7 +201,7 @@ class LocalStore(SessionStore):
         lease = Lease(directory, session_id, self.fileops).acquire()
         try:
             state, known, checkpoint_end = self._read(directory, repair_tail=True)
-            clean = state.synced_seq == state.seq
+            clean = state.views_trusted(self.fileops.boot_id())
             self._remove_temp_files(directory, session_id)
             if check:
                 verify_views(directory, state, clean=clean)
@@ -331,7 +331,7 @@ class LocalStore(SessionStore):
         findings: list[Finding] = []
         state = read_journal_findings(directory, self.fileops, findings)
         if state is not None:
-            findings.extend(readable_file_findings(directory, state))
+            findings.extend(readable_file_findings(directory, state, clean=state.views_trusted(self.fileops.boot_id())))
         return Inspection(session_id, state, findings, live_holder(directory))
 
     def workspace(self, session_id: str) -> Workspace:

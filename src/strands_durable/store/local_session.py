@@ -155,7 +155,16 @@ class LocalSession(Session):
             self._durable_seq = seq
         self._writer.wake()
 
-    def _commit(self, events: list[dict[str, Any]], *, path: str, durable: bool, synced: bool, wait: bool) -> int:
+    def _commit(
+        self,
+        events: list[dict[str, Any]],
+        *,
+        path: str,
+        durable: bool,
+        synced: bool,
+        wait: bool,
+        views_boot: str | None = None,
+    ) -> int:
         if self._broken:
             raise StorageIOError(f"session {self.state.session_id} cannot commit after an I/O failure: {self._broken}")
         defer, durable = durable and not wait, durable and wait
@@ -165,6 +174,8 @@ class LocalSession(Session):
         record: dict[str, Any] = {"seq": self.state.seq + 1, "at": utc_now(), "events": events}
         if synced:
             record["synced"] = True
+        if views_boot is not None:
+            record["views_boot"] = views_boot
         data = encode_record(record)
         self._emit_commit(self._crash, "store.before_commit", path, events, durable=durable, synced=synced)
         try:
@@ -390,7 +401,13 @@ class LocalSession(Session):
         files found damaged."""
         with self._lock:
             damaged = sorted(
-                {f.where for f in readable_file_findings(self.directory, self.state) if f.severity == "error"}
+                {
+                    f.where
+                    for f in readable_file_findings(
+                        self.directory, self.state, clean=self.state.views_trusted(self._ops.boot_id())
+                    )
+                    if f.severity == "error"
+                }
             )
             if damaged:
                 self.rewrite_views()
@@ -430,14 +447,18 @@ class LocalSession(Session):
         try:
             if not self._broken:
                 self.flush_views()
-                try:
-                    self._ops.sync_all()
-                except OSError as exc:
-                    raise io_error(exc, f"cannot close session {self.state.session_id}") from exc
-                with self._lock:  # before the sync mark, so the journal ends with a short record (sessions list)
-                    if self._checkpoint_due(closing=True):
+                boot = self._ops.boot_id()
+                if boot is None:  # nothing would tell the next open that a power cut came first: flush them now
+                    try:
+                        self._ops.sync_all()
+                    except OSError as exc:
+                        raise io_error(exc, f"cannot close session {self.state.session_id}") from exc
+                with self._lock:
+                    if self._checkpoint_due(closing=True):  # before the mark: the journal ends with a short record
                         self._checkpoint()
-                self.commit([], path="close", synced=True)
+                    # the mark: every readable file is written, and on stable storage (a sync mark) or in this
+                    # boot's page cache (`SessionState.views_trusted`; the kernel writes it back in its own time)
+                    self._commit([], path="close", durable=True, synced=boot is None, wait=True, views_boot=boot)
         finally:
             self._appender.close()
             self._lease.release()

@@ -128,12 +128,23 @@ class SessionState:
     attempts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # unit -> failed model attempts
     seq: int = -1
     synced_seq: int = -1  # the last record whose derived files were flushed to stable storage
+    views_seq: int = -1  # the last record whose derived files were all written (not flushed) ...
+    views_boot: str | None = None  # ... by a process on this boot of its machine (see `views_trusted`)
     updated_at: str | None = None
     shared: set[str] = field(default_factory=set, repr=False, compare=False)  # conversations `copy_state` shares
 
     @property
     def session_id(self) -> str:
         return self.meta["session_id"]
+
+    def views_trusted(self, boot_id: str | None) -> bool:
+        """Must every readable file agree with the journal? Yes after a close that flushed them to stable storage
+        (a sync mark), or that wrote them all on this very boot: what was written is in the page cache, or on disk,
+        until a power cut or a reboot, and either changes the boot id. Otherwise (a crash, or a close on an
+        earlier boot) files newer than the last sync mark may lag and are re-derived."""
+        if self.synced_seq == self.seq:
+            return True
+        return boot_id is not None and self.views_boot == boot_id and self.views_seq == self.seq
 
     def usage(self) -> dict[str, int]:
         total = {"input": 0, "output": 0, "total": 0}
@@ -188,6 +199,10 @@ def apply_record(state: SessionState, record: dict[str, Any]) -> None:
         handler(state, event)
     if record.get("synced"):
         state.synced_seq = record["seq"]
+    boot = record.get("views_boot")
+    if boot is not None:
+        state.views_seq = record["seq"]
+        state.views_boot = boot
     state.updated_at = record.get("at", state.updated_at)
 
 
@@ -212,6 +227,8 @@ def snapshot(state: SessionState) -> dict[str, Any]:
         "artifacts": state.artifacts,
         "attempts": state.attempts,
         "synced_seq": state.synced_seq,
+        "views_seq": state.views_seq,
+        "views_boot": state.views_boot,
         "conversations": {
             key: {
                 "agent": conv.agent,
@@ -244,6 +261,8 @@ def restore(state: SessionState, data: dict[str, Any]) -> None:
     state.artifacts = data["artifacts"]
     state.attempts = data["attempts"]
     state.synced_seq = data["synced_seq"]
+    state.views_seq = data.get("views_seq", -1)  # absent from checkpoints written before views marks existed
+    state.views_boot = data.get("views_boot")
     state.shared = set()
     state.conversations = {
         key: Conversation(

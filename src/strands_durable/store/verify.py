@@ -151,11 +151,11 @@ def read_journal_findings(directory: Path, fileops: FileOps, findings: list[Find
         return None
 
 
-def readable_file_findings(directory: Path, state: SessionState) -> list[Finding]:
-    """The readable files (session.json, pattern_state.json, agents/...) that disagree with the journal."""
-    clean = state.synced_seq == state.seq
+def readable_file_findings(directory: Path, state: SessionState, *, clean: bool) -> list[Finding]:
+    """The readable files (session.json, pattern_state.json, agents/...) that disagree with the journal; `clean`
+    (`SessionState.views_trusted`): every one must agree, otherwise those newer than the last sync mark may lag."""
     lag: Severity = "error" if clean else "warning"
-    lag_note = "" if clean else " (written after the last flush; re-derived on the next resume)"
+    lag_note = "" if clean else " (written after the last flush; re-derived on the next resume or by `sessions repair`)"
     findings: list[Finding] = []
 
     view = read_json_object(directory / layout.SESSION_JSON)
