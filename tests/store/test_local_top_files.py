@@ -40,5 +40,5 @@ def test_close_after_a_status_change_replaces_neither_file_and_a_change_or_a_rep
     # the files agree with the journal as `strands sessions check` reads them (the sync mark, after the flush,
     # is the only record they do not show)
     state = store.load(session.session_id)
-    findings = readable_file_findings(directory, state, clean=state.views_trusted(ops.boot_id()))
+    findings = readable_file_findings(directory, state, trusted=state.trusted_seq(ops.boot_id()))
     assert [f for f in findings if f.severity == "error"] == []

@@ -101,3 +101,19 @@ def test_without_a_boot_id_close_flushes_everything_and_writes_a_sync_mark(tmp_p
     message_file.unlink()
     with pytest.raises(CorruptSession):  # flushed: a missing file is corruption on any boot
         LocalStore(tmp_path, fileops=_Boot("another")).open(session_id)
+
+
+def test_files_of_this_boots_close_stay_trusted_after_later_commits(tmp_path: Path) -> None:
+    # `sessions repair` on a session closed on this boot: a file damaged after the close is an error to rewrite
+    # even once the repair has committed (the mark is no longer the last record); found by the compound class
+    session_id, message_file = _closed_session(tmp_path, _Boot("boot-1"))
+    expected = message_file.read_bytes()
+    message_file.write_bytes(expected[:11])
+    store = LocalStore(tmp_path, fileops=_Boot("boot-1"))
+    with store.open(session_id, check=False) as session:
+        session.commit([_message(4)])
+        assert session.state.trusted_seq("boot-1") == session.state.seq - 1
+        assert session.refresh_views() == ["agents/c.a/messages/message_2.json"]
+    assert message_file.read_bytes() == expected
+    with LocalStore(tmp_path, fileops=_Boot("boot-2")).open(session_id, check=False) as session:
+        assert session.state.trusted_seq("boot-2") == -1  # another boot: nothing was ever flushed

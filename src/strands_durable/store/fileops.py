@@ -13,7 +13,7 @@ import secrets
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["DIR_MODE", "FILE_MODE", "TEMP_SUFFIX", "AppendHandle", "FileOps", "is_temp_file"]
+__all__ = ["DIR_MODE", "FILE_MODE", "TEMP_SUFFIX", "AppendHandle", "FileOps", "is_temp_file", "machine_boot_id"]
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700

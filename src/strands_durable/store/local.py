@@ -201,10 +201,11 @@ class LocalStore(SessionStore):
         lease = Lease(directory, session_id, self.fileops).acquire()
         try:
             state, known, checkpoint_end = self._read(directory, repair_tail=True)
-            clean = state.views_trusted(self.fileops.boot_id())
+            trusted = state.trusted_seq(self.fileops.boot_id())
+            clean = trusted == state.seq
             self._remove_temp_files(directory, session_id)
             if check:
-                verify_views(directory, state, clean=clean)
+                verify_views(directory, state, trusted=trusted)
                 verify_histories(directory, state, known=known)
             session = LocalSession(self, directory, state, lease, crash_points, checkpoint_end=checkpoint_end)
             if clean:
@@ -331,7 +332,7 @@ class LocalStore(SessionStore):
         findings: list[Finding] = []
         state = read_journal_findings(directory, self.fileops, findings)
         if state is not None:
-            findings.extend(readable_file_findings(directory, state, clean=state.views_trusted(self.fileops.boot_id())))
+            findings.extend(readable_file_findings(directory, state, trusted=state.trusted_seq(self.fileops.boot_id())))
         return Inspection(session_id, state, findings, live_holder(directory))
 
     def workspace(self, session_id: str) -> Workspace:

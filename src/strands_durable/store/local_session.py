@@ -404,7 +404,7 @@ class LocalSession(Session):
                 {
                     f.where
                     for f in readable_file_findings(
-                        self.directory, self.state, clean=self.state.views_trusted(self._ops.boot_id())
+                        self.directory, self.state, trusted=self.state.trusted_seq(self._ops.boot_id())
                     )
                     if f.severity == "error"
                 }

@@ -137,14 +137,18 @@ class SessionState:
     def session_id(self) -> str:
         return self.meta["session_id"]
 
+    def trusted_seq(self, boot_id: str | None) -> int:
+        """The last record up to which every readable file must agree with the journal: the last sync mark (the
+        files flushed to stable storage), or a later close's mark written on this very boot (`boot_id`): what it
+        wrote is in the page cache, or on disk, until a power cut or a reboot, and either changes the boot id.
+        Files of later records (a crash came after them) may lag and are re-derived."""
+        if boot_id is not None and self.views_boot == boot_id and self.views_seq > self.synced_seq:
+            return self.views_seq
+        return self.synced_seq
+
     def views_trusted(self, boot_id: str | None) -> bool:
-        """Must every readable file agree with the journal? Yes after a close that flushed them to stable storage
-        (a sync mark), or that wrote them all on this very boot: what was written is in the page cache, or on disk,
-        until a power cut or a reboot, and either changes the boot id. Otherwise (a crash, or a close on an
-        earlier boot) files newer than the last sync mark may lag and are re-derived."""
-        if self.synced_seq == self.seq:
-            return True
-        return boot_id is not None and self.views_boot == boot_id and self.views_seq == self.seq
+        """Must every readable file agree with the journal (the session was closed, and nothing came since)?"""
+        return self.trusted_seq(boot_id) == self.seq
 
     def usage(self) -> dict[str, int]:
         total = {"input": 0, "output": 0, "total": 0}

@@ -30,11 +30,12 @@ def read_json_object(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def verify_views(directory: Path, state: SessionState, *, clean: bool) -> None:
-    """Refuse a session whose durable readable files disagree with the journal (CorruptSession names the file).
+def verify_views(directory: Path, state: SessionState, *, trusted: int) -> None:
+    """Refuse a session whose trusted readable files disagree with the journal (CorruptSession names the file).
 
-    After a clean close every readable file was flushed to stable storage, so any damage is corruption. After a
-    crash only message files committed before the last flush are checked; later files are re-derived.
+    `trusted` is `SessionState.trusted_seq`. After a clean close (it is the last record) every readable file was
+    written and kept, so any damage is corruption. After a crash only message files of records up to it are
+    checked; later files are re-derived.
 
     After a clean close a message file whose inode has not changed since a little before the closing sync mark
     (its ctime, which a write, rename or chmod moves and a user cannot set back) is the file that close flushed:
@@ -42,6 +43,7 @@ def verify_views(directory: Path, state: SessionState, *, clean: bool) -> None:
     changed later, or written in the last moments before the mark, is read and compared in full; `sessions
     check` always compares every file's content.
     """
+    clean = trusted == state.seq
     if clean:
         for name in (layout.SESSION_JSON, layout.PATTERN_STATE_JSON):
             if read_json_object(directory / name) is None:
@@ -50,7 +52,7 @@ def verify_views(directory: Path, state: SessionState, *, clean: bool) -> None:
     for key, conv in state.conversations.items():
         messages_dir = f"{directory / layout.AGENTS_DIR / key / 'messages'}{os.sep}"
         for index, seq in enumerate(conv.seqs):
-            if not clean and seq > state.synced_seq:
+            if seq > trusted:
                 break
             path = messages_dir + layout.message_file_name(index)
             if trusted_before:
@@ -151,9 +153,10 @@ def read_journal_findings(directory: Path, fileops: FileOps, findings: list[Find
         return None
 
 
-def readable_file_findings(directory: Path, state: SessionState, *, clean: bool) -> list[Finding]:
-    """The readable files (session.json, pattern_state.json, agents/...) that disagree with the journal; `clean`
-    (`SessionState.views_trusted`): every one must agree, otherwise those newer than the last sync mark may lag."""
+def readable_file_findings(directory: Path, state: SessionState, *, trusted: int) -> list[Finding]:
+    """The readable files (session.json, pattern_state.json, agents/...) that disagree with the journal: an error
+    up to record `trusted` (`SessionState.trusted_seq`), a warning after it (they may lag)."""
+    clean = trusted == state.seq
     lag: Severity = "error" if clean else "warning"
     lag_note = "" if clean else " (written after the last flush; re-derived on the next resume or by `sessions repair`)"
     findings: list[Finding] = []
@@ -193,7 +196,7 @@ def readable_file_findings(directory: Path, state: SessionState, *, clean: bool)
             findings.append(Finding(lag, f"agents/{key}/agent.json", "missing or out of date" + lag_note))
         elif record != agent_view(conv):
             findings.append(Finding(lag, f"agents/{key}/agent.json", "does not match the journal" + lag_note))
-        findings.extend(_message_file_findings(agent_dir / "messages", key, conv.messages, conv.seqs, state, clean))
+        findings.extend(_message_file_findings(agent_dir / "messages", key, conv.messages, conv.seqs, trusted))
     return findings
 
 
@@ -202,8 +205,7 @@ def _message_file_findings(
     key: str,
     messages: list[dict[str, Any]],
     seqs: list[int],
-    state: SessionState,
-    clean: bool,
+    trusted: int,
 ) -> list[Finding]:
     findings: list[Finding] = []
     names = [n for n in os.listdir(messages_dir) if not is_temp_file(n)] if messages_dir.is_dir() else []
@@ -217,7 +219,7 @@ def _message_file_findings(
             )
     for index, message in enumerate(messages):
         where = f"agents/{key}/messages/{layout.message_file_name(index)}"
-        durable = clean or seqs[index] <= state.synced_seq
+        durable = seqs[index] <= trusted
         view = read_json_object(messages_dir / layout.message_file_name(index))
         if view is None:
             detail = "missing or not JSON"
