@@ -92,6 +92,14 @@ class SyncTimer(FileOps):
         return Timed()
 
 
+class NoBootId(FileOps):
+    """The real file operations on a system without a boot id: close syncs every readable file and writes a sync
+    mark (what every close did before it marked the files as written on this boot)."""
+
+    def boot_id(self) -> None:
+        return None
+
+
 def run_once(
     spec: Path,
     steps: int,
@@ -187,7 +195,7 @@ def main() -> None:
         run_once(spec, args.steps, MemoryStore(), root / "out")  # warm imports and caches
         run_once(spec, args.steps, LocalStore(root / "warm"), root / "out")
         memory, durable, floor_syncs, unsynced, paced, in_sync = [], [], [], [], [], []
-        waited, waited_syncs, deferred_syncs, unsynced_waiting = [], [], [], []
+        waited, waited_syncs, deferred_syncs, unsynced_waiting, synced_close = [], [], [], [], []
         creation: list[float] = []
         commits = DurableCommits()
         for i in range(args.repeat):
@@ -202,6 +210,9 @@ def main() -> None:
             durable.append(run_once(spec, args.steps, store, root / "out"))
             in_sync.append(timer.seconds)
             deferred_syncs.append(timer.count)
+            synced_close.append(
+                run_once(spec, args.steps, LocalStore(root / f"sc{i}", fileops=NoBootId()), root / "out")
+            )
             records = required_records(waiting_store, commits)
             floor_syncs.append(bare_fdatasyncs(root / f"bare{i}.log", records))
             paced.append(paced_floor(spec, args.steps, root / "out", root / f"paced{i}.log", records))
@@ -227,6 +238,10 @@ def main() -> None:
             f"  durable run          {min(durable) * 1000:7.1f} ms (answers and results deferred to the syncer thread, "
             f"awaited before each tool call, artifact, status and close: "
             f"{statistics.median(deferred_syncs):.0f} journal fdatasyncs for {n} required commits)"
+        )
+        print(
+            f"  durable run, close syncing every file (no boot id) {min(synced_close) * 1000:.1f} ms; paired "
+            f"durable / it {statistics.median(d / c for d, c in zip(durable, synced_close, strict=True)):.3f}"
         )
         print(
             f"  durable run, waiting {min(waited) * 1000:7.1f} ms (each answer and result fdatasynced before its "
