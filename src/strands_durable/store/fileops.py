@@ -81,6 +81,21 @@ class FileOps:
         with open(path, "rb") as fh:
             return fh.read()
 
+    def holds(self, path: str, data: bytes) -> bool:
+        """Whether the file at `path` holds exactly `data` (False when it is missing, unreadable or different).
+        Reads at most one byte more than `data`, unbuffered: a longer file differs in that byte, and a read that
+        comes back short reads as different, so the caller writes the file again."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            return os.read(fd, len(data) + 1) == data
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+
     # -- compositions (built only from the primitives above, so a subclass sees each step) ---------
     def write_atomic(self, path: Path, data: bytes, *, durable: bool = True) -> None:
         """Replace `path` with `data` atomically: temp file, (fsync), rename, (directory fsync)."""
