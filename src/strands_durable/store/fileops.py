@@ -9,10 +9,11 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["DIR_MODE", "FILE_MODE", "TEMP_SUFFIX", "AppendHandle", "FileOps", "is_temp_file"]
+__all__ = ["DIR_MODE", "FILE_MODE", "TEMP_SUFFIX", "AppendHandle", "FileOps", "is_temp_file", "temp_files"]
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -165,3 +166,23 @@ class _Appender:
 
 def is_temp_file(name: str) -> bool:
     return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+
+
+def temp_files(directory: Path, *, skip: str) -> Iterator[Path]:
+    """The temp files anywhere under `directory`, except under directories named `skip` (a session's backups).
+    Reads each directory once (`os.scandir`, whose entries know their type), as `os.walk` does without following
+    links to directories, and without its per-directory lists; a directory that cannot be read is passed over."""
+    pending = [str(directory)]
+    while pending:
+        found: list[str] = []
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir():
+                        if entry.name != skip and not entry.is_symlink():
+                            pending.append(entry.path)
+                    elif is_temp_file(entry.name):
+                        found.append(entry.path)
+        except OSError:
+            pass
+        yield from map(Path, found)  # once the directory is closed: the caller may remove them
