@@ -3,7 +3,9 @@ same file (one of them gets SessionInUse), and a lock file lost to a power cut i
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,11 +22,21 @@ def test_two_runs_that_both_found_the_lock_file_missing_cannot_both_hold_the_lea
     first = Lease(tmp_path, "s1", FileOps()).acquire()
     try:
         lock = tmp_path / LEASE_LOCK
-        real_exists = Path.exists
-        # the second run looked before the first created the file (the race a check-then-create leaves open)
-        monkeypatch.setattr(Path, "exists", lambda self, *a, **k: False if self == lock else real_exists(self))
+        real_open = os.open
+        missed: list[Path] = []
+
+        def open_missing_once(path: Any, *args: Any, **kwargs: Any) -> int:
+            # the second run tried to open the file before the first created it (the race a create-on-miss
+            # leaves open): it creates the file itself, and must still lock the first run's inode
+            if Path(path) == lock and not missed:
+                missed.append(lock)
+                raise FileNotFoundError(path)
+            return real_open(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", open_missing_once)
         with pytest.raises(SessionInUse):
             Lease(tmp_path, "s1", FileOps()).acquire()
+        assert missed == [lock]
     finally:
         first.release()
 

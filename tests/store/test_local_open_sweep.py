@@ -89,3 +89,22 @@ def test_the_lease_holder_file_is_replaced_atomically_without_an_fsync(tmp_path:
         assert str(os.getpid()) in str(caught.value)
     finally:
         held.close()
+
+
+def test_temp_files_follow_no_link_and_name_no_directory(tmp_path: Path) -> None:
+    """As `os.walk` found them: a link to a directory is not followed, a directory named like a temp file is not
+    one (its temp files are), and nested directories are all read."""
+    from strands_durable.store.fileops import temp_files
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / ".elsewhere.tmp").write_text("x")
+    session = tmp_path / "s"
+    (session / "agents" / "a" / "messages").mkdir(parents=True)
+    (session / ".dir.tmp").mkdir()
+    (session / "linked").symlink_to(outside, target_is_directory=True)
+    found = [session / ".dir.tmp" / ".inner.tmp", session / "agents" / "a" / "messages" / ".m.json.1a2b.tmp"]
+    for path in found:
+        path.write_text("x")
+    (session / "agents" / "a" / "messages" / "message_0.json").write_text("x")
+    assert sorted(temp_files(session, skip="backups")) == sorted(found)

@@ -105,3 +105,27 @@ def test_an_agent_gets_the_tools_strands_cli_gives_it(tmp_path):
         "fs",
         "Skill",
     ]
+
+
+def test_the_computing_tools_run_on_the_invocations_loop_with_their_results_and_errors(tmp_path, monkeypatch):
+    """calculator and current_time are coroutines (no hand-over to the tool pool's thread and back); what they
+    return, and the error a bad expression gives, are committed as before."""
+    from strands_durable.agent import loop
+
+    handed_over: list[object] = []
+    real_submit = loop._ToProcessPool.submit
+
+    def counting_submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        handed_over.append(fn)
+        return real_submit(self, fn, *args, **kwargs)
+
+    monkeypatch.setattr(loop._ToProcessPool, "submit", counting_submit)
+    spec = scripted_spec(tmp_path, "[calculator, current_time]")
+    turns = [call("calculator", expression="(2 + 3) * 4"), call("calculator", expression="1 / 0"), call("current_time")]
+    outcome, store = run_script(spec, tmp_path, turns)
+    assert outcome.status == "completed"
+    product, division, now = tool_results(store, outcome.session_id)
+    assert product["status"] == "success" and result_text(product) == "20"
+    assert division["status"] == "error" and "cannot evaluate '1 / 0'" in result_text(division)
+    assert now["status"] == "success" and result_text(now).startswith("20")
+    assert handed_over == []

@@ -85,6 +85,51 @@ def one_core() -> Iterator[int | None]:
         os.sched_setaffinity(0, allowed)
 
 
+@contextlib.contextmanager
+def batch_scheduled() -> Iterator[bool]:
+    """Run the block with every thread of the process that has the normal policy (SCHED_OTHER) under SCHED_BATCH,
+    and so every thread started meanwhile (Linux threads inherit their creator's policy); yields whether it did.
+
+    A batch thread that wakes another does not give up the core to it at once: the woken thread runs when the
+    waker blocks or its time slice ends, which is when a crash point's runs hand work over anyway, so a hand-over
+    costs one switch instead of a switch there and back (docs/benchmarks.md). Each thread gets its own policy back
+    afterwards, threads started inside the calling thread's. Off with `allow_narrowing(False)`, like `one_core`."""
+    if not hasattr(os, "SCHED_BATCH") or not _narrowing["enabled"]:
+        yield False
+        return
+    normal = os.sched_param(0)
+    try:
+        own = os.sched_getscheduler(0)
+    except OSError:
+        yield False
+        return
+    if own != os.SCHED_OTHER:
+        yield False  # a real-time, idle or batch caller keeps what it chose
+        return
+    before = _threads()
+    changed = {tid for tid in before if _policy(tid) == os.SCHED_OTHER}
+    for thread_id in changed:
+        _set_policy(thread_id, os.SCHED_BATCH, normal)
+    try:
+        yield True
+    finally:
+        started = set(_threads()).difference(before)  # they inherited the batch policy from the calling thread
+        for thread_id in changed | started:
+            _set_policy(thread_id, os.SCHED_OTHER, normal)
+
+
+def _policy(thread_id: int) -> int | None:
+    try:
+        return os.sched_getscheduler(thread_id)
+    except OSError:  # a thread that ended since the listing
+        return None
+
+
+def _set_policy(thread_id: int, policy: int, param: os.sched_param) -> None:
+    with contextlib.suppress(OSError):  # a thread that ended since the listing
+        os.sched_setscheduler(thread_id, policy, param)
+
+
 def worker_core(worker_id: str, worker_count: int, cores: list[int]) -> int | None:
     """The core worker `gwN` of `worker_count` runs on: the N-th of the cores this process may use, or None
     (not pinned) when there are more workers than cores or the id is not xdist's."""

@@ -34,7 +34,7 @@ from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, Injected
 from strands_durable.errors import DurableError
 from strands_durable.faults import judge
 from strands_durable.faults.common import INVALID_HISTORY, Finding
-from strands_durable.faults.cores import one_core
+from strands_durable.faults.cores import batch_scheduled, one_core
 from strands_durable.faults.golden import (
     GoldenPoint,
     GoldenRun,
@@ -270,7 +270,7 @@ def explore_schedule(
     """Crash at each point of `point_ids` in turn (each in the resume of the previous crash), then resume to
     convergence or the end. With `repeat_last`, also crash a second time at the last point when a resume
     passes it again, and require that run to converge as well."""
-    with _old_objects_frozen(), one_core() as core:
+    with _old_objects_frozen(), one_core() as core, batch_scheduled():
         outcome = _explore_schedule(golden, point_ids, workdir, repeat_last=repeat_last)
     outcome.core = core
     return outcome

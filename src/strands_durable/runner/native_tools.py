@@ -142,8 +142,10 @@ def native_tools() -> dict[str, Any]:
     """name -> Strands tool for every native tool we provide locally (built once per process)."""
     from strands import tool
 
+    # the two tools that only compute are coroutines: Strands awaits them on the invocation's loop instead of
+    # handing each call to a pool thread and back (`asyncio.to_thread`), which cost more than the call itself
     @tool
-    def calculator(expression: str) -> str:
+    async def calculator(expression: str) -> str:
         """Evaluate an arithmetic expression (+, -, *, /, //, %, ** and parentheses) and return the result.
 
         Args:
@@ -155,7 +157,7 @@ def native_tools() -> dict[str, Any]:
             raise ValueError(f"cannot evaluate {expression!r}: {exc}") from None
 
     @tool(context=True)
-    def current_time(tool_context: Any, timezone: str = "UTC") -> str:
+    async def current_time(tool_context: Any, timezone: str = "UTC") -> str:
         """Return the current date and time in ISO 8601 format.
 
         Args:

@@ -10,10 +10,20 @@ import contextlib
 import functools
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["DIR_MODE", "FILE_MODE", "TEMP_SUFFIX", "AppendHandle", "FileOps", "is_temp_file", "machine_boot_id"]
+__all__ = [
+    "DIR_MODE",
+    "FILE_MODE",
+    "TEMP_SUFFIX",
+    "AppendHandle",
+    "FileOps",
+    "is_temp_file",
+    "machine_boot_id",
+    "temp_files",
+]
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -87,6 +97,21 @@ class FileOps:
     def read_bytes(self, path: Path) -> bytes:
         with open(path, "rb") as fh:
             return fh.read()
+
+    def holds(self, path: str, data: bytes) -> bool:
+        """Whether the file at `path` holds exactly `data` (False when it is missing, unreadable or different).
+        Reads at most one byte more than `data`, unbuffered: a longer file differs in that byte, and a read that
+        comes back short reads as different, so the caller writes the file again."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            return os.read(fd, len(data) + 1) == data
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
 
     # -- compositions (built only from the primitives above, so a subclass sees each step) ---------
     def write_atomic(self, path: Path, data: bytes, *, durable: bool = True) -> None:
@@ -167,3 +192,23 @@ def machine_boot_id() -> str | None:
             return handle.read().strip() or None
     except OSError:
         return None
+
+
+def temp_files(directory: Path, *, skip: str) -> Iterator[Path]:
+    """The temp files anywhere under `directory`, except under directories named `skip` (a session's backups).
+    Reads each directory once (`os.scandir`, whose entries know their type), as `os.walk` does without following
+    links to directories, and without its per-directory lists; a directory that cannot be read is passed over."""
+    pending = [str(directory)]
+    while pending:
+        found: list[str] = []
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir():
+                        if entry.name != skip and not entry.is_symlink():
+                            pending.append(entry.path)
+                    elif is_temp_file(entry.name):
+                        found.append(entry.path)
+        except OSError:
+            pass
+        yield from map(Path, found)  # once the directory is closed: the caller may remove them

@@ -62,12 +62,14 @@ class Lease:
     def acquire(self) -> Lease:
         lock_path = self.directory / LEASE_LOCK
         try:
-            if not lock_path.exists():
+            try:
+                fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
                 # neither atomic nor durable: an empty file that only carries the OS lock. Two creators open the
                 # same inode (no temp file renamed over another's lock), and after a power cut nobody holds the
                 # lock, so a lost file is simply made again here
                 self._fileops.write_file(lock_path, b"", sync=False)
-            fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+                fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
         except OSError as exc:
             raise io_error(exc, f"cannot take the lease of session {self.session_id}") from exc
         try:

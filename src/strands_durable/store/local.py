@@ -21,7 +21,7 @@ from strands_durable.store import journal as journal_codec
 from strands_durable.store import layout
 from strands_durable.store.base import Finding, Inspection, LeaseHolder, SessionStore, SessionSummary, Workspace
 from strands_durable.store.checkpoint import CHECKPOINT_MIN_BYTES
-from strands_durable.store.fileops import FileOps, is_temp_file
+from strands_durable.store.fileops import FileOps, temp_files
 from strands_durable.store.ids import is_session_id, new_session_meta, resolve_session_id
 from strands_durable.store.io_errors import io_error
 from strands_durable.store.journal import (
@@ -229,16 +229,13 @@ class LocalStore(SessionStore):
 
     def _remove_temp_files(self, directory: Path, session_id: str) -> None:
         """Remove the temp files a crash left (backups/ excepted), wherever they are in the session directory."""
-        for root, dirs, files in os.walk(directory):
-            dirs[:] = [name for name in dirs if name != layout.BACKUPS_DIR]  # nor anything under one
-            for name in files:
-                if is_temp_file(name):
-                    try:
-                        self.fileops.remove(Path(root, name))
-                    except FileNotFoundError:
-                        continue
-                    except OSError as exc:
-                        raise io_error(exc, f"cannot remove leftover temp files of session {session_id}") from exc
+        for path in temp_files(directory, skip=layout.BACKUPS_DIR):  # nor anything under one
+            try:
+                self.fileops.remove(path)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise io_error(exc, f"cannot remove leftover temp files of session {session_id}") from exc
 
     def load(self, session_id: str, *, upto_seq: int | None = None) -> SessionState:
         """The session's state; with `upto_seq`, as it was after that journal record."""

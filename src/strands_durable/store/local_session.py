@@ -350,33 +350,30 @@ class LocalSession(Session):
         """After a crash: count the message files already on disk with the right bytes as written, so only the
         missing or damaged ones are written again (re-deriving a long session would otherwise rewrite them all).
         An agent.json that does not match is written at the next flush even when all its messages are intact."""
+        agents_dir = f"{self.directory / layout.AGENTS_DIR}{os.sep}"
         try:
-            on_disk_keys = set(os.listdir(self.directory / layout.AGENTS_DIR))
+            on_disk_keys = set(os.listdir(agents_dir))
         except FileNotFoundError:
             return
         for key, conv in self.state.conversations.items():
             if conv.generation or key not in on_disk_keys:
                 continue  # written from scratch (a repaired history's old files go to backups first)
-            agent_dir = self.directory / layout.AGENTS_DIR / key
-            messages_dir = agent_dir / "messages"
-            if not messages_dir.is_dir():
+            messages_dir = f"{agents_dir}{key}{os.sep}messages{os.sep}"
+            try:
+                names = set(os.listdir(messages_dir))  # one listing instead of an open per missing file
+            except OSError:
                 continue
             intact = 0
             for index in range(len(conv.messages)):
-                try:
-                    on_disk = (messages_dir / layout.message_file_name(index)).read_bytes()
-                except OSError:
-                    break
-                if on_disk != dump_compact(message_view(conv, index)):
+                name = layout.message_file_name(index)
+                if name not in names or not self._ops.holds(
+                    messages_dir + name, dump_compact(message_view(conv, index))
+                ):
                     break
                 intact += 1
             self._written_messages[key] = intact
             self._written_generation[key] = conv.generation
-            try:
-                agent_file = (agent_dir / "agent.json").read_bytes()
-            except OSError:
-                agent_file = b""
-            if agent_file != dump_compact(agent_view(conv)):
+            if not self._ops.holds(f"{agents_dir}{key}{os.sep}agent.json", dump_compact(agent_view(conv))):
                 self._stale_agent_files.add(key)
 
     def defer_views(self) -> None:
