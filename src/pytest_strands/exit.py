@@ -9,10 +9,11 @@ young generations once more and freezes what survives: teardown frees it by refe
 Cycles that only teardown itself turns into garbage are left to the operating system, whose memory it is; CPython
 never promises their finalizers run at exit either.
 
-hypothesis' pytest plugin imports hypothesis in every process's terminal summary (~70-110 ms), also on the xdist
-controller, which runs no test and would otherwise import it as the last thing before it exits, on the session's
-critical path. `SummaryImports` imports it there as soon as the first worker has finished: from then on the
-controller only waits for the other workers to end, and a core is free.
+The xdist controller runs no test, yet its end imports two things: hypothesis' pytest plugin imports hypothesis in
+every process's terminal summary (~70-110 ms), and removing the suite's scratch directory imports the store's file
+operations (the whole store package, ~30-55 ms). Done last, both lie on the session's critical path. `EndImports`
+imports them as soon as the first worker has finished: from then on the controller only waits for the other
+workers to end, and a core is free.
 """
 
 from __future__ import annotations
@@ -36,11 +37,15 @@ def freeze_at_exit() -> None:
     atexit.register(_freeze_survivors)
 
 
-class SummaryImports:
-    """On the pytest-xdist controller, when hypothesis' pytest plugin is active: imports hypothesis once the first
-    worker is down (registered by the plugin only then)."""
+class EndImports:
+    """On the pytest-xdist controller: imports the modules its end will import (`modules`, in order) once the first
+    worker is down."""
+
+    def __init__(self, modules: list[str]) -> None:
+        self.modules = modules
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        if "hypothesis" not in sys.modules:
-            with contextlib.suppress(ImportError):  # its terminal summary would fail the same way: not ours to say
-                importlib.import_module("hypothesis")
+        for name in self.modules:
+            if name not in sys.modules:
+                with contextlib.suppress(ImportError):  # where it is used it fails the same way: not ours to say
+                    importlib.import_module(name)

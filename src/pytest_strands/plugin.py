@@ -64,11 +64,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _setting(config, "strands_chaos", bool):
         return
     from pytest_strands.collect import select_specs
-    from pytest_strands.exit import SummaryImports, freeze_at_exit
+    from pytest_strands.exit import EndImports, freeze_at_exit
     from pytest_strands.properties import PackedProperties, packs_properties
     from strands_durable.faults.cores import PIN_CHOICES, allow_narrowing, pin_worker
     from strands_durable.faults.report import ChaosTotals, report_path_problem
-    from strands_durable.faults.suite import ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
+    from strands_durable.faults.suite import SCRATCH_REMOVAL, ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
 
     try:
         report = _setting(config, "strands_chaos_report", str)
@@ -108,8 +108,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.args.extend(p for p in selection.extra_args() if p not in config.args)
     if worker is None and config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(GoldenSharing(suite.workdir / "goldens"), "strands-chaos-golden-sharing")
-        if config.pluginmanager.hasplugin("hypothesispytest"):
-            config.pluginmanager.register(SummaryImports(), "strands-chaos-summary-imports")
+        summary = ["hypothesis"] if config.pluginmanager.hasplugin("hypothesispytest") else []
+        config.pluginmanager.register(EndImports([*summary, SCRATCH_REMOVAL]), "strands-chaos-end-imports")
     if worker is not None and pin == "auto":
         pin_worker(worker["workerid"], int(worker["workercount"]))
     allow_narrowing(pin == "auto")  # off: a crash point's runs are not narrowed to one core either

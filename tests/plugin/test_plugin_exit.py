@@ -72,3 +72,31 @@ def test_the_xdist_controller_imports_hypothesis_for_its_summary_while_the_worke
     assert (pytester.path / "controller-summary.txt").read_text() == "True"
     pytester.runpytest_subprocess("--strands-chaos", *options, "-p", "no:hypothesispytest").assert_outcomes(passed=3)
     assert (pytester.path / "controller-summary.txt").read_text() == "False"
+
+
+UNCONFIGURE_PROBE = """
+import sys
+
+import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_unconfigure(config):
+    before = set(sys.modules)
+    yield
+    if not hasattr(config, "workerinput"):
+        imported = sorted(set(sys.modules) - before)
+        (config.rootpath / "controller-end-imports.txt").write_text(repr(imported))
+"""
+
+
+@pytest.mark.slow
+def test_the_xdist_controller_imports_nothing_of_ours_at_its_very_end(pytester: pytest.Pytester) -> None:
+    """Removing the suite's scratch directory imports the store's file operations (the whole store package): the
+    controller imports them while it waits for the last worker, not in its unconfigure, after every worker ended."""
+    add_research_spec(pytester)
+    pytester.makeconftest(UNCONFIGURE_PROBE)
+    options = ["--strands-chaos-max-points=2", "--strands-chaos-schedules=0", "-p", "no:cacheprovider", "-n", "2"]
+    pytester.runpytest_subprocess("--strands-chaos", *options).assert_outcomes(passed=3)
+    imported = eval((pytester.path / "controller-end-imports.txt").read_text())
+    assert [m for m in imported if m.startswith(("strands_durable", "hypothesis"))] == []
