@@ -110,6 +110,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(GoldenSharing(suite.workdir / "goldens"), "strands-chaos-golden-sharing")
         summary = ["hypothesis"] if config.pluginmanager.hasplugin("hypothesispytest") else []
         config.pluginmanager.register(EndImports([*summary, SCRATCH_REMOVAL]), "strands-chaos-end-imports")
+    elif worker is not None and config.pluginmanager.hasplugin("hypothesispytest"):
+        config.pluginmanager.register(EndImports(["hypothesis"]), "strands-chaos-end-imports")
     if worker is not None and pin == "auto":
         pin_worker(worker["workerid"], int(worker["workercount"]))
     allow_narrowing(pin == "auto")  # off: a crash point's runs are not narrowed to one core either

@@ -54,24 +54,28 @@ import pytest
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_terminal_summary(terminalreporter):
-    if not hasattr(terminalreporter.config, "workerinput"):
-        (terminalreporter.config.rootpath / "controller-summary.txt").write_text(repr("hypothesis" in sys.modules))
+    config = terminalreporter.config
+    name = getattr(config, "workerinput", {}).get("workerid", "controller")
+    (config.rootpath / f"{name}-summary.txt").write_text(repr("hypothesis" in sys.modules))
 """
 
 
 @pytest.mark.slow
-def test_the_xdist_controller_imports_hypothesis_for_its_summary_while_the_workers_end(
+def test_xdist_processes_import_hypothesis_for_their_summary_before_their_end(
     pytester: pytest.Pytester,
 ) -> None:
-    """hypothesis' plugin imports hypothesis in the controller's terminal summary; the controller has it already,
-    imported while it waited for the last worker; without hypothesis' plugin it never imports it."""
+    """hypothesis' plugin imports hypothesis in every process's terminal summary. The controller has it already,
+    imported while it waited for the last worker; each worker too, imported after it sent its collection, though
+    no item of this run imports it (no schedules): not after a worker's last item. Without hypothesis' plugin no
+    process imports it."""
     add_research_spec(pytester)
     pytester.makeconftest(SUMMARY_PROBE)
     options = ["--strands-chaos-max-points=2", "--strands-chaos-schedules=0", "-p", "no:cacheprovider", "-n", "2"]
+    processes = ("controller", "gw0", "gw1")
     pytester.runpytest_subprocess("--strands-chaos", *options).assert_outcomes(passed=3)
-    assert (pytester.path / "controller-summary.txt").read_text() == "True"
+    assert [(pytester.path / f"{name}-summary.txt").read_text() for name in processes] == ["True"] * 3
     pytester.runpytest_subprocess("--strands-chaos", *options, "-p", "no:hypothesispytest").assert_outcomes(passed=3)
-    assert (pytester.path / "controller-summary.txt").read_text() == "False"
+    assert [(pytester.path / f"{name}-summary.txt").read_text() for name in processes] == ["False"] * 3
 
 
 UNCONFIGURE_PROBE = """
