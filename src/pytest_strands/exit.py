@@ -12,8 +12,9 @@ never promises their finalizers run at exit either.
 The xdist controller runs no test, yet its end imports two things: hypothesis' pytest plugin imports hypothesis in
 every process's terminal summary (~70-110 ms), and removing the suite's scratch directory imports the store's file
 operations (the whole store package, ~30-55 ms). Done last, both lie on the session's critical path. `EndImports`
-imports them as soon as the first worker has finished: from then on the controller only waits for the other
-workers to end, and a core is free.
+imports them as soon as the first worker has finished, when a core is free, on a thread of their own: the
+controller's loop must still answer the other worker, which keeps one item in hand and runs its last only once
+the controller has said there is no next (imported on the loop's thread, they held that worker ~80-120 ms).
 
 A worker imports hypothesis in its terminal summary too, unless one of its items (a workflow's `schedules`) did: on
 the worker that ran none, ~70 ms after its last item, on the critical path. `EndImports` on a worker imports it as
@@ -28,6 +29,7 @@ import contextlib
 import gc
 import importlib
 import sys
+import threading
 from typing import Any
 
 import pytest
@@ -46,10 +48,12 @@ def freeze_at_exit() -> None:
 
 class EndImports:
     """Imports the modules a pytest-xdist process's end will import (`modules`, in order): on the controller once
-    the first worker is down, on a worker once it has sent its collection (after xdist's own hook)."""
+    the first worker is down (on a thread, joined when the session finishes), on a worker once it has sent its
+    collection (after xdist's own hook)."""
 
     def __init__(self, modules: list[str]) -> None:
         self.modules = modules
+        self._thread: threading.Thread | None = None
 
     def _import(self) -> None:
         for name in self.modules:
@@ -58,7 +62,13 @@ class EndImports:
                     importlib.import_module(name)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        self._import()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._import, name="strands-chaos-end-imports", daemon=True)
+            self._thread.start()
+
+    def pytest_sessionfinish(self) -> None:
+        if self._thread is not None:  # before the terminal summary and the unconfigure that use the modules
+            self._thread.join()
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:

@@ -104,3 +104,38 @@ def test_the_xdist_controller_imports_nothing_of_ours_at_its_very_end(pytester: 
     pytester.runpytest_subprocess("--strands-chaos", *options).assert_outcomes(passed=3)
     imported = eval((pytester.path / "controller-end-imports.txt").read_text())
     assert [m for m in imported if m.startswith(("strands_durable", "hypothesis"))] == []
+
+
+THREAD_PROBE = """
+import sys
+import threading
+
+_where = {}
+
+
+class _Watch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "strands_durable.store.fileops" and _where.get("controller"):
+            (_where["root"] / "controller-import-thread.txt").write_text(threading.current_thread().name)
+        return None
+
+
+sys.meta_path.insert(0, _Watch())
+
+
+def pytest_configure(config):
+    _where.update(controller=not hasattr(config, "workerinput"), root=config.rootpath)
+"""
+
+
+@pytest.mark.slow
+def test_the_xdist_controller_does_its_end_imports_off_the_thread_that_answers_the_workers(
+    pytester: pytest.Pytester,
+) -> None:
+    """The worker still running keeps one item in hand and runs its last only once the controller's loop has told
+    it there is no next: the controller's end imports (~0.1 s) must not hold that loop."""
+    add_research_spec(pytester)
+    pytester.makeconftest(THREAD_PROBE)
+    options = ["--strands-chaos-max-points=2", "--strands-chaos-schedules=0", "-p", "no:cacheprovider", "-n", "2"]
+    pytester.runpytest_subprocess("--strands-chaos", *options).assert_outcomes(passed=3)
+    assert (pytester.path / "controller-import-thread.txt").read_text() == "strands-chaos-end-imports"
