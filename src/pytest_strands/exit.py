@@ -47,8 +47,8 @@ def freeze_at_exit() -> None:
 
 
 class EndImports:
-    """Imports the modules a pytest-xdist process's end will import (`modules`, in order): on the controller once
-    the first worker is down (on a thread, joined when the session finishes), on a worker once it has sent its
+    """Imports the modules a pytest-xdist process's end will import (`modules`, in order), on a thread joined when
+    the session finishes: on the controller once the first worker is down, on a worker once it has sent its
     collection (after xdist's own hook)."""
 
     def __init__(self, modules: list[str]) -> None:
@@ -61,16 +61,19 @@ class EndImports:
                 with contextlib.suppress(ImportError):  # where it is used it fails the same way: not ours to say
                     importlib.import_module(name)
 
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+    def _start(self) -> None:
         if self._thread is None:
             self._thread = threading.Thread(target=self._import, name="strands-chaos-end-imports", daemon=True)
             self._thread.start()
 
-    def pytest_sessionfinish(self) -> None:
-        if self._thread is not None:  # before the terminal summary and the unconfigure that use the modules
-            self._thread.join()
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        self._start()
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if hasattr(session.config, "workerinput"):
-            self._import()
+            self._start()  # the worker that collected first waits for the other's collection meanwhile
+
+    def pytest_sessionfinish(self) -> None:
+        if self._thread is not None:  # before the terminal summary and the unconfigure that use the modules
+            self._thread.join()
