@@ -9,10 +9,17 @@ young generations once more and freezes what survives: teardown frees it by refe
 Cycles that only teardown itself turns into garbage are left to the operating system, whose memory it is; CPython
 never promises their finalizers run at exit either.
 
-hypothesis' pytest plugin imports hypothesis in every process's terminal summary (~70-110 ms), also on the xdist
-controller, which runs no test and would otherwise import it as the last thing before it exits, on the session's
-critical path. `SummaryImports` imports it there as soon as the first worker has finished: from then on the
-controller only waits for the other workers to end, and a core is free.
+The xdist controller runs no test, yet its end imports two things: hypothesis' pytest plugin imports hypothesis in
+every process's terminal summary (~70-110 ms), and removing the suite's scratch directory imports the store's file
+operations (the whole store package, ~30-55 ms). Done last, both lie on the session's critical path. `EndImports`
+imports them as soon as the first worker has finished, when a core is free, on a thread of their own: the
+controller's loop must still answer the other worker, which keeps one item in hand and runs its last only once
+the controller has said there is no next (imported on the loop's thread, they held that worker ~80-120 ms).
+
+A worker imports hypothesis in its terminal summary too, unless one of its items (a workflow's `schedules`) did: on
+the worker that ran none, ~70 ms after its last item, on the critical path. `EndImports` on a worker imports it as
+soon as the worker has sent its collection: the controller deals items to the workers as they free up, so the
+cost is shared out like any item's, not added to one worker's end.
 """
 
 from __future__ import annotations
@@ -22,7 +29,10 @@ import contextlib
 import gc
 import importlib
 import sys
+import threading
 from typing import Any
+
+import pytest
 
 
 def _freeze_survivors() -> None:
@@ -36,11 +46,34 @@ def freeze_at_exit() -> None:
     atexit.register(_freeze_survivors)
 
 
-class SummaryImports:
-    """On the pytest-xdist controller, when hypothesis' pytest plugin is active: imports hypothesis once the first
-    worker is down (registered by the plugin only then)."""
+class EndImports:
+    """Imports the modules a pytest-xdist process's end will import (`modules`, in order), on a thread joined when
+    the session finishes: on the controller once the first worker is down, on a worker once it has sent its
+    collection (after xdist's own hook)."""
+
+    def __init__(self, modules: list[str]) -> None:
+        self.modules = modules
+        self._thread: threading.Thread | None = None
+
+    def _import(self) -> None:
+        for name in self.modules:
+            if name not in sys.modules:
+                with contextlib.suppress(ImportError):  # where it is used it fails the same way: not ours to say
+                    importlib.import_module(name)
+
+    def _start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._import, name="strands-chaos-end-imports", daemon=True)
+            self._thread.start()
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        if "hypothesis" not in sys.modules:
-            with contextlib.suppress(ImportError):  # its terminal summary would fail the same way: not ours to say
-                importlib.import_module("hypothesis")
+        self._start()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if hasattr(session.config, "workerinput"):
+            self._start()  # the worker that collected first waits for the other's collection meanwhile
+
+    def pytest_sessionfinish(self) -> None:
+        if self._thread is not None:  # before the terminal summary and the unconfigure that use the modules
+            self._thread.join()

@@ -64,10 +64,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _setting(config, "strands_chaos", bool):
         return
     from pytest_strands.collect import select_specs
-    from pytest_strands.exit import SummaryImports, freeze_at_exit
+    from pytest_strands.exit import EndImports, freeze_at_exit
+    from pytest_strands.properties import PackedProperties, packs_properties
     from strands_durable.faults.cores import PIN_CHOICES, allow_narrowing, pin_worker
     from strands_durable.faults.report import ChaosTotals, report_path_problem
-    from strands_durable.faults.suite import ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
+    from strands_durable.faults.suite import SCRATCH_REMOVAL, ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
 
     try:
         report = _setting(config, "strands_chaos_report", str)
@@ -100,12 +101,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SUITE] = suite = ChaosSuite(settings, shared=Path(shared) if shared else None)
     config.stash[SELECTION] = selection
     config.stash[TOTALS] = ChaosTotals(seed=settings.seed, faults=settings.faults, mode=settings.mode)
-    config.pluginmanager.register(ChaosReporting(config), "strands-chaos-reporting")
+    if worker is None:  # a worker's reports reach the controller, which adds them up
+        config.pluginmanager.register(ChaosReporting(config), "strands-chaos-reporting")
+    elif packs_properties(config):
+        config.pluginmanager.register(PackedProperties(), "strands-chaos-packed-properties")
     config.args.extend(p for p in selection.extra_args() if p not in config.args)
     if worker is None and config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(GoldenSharing(suite.workdir / "goldens"), "strands-chaos-golden-sharing")
-        if config.pluginmanager.hasplugin("hypothesispytest"):
-            config.pluginmanager.register(SummaryImports(), "strands-chaos-summary-imports")
+        summary = ["hypothesis"] if config.pluginmanager.hasplugin("hypothesispytest") else []
+        config.pluginmanager.register(EndImports([*summary, SCRATCH_REMOVAL]), "strands-chaos-end-imports")
+    elif worker is not None and config.pluginmanager.hasplugin("hypothesispytest"):
+        config.pluginmanager.register(EndImports(["hypothesis"]), "strands-chaos-end-imports")
     if worker is not None and pin == "auto":
         pin_worker(worker["workerid"], int(worker["workercount"]))
     allow_narrowing(pin == "auto")  # off: a crash point's runs are not narrowed to one core either
@@ -384,41 +390,42 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 class ChaosReporting:
-    """Registered only under --strands-chaos: adds up item properties wherever reports arrive (the controller
-    under xdist), prints the summary line and writes the JSON report."""
+    """Registered only under --strands-chaos, in the process where reports arrive (not on an xdist worker): adds
+    up item properties (unpacking those a worker packed, pytest_strands/properties.py), prints the summary line
+    and writes the JSON report."""
 
     def __init__(self, config: pytest.Config) -> None:
+        from pytest_strands.properties import unpack
+
         self.config = config
         self.totals = config.stash[TOTALS]
+        self.unpack = unpack
         self.write_errors: list[str] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or (report.when == "setup" and not report.passed):
-            self.totals.add(report.nodeid, report.outcome, report.user_properties)
+            self.totals.add(report.nodeid, report.outcome, self.unpack(report.user_properties))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not hasattr(self.config, "workerinput"):
-            terminalreporter.write_line(self.totals.line())
-            totals = self.totals
-            for line in (totals.not_explorable_line(), totals.failing_golden_line(), totals.untaken_edges_line()):
-                if line is not None:
-                    terminalreporter.write_line(line)
-            if not self.totals.items:
-                from pytest_strands.collect import nothing_collected_line
+        terminalreporter.write_line(self.totals.line())
+        totals = self.totals
+        for line in (totals.not_explorable_line(), totals.failing_golden_line(), totals.untaken_edges_line()):
+            if line is not None:
+                terminalreporter.write_line(line)
+        if not self.totals.items:
+            from pytest_strands.collect import nothing_collected_line
 
-                why = nothing_collected_line(self.config, self.config.stash[SELECTION])
-                if why is not None:
-                    terminalreporter.write_line(why)
-            html = self.config.stash[SUITE].settings.html
-            if html is not None and not self.write_errors:
-                terminalreporter.write_line(f"strands-chaos: HTML report {html}")
-            for error in self.write_errors:
-                terminalreporter.write_line(error, red=True)
+            why = nothing_collected_line(self.config, self.config.stash[SELECTION])
+            if why is not None:
+                terminalreporter.write_line(why)
+        html = self.config.stash[SUITE].settings.html
+        if html is not None and not self.write_errors:
+            terminalreporter.write_line(f"strands-chaos: HTML report {html}")
+        for error in self.write_errors:
+            terminalreporter.write_line(error, red=True)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         settings = self.config.stash[SUITE].settings
-        if hasattr(self.config, "workerinput"):
-            return
         for path, write in ((settings.report, self.totals.write_json), (settings.html, self._write_html)):
             try:
                 if path is not None:

@@ -13,18 +13,26 @@ from tests.plugin.support import add_research_spec
 CONTROLLER_PROBE = """
 import sys
 
+import pytest
 
-def pytest_sessionfinish(session):
-    if not hasattr(session.config, "workerinput"):
+_written = []
+
+
+@pytest.hookimpl(tryfirst=True)  # before the plugin's own imports for its end (pytest_strands/exit.py)
+def pytest_testnodedown(node, error):
+    if not _written:
+        _written.append(True)
+        root = node.config.rootpath
         loaded = sorted(m for m in sys.modules if m == "strands" or m.startswith("strands."))
-        (session.config.rootpath / "controller-modules.txt").write_text(repr(loaded))
+        (root / "controller-modules.txt").write_text(repr(loaded))
         ours = sorted(m for m in sys.modules if m.startswith("strands_durable."))
-        (session.config.rootpath / "controller-ours.txt").write_text(repr(ours))
+        (root / "controller-ours.txt").write_text(repr(ours))
 """
 
 
 @pytest.mark.slow
 def test_the_xdist_controller_imports_neither_strands_agents_nor_the_runs_machinery(pytester: pytest.Pytester) -> None:
+    """Checked when the first worker is down: until then the controller only starts workers and adds up reports."""
     add_research_spec(pytester)
     pytester.makeconftest(CONTROLLER_PROBE)
     result = pytester.runpytest_subprocess(
