@@ -101,9 +101,14 @@ def examples_rate(workdir: Path, examples: Path, *, quiet: bool = False) -> tupl
     return total_points / total_time, total_points / total_cpu
 
 
-def _in_tree(src: Path, args: list[str], **env_vars: str) -> subprocess.CompletedProcess[str]:
-    """Run `args` in a fresh process whose `strands_durable` and `pytest_strands` come from `src`."""
+def _in_tree(src: Path, args: list[str], *, bytecode_cache: bool, **env_vars: str) -> subprocess.CompletedProcess[str]:
+    """Run `args` in a fresh process whose `strands_durable` and `pytest_strands` come from `src`; with
+    `bytecode_cache` (unless `--no-bytecode-cache`), with Python's bytecode cache on, as on an ordinary install: an
+    environment that sets PYTHONDONTWRITEBYTECODE makes every process compile our modules and pytest rewrite its
+    plugins again at start (~80 ms of CPU per xdist worker measured), which a serial run pays once and `-n 2` thrice."""
     env = {**os.environ, **env_vars, "PYTHONPATH": str(src)}
+    if bytecode_cache:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     return subprocess.run(args, env=env, capture_output=True, text=True, check=False)
 
 
@@ -119,7 +124,9 @@ def _median_line(label: str, values: list[float], unit: str) -> float:
     return middle
 
 
-def compare_trees(trees: dict[str, Path], rounds: int, xdist: bool, examples: Path) -> None:
+def compare_trees(
+    trees: dict[str, Path], rounds: int, xdist: bool, examples: Path, *, bytecode_cache: bool = True
+) -> None:
     """Points/s per tree (fresh process each, alternating), and with `xdist` the whole plugin run serial vs -n 2."""
     rates: dict[str, list[float]] = {name: [] for name in trees}
     cpu_rates: dict[str, list[float]] = {name: [] for name in trees}
@@ -129,9 +136,34 @@ def compare_trees(trees: dict[str, Path], rounds: int, xdist: bool, examples: Pa
     # end, deletes the oldest ones beyond three, so under the shared /tmp it paid for other sessions' leftovers
     # (5 s once the whole test suite had left 200 MB there; a serial chaos run makes none and never pays)
     temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-")
+    print(
+        f"bytecode cache: {'on (warmed by one untimed run per tree)' if bytecode_cache else 'as the environment says'}"
+    )
+    if xdist and bytecode_cache:
+        for src in trees.values():  # untimed: writes the caches a first run on an ordinary install writes
+            _in_tree(
+                src,
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "--strands-chaos",
+                    str(examples),
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    "-n",
+                    "2",
+                ],
+                PYTEST_DEBUG_TEMPROOT=temp_root,
+            )
     for _ in range(rounds):
         for name, src in trees.items():
-            done = _in_tree(src, [sys.executable, __file__, "--examples-rate-only", "--examples", str(examples)])
+            done = _in_tree(
+                src,
+                [sys.executable, __file__, "--examples-rate-only", "--examples", str(examples)],
+                bytecode_cache=bytecode_cache,
+            )
             if done.returncode != 0:
                 raise SystemExit(f"Error: the {name} tree's examples run failed:\n{done.stderr[-2000:]}")
             measured = json.loads(done.stdout.strip().splitlines()[-1])
@@ -143,7 +175,7 @@ def compare_trees(trees: dict[str, Path], rounds: int, xdist: bool, examples: Pa
                 command = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q"]
                 command += ["-p", "no:cacheprovider", "-n", n]
                 start, used = time.perf_counter(), _children_cpu()
-                done = _in_tree(src, command, PYTEST_DEBUG_TEMPROOT=temp_root)
+                done = _in_tree(src, command, bytecode_cache=bytecode_cache, PYTEST_DEBUG_TEMPROOT=temp_root)
                 walls[(name, n)].append(time.perf_counter() - start)
                 cpus[(name, n)].append(_children_cpu() - used)
                 if done.returncode != 0:
@@ -183,6 +215,11 @@ def main() -> None:
     parser.add_argument("--chains-only", action="store_true", help="only the 50 vs 10-step cost per point")
     parser.add_argument("--examples", type=Path, default=REPO / "examples", help="the specs measured (examples/)")
     parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="keep PYTHONDONTWRITEBYTECODE in the children if the environment sets it (default: the cache on)",
+    )
     args = parser.parse_args()
     workdir = default_workdir()
     if args.examples_rate_only:
@@ -192,7 +229,9 @@ def main() -> None:
     if args.baseline is not None or args.xdist:
         trees = {str(src): src.resolve() for src in args.baseline or []}
         trees["this tree"] = REPO / "src"
-        compare_trees(trees, args.rounds, args.xdist, args.examples.resolve())
+        compare_trees(
+            trees, args.rounds, args.xdist, args.examples.resolve(), bytecode_cache=not args.no_bytecode_cache
+        )
         return
     print(f"scratch: {workdir}")
     if not args.chains_only:
