@@ -140,23 +140,9 @@ def compare_trees(
         f"bytecode cache: {'on (warmed by one untimed run per tree)' if bytecode_cache else 'as the environment says'}"
     )
     if xdist and bytecode_cache:
+        warm = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q", "-p", "no:cacheprovider"]
         for src in trees.values():  # untimed: writes the caches a first run on an ordinary install writes
-            _in_tree(
-                src,
-                [
-                    sys.executable,
-                    "-m",
-                    "pytest",
-                    "--strands-chaos",
-                    str(examples),
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    "-n",
-                    "2",
-                ],
-                PYTEST_DEBUG_TEMPROOT=temp_root,
-            )
+            _in_tree(src, [*warm, "-n", "2"], bytecode_cache=True, PYTEST_DEBUG_TEMPROOT=temp_root)
     for _ in range(rounds):
         for name, src in trees.items():
             done = _in_tree(
