@@ -298,7 +298,7 @@ class LocalStore(SessionStore):
 
     def _listing_view(self, directory: Path, session_id: str) -> dict[str, Any] | None:
         """session.json when the journal's last record confirms it (the view is as of that record, or only the
-        closing sync mark follows it); otherwise the view of the journal itself (None: a journal that is not
+        close's mark follows it); otherwise the view of the journal itself (None: a journal that is not
         ours, or not readable)."""
         try:
             ends = journal_ends(directory / JOURNAL_NAME)

@@ -251,10 +251,10 @@ class LocalSession(Session):
     # -- readable files -----------------------------------------------------------------------------
     def flush_views(self, *, messages: bool = True) -> None:
         """Write the readable files that changed since the last flush, without fsync: the journal is the truth,
-        and after a crash any file newer than the last sync mark is re-derived from it. Message files are new
-        files written once (no temp file needed: a torn one is detected against the journal); the files that
-        are rewritten (agent.json, pattern_state.json, session.json) are replaced atomically. `messages=False`
-        writes only session.json and pattern_state.json."""
+        and after a crash any file newer than the last trusted mark (`SessionState.trusted_seq`) is re-derived
+        from it. Message files are new files written once (no temp file needed: a torn one is detected against
+        the journal); the files that are rewritten (agent.json, pattern_state.json, session.json) are replaced
+        atomically. `messages=False` writes only session.json and pattern_state.json."""
         with self._views_lock:
             self._flush_views(messages)
 

@@ -37,7 +37,7 @@ def verify_views(directory: Path, state: SessionState, *, trusted: int) -> None:
     written and kept, so any damage is corruption. After a crash only message files of records up to it are
     checked; later files are re-derived.
 
-    After a clean close a message file whose inode has not changed since a little before the closing sync mark
+    After a clean close a message file whose inode has not changed since a little before the close's mark
     (its ctime, which a write, rename or chmod moves and a user cannot set back) is the file that close flushed:
     one stat instead of reading and parsing it, so opening a long session costs a stat per message. Any file
     changed later, or written in the last moments before the mark, is read and compared in full; `sessions
@@ -68,13 +68,13 @@ def verify_views(directory: Path, state: SessionState, *, trusted: int) -> None:
                 raise CorruptSession(path, "does not match the session journal")
 
 
-# how long before the closing sync mark's timestamp a file's ctime must be for the file to be trusted unread: file
+# how long before the close's mark's timestamp a file's ctime must be for the file to be trusted unread: file
 # times come from the kernel's coarse clock, which may lag the clock that stamps records by a few milliseconds
 _CTIME_MARGIN_NS = 50_000_000
 
 
 def _closed_at_ns(state: SessionState) -> int:
-    """The closing sync mark's time less the margin, in ns since the epoch (0: unknown, trust nothing)."""
+    """The close's mark's time less the margin, in ns since the epoch (0: unknown, trust nothing)."""
     try:
         closed = datetime.fromisoformat(state.updated_at or "")
     except ValueError:
