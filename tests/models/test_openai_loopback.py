@@ -10,12 +10,12 @@ import pytest
 from strands import Agent, tool
 from strands.models.openai import OpenAIModel
 
-from conftest import lookup_weather
 from strands_durable.models.contracts import parse_route, route_instruction
 from strands_durable.models.request import ModelRequest
 from strands_durable.models.scripted import ScriptedPolicy
 from strands_durable.models.synthetic_policy import SyntheticPolicy
 from strands_durable.testing import OpenAICompatServer, request_from_openai
+from tests.models.conftest import lookup_weather
 
 RESERVATIONS: list[str] = []
 

@@ -8,9 +8,9 @@ import json
 import pytest
 from strands import Agent, tool
 
-from conftest import text_of, user
 from strands_durable.errors import ExitCode, WorkflowFailed
 from strands_durable.models import ScriptedModel, ScriptError, ScriptExhausted
+from tests.models.conftest import text_of, user
 
 CALLS: list[str] = []
 

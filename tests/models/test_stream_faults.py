@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from strands import Agent
 
-from conftest import lookup_weather, user
 from strands_durable.models import ScriptedModel, StreamCut, StreamFault, SyntheticModel
 from strands_durable.models.answer import TOOL_USE_ID_RE
+from tests.models.conftest import lookup_weather, user
 
 SPECS = [lookup_weather.tool_spec]
 TWO_TOOLS = [

@@ -13,10 +13,10 @@ import pytest
 from pydantic import BaseModel
 from strands import Agent
 
-from conftest import lookup_weather, text_of, user
 from strands_durable.models import SyntheticModel
 from strands_durable.models.answer import TOOL_USE_ID_RE
 from strands_durable.models.synthetic import LATENCY_ENV
+from tests.models.conftest import lookup_weather, text_of, user
 
 SPECS = [lookup_weather.tool_spec]
 

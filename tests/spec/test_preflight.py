@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.patterns.test_corpus_offline import COMPLETES, CORPUS, TABLE
 
 from strands_durable.errors import DurableError, exit_code_for
 from strands_durable.runner.options import RunOptions
@@ -18,6 +17,7 @@ from strands_durable.runner.reporter import RecordingReporter
 from strands_durable.runner.run import run_workflow
 from strands_durable.spec import load_spec
 from strands_durable.store import LocalStore
+from tests.patterns.test_corpus_offline import COMPLETES, CORPUS, TABLE
 
 CHAIN = """\
 version: 0

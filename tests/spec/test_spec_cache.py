@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import REPO
 
 from strands_durable.errors import SpecError
 from strands_durable.faults.explore import explore_point, iter_points
@@ -16,6 +15,7 @@ from strands_durable.faults.golden import run_golden
 from strands_durable.faults.target import ChaosTarget
 from strands_durable.spec import Spec, bytes_hash, load_spec, load_spec_text, loader
 from strands_durable.spec.document import MAX_BYTES
+from tests.conftest import REPO
 
 SPEC = "version: 0\nname: cached\nruntime: {provider: synthetic}\nagents: {a: {prompt: hi}}\n"
 SPEC += "pattern: {type: chain, config: {steps: [{agent: a, input: '%s'}]}}\n"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.corpus import corpus_dir
 
 from strands_durable.spec import PATTERN_TYPES, load_spec, spec_hash
+from tests.corpus import corpus_dir
 
 CORPUS = corpus_dir()
 EXAMPLES = sorted((CORPUS / "examples").glob("*.yaml"))

@@ -9,10 +9,10 @@ from typing import Any
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.corpus import corpus_dir
 
 from strands_durable.errors import ExitCode, SpecError
 from strands_durable.spec import Spec, load_spec_text
+from tests.corpus import corpus_dir
 
 EXAMPLES = corpus_dir() / "examples"
 CORPUS = sorted(EXAMPLES.glob("*.yaml"))
