@@ -11,8 +11,10 @@ With `--baseline` (the `src` directory of another tree, e.g. `git archive main s
 examples' points/s is measured for both trees in fresh processes, alternating baseline and this tree `--rounds`
 times (the machine is shared, so rounds are paired and medians compared). `--xdist` also times the whole
 `pytest --strands-chaos examples/` process serially (`-n 0`) and on two workers (`-n 2`), alternating, for each
-tree measured, and prints serial / `-n 2`. `--examples DIR` measures another directory of specs than examples/ (issue
-18 pins the workload: the 7 examples as at commit 5526c56, `git archive 5526c56 examples | tar -x -C DIR/..`).
+tree measured, and prints serial / `-n 2`, where each process's CPU went (bench/xdist_probe.py: until its first item,
+in items, and after its unconfigure), and the ceiling the CPU of `-n 2` sets: serial wall / (its CPU / cores), which
+no run using that much CPU on these cores can beat. `--examples DIR` measures another directory of specs than
+examples/ (issue 18 pins the workload: the 7 examples as at 5526c56, `git archive 5526c56 examples | tar -x -C DIR/..`).
 Each summary line ends with the issue's target for it.
 """
 
@@ -40,6 +42,7 @@ except ImportError:  # a baseline tree from before the kit's one golden run (fau
     from strands_durable.faults.explore import ChaosTarget, run_golden  # type: ignore[attr-defined,no-redef]
 
 REPO = Path(__file__).resolve().parents[1]
+BENCH = REPO / "bench"  # xdist_probe.py, the plugin each timed pytest run loads
 
 
 def chain_spec(steps: int, *, shared_agent: bool) -> str:
@@ -106,7 +109,7 @@ def _in_tree(src: Path, args: list[str], *, bytecode_cache: bool, **env_vars: st
     `bytecode_cache` (unless `--no-bytecode-cache`), with Python's bytecode cache on, as on an ordinary install: an
     environment that sets PYTHONDONTWRITEBYTECODE makes every process compile our modules and pytest rewrite its
     plugins again at start (~80 ms of CPU per xdist worker measured), which a serial run pays once and `-n 2` thrice."""
-    env = {**os.environ, **env_vars, "PYTHONPATH": str(src)}
+    env = {**os.environ, "PYTHONPATH": str(src), **env_vars}
     if bytecode_cache:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     return subprocess.run(args, env=env, capture_output=True, text=True, check=False)
@@ -132,6 +135,7 @@ def compare_trees(
     cpu_rates: dict[str, list[float]] = {name: [] for name in trees}
     walls: dict[tuple[str, str], list[float]] = {(name, n): [] for name in trees for n in ("0", "2")}
     cpus: dict[tuple[str, str], list[float]] = {(name, n): [] for name in trees for n in ("0", "2")}
+    splits: dict[tuple[str, str], list[dict[str, float]]] = {(name, n): [] for name in trees for n in ("0", "2")}
     # pytest's temporary directories of its own: an xdist controller makes a numbered base directory and, at its
     # end, deletes the oldest ones beyond three, so under the shared /tmp it paid for other sessions' leftovers
     # (5 s once the whole test suite had left 200 MB there; a serial chaos run makes none and never pays)
@@ -159,13 +163,23 @@ def compare_trees(
                 continue
             for n in ("0", "2"):
                 command = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q"]
-                command += ["-p", "no:cacheprovider", "-n", n]
+                command += ["-p", "no:cacheprovider", "-p", "xdist_probe", "-n", n]
+                probe = Path(temp_root) / "probe.jsonl"
+                probe.unlink(missing_ok=True)
                 start, used = time.perf_counter(), _children_cpu()
-                done = _in_tree(src, command, bytecode_cache=bytecode_cache, PYTEST_DEBUG_TEMPROOT=temp_root)
+                done = _in_tree(
+                    src,
+                    command,
+                    bytecode_cache=bytecode_cache,
+                    PYTEST_DEBUG_TEMPROOT=temp_root,
+                    PYTHONPATH=f"{src}{os.pathsep}{BENCH}",
+                    BENCH_XDIST_PROBE=str(probe),
+                )
                 walls[(name, n)].append(time.perf_counter() - start)
                 cpus[(name, n)].append(_children_cpu() - used)
                 if done.returncode != 0:
                     raise SystemExit(f"Error: the {name} tree's pytest -n {n} failed:\n{done.stdout[-2000:]}")
+                splits[(name, n)].append(cpu_split(probe, cpus[(name, n)][-1]))
     shutil.rmtree(temp_root, ignore_errors=True)
     medians = {name: _median_line(f"examples, {name}", rates[name], "points/s") for name in trees}
     cpu_medians = {name: _median_line(f"examples, {name}", cpu_rates[name], "points/CPU s") for name in trees}
@@ -183,11 +197,43 @@ def compare_trees(
             two = _median_line(f"pytest --strands-chaos examples/ -n 2, {name}", walls[(name, "2")], "s")
             _median_line(f"  CPU seconds of all its processes, -n 0, {name}", cpus[(name, "0")], "s")
             _median_line(f"  CPU seconds of all its processes, -n 2, {name}", cpus[(name, "2")], "s")
+            print_split(f"  CPU split, -n 0, {name}", splits[(name, "0")])
+            print_split(f"  CPU split, -n 2, {name}", splits[(name, "2")])
             paired = [a / b for a, b in zip(walls[(name, "0")], walls[(name, "2")], strict=True)]
             print(
                 f"serial / -n 2, {name}: {serial / two:.2f}x (paired median {statistics.median(paired):.2f}x; "
                 f"target >= {TARGET_XDIST}x)"
             )
+            cores = len(os.sched_getaffinity(0))
+            ceilings = [w / (c / cores) for w, c in zip(walls[(name, "0")], cpus[(name, "2")], strict=True)]
+            print(
+                f"  ceiling on {cores} cores, {name}: serial wall / (CPU of all -n 2 processes / {cores}) = "
+                f"{statistics.median(ceilings):.2f}x (paired median): no -n 2 run using this much CPU is faster"
+            )
+
+
+def cpu_split(probe: Path, total: float) -> dict[str, float]:
+    """One run's CPU seconds by process and phase, from `xdist_probe`'s lines and the run's total."""
+    lines = [json.loads(line) for line in probe.read_text().splitlines()] if probe.exists() else []
+    split = {"after unconfigure": total - sum(line["unconfigure_cpu"] for line in lines)}
+    for line in lines:
+        if line["process"] == "controller":
+            split["controller"] = line["unconfigure_cpu"]
+            continue
+        first = line["first_item_cpu"] or line["unconfigure_cpu"]
+        label = "workers" if line["process"] != "serial" else "process"
+        split[f"{label} to the first item"] = split.get(f"{label} to the first item", 0.0) + first
+        split[f"{label} in items"] = split.get(f"{label} in items", 0.0) + line["unconfigure_cpu"] - first
+    return split
+
+
+def print_split(label: str, splits: list[dict[str, float]]) -> None:
+    """The median of each part over the runs."""
+    if not splits:
+        return
+    parts = [key for key in splits[0] if key != "after unconfigure"] + ["after unconfigure"]
+    shown = ", ".join(f"{key} {statistics.median(s.get(key, 0.0) for s in splits):.2f}" for key in parts)
+    print(f"{label} (s): {shown}")
 
 
 def main() -> None:
