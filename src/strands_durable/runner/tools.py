@@ -135,7 +135,7 @@ class ToolResolver:
                     tools.extend(self._server_tools(name))
                 continue
             tool, idempotent = self._resolve(name, agent_id)
-            tools.append(tool)
+            tools.append(_as_sdk_tool(tool, name, agent_id))
             if not idempotent:
                 risky.add(_tool_name(tool))
         return ToolSet(tools, frozenset(risky))
@@ -287,6 +287,21 @@ def _import_callable(ref: str, where: str) -> Any:
                 continue
         return _as_tool(obj)
     raise Unsupported(f"tool '{ref}' ({where}) cannot be imported")
+
+
+def _as_sdk_tool(tool: Any, name: str, agent_id: str) -> Any:
+    """`tool` when the SDK takes it: an `AgentTool` (a `@tool` function is one) or a module of tools. The SDK leaves
+    anything else out of the agent with only a log line, and the run would go on without that tool."""
+    import inspect
+
+    from strands.types.tools import AgentTool
+
+    if isinstance(tool, AgentTool) or inspect.ismodule(tool):
+        return tool
+    raise Unsupported(
+        f"tool '{name}' (agents.{agent_id}.tools) is not a Strands tool but a {type(tool).__name__}: give a function "
+        "decorated with @tool, an AgentTool, or a module that defines TOOL_SPEC"
+    )
 
 
 def _as_tool(obj: Any) -> Any:
