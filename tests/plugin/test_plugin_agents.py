@@ -269,9 +269,15 @@ def test_a_tool_body_marks_its_own_crash_point(pytester: pytest.Pytester) -> Non
     result.assert_outcomes(passed=1)
 
 
+# The agent runs its two tools one at a time. Run concurrently (the SDK's default), the order of a turn's results
+# is the order the tools finish in. A replay whose tools finish in another order than the recording's asks a request
+# the cassette does not hold, and the point fails as resume-failed (seen once in a full suite run; reproduced by
+# delaying one tool while recording and the other while replaying). That is a known gap, in docs/chaos-plugin.md,
+# and not what this test is about.
 CASSETTE = """
 import pytest
 from strands import Agent
+from strands.tools.executors import SequentialToolExecutor
 
 from strands_durable.faults.agents import LEDGER_SCRIPT, ledger_tools
 from strands_durable.models.scripted import ScriptedModel
@@ -287,10 +293,10 @@ class ProviderModel(ScriptedModel):  # stands in for a paid provider: counts the
             yield event
 
 
-def build_agent(ctx):
+def build_agent(ctx):  # tools one at a time: see the comment above CASSETTE
     manager = DurableSessionManager(ctx.session_id, ctx.storage_dir)
     return Agent(model=ProviderModel(LEDGER_SCRIPT), tools=ledger_tools(ctx), callback_handler=None,
-                 session_manager=manager)
+                 session_manager=manager, tool_executor=SequentialToolExecutor())
 
 
 @pytest.mark.strands_chaos(max_points=6, cassette="ledger.cassette.json")
