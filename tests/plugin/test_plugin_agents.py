@@ -269,9 +269,9 @@ def test_a_tool_body_marks_its_own_crash_point(pytester: pytest.Pytester) -> Non
     result.assert_outcomes(passed=1)
 
 
-# The agent runs its two tools one at a time. Run concurrently (the SDK's default), the order of a turn's results
-# is the order the tools finish in. A replay whose tools finish in another order than the recording's asks a request
-# the cassette does not hold, and the point fails as resume-failed (seen once in a full suite run; reproduced by
+# The agent runs its two tools one at a time. Run concurrently (the SDK's default), timing decides the order of a
+# turn's results and whether the non-idempotent `pay` had finished when a crash came, so a replay can ask a request
+# the cassette does not hold and the point fails as resume-failed (seen once in a full suite run; reproduced by
 # delaying one tool while recording and the other while replaying). That is a known gap, in docs/chaos-plugin.md,
 # and not what this test is about.
 CASSETTE = """
