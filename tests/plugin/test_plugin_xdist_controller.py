@@ -85,9 +85,16 @@ AFFINITY_PROBE = """
 import os
 
 
+def _cores(thread_id):
+    try:
+        return tuple(sorted(os.sched_getaffinity(thread_id)))
+    except ProcessLookupError:  # the thread ended between the listing and this call (a store's idle syncer)
+        return None
+
+
 def pytest_sessionfinish(session):
     worker = getattr(session.config, "workerinput", {}).get("workerid", "serial")
-    threads = sorted({tuple(sorted(os.sched_getaffinity(int(t)))) for t in os.listdir("/proc/self/task")})
+    threads = sorted({c for t in os.listdir("/proc/self/task") if (c := _cores(int(t))) is not None})
     (session.config.rootpath / f"cores-{worker}.txt").write_text(repr(threads))
 """
 
