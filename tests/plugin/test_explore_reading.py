@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.explore import PointOutcome, _Exploration, cut_for
-from strands_durable.faults.golden import run_golden, skip_count
-from strands_durable.faults.snapshot import SnapshotDigest, snapshot_digest, snapshot_view
-from strands_durable.faults.target import ChaosTarget
+from strands_durable.faults.classes.explore import PointOutcome, _Exploration, cut_for
+from strands_durable.faults.kit.golden import skip_count
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_digest, snapshot_view
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
 from strands_durable.store.local import LocalStore
 from strands_durable.store.state import copy_state, fold
@@ -106,7 +107,7 @@ def test_exploring_a_point_leaves_the_garbage_collector_as_it_found_it(golden, t
     caller's again and nothing stays frozen."""
     import gc
 
-    from strands_durable.faults.explore import explore_point
+    from strands_durable.faults.classes.explore import explore_point
 
     before = gc.get_threshold()
     gc.set_threshold(600, 9, 9)  # the caller's own settings, not the defaults

@@ -1,5 +1,5 @@
-"""The plain-Agent fault harness (faults/agents.py): SIGKILL and in-process crashes at SDK hooks and store commits,
-both resume styles; the same harness finds the SDK's FileSessionManager failing where we do not."""
+"""The plain-Agent fault harness (faults/agents/managers.py): SIGKILL and in-process crashes at SDK hooks and store
+commits, both resume styles; the same harness finds the SDK's FileSessionManager failing where we do not."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import time
 import pytest
 
 from strands_durable.errors import ExitCode
-from strands_durable.faults import agents
-from strands_durable.faults.forking import fork_child, wait_child
+from strands_durable.faults.agents import managers as agents
+from strands_durable.faults.kit.forking import fork_child, wait_child
 
-EVERY = 6  # a sample of the points (python -m strands_durable.faults.agents explores them all)
+EVERY = 6  # a sample of the points (python -m strands_durable.faults.agents.managers explores them all)
 
 
 def _failures(report: agents.Report) -> list[agents.Verdict]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from strands_durable.faults import multiagent
+from strands_durable.faults.agents import multiagent
 
 
 @pytest.mark.parametrize("scenario", multiagent.SCENARIOS)

@@ -21,10 +21,13 @@ from pathlib import Path
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError, ExitCode, SessionNotFound, exit_code_for
-from strands_durable.faults.common import FaultClass, FaultRun, reset_dir
-from strands_durable.faults.golden import ChaosTarget, GoldenRun, run_golden
-from strands_durable.faults.observe import run_options
-from strands_durable.faults.runs import paused_after_first_unit
+from strands_durable.faults.kit import judge
+from strands_durable.faults.kit.findings import FaultClass, FaultRun
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.observe import run_options
+from strands_durable.faults.kit.runs import paused_after_first_unit, run_golden
+from strands_durable.faults.kit.scratch import reset_dir
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.store import LocalStore
 from strands_durable.store.fileops import AppendHandle, FileOps
 
@@ -154,7 +157,7 @@ def explore_disk(
     stride: int = 1,
     every_errno: bool = True,
     damage: bool = True,
-    golden: GoldenRun | None = None,
+    golden: WorkflowGoldenRun | None = None,
     run: FaultRun | None = None,
     fileops_factory: type[FaultyFileOps] = FaultyFileOps,
 ) -> FaultRun:
@@ -178,7 +181,7 @@ def explore_disk(
 
 
 def fail_at_op(
-    golden: GoldenRun,
+    golden: WorkflowGoldenRun,
     fail_at: int,
     errno_name: str,
     workspace: Path,
@@ -223,7 +226,9 @@ def fail_at_op(
     return True
 
 
-def _resume_healed(golden: GoldenRun, sessions: Path, out_dir: Path, point: str, variant: str, run: FaultRun) -> None:
+def _resume_healed(
+    golden: WorkflowGoldenRun, sessions: Path, out_dir: Path, point: str, variant: str, run: FaultRun
+) -> None:
     """The fault is gone: resume (if not completed) and compare with the golden run."""
     from strands_durable.runner.run import resume
 
@@ -250,7 +255,11 @@ def _resume_healed(golden: GoldenRun, sessions: Path, out_dir: Path, point: str,
             )
             return
     run.outcomes["resumed"] += 1
-    run.judge(golden, sessions, point, variant, scratch=out_dir.parent / "workspace")
+    run.judged(
+        point,
+        variant,
+        judge.completed_on_disk(golden, sessions, golden.target.session_id, out_dir.parent / "workspace"),
+    )
 
 
 # -- damaged files of a paused session ----------------------------------------------------------------------------
@@ -265,12 +274,12 @@ DAMAGE = (
 )
 
 
-def damage_files(golden: GoldenRun, workspace: Path, run: FaultRun, kinds: tuple[str, ...] = DAMAGE) -> None:
+def damage_files(golden: WorkflowGoldenRun, workspace: Path, run: FaultRun, kinds: tuple[str, ...] = DAMAGE) -> None:
     for kind in kinds:
         damage_one(golden, kind, workspace, run)
 
 
-def damage_one(golden: GoldenRun, kind: str, workspace: Path, run: FaultRun) -> None:
+def damage_one(golden: WorkflowGoldenRun, kind: str, workspace: Path, run: FaultRun) -> None:
     from strands_durable.operations import repair_session
     from strands_durable.runner.run import resume
 
@@ -315,7 +324,7 @@ def damage_one(golden: GoldenRun, kind: str, workspace: Path, run: FaultRun) -> 
         leftovers = [p for p in directory.rglob("*.tmp")]
         if leftovers:
             run.add(point, variant, "temp-files", f"temp files left after the resume: {[p.name for p in leftovers]}")
-    run.judge(golden, sessions, point, variant, scratch=scratch)
+    run.judged(point, variant, judge.completed_on_disk(golden, sessions, golden.target.session_id, scratch))
 
 
 def _damage(ops: FileOps, store: LocalStore, session_id: str, kind: str) -> Path:

@@ -19,11 +19,15 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import ExitCode
-from strands_durable.faults.common import FaultClass, FaultRun, reset_dir, write_scratch
-from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
-from strands_durable.faults.golden import ChaosTarget, GoldenRun, run_golden
-from strands_durable.faults.observe import ToolLedger, run_options
-from strands_durable.faults.runs import crashing_run
+from strands_durable.faults.kit import judge
+from strands_durable.faults.kit.findings import FaultClass, FaultRun
+from strands_durable.faults.kit.forking import ChildExit, fork_child, run_in_child, wait_child
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.ledger import ToolLedger
+from strands_durable.faults.kit.observe import run_options
+from strands_durable.faults.kit.runs import crashing_run, run_golden
+from strands_durable.faults.kit.scratch import reset_dir, write_scratch
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.store import LocalStore
 
 FAULT = "concurrent"
@@ -73,7 +77,7 @@ def explore_concurrent(
     rounds: int = 1,
     latency_ms: int = DEFAULT_LATENCY_MS,
     store_factory: StoreFactory = LocalStore,
-    golden: GoldenRun | None = None,
+    golden: WorkflowGoldenRun | None = None,
     run: FaultRun | None = None,
 ) -> FaultRun:
     """`rounds` races of `resumers` processes and `rounds` takeovers, each judged against the golden run."""
@@ -94,7 +98,7 @@ def explore_concurrent(
     return run
 
 
-def _crashed_session(golden: GoldenRun, crash_at: str, workspace: Path) -> tuple[Path, Path, ToolLedger]:
+def _crashed_session(golden: WorkflowGoldenRun, crash_at: str, workspace: Path) -> tuple[Path, Path, ToolLedger]:
     """A session killed at `crash_at` in `workspace` (sessions/, out/, and workspace/: its tools' workspace)."""
     reset_dir(workspace)
     sessions, out_dir, ledger = workspace / "sessions", workspace / "out", ToolLedger(workspace / "tools.log")
@@ -108,7 +112,7 @@ def _crashed_session(golden: GoldenRun, crash_at: str, workspace: Path) -> tuple
 
 
 def race(
-    golden: GoldenRun,
+    golden: WorkflowGoldenRun,
     crash_at: str,
     workspace: Path,
     run: FaultRun,
@@ -146,7 +150,7 @@ def race(
 
 
 def takeover(
-    golden: GoldenRun,
+    golden: WorkflowGoldenRun,
     crash_at: str,
     workspace: Path,
     run: FaultRun,
@@ -188,8 +192,14 @@ def takeover(
     _judge(golden, sessions, ledger, point, variant, run)
 
 
-def _judge(golden: GoldenRun, sessions: Path, ledger: ToolLedger, point: str, variant: str, run: FaultRun) -> None:
-    run.judge(golden, sessions, point, variant, scratch=sessions.parent / "workspace")
+def _judge(
+    golden: WorkflowGoldenRun, sessions: Path, ledger: ToolLedger, point: str, variant: str, run: FaultRun
+) -> None:
+    run.judged(
+        point,
+        variant,
+        judge.completed_on_disk(golden, sessions, golden.target.session_id, sessions.parent / "workspace"),
+    )
     run.judged(point, variant, ledger.reruns(golden))
 
 

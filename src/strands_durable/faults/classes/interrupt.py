@@ -1,15 +1,16 @@
 """In-process interrupts: an `InjectedCrash` at each crash point of the golden run, resumed in fresh objects and
-judged (faults/explore.py explores one point). The registry's view of the class the pytest plugin runs point by
+judged (faults/classes/explore.py explores one point). The registry's view of the class the pytest plugin runs point by
 point: `strands chaos --faults interrupt` and the soak run it over a spec at the level's bounds."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from strands_durable.faults.common import FaultClass, FaultRun
-from strands_durable.faults.explore import explore_point, iter_points
-from strands_durable.faults.golden import GoldenRun, run_golden
-from strands_durable.faults.target import ChaosTarget
+from strands_durable.faults.classes.explore import explore_point, iter_points
+from strands_durable.faults.kit.findings import FaultClass, FaultRun
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.target import ChaosTarget
 
 FAULT = "interrupt"
 
@@ -18,7 +19,7 @@ def explore_interrupt(
     target: ChaosTarget,
     workdir: Path,
     *,
-    golden: GoldenRun | None = None,
+    golden: WorkflowGoldenRun | None = None,
     max_points: int | None = None,
     seed: int = 0,
     run: FaultRun | None = None,

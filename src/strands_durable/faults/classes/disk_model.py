@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import ToolKey
-from strands_durable.faults.common import reset_dir
-from strands_durable.faults.recording import BARRIERS, Op
+from strands_durable.faults.classes.recording import BARRIERS, Op
+from strands_durable.faults.kit.scratch import reset_dir
 from strands_durable.store.fileops import FileOps
 
 REORDER_SAMPLES = 3  # single dropped operations per point

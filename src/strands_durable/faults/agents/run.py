@@ -1,7 +1,7 @@
 """One instrumented run of a user's Python Strands agent: the factory `build_agent(ctx)` resolved, the crash-point
 bus of the run (`Run`: records point ids, crashes in process or by SIGKILL at one, counts each request at the
 model and each real tool execution), the crash hooks at every SDK hook, and `point(name)` for a tool body.
-faults/agent_chaos.py drives these runs; faults/agent_judge.py judges them."""
+faults/agents/engine.py drives these runs; faults/kit/judge.py judges them."""
 
 from __future__ import annotations
 
@@ -17,14 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash, ToolCall
+from strands_durable.errors import UsageError
 
 STYLES = ("agent()", "re-send")
-FAULTS = ("interrupt", "kill")
 USER_SITE = "tool.point"  # a point a tool body marks with `point(name)`
-
-
-class AgentChaosError(ValueError):
-    """Bad input to the engine (a factory that cannot be found, an unknown fault); the message names it."""
 
 
 @dataclass(frozen=True)
@@ -46,13 +42,13 @@ def resolve_factory(build_agent: BuildAgent | str) -> BuildAgent:
         return build_agent
     module_name, _, name = str(build_agent).partition(":")
     if not module_name or not name:
-        raise AgentChaosError(f"build_agent {build_agent!r}: expected a callable or 'module:function'")
+        raise UsageError(f"build_agent {build_agent!r}: expected a callable or 'module:function'")
     try:
         factory = getattr(importlib.import_module(module_name), name)
     except (ImportError, AttributeError) as exc:
-        raise AgentChaosError(f"build_agent {build_agent!r}: {exc}") from None
+        raise UsageError(f"build_agent {build_agent!r}: {exc}") from None
     if not callable(factory):
-        raise AgentChaosError(f"build_agent {build_agent!r} is not callable")
+        raise UsageError(f"build_agent {build_agent!r} is not callable")
     return factory
 
 
@@ -65,7 +61,7 @@ class AgentChaos:
     session_id: str = "chaos-agent"
     max_points: int | None = None
     faults: Sequence[str] = ("interrupt",)
-    cassette: Any = None  # a faults.cassette.Cassette: replayed (recorded by the golden run when `record`)
+    cassette: Any = None  # a faults.kit.cassette.Cassette: replayed (recorded by the golden run when `record`)
     record: bool = False
     thread_timeout: float = 30.0
 
@@ -73,10 +69,11 @@ class AgentChaos:
         self.factory = resolve_factory(self.build_agent)
         self.prompts = tuple(self.prompts)
         if not self.prompts or not all(isinstance(p, str) for p in self.prompts):
-            raise AgentChaosError("prompts: expected a non-empty list of strings")
-        unknown = [f for f in self.faults if f not in FAULTS]
-        if unknown:
-            raise AgentChaosError(f"faults {unknown}: run_agent knows {', '.join(FAULTS)}")
+            raise UsageError("prompts: expected a non-empty list of strings")
+        # imported here: a tool body's `point()` imports this module in any test process, chaos or not
+        from strands_durable.faults.classes.registry import agent_faults
+
+        self.faults = agent_faults(tuple(self.faults))
 
 
 # -- one instrumented run --------------------------------------------------------------------------------------

@@ -20,21 +20,20 @@ its end). The rule names are `Finding.rule`:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from strands_durable.crashpoints import ToolCall, ToolKey
-from strands_durable.faults.common import INVALID_HISTORY, Finding
-from strands_durable.faults.oracle import comparable, history_violations
-from strands_durable.faults.report import readable_difference
-from strands_durable.faults.snapshot import snapshot_view
-from strands_durable.faults.workspace import WORKSPACE_RULE, Files, read_files, workspace_difference
+from strands_durable.errors import DurableError
+from strands_durable.faults.kit.findings import INVALID_HISTORY, Finding
+from strands_durable.faults.kit.golden import GoldenRun
+from strands_durable.faults.kit.oracle import comparable, history_violations, readable_difference
+from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_view
+from strands_durable.faults.kit.workspace import WORKSPACE_RULE, Files, read_files, workspace_difference
 from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, synthesized_ids, validate
+from strands_durable.store import LocalStore
 from strands_durable.store.state import SessionState
-
-if TYPE_CHECKING:
-    from strands_durable.faults.golden import GoldenRun
 
 Problem = tuple[str, str]  # (rule, detail)
 
@@ -97,13 +96,15 @@ def workspace_matches(expected: Files, scratch: Path | None) -> list[Problem]:
     return [(WORKSPACE_RULE, f"the tools' workspace differs from the golden run's at {difference}")]
 
 
-def durable_at(golden: GoldenRun, stored: SessionState, digest: str) -> list[Problem]:
+def durable_at(
+    digester: SnapshotDigest, stored: SessionState, digest: str, expected: Callable[[], dict[str, Any]]
+) -> list[Problem]:
     """A resume stopped where its state equalled the golden checkpoint `digest`: the session as stored up to that
-    commit equals it too (concurrent units may have committed more before the run stopped)."""
-    if golden.digester.digest(stored) == digest:
+    commit equals it too (concurrent units may have committed more before the run stopped). `expected` gives the
+    golden checkpoint's snapshot view, read only when the two differ."""
+    if digester.digest(stored) == digest:
         return []
-    expected = golden.checkpoint_states[digest]
-    difference = readable_difference(golden.snapshot_at(expected), snapshot_view(stored))
+    difference = readable_difference(expected(), snapshot_view(stored))
     return [("durable-state", f"the resumed run converged in memory but its stored session differs at {difference}")]
 
 
@@ -138,6 +139,16 @@ def completed_like(golden: GoldenRun, state: SessionState, scratch: Path | None 
         if scratch is not None:
             problems += workspace_matches(golden.workspace.final, scratch)
     return problems
+
+
+def completed_on_disk(golden: GoldenRun, sessions: Path, session_id: str, scratch: Path | None = None) -> list[Problem]:
+    """The session `session_id` under `sessions`, read from disk after a resume: it loads, and is what
+    `completed_like` asks (completed and identical, with the golden run's workspace in `scratch`)."""
+    try:
+        state = LocalStore(sessions).load(session_id)
+    except DurableError as exc:
+        return [("resume-failed", f"the session cannot be loaded after the resume: {exc}")]
+    return completed_like(golden, state, scratch)
 
 
 def tools_not_rerun(
@@ -223,7 +234,7 @@ def _answer_committed(state: SessionState, request: list[dict[str, Any]], count:
     return False
 
 
-# -- a Python agent's conversation (faults/agent_chaos.py): plain messages instead of a session's state ------------
+# -- a Python agent's conversation (faults/agents/engine.py): plain messages instead of a session's state ------------
 
 
 def requests_valid(invalid: Iterable[tuple[int, str]], label: str) -> list[Problem]:

@@ -9,9 +9,9 @@ or by re-sending the interrupted prompt. Judged per point: every request valid, 
 golden run (`history.normalize`), no tool whose result was stored re-run, no expense recorded twice, no stored
 model turn requested again; the golden run must show tools running concurrently.
 
-`python -m strands_durable.faults.agents [--every N]` prints the comparison table of docs/python-agents.md;
+`python -m strands_durable.faults.agents.managers [--every N]` prints the comparison table of docs/python-agents.md;
 `--rules` prints the table of docs/chaos-plugin.md: the same comparison on a ledger conversation judged by
-`strands_chaos.run_agent`'s engine (faults/agent_chaos.py), which also provides the crash hooks and the resume
+`strands_chaos.run_agent`'s engine (faults/agents/engine.py), which also provides the crash hooks and the resume
 decisions used here.
 """
 
@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
-from strands_durable.faults.agent_chaos import answered, pending
-from strands_durable.faults.agent_place import copy_tree
-from strands_durable.faults.agent_run import AgentChaos, AgentContext, crash_hooks
-from strands_durable.faults.common import reset_dir, write_scratch
-from strands_durable.faults.forking import run_in_child
-from strands_durable.faults.golden import GoldenRun, dump_points, load_points
+from strands_durable.faults.agents.engine import answered, pending
+from strands_durable.faults.agents.place import copy_tree
+from strands_durable.faults.agents.run import AgentChaos, AgentContext, crash_hooks
+from strands_durable.faults.kit.forking import run_in_child
+from strands_durable.faults.kit.golden import AgentGoldenRun, dump_points, load_points
+from strands_durable.faults.kit.scratch import reset_dir, write_scratch
 from strands_durable.store.fileops import FileOps
 
 _SCRATCH = FileOps()  # the harness's own files (ledger, requests, copies): not session data, no fsync
@@ -164,7 +164,7 @@ def make_model(world: World, phase: str, script: list[Any] | None = None) -> Any
     return RecordingModel(ScriptedModel(script or SCRIPT))
 
 
-# -- crash points: the SDK's hooks (for any manager, faults/agent_chaos.py) and our store and tool sites ---------
+# -- crash points: the SDK's hooks (for any manager, faults/agents/engine.py) and our store and tool sites ---------
 def build_agent(manager: str, world: World, phase: str, crash: CrashPoints) -> Any:
     """The user's factory: a plain Agent with the default concurrent executor and the given manager."""
     from strands import Agent
@@ -325,7 +325,7 @@ def warm_imports() -> None:
     import strands_durable.sdk  # noqa: F401
 
 
-def golden_run(manager: str, base: Path) -> GoldenRun:
+def golden_run(manager: str, base: Path) -> AgentGoldenRun:
     """The uninterrupted conversation in a child: its points, final messages (`comparable`), effects, requests."""
     warm_imports()
     world = World(base / f"golden-{manager}")
@@ -342,7 +342,7 @@ def golden_run(manager: str, base: Path) -> GoldenRun:
     if exit_.code != 0:
         raise RuntimeError(f"the golden run of {manager} failed: {exit_.describe()}")
     ledger = read_lines(world.ledger)
-    return GoldenRun(
+    return AgentGoldenRun(
         target=manager,
         workdir=world.root,
         points=load_points(points_file.read_text()),
@@ -353,7 +353,7 @@ def golden_run(manager: str, base: Path) -> GoldenRun:
     )
 
 
-def explore_point(manager: str, golden: GoldenRun, index: int, base: Path, mode: str = "kill") -> list[Verdict]:
+def explore_point(manager: str, golden: AgentGoldenRun, index: int, base: Path, mode: str = "kill") -> list[Verdict]:
     """Crash at the golden run's `index`-th point, then judge both resume styles from copies of the crashed disk."""
     from strands_durable.history import normalize
 
@@ -398,7 +398,7 @@ def explore_point(manager: str, golden: GoldenRun, index: int, base: Path, mode:
 @dataclass
 class Report:
     manager: str
-    golden: GoldenRun
+    golden: AgentGoldenRun
     verdicts: list[Verdict]
 
     def counts(self, style: str) -> dict[str, int]:
@@ -449,7 +449,7 @@ def table(reports: list[Report]) -> str:
     return "\n".join(lines)
 
 
-# -- the run_agent comparison: a ledger conversation judged by faults/agent_chaos.py's rules --------------------
+# -- the run_agent comparison: a ledger conversation judged by faults/agents/engine.py's rules --------------------
 LEDGER_SCRIPT: list[Any] = [
     [{"name": "pay", "input": {"item": "taxi", "amount": 12}}, {"name": "note", "input": {"item": "hotel"}}],
     "Paid the taxi, noted the hotel.",
@@ -503,8 +503,8 @@ def ledger_agent(ctx: AgentContext, manager: Any = "durable") -> Any:
 
 def rules_table(base: Path, faults: tuple[str, ...] = ("interrupt",)) -> str:
     """Ours vs FileSessionManager on the ledger conversation: points, passed, failed by rule (run_agent's judge)."""
-    from strands_durable.faults.agent_chaos import explore as explore_agent
-    from strands_durable.faults.agent_chaos import rule_counts
+    from strands_durable.faults.agents.engine import explore as explore_agent
+    from strands_durable.faults.agents.engine import rule_counts
 
     rows = []
     rules: list[str] = []
@@ -564,13 +564,19 @@ class PowerReport:
 
 def explore_power(base: Path) -> PowerReport:
     """Run the conversation through recorded file operations, then rebuild the disk as a power cut may leave it
-    before every fsync (faults/power.py's disk model) and check each state: the session opens, its stored
+    before every fsync (faults/classes/power.py's disk model) and check each state: the session opens, its stored
     history is valid, and every prompt whose `agent(...)` call had returned is answered in it."""
     from strands import Agent
 
     from strands_durable.errors import DurableError, SessionNotFound
-    from strands_durable.faults.power import DiskModel, after_power_cut, crash_states, materialize, persistence_points
-    from strands_durable.faults.recording import RecordingFileOps
+    from strands_durable.faults.classes.power import (
+        DiskModel,
+        after_power_cut,
+        crash_states,
+        materialize,
+        persistence_points,
+    )
+    from strands_durable.faults.classes.recording import RecordingFileOps
     from strands_durable.history import validate
     from strands_durable.sdk import DurableSessionManager
     from strands_durable.store import LocalStore

@@ -2,7 +2,7 @@
 
 A `Phase` records one run's points, the tools it executed, the tool results each commit recorded and the model
 requests it made (`observe`); `arm` and `crash_at` crash it at a point and `watch_convergence` stops it where its
-state equals the golden run's. `ToolLedger` records tool executions across processes. `run_options` is the one
+state equals the golden run's. `run_options` is the one
 way a fault run (in process or in a child, golden, crashing or resuming) is configured: the target's model or
 cassette, its tools and network cassette, its own copy of the tools' workspace, HITL defaults, a pinned creation
 time and, in process, concurrent units in lockstep.
@@ -10,21 +10,18 @@ time and, in process, concurrent units in lockstep.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints, InjectedCrash, ToolCall, ToolKey
-from strands_durable.faults.oracle import RequestLog, counting_model
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.oracle import RequestLog, counting_model
+from strands_durable.faults.kit.target import PINNED_CREATED_AT, ChaosTarget
 from strands_durable.runner.options import RunOptions
 from strands_durable.store import KnownJournal, LocalStore
-from strands_durable.store.fileops import FileOps
 from strands_durable.store.wrapping import WrappingStore
-
-if TYPE_CHECKING:
-    from strands_durable.faults.golden import ChaosTarget, GoldenRun
 
 
 class Converged(InjectedCrash):
@@ -82,7 +79,7 @@ def run_options(
     the tools' workspace (None: the store's). `stop_requested` is how a signal handler stops the run (as `strands
     run` does, cancelling a model call in flight); without it nothing stops the run from outside: it stops at its
     crash point. `off_the_record`: the run follows a crash that made a non-idempotent call's outcome unknown, so a
-    cassette's misses are answered by the synthetic model (`faults.cassette.off_the_record`). `lockstep`: concurrent
+    cassette's misses are answered by the synthetic model (`faults.kit.cassette.off_the_record`). `lockstep`: concurrent
     units take turns in a fixed order (the golden run and the in-process explorer); the classes that run real
     processes keep free threading, so other interleavings are exercised there."""
 
@@ -98,14 +95,12 @@ def run_options(
             if target.model is not None:
                 model = target.model(agent_id=agent_id, model_id=model_id, runtime=runtime)
                 if off_the_record:
-                    from strands_durable.faults.cassette import off_the_record as leave_the_record
+                    from strands_durable.faults.kit.cassette import off_the_record as leave_the_record
 
                     model = leave_the_record(model, synthetic)
             else:
                 model = synthetic
         return counting_model(model, requests) if requests is not None else model
-
-    from strands_durable.faults.golden import PINNED_CREATED_AT
 
     extra: dict[str, Any] = {}
     if stop_requested is not None:
@@ -172,7 +167,7 @@ def crash_at(point_id: str) -> CrashPoints:
     return bus
 
 
-def watch_convergence(bus: CrashPoints, phase: Phase, store: WrappingStore, golden: GoldenRun) -> None:
+def watch_convergence(bus: CrashPoints, phase: Phase, store: WrappingStore, golden: WorkflowGoldenRun) -> None:
     """Stop the run (`Converged`) at the first commit whose state equals the golden run's at one of its
     checkpoints; `phase` keeps where, the journal record and the golden state's digest."""
     digester = golden.digester
@@ -188,57 +183,3 @@ def watch_convergence(bus: CrashPoints, phase: Phase, store: WrappingStore, gold
             raise Converged(point)
 
     bus.subscribe(check)
-
-
-class ToolLedger:
-    """Tool executions of every process of one exploration, one fsynced line each: (event, tool path, pid).
-
-    `tool.before` means a tool is about to run, `tool.committed` that its result is durable. Nothing committed
-    may run again, and a non-idempotent tool (one with a `/started` commit) may run at most once. Lines are
-    fsynced when `durable` (processes racing on one machine); a killed process's writes reach the file anyway
-    (the kernel still holds them), so the kill explorer skips the fsync.
-    """
-
-    def __init__(self, path: Path, *, durable: bool = True) -> None:
-        self.path = path
-        self.durable = durable
-        self._ops = FileOps()
-
-    def subscribe(self, bus: CrashPoints) -> None:
-        bus.subscribe(self._record)
-
-    def _record(self, point: CrashPoint) -> None:
-        self.record_points([point])
-
-    def record_points(self, points: Iterable[CrashPoint]) -> None:
-        """Append the tool points among `points` (also those of a run whose journal prefix an exploration
-        starts from: what that prefix committed must not run again either)."""
-        lines = [json.dumps([p.site, p.path]) + "\n" for p in points if p.site in ("tool.before", "tool.committed")]
-        if not lines:
-            return
-        handle = self._ops.open_append(self.path)
-        try:
-            handle.append("".join(lines).encode())
-            if self.durable:
-                handle.sync()
-        finally:
-            handle.close()
-
-    def entries(self) -> list[tuple[str, str]]:
-        if not self.path.exists():
-            return []
-        rows = []
-        for line in self.path.read_bytes().splitlines():
-            try:
-                site, path = json.loads(line)
-            except ValueError:
-                continue  # a line torn by a kill
-            rows.append((site, path))
-        return rows
-
-    def reruns(self, golden: GoldenRun) -> list[tuple[str, str]]:
-        """(rule, detail): tool paths that ran after their result was committed, or non-idempotent ones of the golden
-        run that ran twice (`judge.tool_reruns`)."""
-        from strands_durable.faults.judge import non_idempotent_tools, tool_reruns
-
-        return tool_reruns(self.entries(), non_idempotent_tools(golden))

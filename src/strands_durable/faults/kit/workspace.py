@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from strands_durable.faults.report import readable_difference
+from strands_durable.faults.kit.oracle import readable_difference
 from strands_durable.store.fileops import FileOps
 
 WORKSPACE_RULE = "workspace"

@@ -1,4 +1,4 @@
-"""Chaos totals: the summary line CI greps, the JSON report, and readable differences for failures.
+"""Chaos totals: the summary line CI greps and the JSON report.
 
 Each explored item reports its counts as pytest `user_properties` (so they reach JUnit XML and, under
 pytest-xdist, the controller); `ChaosTotals` adds them up wherever the reports arrive.
@@ -6,15 +6,14 @@ pytest-xdist, the controller); `ChaosTotals` adds them up wherever the reports a
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# the oracle and the file operations (the whole store) are imported where used: the xdist controller imports this
-# module to add up reports, and every import there delays starting the workers
+# the file operations (the whole store) are imported where used: the xdist controller imports this module to add
+# up reports, and every import there delays starting the workers
 
 PROPERTY_PREFIX = "strands_chaos_"
 
@@ -175,27 +174,3 @@ def records_of(user_properties: list[tuple[str, Any]]) -> list[dict[str, Any]]:
         if records:
             records[-1][key] = value
     return records
-
-
-# -- readable differences -------------------------------------------------------------------------------------
-
-
-def readable_difference(expected: Any, actual: Any, *, context: int = 2, limit: int = 40) -> str | None:
-    """Where two views first differ, with a unified diff of the differing values (golden -> resumed)."""
-    from strands_durable.faults.oracle import MISSING, first_differing_values
-
-    found = first_differing_values(expected, actual)
-    if found is None:
-        return None
-    path, left, right = found
-
-    def lines(value: Any) -> list[str]:
-        if value is MISSING:
-            return ["<missing>"]
-        text = value if isinstance(value, str) else json.dumps(value, indent=1, ensure_ascii=False, default=str)
-        return text.splitlines() or [""]
-
-    diff = list(difflib.unified_diff(lines(left), lines(right), "golden", "resumed", n=context, lineterm=""))
-    if len(diff) > limit:
-        diff = [*diff[:limit], f"... ({len(diff) - limit} more diff lines)"]
-    return f"{path}\n" + "\n".join("    " + line for line in diff)

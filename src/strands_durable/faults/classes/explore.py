@@ -18,13 +18,14 @@ How one crash point is explored (`explore_point`):
    whose concurrent units interleave differently from the golden run meet it long before the end.
 4. When the resume passed the same point again, a second run crashes there too, and a third must converge.
 
-A point's runs run on one core (faults/cores.py): they hand work from thread to thread one at a time, and a
+A point's runs run on one core (faults/kit/cores.py): they hand work from thread to thread one at a time, and a
 hand-over across cores costs more than the work handed over.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,21 +33,21 @@ from pathlib import Path
 
 from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash, ToolKey, natural_key
 from strands_durable.errors import DurableError
-from strands_durable.faults import judge
-from strands_durable.faults.common import INVALID_HISTORY, Finding
-from strands_durable.faults.cores import batch_scheduled, one_core
-from strands_durable.faults.golden import (
+from strands_durable.faults.kit import judge
+from strands_durable.faults.kit.cores import batch_scheduled, one_core
+from strands_durable.faults.kit.findings import INVALID_HISTORY, Finding
+from strands_durable.faults.kit.golden import (
     GoldenPoint,
-    GoldenRun,
+    WorkflowGoldenRun,
     cut_for,
     failure_of,
     pending_unknown,
     seed_session,
     skip_count,
 )
-from strands_durable.faults.observe import Phase, observe, observed_store, run_options, watch_convergence
-from strands_durable.faults.observe import arm as _arm
-from strands_durable.faults.workspace import write_files
+from strands_durable.faults.kit.observe import Phase, observe, observed_store, run_options, watch_convergence
+from strands_durable.faults.kit.observe import arm as _arm
+from strands_durable.faults.kit.workspace import write_files
 from strands_durable.store import KnownJournal, LocalStore
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.state import SessionState
@@ -63,7 +64,7 @@ class PointOutcome:
     problems: list[Finding] = field(default_factory=list)
     converged_at: str | None = None  # the checkpoint where the last resume stopped (None: ran to the end)
     runs: int = 0
-    core: int | None = None  # the one core the point's runs ran on (None: not narrowed, see faults/cores.py)
+    core: int | None = None  # the one core the point's runs ran on (None: not narrowed, see faults/kit/cores.py)
 
     @property
     def explored(self) -> bool:
@@ -106,7 +107,7 @@ class _Workspace:
 class _Exploration:
     """The state of one exploration: the phases run so far and what they committed."""
 
-    def __init__(self, golden: GoldenRun, workdir: Path, outcome: PointOutcome) -> None:
+    def __init__(self, golden: WorkflowGoldenRun, workdir: Path, outcome: PointOutcome) -> None:
         self.golden = golden
         self.workspace = _Workspace(workdir)
         self.outcome = outcome
@@ -240,8 +241,10 @@ class _Exploration:
         assert self.out_dir is not None
         if phase.converged_at is not None and not synthesized:
             self.outcome.converged_at = phase.converged_at.id
-            self.judged(judge.durable_at(golden, self.stored_upto(state, phase.converged_seq), phase.converged_digest))
             checkpoint = golden.checkpoint_states[phase.converged_digest]
+            stored = self.stored_upto(state, phase.converged_seq)
+            expected = functools.partial(golden.snapshot_at, checkpoint)  # read only when the two differ
+            self.judged(judge.durable_at(golden.digester, stored, phase.converged_digest, expected))
             self.judged(judge.workspace_matches(golden.workspace.at(checkpoint.index + 1), self.scratch))
             return
         if phase.error is not None:
@@ -259,13 +262,13 @@ class _Exploration:
         self.judged(judge.workspace_matches(golden.workspace.final, self.scratch))
 
 
-def explore_point(golden: GoldenRun, point_id: str, workdir: Path) -> PointOutcome:
+def explore_point(golden: WorkflowGoldenRun, point_id: str, workdir: Path) -> PointOutcome:
     """Crash at one golden crash point, resume, crash again at the same point if the resume passes it."""
     return explore_schedule(golden, [point_id], workdir, repeat_last=True)
 
 
 def explore_schedule(
-    golden: GoldenRun, point_ids: list[str], workdir: Path, *, repeat_last: bool = False
+    golden: WorkflowGoldenRun, point_ids: list[str], workdir: Path, *, repeat_last: bool = False
 ) -> PointOutcome:
     """Crash at each point of `point_ids` in turn (each in the resume of the previous crash), then resume to
     convergence or the end. With `repeat_last`, also crash a second time at the last point when a resume
@@ -301,7 +304,9 @@ def _old_objects_frozen() -> Iterator[None]:
 _YOUNG_ALLOCATIONS = 50_000
 
 
-def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *, repeat_last: bool) -> PointOutcome:
+def _explore_schedule(
+    golden: WorkflowGoldenRun, point_ids: list[str], workdir: Path, *, repeat_last: bool
+) -> PointOutcome:
     outcome = PointOutcome(point_ids=list(point_ids))
     ex = _Exploration(golden, workdir, outcome)
     targets = [golden.point(pid) for pid in point_ids]
@@ -352,7 +357,7 @@ def _explore_schedule(golden: GoldenRun, point_ids: list[str], workdir: Path, *,
     return outcome
 
 
-def iter_points(golden: GoldenRun, max_points: int | None = None, seed: int = 0) -> Iterator[str]:
+def iter_points(golden: WorkflowGoldenRun, max_points: int | None = None, seed: int = 0) -> Iterator[str]:
     """The point ids to explore, in a stable order; at most `max_points`, spread over every site kind."""
     ids = golden.ordered_ids()
     if max_points is None or max_points >= len(ids):

@@ -8,12 +8,16 @@ is `NotExplorable` (with the command that records one), in every fault class.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+PINNED_CREATED_AT = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+"""Every chaos run of a workflow is created at this instant, so clocks, templates and tool results repeat."""
 
 
 @dataclass
@@ -27,7 +31,7 @@ class ChaosTarget:
     hitl_answer: str | None = None
     model: Callable[..., Any] | None = None  # (agent_id, model_id, runtime) -> strands Model; None: synthetic
     full: bool = False  # run every resumed tail to the end instead of stopping at convergence
-    network_tools: Any = None  # `NetworkCassette` answering the network tools (faults/cassette.py); None: none
+    network_tools: Any = None  # `NetworkCassette` answering the network tools (faults/kit/cassette.py); None: none
     workspace: Path | None = None  # the tools' external state each run starts from (copied; None: empty)
 
     def __post_init__(self) -> None:
@@ -53,7 +57,7 @@ class NotExplorable(Exception):
     until one is recorded (`command` records it)."""
 
     def __init__(self, spec_path: Path, tools: list[str]) -> None:
-        from strands_durable.faults.cassette import cassette_path
+        from strands_durable.faults.kit.cassette import cassette_path
 
         self.spec_path = spec_path
         self.tools = tools
@@ -84,21 +88,12 @@ def spec_target(
     hitl_answer: str | None = None,
     full: bool = False,
     workspace: Path | None = None,
-    record_in: Path | None = None,
+    recording: bool = False,
 ) -> ChaosTarget:
     """The target for a spec: the cassette's answers (model and network tools) when one exists, otherwise the
-    synthetic model. With `record_in` (a scratch directory), a golden run first records the cassette from the
-    real provider and network. A spec with network tools and no cassette raises `NotExplorable`."""
-    # imported here: the cassette imports strands-agents, which the xdist controller (it only configures the
-    # suite and adds up reports) never needs; importing it there delayed starting the workers by ~0.6 s
-    from strands_durable.faults.cassette import (
-        Cassette,
-        NetworkCassette,
-        cassette_path,
-        recording_factory,
-        replaying_factory,
-    )
-
+    synthetic model; a spec with network tools and no cassette raises `NotExplorable`. With `recording`, the
+    target is left for `faults.kit.runs.record_cassette` to record its cassette from the real provider and
+    network first."""
     target = ChaosTarget(
         spec_path=Path(spec_path),
         variables=dict(variables or {}),
@@ -108,18 +103,14 @@ def spec_target(
         full=full,
         workspace=workspace,
     )
-    path = cassette_path(target.spec_path)
-    if record_in is not None:
-        from strands_durable.faults.golden import run_golden
+    if recording:
+        return target
+    # imported here: the cassette imports strands-agents, which the xdist controller (it only configures the
+    # suite and adds up reports) never needs; importing it there delayed starting the workers by ~0.6 s
+    from strands_durable.faults.kit.cassette import Cassette, NetworkCassette, cassette_path, replaying_factory
 
-        cassette = Cassette(path)
-        target.model = recording_factory(cassette, target.spec_path)
-        target.network_tools = NetworkCassette(cassette, recording=True)
-        run_golden(target, record_in)
-        cassette.save()
-        target.model = replaying_factory(cassette)
-        target.network_tools = NetworkCassette(cassette, recording=False)
-    elif path.is_file():
+    path = cassette_path(target.spec_path)
+    if path.is_file():
         cassette = Cassette.load(path)
         target.model = replaying_factory(cassette)
         target.network_tools = NetworkCassette(cassette, recording=False)

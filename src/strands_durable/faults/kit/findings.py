@@ -1,6 +1,5 @@
-"""What every fault class shares besides the golden run (faults/golden.py) and the judge (faults/judge.py): the
-finding type, the class declaration the registry lists, what one class did over one workflow, and the harness's
-scratch files.
+"""The kit's one vocabulary of results: the finding type, the class declaration the registry lists
+(faults/classes/registry.py) and what one class did over one workflow.
 
 An explorer (interrupt, kill, power, disk, concurrent, stream, compound) runs a workflow, breaks it in its own
 way, lets a fresh run resume it, and judges the result against the golden (uninterrupted) run. Every problem is a
@@ -12,18 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from strands_durable.errors import DurableError
-from strands_durable.store import LocalStore
-from strands_durable.store.fileops import FileOps
-
-if TYPE_CHECKING:
-    from strands_durable.faults.golden import GoldenRun
-
-_SCRATCH = FileOps()  # workspace files of the harness (not session data): written without fsync
-
+from typing import Any
 
 INVALID_HISTORY = "invalid-history"
 
@@ -57,7 +45,7 @@ class Finding:
 class FaultClass:
     """One real-fault class: its name, its bounds per level (`gate`: what CI runs, `full`: every point it knows;
     keyword arguments of `explore`) and its explorer `explore(target, workdir, *, golden=..., **bounds)`.
-    A class module declares `FAULT_CLASS`; `faults/real.py` lists the module in one line."""
+    A class module declares `FAULT_CLASS`; the registry (faults/classes/registry.py) lists it by name."""
 
     name: str
     bounds: Mapping[str, Mapping[str, Any]]
@@ -79,21 +67,6 @@ class FaultRun:
 
     def add(self, point: str, variant: str, rule: str, detail: str) -> None:
         self.findings.append(Finding(rule, detail, self.fault, point, variant))
-
-    def judge(
-        self, golden: GoldenRun, sessions: Path, point: str, variant: str, *, scratch: Path | None = None
-    ) -> None:
-        """Add a finding for each way the session in `sessions` falls short of the golden run: read from disk, it
-        is completed and identical, with the golden run's workspace in `scratch` (`judge.completed_like`)."""
-        from strands_durable.faults.judge import completed_like
-
-        try:
-            state = LocalStore(sessions).load(golden.target.session_id)
-        except DurableError as exc:
-            self.add(point, variant, "resume-failed", f"the session cannot be loaded after the resume: {exc}")
-            return
-        for rule, detail in completed_like(golden, state, scratch):
-            self.add(point, variant, rule, detail)
 
     def judged(self, point: str, variant: str, problems: Iterable[tuple[str, str]]) -> None:
         """Add the (rule, detail) problems a judge's rules found at `point` in `variant`."""
@@ -119,16 +92,3 @@ class FaultRun:
             "data_lost": self.count("data-lost"),
             "findings": [{"id": f.id, "rule": f.rule, "detail": f.detail} for f in self.findings],
         }
-
-
-def reset_dir(path: Path) -> None:
-    """Remove `path` (through the file-operations layer) and create it empty."""
-    if path.exists():
-        _SCRATCH.remove_tree(path)
-    _SCRATCH.makedirs(path, durable=False)
-
-
-def write_scratch(path: Path, data: bytes) -> None:
-    """A harness file (markers, reports), written through the file-operations layer without fsync."""
-    _SCRATCH.makedirs(path.parent, durable=False)
-    _SCRATCH.write_file(path, data, sync=False)

@@ -8,8 +8,8 @@ import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from strands_durable.faults.explore import PointOutcome, explore_schedule
-from strands_durable.faults.golden import GoldenRun
+from strands_durable.faults.classes.explore import PointOutcome, explore_schedule
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
 
 
 @dataclass
@@ -19,12 +19,14 @@ class ScheduleResult:
     failure: PointOutcome | None = None  # the minimal failing schedule, when one was found
 
 
-def schedule_point_ids(golden: GoldenRun) -> list[str]:
+def schedule_point_ids(golden: WorkflowGoldenRun) -> list[str]:
     """The golden run's points in run order (a schedule's faults must come one after another)."""
     return [p.id for p in golden.points]
 
 
-def explore_schedules(golden: GoldenRun, workdir: Path, *, examples: int, max_faults: int = 3) -> ScheduleResult:
+def explore_schedules(
+    golden: WorkflowGoldenRun, workdir: Path, *, examples: int, max_faults: int = 3
+) -> ScheduleResult:
     """Run `examples` derandomized schedules of 2..max_faults interrupts; shrink the first failure."""
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st

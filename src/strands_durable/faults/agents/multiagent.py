@@ -1,6 +1,6 @@
 """Kill a `strands.multiagent` Graph or Swarm at every node boundary and store commit, resume it, judge the result.
 
-Built on the plain-agent kit (faults/agents.py: its world of recorded files, tools and recording model). A
+Built on the plain-agent kit (faults/agents/managers.py: its world of recorded files, tools and recording model). A
 scenario is a user's factory: a Graph (plan -> record -> review); a cyclic Graph with `reset_on_revisit` (draft
 -> review -> draft -> review -> publish, each revisit afresh); a Swarm (triage hands off to a recorder, which
 calls two tools in parallel and hands off to a reviewer); a Swarm whose two nodes hand off to each other until
@@ -13,7 +13,7 @@ only where it ran before the kill without its result being stored; every request
 requested again (per node: no more requests than the golden run's less the answers stored at the crash, so no
 completed node ran again).
 
-`python -m strands_durable.faults.multiagent [graph|swarm ...]` prints one line per scenario.
+`python -m strands_durable.faults.agents.multiagent [graph|swarm ...]` prints one line per scenario.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
-from strands_durable.faults.agents import World, make_model, make_tools, read_lines, warm_imports
-from strands_durable.faults.common import reset_dir, write_scratch
-from strands_durable.faults.forking import run_in_child
-from strands_durable.faults.golden import GoldenRun, dump_points, load_points
+from strands_durable.faults.agents.managers import World, make_model, make_tools, read_lines, warm_imports
+from strands_durable.faults.kit.forking import run_in_child
+from strands_durable.faults.kit.golden import AgentGoldenRun, dump_points, load_points
+from strands_durable.faults.kit.scratch import reset_dir, write_scratch
 
 SESSION_ID = "team-1"
 TASK = "Record the taxi and the hotel."
@@ -199,7 +199,7 @@ class Verdict:
         return not self.notes
 
 
-def golden_run(scenario: str, base: Path) -> GoldenRun:
+def golden_run(scenario: str, base: Path) -> AgentGoldenRun:
     """The uninterrupted run in a child: its points, summary (`comparable`), effects and requests per node."""
     warm_imports()
     world = World(base / f"golden-{scenario}")
@@ -208,7 +208,7 @@ def golden_run(scenario: str, base: Path) -> GoldenRun:
     if exit_.code != 0:
         raise RuntimeError(f"the golden {scenario} run failed: {exit_.describe()}")
     node_requests = Counter(r["phase"].split(":")[1] for r in read_lines(world.requests))
-    return GoldenRun(
+    return AgentGoldenRun(
         target=scenario,
         workdir=world.root,
         points=load_points((world.root / "points.json").read_text()),
@@ -248,7 +248,7 @@ def stored_at_crash(world: World) -> tuple[dict[str, list[dict[str, Any]]], Coun
     return {conv.key: normalise_messages(conv.messages) for conv in convs}, results, state.status == "idle"
 
 
-def explore_point(scenario: str, golden: GoldenRun, index: int, base: Path) -> Verdict:
+def explore_point(scenario: str, golden: AgentGoldenRun, index: int, base: Path) -> Verdict:
     """Kill at the golden run's `index`-th crash point, resume in a fresh child, judge."""
     world = World(base / f"{scenario}-{index}")
     reset_dir(world.root)
@@ -286,7 +286,7 @@ def explore_point(scenario: str, golden: GoldenRun, index: int, base: Path) -> V
     return verdict
 
 
-def explore(scenario: str, base: Path, every: int = 1) -> tuple[GoldenRun, list[Verdict]]:
+def explore(scenario: str, base: Path, every: int = 1) -> tuple[AgentGoldenRun, list[Verdict]]:
     golden = golden_run(scenario, base)
     return golden, [explore_point(scenario, golden, i, base) for i in range(0, len(golden.points), every)]
 

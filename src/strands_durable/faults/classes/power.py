@@ -1,6 +1,6 @@
 """Simulated power loss: rebuild the session directory as a disk may hold it after a power cut, and resume.
 
-The golden run goes through `RecordingFileOps`; `DiskModel` (faults/disk_model.py) replays its log and keeps two
+The golden run goes through `RecordingFileOps`; `DiskModel` (faults/classes/disk_model.py) replays its log and keeps two
 views of the disk: what the process sees, and what is durable (the conservative semantics of ALICE and
 CrashMonkey).
 
@@ -23,12 +23,20 @@ from typing import Any
 
 from strands_durable.crashpoints import Commit, CrashPoints, Durable, ToolCall
 from strands_durable.errors import DurableError, SessionCompleted, SessionNotFound, exit_code_for
-from strands_durable.faults import judge
-from strands_durable.faults.common import FaultClass, FaultRun
-from strands_durable.faults.disk_model import CrashState, DiskModel, crash_states, materialize, persistence_points
-from strands_durable.faults.golden import ChaosTarget, GoldenRun, run_golden
-from strands_durable.faults.observe import run_options
-from strands_durable.faults.recording import Op, RecordingFileOps
+from strands_durable.faults.classes.disk_model import (
+    CrashState,
+    DiskModel,
+    crash_states,
+    materialize,
+    persistence_points,
+)
+from strands_durable.faults.classes.recording import Op, RecordingFileOps
+from strands_durable.faults.kit import judge
+from strands_durable.faults.kit.findings import FaultClass, FaultRun
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.observe import run_options
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.store import LocalStore
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.wrapping import WrappingStore
@@ -90,7 +98,7 @@ class PowerRecording:
     """The golden run under the recorder: its log, final journal and the directory it ran in (sessions/, out/ and
     workspace/, the tools' workspace, below it)."""
 
-    golden: GoldenRun
+    golden: WorkflowGoldenRun
     log: list[Op]
     journal: bytes
     base: Path

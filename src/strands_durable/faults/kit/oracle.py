@@ -1,4 +1,5 @@
-"""The oracle: what "identical" means (CONTRACT.md), and counters that prove no committed work was redone.
+"""The oracle: what "identical" means (CONTRACT.md), where two views first differ (readably), and counters that prove
+no committed work was redone.
 
 `comparable(state)` is the normalised view two runs must share: every unit's response, every agent history
 after `history.normalize`, artifact digests, final status and token totals of committed turns.
@@ -6,6 +7,7 @@ after `history.normalize`, artifact digests, final status and token totals of co
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import json
@@ -67,6 +69,25 @@ def first_difference(expected: Any, actual: Any) -> str | None:
     if isinstance(left, list) and isinstance(right, list) and len(left) != len(right):
         return f"{path}: expected {len(left)} items, got {len(right)}"
     return f"{path}: expected {_brief(left)}, got {_brief(right)}"
+
+
+def readable_difference(expected: Any, actual: Any, *, context: int = 2, limit: int = 40) -> str | None:
+    """Where two views first differ, with a unified diff of the differing values (golden -> resumed)."""
+    found = first_differing_values(expected, actual)
+    if found is None:
+        return None
+    path, left, right = found
+
+    def lines(value: Any) -> list[str]:
+        if value is MISSING:
+            return ["<missing>"]
+        text = value if isinstance(value, str) else json.dumps(value, indent=1, ensure_ascii=False, default=str)
+        return text.splitlines() or [""]
+
+    diff = list(difflib.unified_diff(lines(left), lines(right), "golden", "resumed", n=context, lineterm=""))
+    if len(diff) > limit:
+        diff = [*diff[:limit], f"... ({len(diff) - limit} more diff lines)"]
+    return f"{path}\n" + "\n".join("    " + line for line in diff)
 
 
 def _brief(value: Any, limit: int = 160) -> str:

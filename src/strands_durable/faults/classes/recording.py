@@ -1,6 +1,6 @@
 """`RecordingFileOps`: the real file operations, each one logged in order with its bytes.
 
-The power-loss simulation (`faults/power.py`) replays the log to rebuild what a disk may hold after a power cut.
+The power-loss simulation (`faults/classes/power.py`) replays the log to rebuild what a disk may hold after a power cut.
 Every primitive is logged after it succeeded; compositions (`write_atomic`, `makedirs`, `remove_tree`) are built
 from the primitives, so their steps are logged one by one. The harness adds `mark` entries (for example "this
 commit returned to its caller") so a crash state knows what had been promised durable at that moment.

@@ -1,6 +1,6 @@
 """What a run of a Python agent leaves on disk, and what a fresh agent finds there: a run's place (its storage
 directory and the tools' workspace), copies of it taken at the instant of a crash, the prompts acknowledged, and the
-messages and tool results stored when it crashed. faults/agent_chaos.py crashes and resumes the runs."""
+messages and tool results stored when it crashed. faults/agents/engine.py crashes and resumes the runs."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.faults.agent_run import AgentChaos, AgentContext, build
-from strands_durable.faults.common import reset_dir, write_scratch
+from strands_durable.faults.agents.run import AgentChaos, AgentContext, build
+from strands_durable.faults.kit.scratch import reset_dir, write_scratch
 from strands_durable.store.fileops import FileOps
 
 _SCRATCH = FileOps()  # the harness's own files (copies, markers): not session data, no fsync

@@ -1,6 +1,6 @@
 """Crash any Python Strands agent at every point, resume it as its user would, and judge the result.
 
-The engine of `strands_chaos.run_agent` and of the comparison table of faults/agents.py. The user's factory
+The engine of `strands_chaos.run_agent` and of the comparison table of faults/agents/managers.py. The user's factory
 `build_agent(ctx)` returns their own `Agent` (tools, hooks, session manager) on `ctx.storage_dir`, with the tools'
 external state under `ctx.workspace`. The golden run sends the prompts once and records every crash point: the
 SDK's hooks (invocation start and end, model call before and after, each message added before and after the
@@ -16,9 +16,9 @@ session manager saw it, tool before and after), every store commit when the mana
 
 Each crash is resumed twice, from its own copy: by `agent()` when something is pending (else by re-sending the
 interrupted prompt), and by re-sending the interrupted prompt; then the remaining prompts follow, and the result is
-judged by the rules of faults/judge.py (`requests_valid`, `stored_tools_not_rerun`, `stored_turns_not_rerequested`,
+judged by the rules of faults/kit/judge.py (`requests_valid`, `stored_tools_not_rerun`, `stored_turns_not_rerequested`,
 `same_conversation`). The instrumented run itself (the factory, the crash-point bus, the crash hooks) is
-faults/agent_run.py.
+faults/agents/run.py.
 """
 
 from __future__ import annotations
@@ -36,8 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import InjectedCrash
-from strands_durable.faults import judge
-from strands_durable.faults.agent_place import (
+from strands_durable.faults.agents.place import (
     Place,
     Stored,
     acknowledged,
@@ -48,17 +47,19 @@ from strands_durable.faults.agent_place import (
     load_messages,
     stored_at_crash,
 )
-from strands_durable.faults.agent_run import STYLES, AgentChaos, Request, Run, build
-from strands_durable.faults.common import Finding, reset_dir, write_scratch
-from strands_durable.faults.forking import run_in_child
-from strands_durable.faults.golden import GoldenRun, golden_points
-from strands_durable.faults.workspace import WorkspaceHistory, read_files
+from strands_durable.faults.agents.run import STYLES, AgentChaos, Request, Run, build
+from strands_durable.faults.kit import judge
+from strands_durable.faults.kit.findings import Finding
+from strands_durable.faults.kit.forking import run_in_child
+from strands_durable.faults.kit.golden import AgentGoldenRun, golden_points
+from strands_durable.faults.kit.scratch import reset_dir, write_scratch
+from strands_durable.faults.kit.workspace import WorkspaceHistory, read_files
 from strands_durable.store.fileops import FileOps
 
 _SCRATCH = FileOps()  # the harness's own files (copies, markers): not session data, no fsync
 
 
-def run_golden(chaos: AgentChaos, root: Path) -> GoldenRun:
+def run_golden(chaos: AgentChaos, root: Path) -> AgentGoldenRun:
     """The uninterrupted conversation: its points, normalised history (`comparable`), workspace and requests."""
     place = Place(root / "golden").fresh()
     problems: list[Finding] = []
@@ -74,7 +75,7 @@ def run_golden(chaos: AgentChaos, root: Path) -> GoldenRun:
         chaos.cassette.save()
     problems += [Finding(rule, detail) for rule, detail in judge.requests_valid(_invalid(run), "golden")]
     history = load_history(chaos, place) if not problems else []
-    return GoldenRun(
+    return AgentGoldenRun(
         target=chaos,
         workdir=root,
         points=golden_points(run.points),
@@ -129,7 +130,7 @@ class AgentOutcome:
         return f"crash point: {self.point} ({self.fault})\n" + "\n".join(str(f) for f in self.findings)
 
 
-def crash_at(golden: GoldenRun, point_id: str, fault: str = "interrupt") -> AgentOutcome:
+def crash_at(golden: AgentGoldenRun, point_id: str, fault: str = "interrupt") -> AgentOutcome:
     """Crash the conversation at the golden run's point `point_id`, then resume both ways and judge."""
     chaos: AgentChaos = golden.target
     root = golden.workdir / f"point-{golden.point(point_id).index}-{fault}"
@@ -170,7 +171,7 @@ def _killed_child(chaos: AgentChaos, place: Place, point_id: str) -> str:
     }
     search_path = os.pathsep.join(p for p in sys.path if p)  # the child imports what this process can
     child = subprocess.run(
-        [sys.executable, "-m", "strands_durable.faults.agent_chaos", json.dumps(job)],
+        [sys.executable, "-m", "strands_durable.faults.agents.engine", json.dumps(job)],
         env={**os.environ, "PYTHONPATH": search_path},
         capture_output=True,
         text=True,
@@ -188,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     job = json.loads((argv if argv is not None else sys.argv[1:])[0])
     cassette = None
     if job["cassette"]:
-        from strands_durable.faults.cassette import Cassette
+        from strands_durable.faults.kit.cassette import Cassette
 
         cassette = Cassette.load(Path(job["cassette"]))
     chaos = AgentChaos(job["build_agent"], job["prompts"], session_id=job["session_id"], cassette=cassette)
@@ -222,7 +223,7 @@ def _crashing_run(chaos: AgentChaos, place: Place, run: Run, *, timeout: float =
     return 0
 
 
-def _resume(golden: GoldenRun, outcome: AgentOutcome, style: str) -> Resumed:
+def _resume(golden: AgentGoldenRun, outcome: AgentOutcome, style: str) -> Resumed:
     """A user after the crash: a fresh agent on a copy of what the crash left; the interrupted prompt finished
     by `agent()` (when something is pending) or re-sent; the remaining prompts; then the judgement."""
     chaos: AgentChaos = golden.target
@@ -285,7 +286,7 @@ def answered(messages: list[Any], prompt: str) -> bool:
     return False
 
 
-def explore(chaos: AgentChaos, root: Path, *, keep: bool = False) -> tuple[GoldenRun, list[AgentOutcome]]:
+def explore(chaos: AgentChaos, root: Path, *, keep: bool = False) -> tuple[AgentGoldenRun, list[AgentOutcome]]:
     """The golden run, then every (sampled) point under every fault class; each point's directories are removed
     once judged unless `keep`."""
     golden = run_golden(chaos, root)

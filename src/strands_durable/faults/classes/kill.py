@@ -19,6 +19,7 @@ no committed tool ran again.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import random
@@ -31,29 +32,25 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoint
 from strands_durable.errors import DurableError, ExitCode
-from strands_durable.faults import judge
-from strands_durable.faults.common import FaultClass, FaultRun, reset_dir
-from strands_durable.faults.forking import ChildExit, fork_child, run_in_child, wait_child
-from strands_durable.faults.golden import (
-    ChaosTarget,
-    GoldenPoint,
-    GoldenRun,
-    cut_for,
-    run_golden,
-    seed_session,
-    skip_count,
-)
-from strands_durable.faults.observe import ToolLedger, observed_store
-from strands_durable.faults.runs import (
+from strands_durable.faults.kit import judge
+from strands_durable.faults.kit.findings import FaultClass, FaultRun
+from strands_durable.faults.kit.forking import ChildExit, fork_child, run_in_child, wait_child
+from strands_durable.faults.kit.golden import GoldenPoint, WorkflowGoldenRun, cut_for, seed_session, skip_count
+from strands_durable.faults.kit.ledger import ToolLedger
+from strands_durable.faults.kit.observe import observed_store
+from strands_durable.faults.kit.runs import (
     NOT_FIRED,
     Convergence,
     Trigger,
     crashing_run,
     journal_digest,
     resuming_run,
+    run_golden,
     wait_for_threads,
 )
-from strands_durable.faults.snapshot import SnapshotDigest
+from strands_durable.faults.kit.scratch import reset_dir
+from strands_durable.faults.kit.snapshot import SnapshotDigest
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.store import LocalStore
 from strands_durable.store.state import fold
 from strands_durable.store.wrapping import WrappingStore
@@ -89,7 +86,7 @@ def explore_kill(
     random_moments: int = 0,
     latency_ms: int = DEFAULT_LATENCY_MS,
     seed: int = 0,
-    golden: GoldenRun | None = None,
+    golden: WorkflowGoldenRun | None = None,
     run: FaultRun | None = None,
     store_factory: Callable[[Path], Any] = LocalStore,
     resume_store: Callable[[Path], WrappingStore] = observed_store,
@@ -128,7 +125,7 @@ def explore_kill(
 
 
 def kill_at_point(
-    golden: GoldenRun,
+    golden: WorkflowGoldenRun,
     point_id: str,
     signal_name: str,
     workspace: Path,
@@ -180,7 +177,7 @@ def kill_at_point(
 
 
 def _crash_child(
-    golden: GoldenRun,
+    golden: WorkflowGoldenRun,
     point_id: str,
     signum: int,
     workspace: Path,
@@ -217,7 +214,7 @@ def _crash_child(
     return ended, ledger
 
 
-def _named_point(report: Path, golden: GoldenRun, start_index: int) -> str | None:
+def _named_point(report: Path, golden: WorkflowGoldenRun, start_index: int) -> str | None:
     """The point the child named, its occurrence counted as in the golden run (the child's run started at the
     golden point `start_index`, so emissions before that are not in its count)."""
     if not report.exists():
@@ -228,7 +225,7 @@ def _named_point(report: Path, golden: GoldenRun, start_index: int) -> str | Non
 
 
 def kill_at_random(
-    golden: GoldenRun, signal_name: str, delay: float, workspace: Path, run: FaultRun, latency_ms: int
+    golden: WorkflowGoldenRun, signal_name: str, delay: float, workspace: Path, run: FaultRun, latency_ms: int
 ) -> None:
     """One child (with model latency, from scratch) signalled by the parent `delay` seconds after it started."""
     signum = SIGNALS[signal_name]
@@ -266,7 +263,7 @@ def _expected_exits(signum: int) -> set[ChildExit]:
 
 
 def _after_death(
-    golden: GoldenRun,
+    golden: WorkflowGoldenRun,
     point: str,
     variant: str,
     workspace: Path,
@@ -274,7 +271,7 @@ def _after_death(
     run: FaultRun,
     *,
     graceful: bool,
-    converge_to: GoldenRun | None = None,
+    converge_to: WorkflowGoldenRun | None = None,
     resume_store: Callable[[Path], WrappingStore] = observed_store,
     outcome: KillOutcome | None = None,
 ) -> None:
@@ -316,12 +313,12 @@ def _after_death(
             outcome.converged_at = converged.point.id
         run.judged(point, variant, _judge_converged(converge_to, journal_path, converged, scratch))
     else:
-        run.judge(golden, sessions, point, variant, scratch=scratch)
+        run.judged(point, variant, judge.completed_on_disk(golden, sessions, golden.target.session_id, scratch))
     run.judged(point, variant, ledger.reruns(golden))
 
 
 def _judge_converged(
-    golden: GoldenRun, journal_path: Path, converged: Convergence, scratch: Path
+    golden: WorkflowGoldenRun, journal_path: Path, converged: Convergence, scratch: Path
 ) -> list[judge.Problem]:
     """Problems of a resume that stopped at convergence, read from disk: every stored history is valid, the
     journal up to the converged checkpoint folds to the golden state there (`judge.durable_at`), and the tools'
@@ -333,7 +330,12 @@ def _judge_converged(
     checkpoint = golden.checkpoint_states[converged.digest]
     return [
         *judge.stored_valid(fold(records), "after the resume"),
-        *judge.durable_at(golden, fold(records[: converged.seq + 1]), converged.digest),
+        *judge.durable_at(
+            golden.digester,
+            fold(records[: converged.seq + 1]),
+            converged.digest,
+            functools.partial(golden.snapshot_at, checkpoint),
+        ),
         *judge.workspace_matches(golden.workspace.at(checkpoint.index + 1), scratch),
     ]
 

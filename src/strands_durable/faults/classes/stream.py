@@ -17,10 +17,13 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import DurableError, exit_code_for
-from strands_durable.faults import judge
-from strands_durable.faults.common import FaultClass, FaultRun, reset_dir
-from strands_durable.faults.golden import ChaosTarget, GoldenRun, run_golden
-from strands_durable.faults.observe import run_options
+from strands_durable.faults.kit import judge
+from strands_durable.faults.kit.findings import FaultClass, FaultRun
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.observe import run_options
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.scratch import reset_dir
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.models.events import StreamFault
 from strands_durable.store import LocalStore
 
@@ -72,7 +75,7 @@ def faulting_factory(seed: int, fault: StreamFault, call: int) -> Any:
     return factory
 
 
-def model_calls(golden: GoldenRun) -> tuple[int, list[int]]:
+def model_calls(golden: WorkflowGoldenRun) -> tuple[int, list[int]]:
     """How many model calls the golden run made, and the indices of those answered with tool calls."""
     calls = [p.point.path for p in golden.points if p.point.site == "model.before"]
     tool_paths = [p.point.path for p in golden.points if p.point.site == "tool.before"]
@@ -86,7 +89,7 @@ def explore_stream(
     *,
     kinds: tuple[tuple[str, int], ...] = KINDS,
     max_calls: int | None = None,
-    golden: GoldenRun | None = None,
+    golden: WorkflowGoldenRun | None = None,
     run: FaultRun | None = None,
 ) -> FaultRun:
     """Fault each chosen model call with each stream fault kind; judge each run (and its resume)."""
@@ -102,7 +105,7 @@ def explore_stream(
     return run
 
 
-def stream_fault_at(golden: GoldenRun, fault: StreamFault, call: int, workspace: Path, run: FaultRun) -> None:
+def stream_fault_at(golden: WorkflowGoldenRun, fault: StreamFault, call: int, workspace: Path, run: FaultRun) -> None:
     from strands_durable.runner.run import resume, run_workflow
 
     target = golden.target
@@ -138,7 +141,7 @@ def stream_fault_at(golden: GoldenRun, fault: StreamFault, call: int, workspace:
             return
     else:
         run.outcomes["completed (retried or harmless)"] += 1
-    run.judge(golden, sessions, point, variant, scratch=scratch)
+    run.judged(point, variant, judge.completed_on_disk(golden, sessions, golden.target.session_id, scratch))
 
 
 FAULT_CLASS = FaultClass(FAULT, {"gate": {"max_calls": 2}, "full": {}}, explore_stream)

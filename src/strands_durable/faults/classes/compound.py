@@ -20,17 +20,22 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.errors import DurableError
-from strands_durable.faults.common import FaultClass, FaultRun, reset_dir
-from strands_durable.faults.forking import ChildExit, run_in_child
-from strands_durable.faults.golden import ChaosTarget, GoldenRun, run_golden
-from strands_durable.faults.observe import ToolLedger, run_options
-from strands_durable.faults.runs import (
+from strands_durable.faults.kit import judge
+from strands_durable.faults.kit.findings import FaultClass, FaultRun
+from strands_durable.faults.kit.forking import ChildExit, run_in_child
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.ledger import ToolLedger
+from strands_durable.faults.kit.observe import run_options
+from strands_durable.faults.kit.runs import (
     crashing_run,
     journal_digest,
     paused_after_first_unit,
     resuming_run,
+    run_golden,
     wait_for_threads,
 )
+from strands_durable.faults.kit.scratch import reset_dir
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.store import LocalStore
 from strands_durable.store.fileops import AppendHandle, FileOps
 
@@ -61,7 +66,7 @@ def _dying_resume(
     return 0
 
 
-def crash_during_resume(golden: GoldenRun, first: str, nth: int, workspace: Path, run: FaultRun) -> None:
+def crash_during_resume(golden: WorkflowGoldenRun, first: str, nth: int, workspace: Path, run: FaultRun) -> None:
     reset_dir(workspace)
     target = golden.target
     scratch = golden.seed_workspace(workspace / "workspace")
@@ -91,7 +96,7 @@ def crash_during_resume(golden: GoldenRun, first: str, nth: int, workspace: Path
         run.add(point, variant, "resume-failed", f"the last resume failed: {exc}")
         return
     run.outcomes["resumed after two deaths"] += 1
-    run.judge(golden, sessions, point, variant, scratch=scratch)
+    run.judged(point, variant, judge.completed_on_disk(golden, sessions, golden.target.session_id, scratch))
     run.judged(point, variant, ledger.reruns(golden))
 
 
@@ -162,7 +167,7 @@ class KillingFileOps(FileOps):
         return _Killing()
 
 
-def needs_repair(golden: GoldenRun, sessions: Path, out_dir: Path, scratch: Path | None = None) -> bool:
+def needs_repair(golden: WorkflowGoldenRun, sessions: Path, out_dir: Path, scratch: Path | None = None) -> bool:
     """A cleanly paused session with a blank text block in a stored history (a new generation) and a
     truncated message file in another conversation, when there is one. False: nothing to break (no model
     answer was committed before the pause)."""
@@ -205,7 +210,7 @@ def _repair_child(target: ChaosTarget, sessions: Path, kill_at: int) -> int:
     return 0
 
 
-def crash_during_repair(golden: GoldenRun, workspace: Path, run: FaultRun, *, stride: int = 1) -> None:
+def crash_during_repair(golden: WorkflowGoldenRun, workspace: Path, run: FaultRun, *, stride: int = 1) -> None:
     """Kill a repairing child before its op n = 1, 1+stride, ... until a repair completes without reaching n."""
     from strands_durable.operations import repair_session
     from strands_durable.runner.run import resume
@@ -239,7 +244,7 @@ def crash_during_repair(golden: GoldenRun, workspace: Path, run: FaultRun, *, st
             run.add(point, variant, "repair", f"after a death during repair, repair and resume fail: {exc}")
             continue
         run.outcomes["repaired and resumed after a death during repair"] += 1
-        run.judge(golden, sessions, point, variant, scratch=scratch)
+        run.judged(point, variant, judge.completed_on_disk(golden, sessions, golden.target.session_id, scratch))
 
 
 def explore_compound(
@@ -249,7 +254,7 @@ def explore_compound(
     first_points: int = 4,
     resume_points: tuple[int, ...] = (1, 5, 20),
     repair_stride: int = 1,
-    golden: GoldenRun | None = None,
+    golden: WorkflowGoldenRun | None = None,
     run: FaultRun | None = None,
 ) -> FaultRun:
     """Deaths during resume (first_points x resume_points schedules) and during repair (every op)."""
