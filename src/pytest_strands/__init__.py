@@ -1,4 +1,5 @@
-"""pytest-strands: the `--strands-chaos` plugin (plugin.py) and its Python-agent face (agents.py)."""
+"""pytest-strands: the `--strands-chaos` plugin (plugin.py, its items in items.py) and its Python-agent face
+(agents.py)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ Inert until `--strands-chaos` (or `strands_chaos = true` in the ini file). Then 
 `*.strands.yaml`, `*.strands.yml` or `*.strands.json` (plus those `collect.py` selects) becomes a golden
 item, one item per crash point of the golden run (named by the crash-point id, so `-k` reruns one), and a
 `schedules` item (several interrupts per run, hypothesis). The `strands_chaos` fixture and marker run a spec
-with your own variables and Python tools. The machinery lives in `strands_durable.faults`.
+with your own variables and Python tools. This module holds the options, the hooks, the fixture and the totals;
+the items are in items.py, the Python-agent face in agents.py, the machinery in `strands_durable.faults`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import pytest
 
 from strands_durable.errors import UsageError
 from strands_durable.faults.agents import engine as agent_chaos
-from strands_durable.faults.agents.managers import LEDGER_PROMPTS, LEDGER_SCRIPT, ledger_agent, ledger_tools
+from strands_durable.faults.agents.examples import LEDGER_PROMPTS, LEDGER_SCRIPT, ledger_agent, ledger_tools
 from strands_durable.faults.agents.run import AgentChaos
 from strands_durable.faults.kit.workspace import workspace_difference
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from strands_durable import LocalStore
 from strands_durable.faults.classes.concurrent import explore_concurrent
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.store.local import LocalStore
 from tests.faults.conftest import describe
 
 

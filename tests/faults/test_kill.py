@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from strands_durable import LocalStore
 from strands_durable.faults.classes.kill import explore_kill, kill_at_point
 from strands_durable.faults.kit.findings import FaultRun
 from strands_durable.faults.kit.forking import ChildExit, run_in_child
@@ -15,7 +16,6 @@ from strands_durable.faults.kit.snapshot import snapshot_digest
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
-from strands_durable.store.local import LocalStore
 from strands_durable.store.state import fold
 from strands_durable.store.wrapping import WrappingStore
 from tests.faults.conftest import describe

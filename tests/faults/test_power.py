@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.faults.classes import power
 from strands_durable.faults.classes.kill import explore_kill
 from strands_durable.faults.classes.power import DiskModel, crash_states, explore_power
@@ -16,7 +17,6 @@ from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.store import local_session
 from strands_durable.store.fileops import AppendHandle, FileOps
-from strands_durable.store.local import LocalStore
 from strands_durable.store.syncer_thread import SyncerThread
 from tests.faults.conftest import describe, rules
 from tests.slow_disk import SlowSyncOps

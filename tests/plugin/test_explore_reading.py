@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.faults.classes.explore import PointOutcome, _Exploration, cut_for
 from strands_durable.faults.kit.golden import skip_count
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_digest, snapshot_view
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
-from strands_durable.store.local import LocalStore
 from strands_durable.store.state import copy_state, fold
 from tests.plugin.support import RESEARCH
 
@@ -97,7 +97,7 @@ def test_the_runs_stores_open_the_seeded_journal_as_a_fresh_store_does(golden, t
         assert ex.known.state == fresh(ex)  # the seed's state is the fold of the seed's bytes
         phase = ex.resume(arm=(target.point, 0), converge=False, label="crash")
         assert phase.fired is not None
-        seeded = LocalStore(ex.sessions, known_journal=ex.known).load(ex.session_id)
+        seeded = LocalStore(ex.sessions, _known_journal=ex.known).load(ex.session_id)
         assert seeded.seq > ex.seed_state.seq
         assert seeded == LocalStore(ex.sessions).load(ex.session_id)
 

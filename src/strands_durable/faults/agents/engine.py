@@ -1,11 +1,12 @@
 """Crash any Python Strands agent at every point, resume it as its user would, and judge the result.
 
-The engine of `strands_chaos.run_agent` and of the comparison table of faults/agents/managers.py. The user's factory
+The engine of `strands_chaos.run_agent` and of the docs' tables (faults/agents/managers.py). The user's factory
 `build_agent(ctx)` returns their own `Agent` (tools, hooks, session manager) on `ctx.storage_dir`, with the tools'
 external state under `ctx.workspace`. The golden run sends the prompts once and records every crash point: the
 SDK's hooks (invocation start and end, model call before and after, each message added before and after the
 session manager saw it, tool before and after), every store commit when the manager is a
-`DurableSessionManager`, and each `point(name)` a tool body calls. Then, for each point, a run crashes there:
+`DurableSessionManager`, and each `point(name)` a tool body calls. Then, for each point, a run crashes there,
+under the registry's fault names (faults/classes/registry.py, `AGENT_FAULTS`):
 
 - `interrupt` (default): an `InjectedCrash` raised in process. The SDK still runs its `finally` work after it
   (other managers save at `AfterInvocationEvent`), so the storage directory and the workspace are copied at the
@@ -16,9 +17,9 @@ session manager saw it, tool before and after), every store commit when the mana
 
 Each crash is resumed twice, from its own copy: by `agent()` when something is pending (else by re-sending the
 interrupted prompt), and by re-sending the interrupted prompt; then the remaining prompts follow, and the result is
-judged by the rules of faults/kit/judge.py (`requests_valid`, `stored_tools_not_rerun`, `stored_turns_not_rerequested`,
-`same_conversation`). The instrumented run itself (the factory, the crash-point bus, the crash hooks) is
-faults/agents/run.py.
+judged by the rules of faults/kit/judge.py (`requests_valid`, `stored_tools_not_rerun`,
+`stored_turns_not_rerequested`, `same_conversation`), each problem a `Finding`. The instrumented run itself (the
+factory, the crash-point bus, the crash hooks) is faults/agents/run.py, what it leaves on disk faults/agents/place.py.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from strands_durable.faults.agents.place import (
     copy_tree,
     load_history,
     load_messages,
+    note_at_crash,
     stored_at_crash,
 )
 from strands_durable.faults.agents.run import STYLES, AgentChaos, Request, Run, build
@@ -52,7 +54,7 @@ from strands_durable.faults.kit import judge
 from strands_durable.faults.kit.findings import Finding
 from strands_durable.faults.kit.forking import run_in_child
 from strands_durable.faults.kit.golden import AgentGoldenRun, golden_points
-from strands_durable.faults.kit.scratch import reset_dir, write_scratch
+from strands_durable.faults.kit.scratch import reset_dir
 from strands_durable.faults.kit.workspace import WorkspaceHistory, read_files
 from strands_durable.store.fileops import FileOps
 
@@ -83,6 +85,7 @@ def run_golden(chaos: AgentChaos, root: Path) -> AgentGoldenRun:
         problems=problems,
         model_requests=len(run.requests),
         workspace=WorkspaceHistory(read_files(place.workspace)),
+        concurrent=run.concurrent,
     )
 
 
@@ -94,12 +97,14 @@ def _invalid(run: Run) -> list[tuple[int, str]]:
 # -- one crash point -------------------------------------------------------------------------------------------
 @dataclass
 class Resumed:
-    """One resume style after one crash: what it found, and what the comparison table counts."""
+    """One resume style after one crash: what it found, and what the comparison tables count (`reran`: tool bodies
+    that had run to their end before the crash, their results not stored, run again: at-least-once, allowed)."""
 
     style: str
     findings: list[Finding]
     requests: list[Request]
     place: Place
+    reran: int = 0
 
 
 @dataclass
@@ -203,7 +208,7 @@ def _crashing_run(chaos: AgentChaos, place: Place, run: Run, *, timeout: float =
     copy_at_crash = run.at_crash
 
     def at_crash() -> None:
-        write_scratch(place.root / "committed.json", json.dumps(sorted(run.committed)).encode())
+        note_at_crash(run, place)
         if copy_at_crash is not None:
             copy_at_crash()
 
@@ -262,7 +267,9 @@ def _resume(golden: AgentGoldenRun, outcome: AgentOutcome, style: str) -> Resume
                 golden.comparable, golden.workspace.final, messages, workspace, outcome.stored.results
             )
     findings = [Finding(rule, detail, outcome.fault, outcome.point, style) for rule, detail in problems]
-    return Resumed(style, findings, run.requests, place)
+    stored = outcome.stored
+    reran = sum(1 for i in run.executions if i in stored.finished and i not in stored.results)
+    return Resumed(style, findings, run.requests, place, reran)
 
 
 def pending(agent: Any) -> bool:
@@ -302,11 +309,12 @@ def explore(chaos: AgentChaos, root: Path, *, keep: bool = False) -> tuple[Agent
     return golden, outcomes
 
 
-def rule_counts(outcomes: list[AgentOutcome]) -> Counter[str]:
-    """Failing points per rule (a point counts once per rule, whichever style broke it)."""
+def rule_counts(outcomes: list[AgentOutcome], style: str | None = None) -> Counter[str]:
+    """Failing points per rule (a point counts once per rule, whichever style broke it; with `style`, only what
+    that resume style broke)."""
     counts: Counter[str] = Counter()
     for outcome in outcomes:
-        counts.update({f.rule for f in outcome.findings})
+        counts.update({f.rule for f in outcome.findings if style is None or f.variant == style})
     return counts
 
 

@@ -1,8 +1,8 @@
 """Kill a `strands.multiagent` Graph or Swarm at every node boundary and store commit, resume it, judge the result.
 
-Built on the plain-agent kit (faults/agents/managers.py: its world of recorded files, tools and recording model). A
-scenario is a user's factory: a Graph (plan -> record -> review); a cyclic Graph with `reset_on_revisit` (draft
--> review -> draft -> review -> publish, each revisit afresh); a Swarm (triage hands off to a recorder, which
+Built on the conversations of faults/agents/examples.py (their world of recorded files, tools and recording
+model). A scenario is a user's factory: a Graph (plan -> record -> review); a cyclic Graph with `reset_on_revisit`
+(draft -> review -> draft -> review -> publish, each revisit afresh); a Swarm (triage hands off to a recorder, which
 calls two tools in parallel and hands off to a reviewer); a Swarm whose two nodes hand off to each other until
 the handoff limit (each node visited twice, afresh each time). `DurableSessionManager` is on the orchestrator
 and a hook emits a crash point before and after every node. For each crash point of the golden run a forked
@@ -11,7 +11,7 @@ same task (unless the session shows the invocation ended). Judged per point: the
 node results and node conversations equal the golden run's; every tool ran as often as in the golden run, more
 only where it ran before the kill without its result being stored; every request valid; no stored model turn
 requested again (per node: no more requests than the golden run's less the answers stored at the crash, so no
-completed node ran again).
+completed node ran again). The judge's rules (faults/kit/judge.py) name each problem as a `Finding`.
 
 `python -m strands_durable.faults.agents.multiagent [graph|swarm ...]` prints one line per scenario.
 """
@@ -24,12 +24,13 @@ import signal
 import sys
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
-from strands_durable.faults.agents.managers import World, make_model, make_tools, read_lines, warm_imports
+from strands_durable.faults.agents.examples import World, make_model, make_tools, read_lines, warm_imports
+from strands_durable.faults.kit import judge
+from strands_durable.faults.kit.findings import Finding
 from strands_durable.faults.kit.forking import run_in_child
 from strands_durable.faults.kit.golden import AgentGoldenRun, dump_points, load_points
 from strands_durable.faults.kit.scratch import reset_dir, write_scratch
@@ -189,16 +190,6 @@ def run(
     return 0
 
 
-@dataclass
-class Verdict:
-    point: str
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.notes
-
-
 def golden_run(scenario: str, base: Path) -> AgentGoldenRun:
     """The uninterrupted run in a child: its points, summary (`comparable`), effects and requests per node."""
     warm_imports()
@@ -248,58 +239,54 @@ def stored_at_crash(world: World) -> tuple[dict[str, list[dict[str, Any]]], Coun
     return {conv.key: normalise_messages(conv.messages) for conv in convs}, results, state.status == "idle"
 
 
-def explore_point(scenario: str, golden: AgentGoldenRun, index: int, base: Path) -> Verdict:
-    """Kill at the golden run's `index`-th crash point, resume in a fresh child, judge."""
+def explore_point(scenario: str, golden: AgentGoldenRun, index: int, base: Path) -> list[Finding]:
+    """Kill at the golden run's `index`-th crash point, resume in a fresh child, judge (empty: it passed)."""
+    point = golden.points[index].id
     world = World(base / f"{scenario}-{index}")
     reset_dir(world.root)
-    verdict = Verdict(golden.points[index].id)
+    problems: list[tuple[str, str]] = []
     crashed = run_in_child(lambda: run(scenario, world, "crash", kill_at=index))
     if crashed.signal != signal.SIGKILL:
-        verdict.notes.append(f"the crashed run was not killed: {crashed.describe()}")
+        problems.append(("not-fired", f"the crashed run was not killed: {crashed.describe()}"))
     stored, stored_results, ended = stored_at_crash(world)
     ran_at_crash = _effects(world)
     answered = Counter(key.split(".")[1] for key, conv in stored.items() for m in conv if m["role"] == "assistant")
     # a user calls the orchestrator again with the task unless its invocation had ended (the session is idle)
     resumed = run_in_child(lambda: run(scenario, world, "resume", invoke=not ended))
     if resumed.code != 0 or not world.final.exists():
-        verdict.notes.append(f"resume: {resumed.describe()}")
-        return verdict
-    final = json.loads(world.final.read_text())
-    for part in ("status", "order", "results", "conversations") if not ended else ("conversations",):
-        if final[part] != golden.comparable[part]:
-            verdict.notes.append(f"{part} differs from the uninterrupted run")
-    effects = _effects(world)
-    # a tool may run again only where it ran before the kill without its result being stored
-    rerun = {k for k, n in (effects - golden.effects).items() if n > ran_at_crash[k] - stored_results[k]}
-    if rerun or golden.effects - effects:
-        verdict.notes.append(
-            f"tools re-run after their result was stored: {sorted(rerun)}; missing effects: "
-            f"{dict(golden.effects - effects)}"
+        problems.append(("resume-failed", f"resume: {resumed.describe()}"))
+    else:
+        final = json.loads(world.final.read_text())
+        parts = ("status", "order", "results", "conversations") if not ended else ("conversations",)
+        problems += judge.same_parts(golden.comparable, final, parts)
+        problems += judge.effects_once(golden.effects, _effects(world), ran_at_crash, stored_results)
+        requests = read_lines(world.requests)
+        problems += judge.requests_valid(
+            ((i, r["invalid"][0]) for i, r in enumerate(requests) if r["invalid"]), "crash or resume"
         )
-    requests = read_lines(world.requests)
-    if any(r["invalid"] for r in requests):
-        verdict.notes.append("an invalid request was sent")
-    asked = Counter(r["phase"].split(":")[1] for r in requests if r["phase"].startswith("resume"))
-    for node, count in sorted(asked.items()):  # what the golden run asked, less the answers already stored
-        if count > golden.node_requests[node] - answered[node]:
-            verdict.notes.append(f"node {node}: a stored model turn was requested again")
-    return verdict
+        asked = Counter(r["phase"].split(":")[1] for r in requests if r["phase"].startswith("resume"))
+        problems += judge.node_turns_not_rerequested(golden.node_requests, answered, asked)
+    return [Finding(rule, detail, "kill", point) for rule, detail in problems]
 
 
-def explore(scenario: str, base: Path, every: int = 1) -> tuple[AgentGoldenRun, list[Verdict]]:
+def explore(scenario: str, base: Path, every: int = 1) -> tuple[AgentGoldenRun, dict[str, list[Finding]]]:
+    """The golden run, then a kill at every `every`-th point: point id -> its findings (empty: it passed)."""
     golden = golden_run(scenario, base)
-    return golden, [explore_point(scenario, golden, i, base) for i in range(0, len(golden.points), every)]
+    return golden, {
+        golden.points[i].id: explore_point(scenario, golden, i, base) for i in range(0, len(golden.points), every)
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     scenarios = (argv if argv is not None else sys.argv[1:]) or list(SCENARIOS)
     with tempfile.TemporaryDirectory() as tmp:
         for scenario in scenarios:
-            _golden, verdicts = explore(scenario, Path(tmp))
-            bad = [v for v in verdicts if not v.ok]
-            print(f"{scenario}: {len(verdicts)} kill points, {len(bad)} failed")
-            for verdict in bad:
-                print(f"  {verdict.point}: {'; '.join(verdict.notes)}")
+            _golden, judged = explore(scenario, Path(tmp))
+            bad = {point: findings for point, findings in judged.items() if findings}
+            print(f"{scenario}: {len(judged)} kill points, {len(bad)} failed")
+            for findings in bad.values():
+                for finding in findings:
+                    print(f"  {finding}")
     return 0
 
 

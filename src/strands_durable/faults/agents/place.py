@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.faults.agents.run import AgentChaos, AgentContext, build
+from strands_durable.faults.agents.run import AgentChaos, AgentContext, Run, build
 from strands_durable.faults.kit.scratch import reset_dir, write_scratch
 from strands_durable.store.fileops import FileOps
 
@@ -95,10 +95,12 @@ SDK_PLACEHOLDER = "Tool was interrupted."  # the SDK's in-memory answer to an or
 @dataclass
 class Stored:
     """What the crash left stored: the messages (a pending invocation's too, for our manager) and the toolUseIds
-    whose results are stored."""
+    whose results are stored; and the toolUseIds of the tool bodies that had run to their end before the crash
+    (stored or not)."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     results: set[str] = field(default_factory=set)
+    finished: set[str] = field(default_factory=set)
 
 
 def stored_at_crash(chaos: AgentChaos, crashed: Place) -> Stored:
@@ -107,8 +109,7 @@ def stored_at_crash(chaos: AgentChaos, crashed: Place) -> Stored:
     stored and are left out."""
     from strands_durable.models.request import normalise_messages
 
-    committed_file = crashed.root / "committed.json"
-    stored = Stored(results=set(json.loads(committed_file.read_text())) if committed_file.exists() else set())
+    stored = Stored(results=_ids(crashed.root / "committed.json"), finished=_ids(crashed.root / "finished.json"))
     probe = Place(crashed.root.with_name("probe"))
     copy_tree(crashed.root, probe.root)
     try:
@@ -131,6 +132,17 @@ def stored_at_crash(chaos: AgentChaos, crashed: Place) -> Stored:
         stored.messages.append(message)
     stored.messages = normalise_messages(stored.messages)
     return stored
+
+
+def note_at_crash(run: Run, place: Place) -> None:
+    """Beside what the crash leaves: the tool results our manager reported committed and the tool bodies that had
+    run to their end (`stored_at_crash` reads them)."""
+    write_scratch(place.root / "committed.json", json.dumps(sorted(run.committed)).encode())
+    write_scratch(place.root / "finished.json", json.dumps(sorted(run.finished)).encode())
+
+
+def _ids(path: Path) -> set[str]:
+    return set(json.loads(path.read_text())) if path.exists() else set()
 
 
 def close_agent(agent: Any) -> None:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import copy
 import importlib
+import itertools
 import os
 import signal
 import threading
+import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,6 +108,8 @@ class Run:
         self.at_crash = at_crash
         self.fired: str | None = None
         self.executions: list[str] = []  # toolUseIds, each time a tool body really starts
+        self.finished: set[str] = set()  # toolUseIds of tool bodies that ran to their end
+        self.spans: list[tuple[float, float]] = []  # (start, end) of each finished execution
         self.committed: set[str] = set()  # toolUseIds our manager committed a result for (`tool.committed`)
         self._lock = threading.Lock()
         self._user: Counter[str] = Counter()
@@ -126,6 +130,11 @@ class Run:
                 os.kill(os.getpid(), signal.SIGKILL)
             raise InjectedCrash(crash_point)
 
+    @property
+    def concurrent(self) -> bool:
+        """Whether two tool executions of this run overlapped in time (the tools really ran in parallel)."""
+        return spans_overlap(self.spans)
+
     def user_point(self, name: str) -> None:
         self.bus.raise_if_crashed()
         with self._lock:
@@ -143,6 +152,12 @@ class Run:
 
     def __exit__(self, *exc: object) -> None:
         _ACTIVE.remove(self)
+
+
+def spans_overlap(spans: Iterable[tuple[float, float]]) -> bool:
+    """Whether two of the (start, end) spans overlap in time."""
+    ordered = sorted(spans)
+    return any(later[0] < earlier[1] for earlier, later in itertools.pairwise(ordered))
 
 
 def crash_hooks(bus: CrashPoints) -> Any:
@@ -206,13 +221,18 @@ def build(chaos: AgentChaos, ctx: AgentContext, run: Run | None) -> Any:
 
 
 def _counted_tool(tool: Any, run: Run) -> Any:
-    """A shallow copy of `tool` (its marks, e.g. `non_idempotent`, kept) recording each real execution."""
+    """A shallow copy of `tool` (its marks, e.g. `non_idempotent`, kept) recording each real execution: its start,
+    and, when it ran to its end, its span in time."""
     counted = copy.copy(tool)
     inner = tool.stream
 
     async def stream(tool_use: Any, invocation_state: Any, **kwargs: Any) -> Any:
         run.executions.append(tool_use["toolUseId"])
+        start = time.monotonic()
         async for event in inner(tool_use, invocation_state, **kwargs):
+            if isinstance(event, dict) and event.get("type") == "tool_result":  # the last: the body has ended
+                run.spans.append((start, time.monotonic()))
+                run.finished.add(tool_use["toolUseId"])
             yield event
 
     counted.stream = stream

@@ -142,7 +142,7 @@ class _Exploration:
         # the runs' stores decode only what they append to the seed (their open would refuse an invalid one)
         invalid = judge.stored_valid(self.seed_state, "seed", self.golden.valid_histories)
         self.known = None if invalid else KnownJournal(journal, self.seed, self.seed_state)
-        self.reader = LocalStore(self.sessions, known_journal=self.known)
+        self.reader = LocalStore(self.sessions, _known_journal=self.known)
         for journal_length, results in self.golden.commits:
             if journal_length > length:
                 break
@@ -187,7 +187,7 @@ class _Exploration:
         assert self.sessions is not None and self.out_dir is not None and self.scratch is not None
         phase = Phase()
         bus = CrashPoints()
-        store = observed_store(self.sessions, known_journal=self.known)
+        store = observed_store(self.sessions, known=self.known)
         observe(bus, phase)
         if arm is not None:
             _arm(bus, phase, *arm)

@@ -28,10 +28,10 @@ class Converged(InjectedCrash):
     """Stops a resumed run at a checkpoint equal to the golden run's; the session is let go as after a crash."""
 
 
-def observed_store(sessions: Path, *, known_journal: KnownJournal | None = None) -> WrappingStore:
+def observed_store(sessions: Path, *, known: KnownJournal | None = None) -> WrappingStore:
     """A real `LocalStore` behind the wrapper store, whose `session` is the session it opened last, so subscribers
     can read its state."""
-    return WrappingStore(LocalStore(sessions, known_journal=known_journal))
+    return WrappingStore(LocalStore(sessions, _known_journal=known))
 
 
 class SizedRequestLog(RequestLog):
