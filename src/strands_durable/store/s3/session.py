@@ -108,8 +108,9 @@ class S3Session(Session):
         wait: bool = True,
     ) -> int:
         """One conditional PUT, which also carries the records of the `durable=False` commits held since the
-        last one (CONTRACT: those can be re-derived, so a crash may lose them, as it loses unsynced journal lines
-        on disk); `durable=False` alone PUTs nothing (without `batch`: every commit is a PUT). Returns the seq."""
+        last one (docs/storage.md#deferred-commits-and-the-barrier: those are re-derived, so a crash may lose them,
+        as it loses unsynced journal lines on disk); `durable=False` alone PUTs nothing (without `batch`: every
+        commit is a PUT). Returns the seq."""
         with self._lock:
             if self._closed:
                 raise StorageIOError(f"session {self.session_id} is closed")
