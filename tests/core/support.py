@@ -10,15 +10,14 @@ from typing import Any
 
 from strands import tool
 
+from strands_durable import RunOptions, non_idempotent
 from strands_durable.faults.explore import explore_point
 from strands_durable.faults.golden import GoldenRun, run_golden
 from strands_durable.faults.observe import crash_at as crash_at  # the pattern suites crash their own runs with it
 from strands_durable.faults.oracle import RequestLog, counting_model
 from strands_durable.faults.target import ChaosTarget
 from strands_durable.models.providers import build_model
-from strands_durable.runner.marks import non_idempotent
 from strands_durable.runner.native_tools import evaluate_arithmetic
-from strands_durable.runner.options import RunOptions
 
 
 class ExecutionLog:

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from strands_durable.crashpoints import CrashPoints
+from strands_durable import CrashPoints, S3Store
 from strands_durable.store.layout import new_session_id
-from strands_durable.store.s3 import S3Store
 from strands_durable.store.s3.client import make_client
 from strands_durable.store.s3.local_server import LocalS3Server, free_ports
 

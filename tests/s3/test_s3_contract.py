@@ -7,8 +7,8 @@ import time
 import uuid
 from typing import Any
 
+from strands_durable import S3Store
 from strands_durable.store import Session, SessionStore
-from strands_durable.store.s3 import S3Store
 from strands_durable.testing.store_contract import CHECKS, run
 from tests.s3.support import FAST_RETRIES, bucket_on, client_for
 

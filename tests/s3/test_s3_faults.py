@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from strands_durable import S3Store
 from strands_durable.errors import (
     ExitCode,
     S3AccessDenied,
@@ -11,7 +12,6 @@ from strands_durable.errors import (
     S3EndpointUnreachable,
     StorageIOError,
 )
-from strands_durable.store.s3 import S3Store
 from strands_durable.store.s3.local_server import READONLY_KEY, free_ports
 from strands_durable.store.s3.wrappers import (
     RESET_BEFORE,

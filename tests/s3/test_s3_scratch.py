@@ -8,11 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.crashpoints import InjectedCrash
-from strands_durable.runner.options import RunOptions
+from strands_durable import InjectedCrash, RunOptions, S3Store, resume, run_workflow
 from strands_durable.runner.reporter import RecordingReporter
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store.s3 import S3Store
 from tests.core.support import crash_at
 
 SPEC = """\
