@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from strands_durable import LocalStore, run_workflow
-from strands_durable.faults.oracle import RequestLog
+from strands_durable.faults.kit.oracle import RequestLog
 from tests.core.support import ExecutionLog, counted_options
 
 

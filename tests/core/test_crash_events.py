@@ -19,7 +19,7 @@ from strands.tools.executors import ConcurrentToolExecutor
 from strands_durable import CrashPoints, InjectedCrash, LocalStore, run_workflow
 from strands_durable.crashpoints import SITE_TYPES, Commit, CrashPoint, ModelCall, ToolCall, UnitBoundary
 from strands_durable.errors import ExitCode, exit_code_for
-from strands_durable.faults.oracle import RequestLog
+from strands_durable.faults.kit.oracle import RequestLog
 from strands_durable.models.scripted import ScriptedModel
 from tests.core.support import ExecutionLog, counted_options
 

@@ -19,9 +19,6 @@ import strands_durable
 TESTS = Path(__file__).resolve().parents[1]
 PUBLIC_PATHS = frozenset({"strands_durable", "strands_durable.sdk"})
 
-# The fault kit's tests move with the kit into wings (issue 30); widening the first rule to them is this one line:
-NOT_YET = ("faults", "plugin")
-
 
 def private_imports_of_public_names(source: str) -> list[str]:
     """The imports in `source` that take a name the root exports from another module."""
@@ -63,17 +60,16 @@ def uses_of_other_modules_tests(source: str) -> list[str]:
     return found
 
 
-def _breaches(rule: Callable[[str], list[str]], skipped: tuple[str, ...] = ()) -> list[str]:
+def _breaches(rule: Callable[[str], list[str]]) -> list[str]:
     return [
         f"{path.relative_to(TESTS.parent)} {place}"
         for path in sorted(TESTS.rglob("*.py"))
-        if path.relative_to(TESTS).parts[0] not in skipped
         for place in rule(path.read_text())
     ]
 
 
 def test_tests_import_the_names_the_root_exports_from_the_root() -> None:
-    found = _breaches(private_imports_of_public_names, NOT_YET)
+    found = _breaches(private_imports_of_public_names)
     assert not found, "import these from strands_durable:\n" + "\n".join(found)
 
 

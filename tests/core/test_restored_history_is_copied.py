@@ -9,7 +9,7 @@ from typing import Any
 
 from strands_durable import CrashPoints, LocalStore, run_workflow
 from strands_durable.agent.durable import DurableInvoker, Invocation
-from strands_durable.faults.oracle import RequestLog
+from strands_durable.faults.kit.oracle import RequestLog
 from strands_durable.models.providers import build_model
 from tests.core.support import ExecutionLog, counted_options
 

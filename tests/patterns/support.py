@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable import RunOptions
-from strands_durable.faults.oracle import RequestLog, counting_model
+from strands_durable.faults.kit.oracle import RequestLog, counting_model
 from strands_durable.models import SyntheticModel
 from strands_durable.models.wrapping import WrappedModel
 from strands_durable.runner.reporter import RecordingReporter

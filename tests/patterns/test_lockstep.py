@@ -10,7 +10,7 @@ import pytest
 
 from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, resume, run_workflow
 from strands_durable.crashpoints import CrashPoint
-from strands_durable.faults.oracle import comparable, first_difference
+from strands_durable.faults.kit.oracle import comparable, first_difference
 from tests.conftest import EXAMPLES
 
 PINNED = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)

@@ -8,7 +8,7 @@ import datetime as dt
 from pathlib import Path
 
 from strands_durable import RunOptions, run_workflow
-from strands_durable.faults.oracle import comparable, first_difference
+from strands_durable.faults.kit.oracle import comparable, first_difference
 from strands_durable.runner.plan import plan_step
 from strands_durable.runner.run import create_run
 from strands_durable.store import open_store

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from strands_durable import CrashPoints, S3Store, resume, run_workflow
 from strands_durable.errors import DurableError
-from strands_durable.faults.oracle import RequestLog
+from strands_durable.faults.kit.oracle import RequestLog
 from tests.core.support import ExecutionLog, counted_options
 
 

@@ -11,7 +11,7 @@ from strands import Agent
 from strands.hooks import BeforeToolCallEvent
 
 from strands_durable import LocalStore
-from strands_durable.faults.forking import fork_child, wait_child
+from strands_durable.faults.kit.forking import fork_child, wait_child
 from strands_durable.history import normalize, validate
 from strands_durable.sdk import DurableSessionManager
 

@@ -12,7 +12,7 @@ import asyncio
 import signal
 
 from strands_durable import load_session
-from strands_durable.faults.oracle import comparable, first_difference, stored_violations
+from strands_durable.faults.kit.oracle import comparable, first_difference, stored_violations
 from strands_durable.store import open_store
 from tests.temporal.support import (
     ROOT,

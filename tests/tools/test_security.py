@@ -16,7 +16,7 @@ from strands import tool
 
 from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, resume, run_workflow
 from strands_durable.errors import DurableError, HitlPaused, exit_code_for
-from strands_durable.faults.oracle import comparable
+from strands_durable.faults.kit.oracle import comparable
 from tests.tools.support import call, result_text, run_script, scripted_spec, tool_results
 
 GUARD = "security:\n  guardrails: {%s}\n"
