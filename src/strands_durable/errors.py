@@ -45,6 +45,14 @@ class SessionNotFound(UsageError):
         self.session_id = session_id
 
 
+class SessionExists(UsageError):
+    """A new session was asked for with an id a session already has (another process may have just created it)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"Session already exists: {session_id}")
+        self.session_id = session_id
+
+
 class SessionCompleted(UsageError):
     def __init__(self, session_id: str) -> None:
         super().__init__(f"Session already completed: {session_id}")
@@ -132,6 +140,13 @@ class SessionInUse(DurableError):
         self.pid = pid
         self.host = host
         self.owner = owner
+
+
+class SessionChanged(DurableError):
+    """The session is no longer the one this process holds: its directory was deleted or replaced under it, or
+    (Python agents) another process extended it while this agent held messages it had not stored."""
+
+    exit_code = ExitCode.SESSION_UNUSABLE
 
 
 class CorruptSession(DurableError):

@@ -38,7 +38,8 @@ from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import (
     CorruptSession,
     DurableError,
-    ExitCode,
+    SessionChanged,
+    SessionExists,
     SessionInUse,
     SessionNotFound,
     UsageError,
@@ -54,12 +55,6 @@ from strands_durable.store.ids import ID_RULE, is_session_id
 from strands_durable.store.state import AGENT_PATTERN, Conversation, SessionState
 
 logger = logging.getLogger("strands_durable.sdk")
-
-
-class SessionChanged(DurableError):
-    """Another process extended the session while this agent holds messages it has not stored."""
-
-    exit_code = ExitCode.SESSION_UNUSABLE
 
 
 @dataclass(frozen=True)
@@ -121,6 +116,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         self._source: Any = None  # the Graph or Swarm this manager instruments
         self._shared: Session | None = None  # the session a graph invocation holds for all its nodes
         self._lock = threading.Lock()
+        self._birth: str | None = None  # the session's creation time, once this manager has seen it
         self._refuse_case_twin()
         _LIVE.add(self)
 
@@ -274,6 +270,11 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             if state.seq != slot.seen_seq:
                 self._catch_up(slot, state)
             pending = invocations.pending_invocation(state, state.conversations.get(slot.key))
+            if pending is None and not event.messages and _nothing_to_answer(slot.agent):
+                raise UsageError(
+                    f"Nothing to finish in session {self.session_id} for agent {slot.key}: no invocation is "
+                    'pending; pass a prompt, e.g. agent("...")'
+                )
         if pending is None:
             self._fit_profile(slot, session)
         conv = state.conversations.get(slot.key)
@@ -604,12 +605,13 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
                 with contextlib.suppress(SessionInUse):  # its holder's open finds and repairs it in turn
                     self._repair()
                     state = self.store.load(self.session_id)
+            self._birth = self._birth or state.meta.get("created_at")
             return state
-        if isinstance(self.store, LocalStore):
+        if isinstance(self.store, LocalStore) and self._birth is None:
             from strands_durable.sdk.importing import import_file_session
 
             if import_file_session(self.store, self.session_id, _new_meta(self.session_id)):
-                return self.store.load(self.session_id)
+                return self._load()
         return None
 
     def _open(self) -> Session:
@@ -621,13 +623,31 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         while True:
             try:
                 try:
-                    return self._repairing(lambda: self.store.open(self.session_id, crash_points=self.crash_points))
+                    session = self._repairing(lambda: self.store.open(self.session_id, crash_points=self.crash_points))
                 except SessionNotFound:
-                    return self.store.create(_new_meta(self.session_id), b"", crash_points=self.crash_points)
+                    if self._birth is not None:
+                        raise SessionChanged(
+                            f"Session {self.session_id} was deleted while this manager held it (its agents' memory "
+                            "holds turns the store no longer has); build the agent again to start a new session"
+                        ) from None
+                    try:
+                        session = self.store.create(_new_meta(self.session_id), b"", crash_points=self.crash_points)
+                    except SessionExists:
+                        continue  # another process created it a moment ago: open it (its lease may be held)
             except SessionInUse:
                 if deadline is None or time.monotonic() >= deadline:
                     raise
                 time.sleep(0.05)
+                continue
+            born = session.state.meta.get("created_at")
+            if self._birth is not None and born != self._birth:
+                session.abandon()
+                raise SessionChanged(
+                    f"Session {self.session_id} was deleted and created again since this manager loaded it; build "
+                    "the agent again to continue from the stored session"
+                )
+            self._birth = born
+            return session
 
     def _repairing(self, read: Any) -> Any:
         """`read()`; when the session's stored history is invalid (written by an older version, or edited), it is
@@ -789,6 +809,15 @@ def _answers_structured_output(agent: Any, committed: list[dict[str, Any]]) -> b
         use["name"] not in agent.tool_registry.registry and status.get(use["toolUseId"]) == "success"
         for use in invocations.tool_uses(committed[-2])
     )
+
+
+def _nothing_to_answer(agent: Any) -> bool:
+    """Whether `agent()` without a prompt would only send the model its own last answer (a request every provider
+    refuses as a prefill): no interrupt to resume, and the history is empty or ends with a plain answer."""
+    if agent._interrupt_state.activated:
+        return False
+    messages = agent.messages
+    return not messages or (messages[-1].get("role") == "assistant" and not invocations.tool_uses(messages[-1]))
 
 
 def _is_sdk_placeholder(message: dict[str, Any]) -> bool:

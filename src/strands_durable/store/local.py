@@ -8,7 +8,6 @@ backups/<timestamp>/ (never read as data), scratch/. This module is the store (c
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from strands_durable.store.journal import (
     utc_now,
 )
 from strands_durable.store.lease import Lease, live_holder
+from strands_durable.store.local_create import create_session_directory
 from strands_durable.store.local_session import VIEW_INTERVAL_S, LocalSession
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, copy_state, fold
 from strands_durable.store.verify import (
@@ -94,43 +94,25 @@ class LocalStore(SessionStore):
         crash_points: CrashPoints | None = None,
         session_id: str | None = None,
     ) -> LocalSession:
+        """A new session, created whole in one rename (store/local_create.py): a failure or a kill leaves either no
+        `session_<id>` at all or a complete one. SessionExists when the id is taken, even by a process that
+        created it at the same moment."""
         meta = new_session_meta(meta, session_id, self.session_ids())
         session_id = meta["session_id"]
-        directory = layout.session_dir(self.root, session_id)
         ops = self.fileops
-        try:
-            ops.makedirs(self.root)
-            ops.mkdir(directory)
-        except OSError as exc:
-            raise io_error(exc, f"cannot create session {session_id} in {self.root}") from exc
-        try:
-            ops.fsync_dir(self.root)
-        except OSError as exc:
-            self._remove_unfinished(directory)
-            raise io_error(exc, f"cannot create session {session_id} in {self.root}") from exc
-        try:
-            lease = Lease(directory, session_id, ops).acquire()
-        except BaseException:
-            self._remove_unfinished(directory)
-            raise
-        try:
-            ops.write_atomic(directory / layout.SPEC_SNAPSHOT, spec_snapshot)
-            header = {
-                "seq": 0,
-                "at": utc_now(),
-                "kind": HEADER_KIND,
-                "schema": SCHEMA_VERSION,
-                "events": [{"type": "session", "meta": meta}, {"type": "status", "status": "running"}],
-            }
-            ops.write_atomic(directory / JOURNAL_NAME, encode_record(header))
-        except OSError as exc:
-            self._remove_unfinished(directory)
-            lease.release()
-            raise io_error(exc, f"cannot create session {session_id}") from exc
-        except BaseException:
-            self._remove_unfinished(directory)
-            lease.release()
-            raise
+        header = {
+            "seq": 0,
+            "at": utc_now(),
+            "kind": HEADER_KIND,
+            "schema": SCHEMA_VERSION,
+            "events": [{"type": "session", "meta": meta}, {"type": "status", "status": "running"}],
+        }
+
+        def fill(staging: Path) -> None:
+            ops.write_atomic(staging / layout.SPEC_SNAPSHOT, spec_snapshot)
+            ops.write_atomic(staging / JOURNAL_NAME, encode_record(header))
+
+        directory, lease = create_session_directory(self.root, session_id, ops, fill)
         # from here on the session exists (its journal is durable): a failure leaves a session to resume or delete
         try:
             session = LocalSession(self, directory, fold([header]), lease, crash_points)
@@ -139,12 +121,6 @@ class LocalStore(SessionStore):
             lease.release()
             raise
         return session
-
-    def _remove_unfinished(self, directory: Path) -> None:
-        """Remove what a failed creation left (no journal yet: nothing can see it); a disk that refuses even
-        that leaves a directory without a journal, which no command reads as a session."""
-        with contextlib.suppress(OSError):
-            self.fileops.remove_tree(directory)
 
     def _directory(self, session_id: str) -> Path:
         if not is_session_id(session_id):
