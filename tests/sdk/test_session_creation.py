@@ -7,7 +7,6 @@ from __future__ import annotations
 import fcntl
 import functools
 import os
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from strands_durable.errors import DurableError, ExitCode, SessionExists, SessionInUse, UsageError
+from strands_durable.faults.compound import KillingFileOps
 from strands_durable.faults.forking import fork_child, wait_child
 from strands_durable.history import normalize
 from strands_durable.store import LocalStore
@@ -25,42 +25,6 @@ from .support import PROMPTS, World
 
 SESSION = "expenses-1"
 META = {"workflow_name": "trip", "pattern": "agent", "variables": {}, "runtime": {}}
-
-
-class KillAtOp(FileOps):
-    """Real file operations; the process SIGKILLs itself just before its `at`-th primitive operation."""
-
-    def __init__(self, at: int) -> None:
-        self.at, self.done = at, 0
-
-    def _step(self) -> None:
-        self.done += 1
-        if self.done == self.at:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    def write_file(self, path: Path, data: bytes, *, sync: bool) -> None:
-        self._step()
-        super().write_file(path, data, sync=sync)
-
-    def rename(self, src: Path, dst: Path) -> None:
-        self._step()
-        super().rename(src, dst)
-
-    def fsync_dir(self, path: Path) -> None:
-        self._step()
-        super().fsync_dir(path)
-
-    def mkdir(self, path: Path) -> None:
-        self._step()
-        super().mkdir(path)
-
-    def remove(self, path: Path) -> None:
-        self._step()
-        super().remove(path)
-
-    def rmdir(self, path: Path) -> None:
-        self._step()
-        super().rmdir(path)
 
 
 class RenameTogether(FileOps):
@@ -95,7 +59,7 @@ def _whole_or_absent(root: Path) -> None:
 
 
 def _create_killed_at(root: Path, at: int) -> int:
-    LocalStore(root, fileops=KillAtOp(at)).create(dict(META), b"", session_id=SESSION).close()
+    LocalStore(root, fileops=KillingFileOps(at)).create(dict(META), b"", session_id=SESSION).close()
     return 0
 
 

@@ -340,6 +340,8 @@ class InvocationHooks:
         return {"agent": self.inv.agent_id, "conversation": self.inv.conv_key, "turn": turn, "place": place}
 
     def message_added(self, event: Any) -> None:
+        from strands_durable.agent.state_attribution import EVERY_OWNER, settle, state_to_commit
+
         if self.invoker.stop_requested():
             # the run is stopping (Ctrl+C, SIGTERM, a sibling's crash): what the SDK adds now is its "Cancelled by
             # user" answer or "Tool execution cancelled" results, never committed (the resume asks the model
@@ -379,7 +381,9 @@ class InvocationHooks:
             "index": len(conv.messages) if conv is not None else 0,
             "message": stored,
         }
-        agent_state = self.agent.state.get()
+        # a results message ends its batch: every change is committed; a prompt or an answer takes no tool's
+        owner = EVERY_OWNER if kind == "results" else None
+        agent_state, taken = state_to_commit(self.agent, conv.agent_state if conv is not None else {}, owner)
         if conv is None or agent_state != conv.agent_state:
             record["agent_state"] = agent_state
         cm_state = self.agent.conversation_manager.get_state()
@@ -389,6 +393,7 @@ class InvocationHooks:
         # from the durable tool-result journal; those records become durable with the next fsync
         defer = self.invoker.defer_commits
         seq = self.session.commit([record], path=commit_path, durable=kind == "answer", wait=not defer)
+        settle(self.agent, owner, taken)
         if kind == "answer":
             self.answer_seq = seq
 
@@ -466,8 +471,11 @@ class InvocationHooks:
         event: dict[str, Any] = {"type": "tool_result", "conv": self.inv.conv_key, "result": copy.deepcopy(result)}
         if final:
             event["final"] = True
-        agent_state = self.agent.state.get()
+        from strands_durable.agent.state_attribution import settle, state_to_commit
+
         conv = self.conv
+        owner = result["toolUseId"]  # the changes this call's task made (and nobody's), never a sibling's
+        agent_state, taken = state_to_commit(self.agent, conv.agent_state if conv is not None else {}, owner)
         if conv is not None and agent_state != conv.agent_state:
             event["agent_state"] = agent_state  # a tool changed agent.state: commit it with the result
         self.session.commit(
@@ -476,6 +484,7 @@ class InvocationHooks:
             durable=durable,
             wait=not self.invoker.defer_commits,
         )
+        settle(self.agent, owner, taken)
 
     @staticmethod
     def _tool_index(conv: Conversation, tool_use_id: str) -> int:
