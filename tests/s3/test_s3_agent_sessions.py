@@ -94,7 +94,7 @@ def test_an_s3_session_cannot_be_deleted_under_a_live_agent_and_a_lapsed_one_is_
     """A delete needs the session's lease: refused while the agent's lease is live; once it lapsed (a paused
     process), the delete's fence refuses the agent's next commit, so no later tool runs."""
     world = World(tmp_path / "unused")
-    opts = {"lease_ttl_s": 0.6, "lease_skew_s": 0.1}
+    opts = {"lease_ttl_s": 2.0, "lease_skew_s": 0.2}  # renewed every ttl/3: live on a loaded machine too
     outcomes: list[str] = []
     charged: list[float] = []
 
@@ -103,10 +103,11 @@ def test_an_s3_session_cannot_be_deleted_under_a_live_agent_and_a_lapsed_one_is_
         """Stand still for a while."""
         try:
             S3Store.from_url(space.url, **opts).delete(SESSION)
+            outcomes.append("deleted while live")
         except SessionInUse:
             outcomes.append("refused while live")
         agent._session_manager._slots["default"].session._lease.stop_renewing()  # the process stops, unaware
-        time.sleep(0.9)
+        time.sleep(2.5)
         S3Store.from_url(space.url, **opts).delete(SESSION)
         outcomes.append("deleted after the lease lapsed")
         return "paused"
