@@ -97,6 +97,9 @@ def test_the_token_of_an_earlier_invocation_returns_that_invocations_result(worl
     assert str(result) == str(results[0])
     assert normalize(again.messages) == normalize(golden.messages)
     assert len(world.requests) == 4  # the four answers of the two prompts, none for the re-call
+    again.state.set("note", "kept")  # not committed yet: a re-call that returns a stored result keeps it
+    again(PROMPTS[1], invocation_state={"idempotency_token": "t1"})
+    assert again.state.get("note") == "kept"
 
 
 def test_the_token_of_a_pending_invocation_finishes_it_whatever_the_prompt(world, tmp_path):

@@ -359,8 +359,10 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         state = session.state
         session.abandon()  # nothing was committed: released as it was found
         conv = state.conversations.get(slot.key)
+        kept = slot.agent.state  # changes made since the last commit are still to be committed with the next one
         if conv is not None:
             self._restore(slot, state, conv)
+        slot.agent.state = kept
 
     def _fit_profile(self, slot: _AgentSlot, session: Session) -> None:
         """Make the stored history one the next request can carry under the model's provider profile, not only
