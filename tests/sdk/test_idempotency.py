@@ -17,7 +17,7 @@ from strands.hooks import AfterMultiAgentInvocationEvent, HookProvider
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import UsageError
-from strands_durable.faults.forking import fork_child, wait_child
+from strands_durable.faults.kit.forking import fork_child, wait_child
 from strands_durable.history import normalize
 from strands_durable.sdk import DurableSessionManager
 from strands_durable.store import LocalStore

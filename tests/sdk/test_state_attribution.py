@@ -14,7 +14,7 @@ from strands import hooks, tool
 from strands.hooks import AfterToolCallEvent, HookProvider
 
 from strands_durable.crashpoints import CrashPoints
-from strands_durable.faults.forking import fork_child, wait_child
+from strands_durable.faults.kit.forking import fork_child, wait_child
 from strands_durable.sdk import DurableSessionManager
 from strands_durable.store import LocalStore
 

@@ -15,7 +15,7 @@ from strands import tool
 
 from strands_durable import non_idempotent
 from strands_durable.errors import CorruptSession, ExitCode, UsageError
-from strands_durable.faults.forking import fork_child, wait_child
+from strands_durable.faults.kit.forking import fork_child, wait_child
 from strands_durable.sdk import dedup_key
 
 from .support import PROMPTS, World
