@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from strands import tool
 
+from strands_durable import S3Store
 from strands_durable.errors import SessionChanged, SessionFenced, SessionInUse, SessionNotFound
 from strands_durable.history import normalize, validate
 from strands_durable.store import open_store
-from strands_durable.store.s3.store import S3Store
 from tests.sdk.support import PROMPTS, World
 
 SESSION = "expenses-1"

@@ -11,9 +11,9 @@ import pytest
 from strands import tool
 from strands.hooks import AfterModelCallEvent, MessageAddedEvent
 
+from strands_durable import LocalStore
 from strands_durable.errors import ExitCode, SessionChanged
 from strands_durable.sdk import DurableSessionManager
-from strands_durable.store import LocalStore
 
 from .support import PROMPTS, World
 

@@ -15,12 +15,11 @@ import pytest
 from strands import Agent
 from strands.hooks import AfterMultiAgentInvocationEvent, HookProvider
 
-from strands_durable.crashpoints import CrashPoints
+from strands_durable import CrashPoints, LocalStore
 from strands_durable.errors import UsageError
 from strands_durable.faults.kit.forking import fork_child, wait_child
 from strands_durable.history import normalize
 from strands_durable.sdk import DurableSessionManager
-from strands_durable.store import LocalStore
 
 from .support import PROMPTS, SCRIPT, World, sigkill_at
 

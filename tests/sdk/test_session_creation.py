@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.errors import DurableError, ExitCode, SessionExists, SessionInUse, UsageError
 from strands_durable.faults.classes.compound import KillingFileOps
 from strands_durable.faults.kit.forking import fork_child, wait_child
 from strands_durable.history import normalize
-from strands_durable.store import LocalStore
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.local_create import is_staging_name
 

@@ -13,10 +13,9 @@ from typing import Any
 from strands import hooks, tool
 from strands.hooks import AfterToolCallEvent, HookProvider
 
-from strands_durable.crashpoints import CrashPoints
+from strands_durable import CrashPoints, LocalStore
 from strands_durable.faults.kit.forking import fork_child, wait_child
 from strands_durable.sdk import DurableSessionManager
-from strands_durable.store import LocalStore
 
 from .support import World
 
