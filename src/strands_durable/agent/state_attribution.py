@@ -50,6 +50,8 @@ class AttributedState(AgentState):
         """The state to commit with `owner`'s commit: `committed` with the changes of `owner` and of nobody applied
         in the order they were made (EVERY_OWNER: the live state); and the order up to which they were taken."""
         with self._lock:
+            if not any(who is None or who == owner or owner == EVERY_OWNER for _, who, _, _ in self._changes):
+                return committed, self._order  # nothing to add: the commit records no state (no copy made)
             if owner == EVERY_OWNER:
                 return copy.deepcopy(self._data), self._order
             state = copy.deepcopy(committed)
