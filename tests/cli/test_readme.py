@@ -1,9 +1,12 @@
-"""The README's two quickstart commands stay true: CI runs the test command verbatim; the run command is offline."""
+"""The README's commands stay true: CI runs its two install commands verbatim and in order (with the pip that
+`python -m venv` gives), the extras they install never re-resolve the core package, the run command is offline and
+the examples after the quickstart can run after it."""
 
 from __future__ import annotations
 
 import shlex
 
+import pytest
 import yaml
 
 from tests.conftest import REPO
@@ -20,6 +23,58 @@ def test_the_test_command_is_exactly_what_ci_runs():
     command = 'pip install -e ".[test]" && python -m pytest'
     assert command in _fenced_commands()
     assert command in ci.splitlines()
+
+
+def test_ci_runs_the_readme_install_commands_in_order_with_the_stock_pip():
+    """A new user runs the quickstart's `pip install -e .`, then the test command's `pip install -e ".[test]"`, in
+    one venv whose pip was never upgraded: CI must do exactly that, or it never sees what they see."""
+    lines = [line.strip() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    commands = _fenced_commands()[:2]
+    assert [c.split(" && ")[0] for c in commands] == ["pip install -e .", 'pip install -e ".[test]"']
+    positions = [lines.index(command) for command in commands]  # each one verbatim, as a line of its own
+    assert positions == sorted(positions)
+    assert lines.index("python3 -m venv .venv-ci") < positions[0]
+    upgrades = [line for line in lines if "pip" in line and ("--upgrade" in line or " -U " in line)]
+    assert upgrades == []
+
+
+def _extras() -> dict[str, list[str]]:
+    tomllib = pytest.importorskip("tomllib", reason="the standard library reads TOML from Python 3.11")
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return project["optional-dependencies"]
+
+
+def test_no_extra_asks_for_the_core_package_again():
+    """`strands-agents[openai]` in an extra makes the stock pip (23.x) re-resolve the strands-agents the first
+    command installed: it backtracks for minutes and ends in ResolutionImpossible. Extras name the SDK's provider
+    packages themselves (and never this package with an extra of its own)."""
+    from packaging.requirements import Requirement
+
+    again = {
+        extra: requirement
+        for extra, requirements in _extras().items()
+        for requirement in requirements
+        if Requirement(requirement).name in ("strands-agents", "strands-durable")
+    }
+    assert again == {}
+
+
+@pytest.mark.parametrize("extra", ["openai", "anthropic", "ollama", "gemini", "litellm"])
+def test_a_provider_extra_asks_what_the_sdks_own_extra_asks(extra):
+    """Each provider extra installs the packages the installed strands-agents asks for in its extra of that name,
+    with the same version ranges (optional helpers of the SDK's extra may be left out)."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    sdk = {}
+    for line in requires("strands-agents") or []:
+        requirement = Requirement(line)
+        if requirement.marker is not None and requirement.marker.evaluate({"extra": extra}):
+            sdk[requirement.name] = requirement.specifier
+    ours = {Requirement(line).name: Requirement(line).specifier for line in _extras()[extra]}
+    assert ours, extra
+    assert {name: sdk.get(name) for name in ours} == ours
 
 
 def test_the_quickstart_runs_the_offline_example():
