@@ -7,12 +7,12 @@ runner calls; calls may come from several threads (concurrent units).
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from strands_durable.cli.closed_stdout import silence_closed_stream
 from strands_durable.runner.reporter import Reporter
 from strands_durable.wording import counted
 
@@ -213,17 +213,6 @@ class LiveReporter(LineReporter):
             self._live.start()
         else:
             self._live.update(group, refresh=True)
-
-
-def silence_closed_stream(stream: TextIO) -> None:
-    """Point a stream whose reader went away at /dev/null, so later writes and the interpreter's final flush do
-    not fail again (Python's documented recipe for SIGPIPE)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
 
 
 def make_reporter(

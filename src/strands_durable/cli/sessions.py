@@ -54,6 +54,8 @@ def reports_errors(command: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
+        except BrokenPipeError:  # stdout's reader went away: not an I/O failure of the store (cli/closed_stdout.py)
+            raise
         except (DurableError, OSError) as exc:
             fail(exc)
 
