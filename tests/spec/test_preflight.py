@@ -96,6 +96,31 @@ def test_an_unknown_provider_is_refused_before_a_session_exit_2(write_spec, tmp_
     assert exit_code_for(error) == 2 and "runtime.provider" in str(error)
 
 
+def test_a_missing_credential_is_refused_before_a_session_exit_10(write_spec, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    error = run_refused(write_spec(chain()), tmp_path, provider="openai")
+    assert exit_code_for(error) == 10 and "OPENAI_API_KEY" in str(error) and "--provider synthetic" in str(error)
+
+
+@pytest.mark.parametrize(("provider", "module"), [("anthropic", "anthropic"), ("ollama", "ollama")])
+def test_a_missing_provider_package_is_refused_before_a_session_exit_18(
+    write_spec, tmp_path, monkeypatch, provider, module
+):
+    monkeypatch.setitem(sys.modules, module, None)  # `import <module>` fails, installed or not
+    monkeypatch.delitem(sys.modules, f"strands.models.{provider}", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    spec = write_spec(chain().replace("provider: synthetic", f"provider: {provider}"))
+    error = run_refused(spec, tmp_path)
+    assert exit_code_for(error) == 18 and f"pip install -e '.[{provider}]'" in str(error)
+
+
+def test_an_agent_of_its_own_provider_is_checked_too(write_spec, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    text = chain().replace("  writer:\n", "  writer:\n    provider: openai\n")
+    error = run_refused(write_spec(text), tmp_path)
+    assert exit_code_for(error) == 10 and "OPENAI_API_KEY" in str(error)
+
+
 @pytest.mark.parametrize(
     ("tools", "names"),
     [

@@ -1,8 +1,9 @@
 """What can be known wrong before a session exists: provider names, tools that cannot run here, template
-names that are neither an input nor a context name at their place, and `steps[n]` read before step n ran.
+names that are neither an input nor a context name at their place, `steps[n]` read before step n ran, and a
+real provider whose package or credential is missing.
 
-`strands run` refuses on these before creating a session (`check_before_session`); `strands validate` prints
-the same findings as warnings (`findings`). Nothing here imports strands-agents.
+`strands run` refuses on these before creating a session (`check_before_session`, `check_models`); `strands
+validate` prints the same findings as warnings (`findings`). Only `check_models` imports strands-agents.
 """
 
 from __future__ import annotations
@@ -138,6 +139,29 @@ def _tool_findings(spec: Any, override: str | None, allow: Allowances) -> Iterat
                 yield Finding("tool", f"agents.{place.agent}.tools", str(exc), name)
 
 
+def check_models(spec: Any, options: Any) -> None:
+    """Build the model of every agent the pattern runs with a real provider, as the run will, and let the first
+    failure out: a provider package that is not installed (Unsupported, exit 18) or a missing credential
+    (WorkflowFailed, exit 10), so that neither leaves a failed session behind. Offline models always build, and
+    a caller's `model_factory` brings its own models; both are left alone."""
+    from strands_durable.models.digest import canonical_json
+    from strands_durable.models.providers import build_model
+    from strands_durable.runner.context import model_arguments
+    from strands_durable.runner.tools import OFFLINE_PROVIDERS
+
+    if options.model_factory is not None:
+        return
+    built: set[str] = set()
+    agents = dict.fromkeys(place.agent for place in template_places(spec) if place.agent is not None)
+    for agent_id in agents:
+        provider, model_id, runtime = model_arguments(spec, options, agent_id)
+        key = canonical_json([provider, model_id, runtime])
+        if provider in OFFLINE_PROVIDERS or key in built:
+            continue
+        build_model(provider, model_id=model_id, runtime=runtime, seed=options.seed, agent_id=agent_id)
+        built.add(key)
+
+
 def warn_undeclared_vars(spec: Any, options: Any) -> None:
     """A `--var` naming no declared input is passed to the templates as given, with a warning naming it."""
     from strands_durable.spec import parse_cli_vars
@@ -150,4 +174,4 @@ def warn_undeclared_vars(spec: Any, options: Any) -> None:
             )
 
 
-__all__ = ["Allowances", "Finding", "check_before_session", "findings", "warn_undeclared_vars"]
+__all__ = ["Allowances", "Finding", "check_before_session", "check_models", "findings", "warn_undeclared_vars"]

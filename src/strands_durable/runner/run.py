@@ -64,7 +64,7 @@ def create_run(
     """
     from strands_durable.runner.artifacts import check_existing, resolve_out
     from strands_durable.runner.patterns import executor_for
-    from strands_durable.runner.preflight import check_before_session, warn_undeclared_vars
+    from strands_durable.runner.preflight import check_before_session, check_models, warn_undeclared_vars
     from strands_durable.spec import load_spec, resolve_variables
 
     options = options or RunOptions()
@@ -74,6 +74,8 @@ def create_run(
     variables = resolve_variables(spec, options.cli_vars)
     warn_undeclared_vars(spec, options)
     check_before_session(spec, variables, options)
+    if engine is None:  # on an engine the workers build the models, with their own packages and credentials
+        check_models(spec, options)
     created = options.created_at or dt.datetime.now(dt.timezone.utc)
     provider = options.provider or spec.runtime.provider
     out_dir = resolve_out(options.out_dir)
