@@ -124,7 +124,7 @@ def test_an_agent_of_its_own_provider_is_checked_too(write_spec, tmp_path, monke
 @pytest.mark.parametrize(
     ("tools", "names"),
     [
-        ("[no_such_tool]", "unknown tool 'no_such_tool'"),
+        ("[tools_module_nowhere:func]", "'tools_module_nowhere:func' (agents.writer.tools) cannot be imported"),
         ("[http_request]", "'http_request' (agents.writer.tools) needs the network"),
         ("[nowhere_module.func]", "'nowhere_module.func'"),
     ],
@@ -147,6 +147,20 @@ def test_no_false_alarm_on_any_corpus_spec(spec: Path):
         assert any(int(f.exit_code) == expected.exit_code and expected.names in f.detail for f in found), found
 
 
+def test_a_tool_name_nothing_defines_is_no_finding_and_the_run_warns_once_and_runs_without_it(write_spec, tmp_path):
+    path = write_spec(chain(tools="[no_such_tool, calculator]", first="Go."))
+    assert findings(load_spec(path), ["tone"]) == []
+    reporter = RecordingReporter()
+    options = RunOptions(out_dir=tmp_path / "out", reporter=reporter)
+    outcome = run_workflow(path, options, store=LocalStore(tmp_path / "sessions"))
+    assert outcome.status == "completed"
+    warnings = [call[1] for call in reporter.calls if call[0] == "warning"]
+    assert [w for w in warnings if "no_such_tool" in w] == [
+        "Warning: tool 'no_such_tool' (agents.writer.tools) is defined nowhere (not a native tool, a tools.python "
+        "entry, an HTTP executor or an MCP server): the agent runs without it, as in strands-cli"
+    ]
+
+
 @pytest.mark.slow
 def test_validate_prints_findings_as_warnings_and_exits_0(write_spec):
     path = write_spec(chain(first="Write about {{ topic }}.", tools="[no_such_tool]"))
@@ -155,4 +169,4 @@ def test_validate_prints_findings_as_warnings_and_exits_0(write_spec):
     )
     assert result.returncode == 0, result.stderr
     assert "Warning: template variable 'topic' at pattern.config.steps[0].input" in result.stderr
-    assert "Warning: unknown tool 'no_such_tool'" in result.stderr
+    assert "Warning: tool 'no_such_tool' (agents.writer.tools) is defined nowhere" in result.stderr

@@ -70,10 +70,13 @@ def validate(
         fail(exc)
     for warning in loaded.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
-    from strands_durable.runner.preflight import findings
+    from strands_durable.runner.preflight import findings, unknown_tools
+    from strands_durable.runner.tools import unknown_tool_text
 
     for finding in findings(loaded, [*loaded.inputs.declared(), *loaded.inputs.values]):
         print(f"Warning: {finding.detail} (a run stops here with exit {int(finding.exit_code)})", file=sys.stderr)
+    for name, where in unknown_tools(loaded).items():
+        print(f"Warning: {unknown_tool_text(name, where)}", file=sys.stderr)
     print(f"✓ {spec}: valid spec for workflow '{loaded.name}' (pattern: {loaded.pattern.type})")
 
 

@@ -1,9 +1,9 @@
 """What can be known wrong before a session exists: provider names, tools that cannot run here, template
-names that are neither an input nor a context name at their place, `steps[n]` read before step n ran, and a
-real provider whose package or credential is missing.
+names that are neither an input nor a context name at their place, `steps[n]` read before step n ran, a real
+provider whose package or credential is missing, and a tool module that fails to import.
 
-`strands run` refuses on these before creating a session (`check_before_session`, `check_models`); `strands
-validate` prints the same findings as warnings (`findings`). Only `check_models` imports strands-agents.
+`strands run` refuses on these before creating a session (`check_before_session`, `check_imports`); `strands
+validate` prints the same findings as warnings (`findings`). Only `check_imports` imports strands-agents.
 """
 
 from __future__ import annotations
@@ -115,11 +115,12 @@ def _template_findings(spec: Any, inputs: frozenset[str]) -> Iterator[Finding]:
                 yield Finding("steps", place.where, detail, "steps")
 
 
-def _tool_findings(spec: Any, override: str | None, allow: Allowances) -> Iterator[Finding]:
+def _resolver(spec: Any, override: str | None, allow: Allowances) -> Any:
+    """A ToolResolver that locates tools without building any (native tools by name only)."""
     from strands_durable.runner.native_tools import NATIVE_TOOL_NAMES
     from strands_durable.runner.tools import ToolResolver
 
-    resolver = ToolResolver(
+    return ToolResolver(
         spec,
         provider=override or spec.runtime.provider,
         native=dict.fromkeys(NATIVE_TOOL_NAMES),
@@ -127,39 +128,57 @@ def _tool_findings(spec: Any, override: str | None, allow: Allowances) -> Iterat
         allow_python_exec=allow.python_exec,
         network=allow.network,
     )
+
+
+def unknown_tools(spec: Any, *, allow: Allowances = Allowances()) -> dict[str, str]:
+    """Tool names agents give that nothing defines (a run leaves them out with a warning), with where."""
+    return _resolver(spec, None, allow).unknown_names()
+
+
+def _agent_tool_sets(spec: Any) -> Iterator[tuple[str, list[str] | None]]:
+    """Each (agent, tool names given at that place; None: its own) the pattern runs, once."""
     seen: set[tuple[str, tuple[str, ...] | None]] = set()
     for place in template_places(spec):
         if place.agent is None or (place.agent, place.tools) in seen:
             continue
         seen.add((place.agent, place.tools))
-        for name in resolver.names_for(place.agent, None if place.tools is None else list(place.tools)):
+        yield place.agent, None if place.tools is None else list(place.tools)
+
+
+def _tool_findings(spec: Any, override: str | None, allow: Allowances) -> Iterator[Finding]:
+    resolver = _resolver(spec, override, allow)
+    for agent, tools in _agent_tool_sets(spec):
+        for name in resolver.names_for(agent, tools):
             try:
-                resolver.locate(name, place.agent)
+                resolver.locate(name, agent)
             except Unsupported as exc:
-                yield Finding("tool", f"agents.{place.agent}.tools", str(exc), name)
+                yield Finding("tool", f"agents.{agent}.tools", str(exc), name)
 
 
-def check_models(spec: Any, options: Any) -> None:
-    """Build the model of every agent the pattern runs with a real provider, as the run will, and let the first
-    failure out: a provider package that is not installed (Unsupported, exit 18) or a missing credential
-    (WorkflowFailed, exit 10), so that neither leaves a failed session behind. Offline models always build, and
-    a caller's `model_factory` brings its own models; both are left alone."""
+def check_imports(spec: Any, options: Any) -> None:
+    """Import what the run will import, and let the first failure out before a session exists: the model of every
+    agent with a real provider (a provider package that is not installed: Unsupported, exit 18; a missing
+    credential: WorkflowFailed, exit 10) and every tool named by module (one that fails to import or lacks the
+    function: Unsupported, exit 18). Offline models always build, and a caller's `model_factory` brings its own
+    models; both are left alone."""
     from strands_durable.models.digest import canonical_json
     from strands_durable.models.providers import build_model
     from strands_durable.runner.context import model_arguments
+    from strands_durable.runner.tool_imports import import_tool
     from strands_durable.runner.tools import OFFLINE_PROVIDERS
 
-    if options.model_factory is not None:
-        return
     built: set[str] = set()
-    agents = dict.fromkeys(place.agent for place in template_places(spec) if place.agent is not None)
-    for agent_id in agents:
+    resolver = _resolver(spec, options.provider, Allowances.of(options))
+    for agent_id, tools in _agent_tool_sets(spec):
         provider, model_id, runtime = model_arguments(spec, options, agent_id)
         key = canonical_json([provider, model_id, runtime])
-        if provider in OFFLINE_PROVIDERS or key in built:
-            continue
-        build_model(provider, model_id=model_id, runtime=runtime, seed=options.seed, agent_id=agent_id)
-        built.add(key)
+        if options.model_factory is None and provider not in OFFLINE_PROVIDERS and key not in built:
+            build_model(provider, model_id=model_id, runtime=runtime, seed=options.seed, agent_id=agent_id)
+            built.add(key)
+        for name in resolver.names_for(agent_id, tools):
+            kind, ref, _idempotent = resolver.locate(name, agent_id)
+            if kind == "import":
+                import_tool(ref, f"agents.{agent_id}.tools", resolver.spec_dir)
 
 
 def warn_undeclared_vars(spec: Any, options: Any) -> None:
@@ -174,4 +193,12 @@ def warn_undeclared_vars(spec: Any, options: Any) -> None:
             )
 
 
-__all__ = ["Allowances", "Finding", "check_before_session", "check_models", "findings", "warn_undeclared_vars"]
+__all__ = [
+    "Allowances",
+    "Finding",
+    "check_before_session",
+    "check_imports",
+    "findings",
+    "unknown_tools",
+    "warn_undeclared_vars",
+]
