@@ -209,18 +209,23 @@ def execute(request: RunRequest) -> int:
     """Run or resume; print the outcome; return the exit code."""
     from strands_durable.agent.durable import StopRequested
     from strands_durable.cli.output import make_reporter
+    from strands_durable.crashpoints import CrashPoints, ToolCall
     from strands_durable.errors import HitlPaused
     from strands_durable.operations import retention_from_env
     from strands_durable.runner.run import resume, run_workflow
-    from strands_durable.runner.signals import StopSignals
+    from strands_durable.runner.signals import RunningTools, StopSignals
     from strands_durable.store import MemoryStore, open_store
 
     human: TextIO = sys.stderr if request.json_output else sys.stdout
     live = not request.json_output and human.isatty()
     reporter = make_reporter(human, sys.stderr, live=live, on_output_closed=lambda: signals.output_closed())
+    running = RunningTools()  # a stop waits for the running tools: its notice names them
+    crash_points = CrashPoints()
+    crash_points.subscribe(ToolCall, running.observe)
     signals = StopSignals(
         notice=reporter.notice if live else None,
         on_abort=lambda: reporter.abort_text() + _abort_lines(request, reporter.session_id or session_id, signals),
+        running_tools=running.names,
     )
     session_id: str | None = None
     try:
@@ -234,7 +239,11 @@ def execute(request: RunRequest) -> int:
     try:
         with signals:
             options = run_options(
-                request, hitl_response=request.hitl_response, reporter=reporter, stop_requested=signals.requested
+                request,
+                hitl_response=request.hitl_response,
+                reporter=reporter,
+                stop_requested=signals.requested,
+                crash_points=crash_points,
             )
             if session_id is not None:
                 outcome = resume(session_id, options, store=store)
