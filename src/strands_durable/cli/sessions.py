@@ -84,11 +84,22 @@ def confirm(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
+def checked_statuses(given: list[str] | None) -> set[str] | None:
+    """The statuses `--status` names (repeatable), None when not given; an unknown one is a usage error."""
+    for name in given or ():
+        if name not in STATUSES:
+            raise UsageError(f"--status: unknown status {name!r} (expected one of: {', '.join(STATUSES)})")
+    return set(given) if given else None
+
+
 @sessions_app.command("list")
 @reports_errors
 def list_sessions(
     status: Annotated[
-        str | None, typer.Option("--status", metavar="STATUS", help="Only running, paused, completed, failed or idle.")
+        list[str] | None,
+        typer.Option(
+            "--status", metavar="STATUS", help="Only running, paused, completed, failed or idle (repeatable)."
+        ),
     ] = None,
     json_output: JsonOutput = False,
     sessions_dir: SessionsDir = None,
@@ -104,15 +115,14 @@ def list_sessions(
     """
     from strands_durable.cli.session_views import sessions_table, summary_json
 
-    if status is not None and status not in STATUSES:
-        raise UsageError(f"--status: unknown status {status!r} (expected one of: {', '.join(STATUSES)})")
+    statuses = checked_statuses(status)
     store = open_store(sessions_dir)
-    summaries = [s for s in store.list() if status is None or s.status == status]
+    summaries = [s for s in store.list() if statuses is None or s.status in statuses]
     workflows = _workflow_statuses(store, [s.session_id for s in summaries]) if temporal else None
     if json_output:
         print_json([summary_json(s, (workflows or {}).get(s.session_id)) for s in summaries])
     elif not summaries:
-        print(f"No {status} sessions found." if status else "No sessions found.")
+        print(f"No {' or '.join(dict.fromkeys(status or ()))} sessions found." if status else "No sessions found.")
     else:
         print(sessions_table(summaries, workflows))
 
@@ -200,10 +210,7 @@ def cleanup(
     from strands_durable.operations import cleanup_sessions, parse_age
 
     age = parse_age(older_than)
-    for name in status or ():
-        if name not in STATUSES:
-            raise UsageError(f"--status: unknown status {name!r} (expected one of: {', '.join(STATUSES)})")
-    statuses = set(status) if status else None
+    statuses = checked_statuses(status)
     store = open_store(sessions_dir)
     plan = cleanup_sessions(store, age, statuses, dry_run=True)
     for summary, why in plan.skipped:
