@@ -128,4 +128,6 @@ def test_hitl_response_for_a_session_not_waiting_for_one_is_ignored_with_a_warni
     session_id = session_ids_in("\n".join(run.out))[0]
     resumed = strands("run", "--resume", session_id, "--hitl-response", "yes")
     assert resumed.returncode == 0, resumed.stderr
-    assert f"--hitl-response is ignored: session {session_id[:8]} is not waiting for a human answer" in resumed.stderr
+    assert (
+        f"--hitl-response is ignored: session {session_id[:8]}... is not waiting for a human answer" in resumed.stderr
+    )

@@ -304,12 +304,14 @@ def session_to_resume(request: RunRequest, store: Any, reporter: Any, human: Tex
     stored = store.load(session_id)
     if stored.status == "completed":
         raise SessionCompleted(session_id)
-    print(f"Resuming session: {session_id[:8]}...", file=human, flush=True)
+    from strands_durable.cli.session_views import short_id
+
+    print(f"Resuming session: {short_id(session_id)}", file=human, flush=True)
     for flag in request.ignored_with_resume:
         reporter.warning(f"{flag} is ignored with --resume: the session's recorded choices are used")
     if request.hitl_response is not None and not stored.pattern_state.get("pending_hitl"):
         reporter.warning(
-            f"--hitl-response is ignored: session {session_id[:8]} is not waiting for a human answer "
+            f"--hitl-response is ignored: session {short_id(session_id)} is not waiting for a human answer "
             f"(status {stored.status})"
         )
         request.hitl_response = None

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from strands_durable.store.base import LeaseHolder, SessionSummary
+from strands_durable.store.ids import is_uuid
 from strands_durable.store.state import SessionState
 from strands_durable.store.views import session_view
 from strands_durable.temporal.status import WorkflowStatus, temporal_engine
@@ -23,6 +24,12 @@ def console(*, stderr: bool = False) -> Any:
 
     stream = sys.stderr if stderr else sys.stdout
     return Console(file=stream, highlight=False, width=None if stream.isatty() else 200, soft_wrap=False)
+
+
+def short_id(session_id: str) -> str:
+    """How a message names a session briefly: a generated UUID by its first 8 characters (`a1b2c3d4...`, as the
+    user's document shows it), an id the caller chose (`expenses-1`) whole."""
+    return f"{session_id[:8]}..." if is_uuid(session_id) else session_id
 
 
 def local_time(text: str | None) -> str:
@@ -139,6 +146,8 @@ def session_panel(
         ("Variables", ", ".join(f"{k}={v}" for k, v in variables.items()) or "-"),
         ("Token usage", _tokens(usage)),
     ]
+    if not view["spec_path"]:  # a plain-Python agent session has no spec, nor variables
+        rows = [row for row in rows if row[0] not in ("Spec", "Variables")]
     lost = state.lost_usage()
     if lost["total"]:
         rows.append(("Tokens lost", f"{_tokens(lost)} (model answers never committed: a crash or a retry)"))
@@ -161,7 +170,7 @@ def session_panel(
     rows.append(("Pattern state", json.dumps(_previewed(state.pattern_state), indent=2, ensure_ascii=False)))
     for name, value in rows:
         grid.add_row(name, Text(value))
-    return Panel(grid, title=f"Session {view['session_id'][:8]}...", title_align="left", expand=False)
+    return Panel(grid, title=f"Session {short_id(view['session_id'])}", title_align="left", expand=False)
 
 
 def _tokens(usage: dict[str, int]) -> str:

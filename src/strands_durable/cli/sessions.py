@@ -177,12 +177,14 @@ def delete(
 
     Asks first unless --force; refuses a session a live process holds (exit 17).
     """
+    from strands_durable.cli.session_views import short_id
+
     store = open_store(sessions_dir)
     full_id = store.resolve(session_id)
     holder = store.holder(full_id)
     if holder is not None:
         raise SessionInUse(full_id, holder.pid, holder.host, owner=holder.owner)
-    if not force and not confirm(f"Delete session {full_id[:8]}...?"):
+    if not force and not confirm(f"Delete session {short_id(full_id)}?"):
         print("Not deleted.", file=sys.stderr)
         return
     store.delete(full_id)
