@@ -17,6 +17,7 @@ from typing import Annotated, Any, TextIO
 import typer
 
 from strands_durable.cli.failure import fail, set_debug
+from strands_durable.cli.sessions import complete_session_id
 from strands_durable.errors import DurableError, ExitCode, SessionCompleted, UsageError, exit_code_for
 from strands_durable.wording import counted
 
@@ -50,7 +51,13 @@ def run(
         Path | None, typer.Argument(metavar="SPEC", help="Workflow spec (YAML or JSON).", show_default=False)
     ] = None,
     resume: Annotated[
-        str | None, typer.Option("--resume", metavar="ID", help="Resume a session (full id or 8+ char prefix).")
+        str | None,
+        typer.Option(
+            "--resume",
+            metavar="ID",
+            help="Resume a session (full id or 8+ char prefix).",
+            autocompletion=complete_session_id,
+        ),
     ] = None,
     hitl_response: Annotated[
         str | None, typer.Option("--hitl-response", metavar="TEXT", help="Answer the human-in-the-loop pause.")
@@ -111,7 +118,13 @@ def run(
     ] = "strands-durable",
     detach: Annotated[bool, typer.Option("--detach", help="Start on Temporal and return at once.")] = False,
     cancel: Annotated[
-        str | None, typer.Option("--cancel", metavar="ID", help="Cancel a run on Temporal (--engine temporal).")
+        str | None,
+        typer.Option(
+            "--cancel",
+            metavar="ID",
+            help="Cancel a run on Temporal (--engine temporal).",
+            autocompletion=complete_session_id,
+        ),
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:

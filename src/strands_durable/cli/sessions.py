@@ -19,10 +19,11 @@ from strands_durable.cli.failure import fail
 from strands_durable.errors import DurableError, ExitCode, SessionInUse, UsageError
 from strands_durable.wording import counted
 
+SESSIONS_HELP = "List, show, export, check, repair, delete and clean up saved sessions."
 sessions_app = typer.Typer(
     name="sessions",
-    help="List, inspect, export, check, repair, delete and clean up saved sessions.",
-    short_help="List, inspect, check, repair and clean up sessions.",
+    help=SESSIONS_HELP,
+    short_help=SESSIONS_HELP,  # `strands --help` says the same, never a shortened form
     no_args_is_help=True,
 )
 
@@ -34,7 +35,24 @@ SessionsDir = Annotated[
     typer.Option("--sessions-dir", metavar="DIR", help="Where sessions live (default $STRANDS_SESSIONS_DIR)."),
 ]
 JsonOutput = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table or panel.")]
-SessionId = Annotated[str, typer.Argument(metavar="ID", help="Session id, or a unique prefix of 8+ characters.")]
+
+
+def complete_session_id(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion of a session id: the ids in the command's sessions directory (`--sessions-dir` when it
+    is already on the line, else $STRANDS_SESSIONS_DIR) that start with what is typed."""
+    try:
+        ids = open_store(ctx.params.get("sessions_dir")).session_ids()
+    except Exception:  # completion never prints an error into the user's shell
+        return []
+    return sorted(session_id for session_id in ids if session_id.startswith(incomplete))
+
+
+SessionId = Annotated[
+    str,
+    typer.Argument(
+        metavar="ID", help="Session id, or a unique prefix of 8+ characters.", autocompletion=complete_session_id
+    ),
+]
 StrandsSdkDir = Annotated[
     Path | None,
     typer.Option(
