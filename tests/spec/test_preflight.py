@@ -60,6 +60,28 @@ def test_an_undeclared_template_variable_is_refused_before_a_session_naming_the_
     assert "\n" not in str(error)
 
 
+def test_a_misspelt_template_name_gets_a_did_you_mean(write_spec, tmp_path):
+    error = run_refused(write_spec(chain(first="Write in a {{ toen }} tone, then {{ stpes[0].response }}.")), tmp_path)
+    assert exit_code_for(error) == 2
+    assert str(error).endswith(
+        ": did you mean 'steps' for 'stpes', 'tone' for 'toen'? Otherwise pass --var stpes=... --var toen=..."
+    )
+    found = findings(load_spec(write_spec(chain(first="{{ toen }}"))), ["tone"])
+    assert [f.detail for f in found] == [
+        "template variable 'toen' at pattern.config.steps[0].input is neither an input nor a context name "
+        "(did you mean 'tone'?)"
+    ]
+    unlike = run_refused(write_spec(chain(first="Write about {{ topic }}.")), tmp_path)
+    assert "did you mean" not in str(unlike) and str(unlike).endswith(": pass --var topic=...")
+
+
+def test_a_misspelt_provider_gets_a_did_you_mean(write_spec, tmp_path):
+    error = run_refused(write_spec(chain()), tmp_path, provider="opnai")
+    assert str(error).startswith("unknown provider 'opnai' (--provider) (did you mean 'openai'?); use one of: ")
+    error = run_refused(write_spec(chain().replace("provider: synthetic", "provider: antropic")), tmp_path)
+    assert str(error).startswith("unknown provider 'antropic' (runtime.provider) (did you mean 'anthropic'?)")
+
+
 def test_passing_the_variable_runs_and_an_undeclared_var_is_a_warning_naming_it(write_spec, tmp_path):
     reporter = RecordingReporter()
     options = RunOptions(out_dir=tmp_path / "out", cli_vars=["topic=tides"], reporter=reporter)

@@ -14,6 +14,7 @@ from typing import Any
 
 from strands_durable.errors import DurableError, ExitCode, SpecError, Unsupported, UsageError
 from strands_durable.runner.patterns.places import template_places
+from strands_durable.spec.diagnostics import did_you_mean, near_miss
 from strands_durable.spec.templates import constant_indexes, referenced_names
 
 
@@ -25,6 +26,7 @@ class Finding:
     where: str
     detail: str
     name: str = ""
+    near_miss: str | None = None  # what `name` likely misspells (`topci` -> `topic`)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -69,8 +71,11 @@ def _error(spec: Any, kind: str, group: list[Finding]) -> DurableError:
         names = list(dict.fromkeys(f.name for f in group))
         places = "; ".join(f"'{f.name}' at {f.where}" for f in group[:3]) + ("; ..." if len(group) > 3 else "")
         flags = " ".join(f"--var {name}=..." for name in names)
+        misses = {f.name: f.near_miss for f in group if f.near_miss}
+        guess = ", ".join(f"'{close}'" + (f" for '{name}'" if len(names) > 1 else "") for name, close in misses.items())
+        advice = f"did you mean {guess}? Otherwise pass {flags}" if misses else f"pass {flags}"
         return UsageError(
-            f"Template variable(s) {', '.join(names)} are neither inputs nor context names ({places}): pass {flags}"
+            f"Template variable(s) {', '.join(names)} are neither inputs nor context names ({places}): {advice}"
         )
     first = group[0]
     if kind == "steps":
@@ -85,23 +90,23 @@ def _provider_findings(spec: Any, override: str | None) -> Iterator[Finding]:
 
     choices = ", ".join(PROVIDERS)
     if override is not None:
-        if override not in PROVIDERS:
-            yield Finding(
-                "provider", "--provider", f"unknown provider '{override}' (--provider); use one of: {choices}"
-            )
-        return
-    candidates = [("runtime.provider", spec.runtime.provider)]
-    candidates += [(f"agents.{a}.provider", agent.provider) for a, agent in spec.agents.items() if agent.provider]
+        candidates = [("--provider", override)]
+    else:
+        candidates = [("runtime.provider", spec.runtime.provider)]
+        candidates += [(f"agents.{a}.provider", agent.provider) for a, agent in spec.agents.items() if agent.provider]
     for where, name in candidates:
         if name not in PROVIDERS:
-            yield Finding("provider", where, f"unknown provider '{name}' ({where}); use one of: {choices}", name)
+            hint = did_you_mean(name, list(PROVIDERS))
+            yield Finding("provider", where, f"unknown provider '{name}' ({where}){hint}; use one of: {choices}", name)
 
 
 def _template_findings(spec: Any, inputs: frozenset[str]) -> Iterator[Finding]:
     for place in template_places(spec):
         for name in sorted(referenced_names(place.template, condition=place.condition) - place.names - inputs):
-            detail = f"template variable '{name}' at {place.where} is neither an input nor a context name"
-            yield Finding("variable", place.where, detail, name)
+            close = near_miss(name, sorted(place.names | inputs))
+            hint = f" (did you mean '{close}'?)" if close else ""
+            detail = f"template variable '{name}' at {place.where} is neither an input nor a context name{hint}"
+            yield Finding("variable", place.where, detail, name, close)
         if place.steps_before is None:
             continue
         for index in sorted(constant_indexes(place.template, "steps", condition=place.condition)):
