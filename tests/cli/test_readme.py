@@ -126,3 +126,39 @@ def test_the_readme_k_example_selects_one_real_crash_point(tmp_path):
     )
     items = [line for line in collected.stdout.splitlines() if "::" in line]
     assert items == [f"examples/{node}"], collected.stdout + collected.stderr
+
+
+def test_the_examples_after_the_quickstart_do_not_stop_on_its_artifact():
+    """The quickstart writes ./artifacts/durable-agent-workflows-report.md; every later `strands run SPEC` the README
+    shows must write elsewhere (`--out`) or say it may overwrite (`--force`), or a reader following the README in
+    order stops at `Error: Artifact already exists`."""
+    blocks = (REPO / "README.md").read_text(encoding="utf-8").split("```")[1::2]
+    commands = [line.split("&&")[-1].split("#")[0].strip() for block in blocks for line in block.splitlines()]
+    runs = [
+        argv
+        for argv in (shlex.split(c) for c in commands if c.startswith(("strands run ", "strands-durable run ")))
+        if argv[2].endswith((".yaml", ".yml", ".json"))
+    ]
+    quickstart, *later = runs
+    assert quickstart[2] == "examples/chain-research.strands.yaml" and len(later) >= 3, runs
+    assert [argv for argv in later if "--force" not in argv and "--out" not in argv] == []
+
+
+def test_the_export_shape_the_readme_shows_is_the_exports(strands):
+    """The contract's Export rule: `agents` maps a conversation key to `{"messages": [...]}` of plain messages."""
+    import json
+    import re
+
+    shape = '`{"messages": [{"role": ..., "content": [...]}]}`'
+    row = next(
+        line for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines() if "sessions export ID" in line
+    )
+    assert f"`agents` (each conversation key -> {shape}" in row
+    result = strands("run", REPO / "examples" / "chain-research.strands.yaml", "--out", "out")
+    session_id = re.search(r"Session ID: (\S+)", result.stdout)[1]
+    exported = json.loads(strands("sessions", "export", session_id).stdout)
+    assert list(exported) == ["session", "pattern_state", "outputs", "agents", "journal"]
+    assert exported["agents"]
+    for conversation in exported["agents"].values():
+        assert list(conversation) == ["messages"]
+        assert all(list(message) == ["role", "content"] for message in conversation["messages"])
