@@ -44,9 +44,13 @@ def local_time(text: str | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def display_status(status: str, reason: str | None, *, stale: bool = False) -> str:
+def display_status(status: str, reason: str | None, *, stale: bool = False, lease_until: float | None = None) -> str:
+    """`running (stale)`, `paused (interrupted)`, ...; on S3 a held session says until when its lease holds
+    (`running (leased until 14:02:31)`): a resume is refused until then, and works after it if the holder died."""
     if stale:
         return "running (stale)"
+    if status == "running" and lease_until is not None:
+        return f"running (leased until {dt.datetime.fromtimestamp(lease_until).strftime('%H:%M:%S')})"
     if status == "paused" and reason:
         return f"paused ({reason})"
     return status
@@ -64,7 +68,7 @@ def sessions_table(summaries: list[SessionSummary], workflows: Mapping[str, Work
             summary.session_id,
             summary.workflow_name,
             summary.pattern,
-            display_status(summary.status, summary.reason, stale=summary.stale),
+            display_status(summary.status, summary.reason, stale=summary.stale, lease_until=summary.lease_until),
             local_time(summary.updated_at),
         )
         + ((_workflow_cell(workflows.get(summary.session_id)),) if workflows is not None else ())
@@ -87,14 +91,21 @@ def summary_json(summary: SessionSummary, workflow: WorkflowStatus | None = None
         "workflow_name": summary.workflow_name,
         "pattern": summary.pattern,
         "status": summary.status,
-        "display_status": display_status(summary.status, summary.reason, stale=summary.stale),
+        "display_status": display_status(
+            summary.status, summary.reason, stale=summary.stale, lease_until=summary.lease_until
+        ),
         "stale": summary.stale,
+        "lease_until": None if summary.lease_until is None else _iso(summary.lease_until),
         "reason": summary.reason,
         "created_at": summary.created_at,
         "updated_at": summary.updated_at,
         "spec_path": summary.spec_path,
         **({"temporal": workflow.to_json()} if workflow is not None else {}),
     }
+
+
+def _iso(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).isoformat()
 
 
 def show_json(
