@@ -32,6 +32,7 @@ _EXPORTS = {
     "SyntheticPolicy": "synthetic_policy",
     "SyntheticModel": "synthetic",
     "ScriptedModel": "scripted",
+    "PromptScriptedModel": "prompt_scripted",
     "ScriptedPolicy": "scripted",
     "ScriptError": "scripted",
     "ScriptExhausted": "scripted",
