@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from strands_durable.store.base import LeaseHolder, SessionSummary
-from strands_durable.store.ids import is_uuid
 from strands_durable.store.state import SessionState
 from strands_durable.store.views import session_view
 from strands_durable.temporal.status import WorkflowStatus, temporal_engine
@@ -29,7 +28,13 @@ def console(*, stderr: bool = False) -> Any:
 def short_id(session_id: str) -> str:
     """How a message names a session briefly: a generated UUID by its first 8 characters (`a1b2c3d4...`, as the
     user's document shows it), an id the caller chose (`expenses-1`) whole."""
-    return f"{session_id[:8]}..." if is_uuid(session_id) else session_id
+    import uuid
+
+    try:
+        generated = len(session_id) == 36 and str(uuid.UUID(session_id)) == session_id
+    except ValueError:
+        generated = False
+    return f"{session_id[:8]}..." if generated else session_id
 
 
 def local_time(text: str | None) -> str:
