@@ -256,7 +256,8 @@ def test_a_worker_that_cannot_import_a_python_tool_fails_the_run_and_resume_star
     worker = workers[0].identity
     assert (
         f"✗ Run {session_id} failed: tool 'tests.temporal.tools:slow_lookup' (agents.researcher.tools) cannot be "
-        f"imported (on worker {worker}@" in result.stderr
+        "imported: importing tests.temporal.tools raised ModuleNotFoundError: No module named 'tests' (modules are "
+        f"looked up on the Python path and in the spec's directory {SPECS}) (on worker {worker}@" in result.stderr
     ), result.stderr
     state = load_session(session_id, store=open_store(sessions))
     assert state.status == "failed" and not state.units  # nothing ran
