@@ -10,13 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore, RunOptions, run_workflow
 from strands_durable.errors import DurableError, exit_code_for
-from strands_durable.runner.options import RunOptions
 from strands_durable.runner.preflight import findings
 from strands_durable.runner.reporter import RecordingReporter
-from strands_durable.runner.run import run_workflow
 from strands_durable.spec import load_spec
-from strands_durable.store import LocalStore
 from tests.patterns.test_corpus_offline import COMPLETES, CORPUS, TABLE
 
 CHAIN = """\
