@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.faults.soak import SoakResult
-from strands_durable.store import LocalStore
 from tests.cli.support import CHAIN, session_ids_in
 from tests.conftest import EXAMPLES
 
