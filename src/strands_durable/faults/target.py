@@ -112,7 +112,7 @@ def spec_target(
     if record_in is not None:
         from strands_durable.faults.golden import run_golden
 
-        cassette = Cassette(path)
+        cassette = Cassette(path, secrets=_run_secrets(target.spec_path))
         target.model = recording_factory(cassette, target.spec_path)
         target.network_tools = NetworkCassette(cassette, recording=True)
         run_golden(target, record_in)
@@ -128,3 +128,11 @@ def spec_target(
         if names:
             raise NotExplorable(target.spec_path, names)
     return target
+
+
+def _run_secrets(spec_path: Path) -> tuple[str, ...]:
+    """The secrets a run of the spec keeps out of what it stores (the cassette too)."""
+    from strands_durable.runner.run_secrets import secret_values
+    from strands_durable.spec import load_spec
+
+    return tuple(secret_values(load_spec(spec_path)))
