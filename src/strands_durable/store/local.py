@@ -391,6 +391,10 @@ class LocalStore(SessionStore):
         if not is_session_id(session_id):
             raise SessionNotFound(session_id)
         link = layout.session_dir(self.root, session_id)
+        doomed = self.root / f"{layout.DELETING_PREFIX}{link.name}"
+        if session_id in self.interrupted_deletes() and not link.exists():
+            self._empty_and_remove(doomed, session_id)  # a delete of this session was cut short: finish it
+            return
         if link.is_symlink():
             self._directory(session_id)  # SessionNotFound unless a session's journal is behind it
             try:
@@ -405,7 +409,6 @@ class LocalStore(SessionStore):
                 str(directory / JOURNAL_NAME), "not a strands-durable journal; the directory is left untouched"
             )
         lease = Lease(directory, session_id, self.fileops).acquire()
-        doomed = self.root / f"{layout.DELETING_PREFIX}{directory.name}"
         try:
             self.fileops.rename(directory, doomed)  # the lock stays held: it is on the open file, not the name
             self.fileops.fsync_dir(self.root)
