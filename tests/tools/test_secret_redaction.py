@@ -76,9 +76,7 @@ def stored_texts(store: LocalStore, session_id: str) -> dict[str, bytes]:
     return texts
 
 
-def test_echoes_in_json_with_escaped_slashes_url_encoding_and_repr_are_never_stored(
-    tmp_path, echo_server, monkeypatch
-):
+def test_echoes_in_json_with_escaped_slashes_url_encoding_and_repr_are_never_stored(tmp_path, echo_server, monkeypatch):
     base_url, seen = echo_server
     monkeypatch.setenv("REDACTION_TEST_TOKEN", SECRET)
     outcome, store = run_script(_spec(tmp_path, base_url), tmp_path, [call("api", path="/echo")], network=True)
