@@ -35,6 +35,14 @@ for c in ().__class__.__base__.__subclasses__():
         break
 imp = osg["__builtins__"]["__import__"]
 """
+# forks; what follows runs in the `else:` branch (a process limit makes the fork fail: "no fork" is printed)
+FORK = """
+try:
+    pid = osg["fork"]()
+except:
+    print("no fork")
+else:
+"""
 
 
 @pytest.fixture(params=["bubblewrap", "process"])
@@ -49,6 +57,11 @@ def isolation(request, monkeypatch) -> str:
         monkeypatch.setenv(sandbox.ISOLATION_ENV, "process")
     assert sandbox.isolation_in_use() == request.param
     return request.param
+
+
+def _forking(body: str) -> str:
+    """Code that forks and runs `body` (indented like the lines of a test) in both processes when it can."""
+    return FORK + textwrap.indent(textwrap.dedent(body), "    ")
 
 
 def _run(code: str, scratch: Path, timeout: int = 10) -> str:
@@ -99,12 +112,7 @@ def _still_writing(log: Path) -> bool:
 
 
 def test_a_daemon_the_code_starts_dies_with_the_call_and_at_the_timeout(tmp_path, isolation):
-    code = textwrap.dedent("""
-    try:
-        pid = osg["fork"]()
-    except:
-        print("no fork")
-    else:
+    code = _forking("""
         if pid == 0:
             osg["setsid"]()  # leaves the process group, as a daemon does
             fd = osg["open"]("alive.log", osg["O_WRONLY"] | osg["O_CREAT"] | osg["O_APPEND"], 0o600)
@@ -132,12 +140,7 @@ def test_a_daemon_the_code_starts_dies_with_the_call_and_at_the_timeout(tmp_path
 
 
 def test_a_forked_child_in_the_group_dies_with_the_call(tmp_path, isolation):
-    code = textwrap.dedent("""
-    try:
-        pid = osg["fork"]()
-    except:
-        print("no fork")
-    else:
+    code = _forking("""
         if pid == 0:
             while True:
                 pass

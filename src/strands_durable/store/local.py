@@ -242,16 +242,19 @@ class LocalStore(SessionStore):
         return self._read(self._directory(session_id), repair_tail=False, upto_seq=upto_seq)[0]
 
     # -- listing and housekeeping ---------------------------------------------------------------------
-    def _candidates(self) -> list[str]:
-        """Ids of the directories named like sessions that hold a journal file (ours or not)."""
+    def _root_names(self) -> list[str]:
+        """The names in the sessions folder (none when it does not exist yet)."""
         try:
-            names = os.listdir(self.root)
+            return os.listdir(self.root)
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise io_error(exc, f"cannot list sessions in {self.root}") from exc
+
+    def _candidates(self) -> list[str]:
+        """Ids of the directories named like sessions that hold a journal file (ours or not)."""
         ids = []
-        for name in names:
+        for name in self._root_names():
             if name.startswith(layout.SESSION_PREFIX):
                 candidate = name[len(layout.SESSION_PREFIX) :]
                 if is_session_id(candidate) and (self.root / name / JOURNAL_NAME).is_file():
@@ -436,15 +439,9 @@ class LocalStore(SessionStore):
 
     def interrupted_deletes(self) -> list[str]:
         """Ids of the sessions whose delete was cut short (their renamed directories are still there)."""
-        try:
-            names = os.listdir(self.root)
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise io_error(exc, f"cannot list sessions in {self.root}") from exc
         prefix = layout.DELETING_PREFIX + layout.SESSION_PREFIX
         found = []
-        for name in sorted(names):
+        for name in sorted(self._root_names()):
             session_id = name[len(prefix) :]
             path = self.root / name
             if name.startswith(prefix) and is_session_id(session_id) and path.is_dir() and not path.is_symlink():
