@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.tools.support import call, result_text, run_script, scripted_spec, tool_results
+from tests.tools.support import call, http_spec, result_text, run_script, tool_results
 
 SECRET = "tok-0riginal-Secret"
 
@@ -63,23 +63,12 @@ def servers() -> Iterator[tuple[Server, Server]]:
 
 
 def _spec(tmp_path, base_url: str):
-    extra = f"""\
-env:
-  secrets:
-    - {{name: API_TOKEN, source: env, key: ORIGIN_TEST_TOKEN}}
-tools:
-  http_executors:
-    - id: api
-      base_url: {base_url}
-      headers: {{Authorization: "Bearer ${{API_TOKEN}}", X-Api-Key: "${{API_TOKEN}}"}}
-      timeout: 20
-"""
-    return scripted_spec(tmp_path, None, extra)
+    return http_spec(tmp_path, base_url, headers='{Authorization: "Bearer ${API_TOKEN}", X-Api-Key: "${API_TOKEN}"}')
 
 
 def test_requests_that_leave_the_base_url_are_refused_and_the_other_host_sees_nothing(tmp_path, servers, monkeypatch):
     own, other = servers
-    monkeypatch.setenv("ORIGIN_TEST_TOKEN", SECRET)
+    monkeypatch.setenv("HTTP_TEST_TOKEN", SECRET)
     other_port = other.url.rsplit(":", 1)[1]
     turns = [
         call("api", method="GET", path=f"{other.url}/steal"),  # an absolute URL
@@ -108,7 +97,7 @@ def test_requests_that_leave_the_base_url_are_refused_and_the_other_host_sees_no
 
 def test_a_base_url_without_a_path_allows_every_path_of_its_origin(tmp_path, servers, monkeypatch):
     own, other = servers
-    monkeypatch.setenv("ORIGIN_TEST_TOKEN", SECRET)
+    monkeypatch.setenv("HTTP_TEST_TOKEN", SECRET)
     turns = [call("api", method="GET", path="/anything/below"), call("api", method="GET", path=f"{other.url}/x")]
     outcome, store = run_script(_spec(tmp_path, own.url), tmp_path, turns, network=True)
     inside, outside = tool_results(store, outcome.session_id)

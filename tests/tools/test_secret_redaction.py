@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -17,7 +16,7 @@ from strands_durable.faults.cassette import Cassette
 from strands_durable.history.secrets import find_secret_echoes
 from strands_durable.operations import export_session
 from strands_durable.store import LocalStore
-from tests.tools.support import call, result_text, run_script, scripted_spec, tool_results
+from tests.tools.support import call, http_spec, result_text, run_script, tool_results
 
 SECRET = "sk-live/Ab12+Zq9"
 
@@ -50,24 +49,6 @@ def echo_server():
     httpd.server_close()
 
 
-def _spec(tmp_path: Path, base_url: str, extra: str = "") -> Path:
-    return scripted_spec(
-        tmp_path,
-        None,
-        f"""\
-env:
-  secrets:
-    - {{name: API_TOKEN, source: env, key: REDACTION_TEST_TOKEN}}
-tools:
-  http_executors:
-    - id: api
-      base_url: {base_url}
-      headers: {{Authorization: "Bearer ${{API_TOKEN}}"}}
-      timeout: 20
-{extra}""",
-    )
-
-
 def stored_texts(store: LocalStore, session_id: str) -> dict[str, bytes]:
     """Every file of the session (journal, message files, session.json, ...) and its export."""
     root = store.directory_of(session_id)
@@ -78,8 +59,8 @@ def stored_texts(store: LocalStore, session_id: str) -> dict[str, bytes]:
 
 def test_echoes_in_json_with_escaped_slashes_url_encoding_and_repr_are_never_stored(tmp_path, echo_server, monkeypatch):
     base_url, seen = echo_server
-    monkeypatch.setenv("REDACTION_TEST_TOKEN", SECRET)
-    outcome, store = run_script(_spec(tmp_path, base_url), tmp_path, [call("api", path="/echo")], network=True)
+    monkeypatch.setenv("HTTP_TEST_TOKEN", SECRET)
+    outcome, store = run_script(http_spec(tmp_path, base_url), tmp_path, [call("api", path="/echo")], network=True)
     assert seen == ["/echo"]  # the secret was sent
     (result,) = tool_results(store, outcome.session_id)
     assert result["status"] == "success" and result_text(result).count("[REDACTED]") == 4
@@ -88,12 +69,12 @@ def test_echoes_in_json_with_escaped_slashes_url_encoding_and_repr_are_never_sto
 
 def test_a_secret_with_a_trailing_newline_is_refused_by_name_and_never_stored(tmp_path, echo_server, monkeypatch):
     base_url, seen = echo_server
-    monkeypatch.setenv("REDACTION_TEST_TOKEN", SECRET + "\n")  # as `$(cat token.txt)`-less files often give it
-    outcome, store = run_script(_spec(tmp_path, base_url), tmp_path, [call("api", path="/echo")], network=True)
+    monkeypatch.setenv("HTTP_TEST_TOKEN", SECRET + "\n")  # a token read from a file, newline and all
+    outcome, store = run_script(http_spec(tmp_path, base_url), tmp_path, [call("api", path="/echo")], network=True)
     (result,) = tool_results(store, outcome.session_id)
     assert result["status"] == "error"
     assert result_text(result) == (
-        "secret ${API_TOKEN} (environment variable REDACTION_TEST_TOKEN) holds a line break or another control "
+        "secret ${API_TOKEN} (environment variable HTTP_TEST_TOKEN) holds a line break or another control "
         "character; it is not sent"
     )
     assert seen == []  # nothing was sent
@@ -102,16 +83,16 @@ def test_a_secret_with_a_trailing_newline_is_refused_by_name_and_never_stored(tm
 
 def test_a_python_tool_error_holding_a_secret_is_redacted_in_every_stored_file(tmp_path, echo_server, monkeypatch):
     base_url, _ = echo_server
-    monkeypatch.setenv("REDACTION_TEST_TOKEN", SECRET)
+    monkeypatch.setenv("HTTP_TEST_TOKEN", SECRET)
     (tmp_path / "leaky_tools.py").write_text(
         "import os\nfrom strands import tool\n\n\n@tool\ndef leak() -> str:\n"
         '    """Fail with the token in the message."""\n'
-        "    raise RuntimeError(f\"auth failed for {os.environ['REDACTION_TEST_TOKEN']!r} at /x?t=\" "
-        "+ os.environ['REDACTION_TEST_TOKEN'].replace('/', '%2F').replace('+', '%2B'))\n",
+        "    raise RuntimeError(f\"auth failed for {os.environ['HTTP_TEST_TOKEN']!r} at /x?t=\" "
+        "+ os.environ['HTTP_TEST_TOKEN'].replace('/', '%2F').replace('+', '%2B'))\n",
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    spec = _spec(tmp_path, base_url, "  python:\n    - leaky_tools.leak\n")
+    spec = http_spec(tmp_path, base_url, extra="  python:\n    - leaky_tools.leak\n")
     spec.write_text(spec.read_text().replace("You use tools.", "You use tools.\n    tools: [leak]"))
     outcome, store = run_script(spec, tmp_path, [call("leak")])
     (result,) = tool_results(store, outcome.session_id)
