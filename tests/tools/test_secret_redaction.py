@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pytest
 
-from strands_durable.faults.cassette import Cassette
+from strands_durable.faults.kit.cassette import Cassette
 from strands_durable.history.secrets import find_secret_echoes
 from strands_durable.operations import export_session
 from strands_durable.store import LocalStore
