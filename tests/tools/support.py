@@ -12,9 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import run_workflow
-from strands_durable.store import LocalStore
+from strands_durable import LocalStore, RunOptions, run_workflow
 
 
 def scripted_spec(

@@ -13,10 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from strands_durable.crashpoints import CrashPoints, InjectedCrash
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import resume
-from strands_durable.store import LocalStore
+from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, resume
 from tests.tools.support import call, http_spec, result_text, run_and_kill, run_script, tool_results
 
 SECRET = "s3cr3t-token-value"
