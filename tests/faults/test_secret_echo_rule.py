@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from strands_durable import LocalStore
 from strands_durable.faults.kit import judge
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.store import LocalStore
 from tests.conftest import EXAMPLES
 
 DECLARED = "env:\n  secrets:\n    - {name: TOPIC_KEY, source: env, key: ECHO_RULE_TOKEN}\n"

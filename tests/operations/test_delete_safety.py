@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.errors import DurableError
 from strands_durable.operations import cleanup_sessions
-from strands_durable.store import LocalStore
 from strands_durable.store.fileops import FileOps
 from tests.tools.support import call, run_script, scripted_spec
 

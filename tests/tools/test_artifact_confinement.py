@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.store import LocalStore
+from strands_durable import LocalStore
 from tests.tools.support import scripted_spec
 
 

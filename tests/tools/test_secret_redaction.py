@@ -12,10 +12,10 @@ from urllib.parse import quote
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.faults.kit.cassette import Cassette
 from strands_durable.history.secrets import find_secret_echoes
 from strands_durable.operations import export_session
-from strands_durable.store import LocalStore
 from tests.tools.support import call, http_spec, result_text, run_script, tool_results
 
 SECRET = "sk-live/Ab12+Zq9"
