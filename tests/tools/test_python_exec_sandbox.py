@@ -45,9 +45,8 @@ else:
 """
 
 
-@pytest.fixture(params=["bubblewrap", "process"])
-def isolation(request, monkeypatch) -> str:
-    if request.param == "bubblewrap":
+def _use_isolation(mode: str, monkeypatch) -> str:
+    if mode == "bubblewrap":
         monkeypatch.delenv(sandbox.ISOLATION_ENV, raising=False)
         if not sandbox.bubblewrap_works():
             if os.environ.get("CI"):
@@ -55,8 +54,20 @@ def isolation(request, monkeypatch) -> str:
             pytest.skip("bubblewrap is not installed or cannot start on this machine")
     else:
         monkeypatch.setenv(sandbox.ISOLATION_ENV, "process")
-    assert sandbox.isolation_in_use() == request.param
-    return request.param
+    assert sandbox.isolation_in_use() == mode
+    return mode
+
+
+@pytest.fixture(params=["bubblewrap", "process"])
+def isolation(request, monkeypatch) -> str:
+    """Both modes: what holds with and without bubblewrap."""
+    return _use_isolation(request.param, monkeypatch)
+
+
+@pytest.fixture
+def bubblewrap(monkeypatch) -> str:
+    """What only bubblewrap gives (README, python_exec: without it the code reaches what the user can)."""
+    return _use_isolation("bubblewrap", monkeypatch)
 
 
 def _forking(body: str) -> str:
@@ -111,7 +122,7 @@ def _still_writing(log: Path) -> bool:
     return log.stat().st_size != before
 
 
-def test_a_daemon_the_code_starts_dies_with_the_call_and_at_the_timeout(tmp_path, isolation):
+def test_a_daemon_the_code_starts_dies_with_the_call_and_at_the_timeout(tmp_path, bubblewrap):
     code = _forking("""
         if pid == 0:
             osg["setsid"]()  # leaves the process group, as a daemon does
@@ -126,8 +137,6 @@ def test_a_daemon_the_code_starts_dies_with_the_call_and_at_the_timeout(tmp_path
     if os.geteuid() != 0:  # no new process at all (the kernel exempts only root from RLIMIT_NPROC)
         assert _run(code, tmp_path).strip() == "no fork"
         return
-    if isolation == "process":
-        pytest.skip("without bubblewrap a daemon of root that left the process group outlives the call (README)")
     log = tmp_path / "alive.log"
     assert _run(code, tmp_path).strip() == "forked"  # returned while its daemon ran: the daemon is gone too
     assert not _still_writing(log)
@@ -162,9 +171,7 @@ def test_a_spinning_call_is_stopped_at_its_timeout(tmp_path, isolation):
     assert time.monotonic() - started < 15
 
 
-def test_with_bubblewrap_nothing_outside_scratch_is_readable_or_writable(tmp_path, isolation):
-    if isolation != "bubblewrap":
-        pytest.skip("without bubblewrap the code can read and write what the user can (README, python_exec)")
+def test_with_bubblewrap_nothing_outside_scratch_is_readable_or_writable(tmp_path, bubblewrap):
     secret_file = tmp_path / "outside" / "credentials"
     secret_file.parent.mkdir()
     secret_file.write_text("aws_secret_access_key = nope")
@@ -187,9 +194,7 @@ def test_with_bubblewrap_nothing_outside_scratch_is_readable_or_writable(tmp_pat
     assert not (tmp_path / "outside" / "dropped").exists() and (scratch / "inside.txt").is_file()
 
 
-def test_with_bubblewrap_there_is_no_network(tmp_path, isolation):
-    if isolation != "bubblewrap":
-        pytest.skip("without bubblewrap the code reaches the network as the user can (README, python_exec)")
+def test_with_bubblewrap_there_is_no_network(tmp_path, bubblewrap):
     listener = socket.create_server(("127.0.0.1", 0))
     accepted: list[object] = []
     threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True).start()
