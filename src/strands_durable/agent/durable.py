@@ -48,6 +48,7 @@ class Invocation:
     tools_configured: bool | None = None  # whether requests carry a tool config (None: when `tools` is not empty)
     place: tuple[tuple[str, int], ...] = ()  # the unit's crash-point place (see crashpoints.Place)
     redact_pii: bool = False  # security.guardrails.pii_redaction: PII leaves messages and results before commits
+    secrets: tuple[str, ...] = ()  # the run's secret values: every stored form of each leaves messages and results
     compaction: Any = None  # an agent.compaction.CompactionPolicy: summarize instead of the sliding window
 
 
@@ -353,6 +354,10 @@ class InvocationHooks:
             from strands_durable.history.pii import redact_message_in_place
 
             redact_message_in_place(message)
+        if self.inv.secrets:  # likewise: the live history equals what a resume reads back
+            from strands_durable.history.secrets import redact_secrets_in_place
+
+            redact_secrets_in_place(message, self.inv.secrets)
         turn = self._turn()
         if message.get("role") == "assistant":
             kind = "answer"
@@ -450,6 +455,10 @@ class InvocationHooks:
             from strands_durable.history.pii import redact_tool_result
 
             final = ToolResultEvent(redact_tool_result(final.tool_result))
+        if self.inv.secrets:  # a tool's echo of a secret (an error text, a printed variable) is never committed
+            from strands_durable.history.secrets import redact_secrets
+
+            final = ToolResultEvent(redact_secrets(final.tool_result, self.inv.secrets))
         self._commit_result(final.tool_result, tool_path)
         self.crash.emit("tool.committed", tool_path, **point)
         yield final

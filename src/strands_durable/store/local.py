@@ -219,16 +219,19 @@ class LocalStore(SessionStore):
         return self._read(self._directory(session_id), repair_tail=False, upto_seq=upto_seq)[0]
 
     # -- listing and housekeeping ---------------------------------------------------------------------
-    def _candidates(self) -> list[str]:
-        """Ids of the directories named like sessions that hold a journal file (ours or not)."""
+    def _root_names(self) -> list[str]:
+        """The names in the sessions folder (none when it does not exist yet)."""
         try:
-            names = os.listdir(self.root)
+            return os.listdir(self.root)
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise io_error(exc, f"cannot list sessions in {self.root}") from exc
+
+    def _candidates(self) -> list[str]:
+        """Ids of the directories named like sessions that hold a journal file (ours or not)."""
         ids = []
-        for name in names:
+        for name in self._root_names():
             if name.startswith(layout.SESSION_PREFIX):
                 candidate = name[len(layout.SESSION_PREFIX) :]
                 if is_session_id(candidate) and (self.root / name / JOURNAL_NAME).is_file():
@@ -361,6 +364,26 @@ class LocalStore(SessionStore):
         return journal_codec.read_journal(Path(JOURNAL_NAME), data, first_seq=first_seq)
 
     def delete(self, session_id: str) -> None:
+        """Delete a session under its lease, never following a symbolic link out of it: a symlinked session
+        directory is removed as a link (what it points at is left alone), a link inside it is removed as a link.
+        The directory is first renamed out of the sessions' names (`.deleting_session_<id>`: no command lists
+        it from then on), then emptied with the journal removed last; a delete cut short is finished by the next
+        `delete` or `cleanup` (`finish_interrupted_deletes`)."""
+        if not is_session_id(session_id):
+            raise SessionNotFound(session_id)
+        link = layout.session_dir(self.root, session_id)
+        doomed = self.root / f"{layout.DELETING_PREFIX}{link.name}"
+        if session_id in self.interrupted_deletes() and not link.exists():
+            self._empty_and_remove(doomed, session_id)  # a delete of this session was cut short: finish it
+            return
+        if link.is_symlink():
+            self._directory(session_id)  # SessionNotFound unless a session's journal is behind it
+            try:
+                self.fileops.remove(link)
+                self.fileops.fsync_dir(self.root)
+            except OSError as exc:
+                raise io_error(exc, f"cannot delete session {session_id}") from exc
+            return
         directory = self._directory(session_id)
         if not starts_with_header(directory / JOURNAL_NAME):
             raise CorruptSession(
@@ -368,11 +391,46 @@ class LocalStore(SessionStore):
             )
         lease = Lease(directory, session_id, self.fileops).acquire()
         try:
-            # the journal goes first, so a crash midway leaves a directory that is no longer a session
-            self.fileops.remove(directory / JOURNAL_NAME)
-            self.fileops.fsync_dir(directory)
-            self.fileops.remove_tree(directory)
+            self.fileops.rename(directory, doomed)  # the lock stays held: it is on the open file, not the name
+            self.fileops.fsync_dir(self.root)
         except OSError as exc:
             raise io_error(exc, f"cannot delete session {session_id}") from exc
         finally:
             lease.release()
+        self._empty_and_remove(doomed, session_id)
+
+    def _empty_and_remove(self, doomed: Path, session_id: str) -> None:
+        """Remove a renamed session directory: its entries (links as links), the journal last, then itself."""
+        ops = self.fileops
+        try:
+            with os.scandir(doomed) as entries:
+                paths = sorted((Path(entry.path) for entry in entries), key=lambda p: p.name == JOURNAL_NAME)
+            for path in paths:
+                if path.is_dir() and not path.is_symlink():
+                    ops.remove_tree(path)
+                else:
+                    ops.remove(path)
+            ops.rmdir(doomed)
+            ops.fsync_dir(self.root)
+        except OSError as exc:
+            raise io_error(exc, f"cannot delete session {session_id}") from exc
+
+    def interrupted_deletes(self) -> list[str]:
+        """Ids of the sessions whose delete was cut short (their renamed directories are still there)."""
+        prefix = layout.DELETING_PREFIX + layout.SESSION_PREFIX
+        found = []
+        for name in sorted(self._root_names()):
+            session_id = name[len(prefix) :]
+            path = self.root / name
+            if name.startswith(prefix) and is_session_id(session_id) and path.is_dir() and not path.is_symlink():
+                found.append(session_id)
+        return found
+
+    def finish_interrupted_deletes(self) -> list[str]:
+        """Finish every delete that was cut short; the ids finished."""
+        finished = []
+        for session_id in self.interrupted_deletes():
+            doomed = self.root / f"{layout.DELETING_PREFIX}{layout.SESSION_PREFIX}{session_id}"
+            self._empty_and_remove(doomed, session_id)
+            finished.append(session_id)
+        return finished
