@@ -51,8 +51,10 @@ def session_manager_for(made: Any, session_id: str, *, save_latest_on: str = "me
     raise TypeError(f"the factory returned {type(made).__name__}: not a SessionManager, SessionRepository or Storage")
 
 
-def build_agent(factory: Any, ctx: Any, *, turns: list[Any] | None = None) -> Any:
+def build_agent(factory: Any, ctx: Any, *, turns: list[Any] | None = None, messages: list[Any] | None = None) -> Any:
+    """A real Agent with the `note` tool on a scripted model, its session on what `factory(ctx)` returns."""
     from strands import Agent, tool
+    from strands.agent.conversation_manager import NullConversationManager
 
     from strands_durable.models.scripted import ScriptedModel
 
@@ -65,6 +67,8 @@ def build_agent(factory: Any, ctx: Any, *, turns: list[Any] | None = None) -> An
         model=ScriptedModel(script() if turns is None else turns),
         tools=[note],
         agent_id=AGENT_ID,
+        messages=messages,
+        conversation_manager=NullConversationManager(),  # the whole history is kept and restored, never trimmed
         callback_handler=None,
         session_manager=session_manager_for(factory(ctx), ctx.session_id),
     )
