@@ -10,6 +10,7 @@ own row, not the module.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Callable
@@ -52,10 +53,9 @@ def _postgres_database(prefix: str) -> str:
     with psycopg.connect(_env(ENV_POSTGRES), autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         if exists is None:
-            try:
+            # another process of the same gate run may have made it first
+            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
                 conn.execute(f'CREATE DATABASE "{name}"')
-            except psycopg.errors.DuplicateDatabase:  # another process of the same gate run made it first
-                pass
     return name
 
 
@@ -143,11 +143,18 @@ def _dynamodb_table(ctx: Any) -> str:
     return "strands-" + _safe_name(ctx.prefix, limit=200)
 
 
+def _moto_session() -> Any:
+    """A boto3 session for moto's server, which takes any credentials (none are needed from the environment)."""
+    import boto3
+
+    return boto3.Session(aws_access_key_id="scorecard", aws_secret_access_key="scorecard", region_name=REGION)
+
+
 def session_dynamodb(ctx: Any) -> Any:
     from strands_session_dynamodb import DynamoDBSessionManager
 
     return DynamoDBSessionManager(
-        ctx.session_id, table_name=_dynamodb_table(ctx), endpoint_url=_env(ENV_DYNAMODB), region_name=REGION
+        ctx.session_id, table_name=_dynamodb_table(ctx), endpoint_url=_env(ENV_DYNAMODB), boto_session=_moto_session()
     )
 
 
@@ -155,7 +162,7 @@ def dynamodb_session_manager(ctx: Any) -> Any:
     from strands_dynamodb_session_manager import DynamoDBSessionManager
 
     return DynamoDBSessionManager(
-        ctx.session_id, table_name=_dynamodb_table(ctx), endpoint_url=_env(ENV_DYNAMODB), region_name=REGION
+        ctx.session_id, table_name=_dynamodb_table(ctx), endpoint_url=_env(ENV_DYNAMODB), boto_session=_moto_session()
     )
 
 

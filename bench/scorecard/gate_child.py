@@ -14,9 +14,8 @@ import sys
 
 def main(argv: list[str]) -> int:
     factory_name, run_limit_s = argv
-    from strands_durable.faults.backends import run_backend_gate
-
     from bench.scorecard.factories import backend_named
+    from strands_durable.faults.backends import run_backend_gate
 
     backend = backend_named(factory_name)
     report = run_backend_gate(backend.factory, name=backend.reference, run_limit_s=float(run_limit_s))

