@@ -51,17 +51,25 @@ def session_manager_for(made: Any, session_id: str, *, save_latest_on: str = "me
     raise TypeError(f"the factory returned {type(made).__name__}: not a SessionManager, SessionRepository or Storage")
 
 
-def build_agent(factory: Any, ctx: Any, *, turns: list[Any] | None = None, messages: list[Any] | None = None) -> Any:
-    """A real Agent with the `note` tool on a scripted model, its session on what `factory(ctx)` returns."""
+def build_agent(
+    factory: Any,
+    ctx: Any,
+    *,
+    turns: list[Any] | None = None,
+    messages: list[Any] | None = None,
+    hooks: list[Any] | None = None,
+) -> Any:
+    """A real Agent with the `note` tool on a scripted model, its session on what `factory(ctx)` returns (no
+    session manager when `factory` is None: the measurements' floor)."""
     from strands import Agent, tool
     from strands.agent.conversation_manager import NullConversationManager
 
     from strands_durable.models.scripted import ScriptedModel
 
     @tool
-    def note(n: int) -> str:
-        """Note a number."""
-        return f"noted {n}"
+    def note(n: int, text: str = "") -> str:
+        """Note a number (and a text, echoed back)."""
+        return f"noted {n} {text}".strip()
 
     return Agent(
         model=ScriptedModel(script() if turns is None else turns),
@@ -70,7 +78,8 @@ def build_agent(factory: Any, ctx: Any, *, turns: list[Any] | None = None, messa
         messages=messages,
         conversation_manager=NullConversationManager(),  # the whole history is kept and restored, never trimmed
         callback_handler=None,
-        session_manager=session_manager_for(factory(ctx), ctx.session_id),
+        hooks=hooks,
+        session_manager=None if factory is None else session_manager_for(factory(ctx), ctx.session_id),
     )
 
 

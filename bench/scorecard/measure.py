@@ -1,8 +1,9 @@
 """What the scorecard measures beside each gate result, on the same servers in the same run, ours included.
 
-- commit latency: one ~1 KB message added through the agent's own path (`Agent._append_messages`, which fires the
-  `MessageAddedEvent` every manager commits on; a Storage saves its snapshot on every message), p50 and p99 over
-  `samples` messages of one session;
+- commit latency: the time between consecutive messages of one real invocation of many tool turns (each toolUse
+  and each result ~1 KB) on a zero-latency scripted model: one message's commit, wherever the manager does it
+  (MessageAddedEvent, the tool and model hooks, a Storage's snapshot on every message), p50 and p99 over `samples`
+  messages; `floor` measures the same invocation with no session manager;
 - resume time: a fresh factory product and a fresh `Agent` restoring a session of N messages (the constructor,
   where every manager reads the session back); the session is seeded by an Agent constructed with the N messages
   and one invocation, so each backend stores them its own way; the restored count is checked.
@@ -10,7 +11,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import statistics
 import time
 import uuid
@@ -24,6 +24,7 @@ from bench.scorecard.factories import Backend, LocalContext
 MESSAGE_BYTES = 1000
 RESUME_SIZES = (100, 1_000, 10_000)
 SLOW_LISTING_LIMIT = 1_000
+TOOL_TURNS = 10  # per invocation timed for commit latency
 
 
 class ResumeMismatch(RuntimeError):
@@ -69,21 +70,32 @@ def _context(scratch: Path, label: str) -> LocalContext:
     return LocalContext(f"bench-{token}", directory, f"bench{token}")
 
 
-def commit_latency(backend: Backend, scratch: Path, samples: int) -> tuple[float, float]:
-    """p50 and p99 in ms of adding one ~1 KB message to a session that already holds a short conversation."""
-    agent = build_agent(backend.factory, _context(scratch, "commit"), turns=["ready"])
-    agent("Start.")
-    durations: list[float] = []
+class MessageClock:
+    """A hook that notes when each message is added to the agent (`MessageAddedEvent`)."""
 
-    async def add_all() -> None:
-        for index in range(samples):
-            message = text_message(index)
-            start = time.perf_counter()
-            await agent._append_messages(message)
-            durations.append(time.perf_counter() - start)
+    def __init__(self) -> None:
+        self.times: list[float] = []
 
-    asyncio.run(add_all())
-    return percentile(durations, 0.5) * 1000, percentile(durations, 0.99) * 1000
+    def register_hooks(self, registry: Any, **_: Any) -> None:
+        from strands.hooks import MessageAddedEvent
+
+        registry.add_callback(MessageAddedEvent, lambda _event: self.times.append(time.perf_counter()))
+
+
+def commit_latency(factory: Any, scratch: Path, samples: int) -> tuple[float, float]:
+    """p50 and p99 in ms between consecutive messages of real invocations of 10 tool turns each (a fresh session
+    each, so that every backend commits into a short history) on a zero-latency model, each toolUse and each
+    result carrying ~1 KB: one message's commit with the model and tool work around it. `factory` None: no
+    session manager, the floor of the same run."""
+    payload = "x" * (MESSAGE_BYTES - 100)
+    turns: list[Any] = [[{"name": "note", "input": {"n": i, "text": payload}}] for i in range(TOOL_TURNS)]
+    gaps: list[float] = []
+    while len(gaps) < samples:
+        clock = MessageClock()
+        agent = build_agent(factory, _context(scratch, "commit"), turns=[*turns, "done"], hooks=[clock])
+        agent("Note each number with its text.")
+        gaps += [later - earlier for earlier, later in zip(clock.times, clock.times[1:], strict=False)]
+    return percentile(gaps, 0.5) * 1000, percentile(gaps, 0.99) * 1000
 
 
 def resume_time(backend: Backend, scratch: Path, size: int, repeats: int) -> tuple[float, float]:
@@ -122,7 +134,7 @@ def measure(
     seeded: tuple[int, float] | None = None  # (size, seconds) of the last seeding
     result = Measurements()
     try:
-        result.commit_p50_ms, result.commit_p99_ms = commit_latency(backend, scratch, samples)
+        result.commit_p50_ms, result.commit_p99_ms = commit_latency(backend.factory, scratch, samples)
     except Exception as exc:
         result.notes.append(f"commit: {first_line(exc)}")
     for size in sizes:

@@ -22,6 +22,8 @@ class Row:
     level: str = "-"
     failed: list[dict[str, Any]] = field(default_factory=list)  # the report's failing clauses
     error: str | None = None  # the first line of why it does not install, import or build
+    gate_error: str | None = None  # why the gate gave no report (it failed or ran out of time)
+    seconds: dict[str, float] = field(default_factory=dict)  # where the scorecard's time went: gate, measure
     measurements: dict[str, Any] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
@@ -33,6 +35,8 @@ class Row:
             "level": self.level,
             "failed": self.failed,
             "error": self.error,
+            "gate_error": self.gate_error,
+            "seconds": self.seconds,
             "measurements": self.measurements,
         }
 
@@ -52,8 +56,12 @@ def table(rows: list[Row], sizes: tuple[int, ...]) -> str:
     head += "".join(f" resume {size:,} ms |" for size in sizes)
     lines = [head, "|" + "---|" * (5 + len(sizes))]
     for row in rows:
-        if row.error:
+        if not row.reference:  # not a backend: the floor of the measurements
+            failed = "-"
+        elif row.error:
             failed = f"does not run: {_cell(row.error)}"
+        elif row.gate_error:
+            failed = f"no report: {_cell(row.gate_error)}"
         else:
             failed = "<br>".join(
                 f"`{clause['name']}`: `{_cell(clause.get('reproduce') or '')}`" for clause in row.failed

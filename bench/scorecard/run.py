@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))  # `python bench/scorecard/run.py` puts only bench
 
 from bench.scorecard.conversation import build_agent, prompt  # noqa: E402 - after the path line above
 from bench.scorecard.factories import BACKENDS, Backend, LocalContext  # noqa: E402
-from bench.scorecard.measure import RESUME_SIZES, first_line, measure  # noqa: E402
+from bench.scorecard.measure import RESUME_SIZES, commit_latency, first_line, measure  # noqa: E402
 from bench.scorecard.render import Row, plot, rewrite, section  # noqa: E402
 from bench.scorecard.servers import ServerUnavailable, serving  # noqa: E402
 
@@ -38,6 +38,7 @@ REQUIREMENTS = Path(__file__).with_name("requirements.txt")
 # Python >= 3.12): a failure becomes that backend's row instead of stopping the shared `pip install -r`
 SEPARATE = {"strands-redis-session-manager": ("strands-redis-session-manager==0.1.0", "redis==8.1.0")}
 GATE_MODULE = "strands_durable.faults.backends"
+FLOOR = "no session manager (the floor)"
 EXIT_USAGE = 2
 EXIT_CANNOT_RUN = 4
 
@@ -78,20 +79,22 @@ def probe(backend: Backend, scratch: Path) -> None:
     agent(prompt(0))
 
 
-def gate(backend: Backend, run_limit_s: float, timeout_s: float) -> tuple[str, list[dict], str | None]:
+def gate(backend: Backend, args: argparse.Namespace) -> tuple[str, list[dict], str | None]:
     """(level, failing clauses, error) from the gate run on `backend` in a child process."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    command = [sys.executable, "-m", "bench.scorecard.gate_child", backend.factory.__name__, str(run_limit_s)]
+    command = [sys.executable, "-m", "bench.scorecard.gate_child", backend.factory.__name__, str(args.run_limit_s)]
+    command.append(str(args.gate_every))
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, cwd=ROOT, env=env)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=args.gate_timeout_s, cwd=ROOT, env=env)
     except subprocess.TimeoutExpired:
-        return "-", [], f"the gate did not finish within {timeout_s:.0f} s"
+        return "-", [], f"the gate did not finish within {args.gate_timeout_s:.0f} s"
     if done.returncode != 0 or not done.stdout.strip():
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return "-", [], f"the gate failed (exit {done.returncode}): {tail}"
     report = json.loads(done.stdout.strip().splitlines()[-1])
     failed = [clause for clause in report["clauses"] if clause["outcome"] == "fail"]
-    return report["level"], failed, None
+    level = report["level"] if args.gate_every == 1 else f"{report['level']} (every {args.gate_every}th point)"
+    return level, failed, None
 
 
 def score(backend: Backend, args: argparse.Namespace, scratch: Path, install_errors: dict[str, str]) -> Row:
@@ -106,15 +109,26 @@ def score(backend: Backend, args: argparse.Namespace, scratch: Path, install_err
     except Exception as exc:
         row.error = first_line(exc)
         return row
+    started = time.monotonic()
     if args.gate_available:
-        row.level, row.failed, gate_error = gate(backend, args.run_limit_s, args.gate_timeout_s)
-        if gate_error:
-            row.level = f"- ({gate_error})"
+        row.level, row.failed, row.gate_error = gate(backend, args)
     else:
         row.level = "not gated (the gate is not installed)"
+    row.seconds["gate"] = time.monotonic() - started
+    started = time.monotonic()
     row.measurements = measure(
         backend, scratch / "measure", samples=args.samples, seeding_budget_s=args.seeding_budget_s
     ).as_json()
+    row.seconds["measure"] = time.monotonic() - started
+    return row
+
+
+def floor(args: argparse.Namespace, scratch: Path) -> Row:
+    """The row of no session manager at all: the commit latency every backend's figure includes."""
+    row = Row(FLOOR, installed_version("strands-agents") or "?", "", ours=False)
+    (scratch / "floor").mkdir()
+    p50, p99 = commit_latency(None, scratch / "floor", args.samples)
+    row.measurements = {"commit_p50_ms": p50, "commit_p99_ms": p99, "resume_ms": {}, "notes": []}
     return row
 
 
@@ -126,10 +140,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--only", default="", help="comma-separated factory names (default: every backend)")
     parser.add_argument("--install", action="store_true", help="install the backends that need their own pip run")
     parser.add_argument("--require-gate", action="store_true", help="exit 4 when the gate is not installed")
-    parser.add_argument("--samples", type=int, default=200, help="commits timed per backend")
-    parser.add_argument("--seeding-budget-s", type=float, default=150.0)
+    parser.add_argument("--samples", type=int, default=100, help="commits timed per backend")
+    parser.add_argument("--seeding-budget-s", type=float, default=60.0, help="the longest seeding of a resume size")
     parser.add_argument("--run-limit-s", type=float, default=30.0, help="the gate's per-run limit")
     parser.add_argument("--gate-timeout-s", type=float, default=300.0, help="one backend's whole gate")
+    parser.add_argument("--gate-every", type=int, default=1, help="a partial gate: every n-th crash point only")
     args = parser.parse_args(argv)
     known = {backend.factory.__name__ for backend in BACKENDS}
     args.selected = [name for name in args.only.split(",") if name] or [b.factory.__name__ for b in BACKENDS]
@@ -153,7 +168,7 @@ def main(argv: list[str]) -> int:
     install_errors = install_separately() if args.install else {}
     backends = [b for b in BACKENDS if b.factory.__name__ in args.selected]
     needed = tuple(sorted({b.server for b in backends if b.server}))
-    rows: list[Row] = []
+    rows: list[Row] = []  # the floor first, then the backends
     with tempfile.TemporaryDirectory(prefix="scorecard-") as scratch:
         try:
             servers_cm = serving(Path(scratch) / "servers", needed)
@@ -162,6 +177,7 @@ def main(argv: list[str]) -> int:
             print(f"Error: {exc}")
             return EXIT_CANNOT_RUN
         try:
+            rows.append(floor(args, Path(scratch)))
             for backend in backends:
                 print(f"scorecard: {backend.name} ...", file=sys.stderr, flush=True)
                 rows.append(score(backend, args, Path(scratch), install_errors))
