@@ -1,5 +1,6 @@
 """In-process crash exploration: one golden run, then an interrupt at each of its crash points, resumed in fresh
-objects and judged against the golden run (CONTRACT "identical"). The pytest plugin and user tests drive it.
+objects and judged against the golden run (docs/contract.md#what-identical-means). The pytest plugin and user
+tests drive it.
 
 How one crash point is explored (`explore_point`):
 
