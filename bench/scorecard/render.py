@@ -126,7 +126,7 @@ def plot(rows: list[Row], sizes: tuple[int, ...], path: Path) -> None:
     resumes.set_yscale("log")
     resumes.set_xlabel("messages in the session (log)")
     resumes.set_ylabel("ms to resume (log)")
-    resumes.legend(fontsize=7)
+    resumes.legend(fontsize=7, loc="upper left")
     figure.suptitle("Strands session backends on loopback servers, one run (ours in bold)")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,50 +8,33 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from bench.scorecard.servers import STARTERS, Server, ServerUnavailable
 
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+from tests.s3.conftest import _serving  # start, skip (fail in CI) when it cannot, stop
 
 
 def backends_required() -> bool:
     return os.environ.get("SCORECARD_BACKENDS_REQUIRED") == "1"
 
 
-def _start(name: str, tmp_path_factory) -> Iterator[Server]:
-    try:
-        server = STARTERS[name](tmp_path_factory.mktemp(f"scorecard-{name}"))
-    except ServerUnavailable as exc:
-        if _in_ci():
-            pytest.fail(f"the {name} server is required in CI: {exc}")
-        pytest.skip(f"no {name} server: {exc}")
-    try:
-        yield server
-    finally:
-        server.stop()
+def _session_server(name: str) -> Any:
+    """A session-scoped fixture `<name>_server`: the started server, stopped at the end."""
+
+    @pytest.fixture(scope="session", name=f"{name}_server")
+    def server(tmp_path_factory) -> Iterator[Server]:
+        directory = tmp_path_factory.mktemp(f"scorecard-{name}")
+        yield from _serving(lambda: STARTERS[name](directory), ServerUnavailable, f"{name} server")
+
+    return server
 
 
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory) -> Iterator[Server]:
-    yield from _start("redis", tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def postgresql_server(tmp_path_factory) -> Iterator[Server]:
-    yield from _start("postgresql", tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def dynamodb_server(tmp_path_factory) -> Iterator[Server]:
-    yield from _start("dynamodb", tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def s3_server(tmp_path_factory) -> Iterator[Server]:
-    yield from _start("s3", tmp_path_factory)
+redis_server = _session_server("redis")
+postgresql_server = _session_server("postgresql")
+dynamodb_server = _session_server("dynamodb")
+s3_server = _session_server("s3")
 
 
 @pytest.fixture
