@@ -14,10 +14,12 @@ not start, or (with `--require-gate`) the gate is not installed: the scorecard c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -79,19 +81,43 @@ def probe(backend: Backend, scratch: Path) -> None:
     agent(prompt(0))
 
 
+GATES: set[subprocess.Popen] = set()  # the gate children running now
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def stop_on_sigterm(signum: int, _frame: object) -> None:
+    """SIGTERM (`timeout` in CI): kill the running gates, then unwind so that every server is stopped."""
+    for process in list(GATES):
+        kill_group(process)
+    raise SystemExit(128 + signum)
+
+
 def gate(backend: Backend, args: argparse.Namespace) -> tuple[str, list[dict], str | None]:
     """(level, failing clauses, error) from the gate run on `backend` in a child process."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "bench.scorecard.gate_child", backend.factory.__name__, str(args.run_limit_s)]
     command.append(str(args.gate_every))
+    # a session of its own: a timeout or the driver's SIGTERM kills the gate and every child it forked
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env, start_new_session=True
+    )
+    GATES.add(process)
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=args.gate_timeout_s, cwd=ROOT, env=env)
+        stdout, stderr = process.communicate(timeout=args.gate_timeout_s)
     except subprocess.TimeoutExpired:
+        kill_group(process)
+        process.communicate()
         return "-", [], f"the gate did not finish within {args.gate_timeout_s:.0f} s"
-    if done.returncode != 0 or not done.stdout.strip():
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return "-", [], f"the gate failed (exit {done.returncode}): {tail}"
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        GATES.discard(process)
+    if process.returncode != 0 or not stdout.strip():
+        tail = (stderr.strip().splitlines() or ["no output"])[-1]
+        return "-", [], f"the gate failed (exit {process.returncode}): {tail}"
+    report = json.loads(stdout.strip().splitlines()[-1])
     failed = [clause for clause in report["clauses"] if clause["outcome"] == "fail"]
     level = report["level"] if args.gate_every == 1 else f"{report['level']} (every {args.gate_every}th point)"
     return level, failed, None
@@ -170,6 +196,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse(argv)
+    signal.signal(signal.SIGTERM, stop_on_sigterm)
     started = time.monotonic()
     args.gate_available = importlib.util.find_spec(GATE_MODULE) is not None
     if not args.gate_available:
