@@ -41,6 +41,8 @@ REQUIREMENTS = Path(__file__).with_name("requirements.txt")
 SEPARATE = {"strands-redis-session-manager": ("strands-redis-session-manager==0.1.0", "redis==8.1.0")}
 GATE_MODULE = "strands_durable.faults.backends"
 FLOOR = "no session manager (the floor)"
+# the servers' versions the scorecard pins (Debian 12's packages; moto is pinned in requirements.txt)
+SERVER_VERSIONS = {"redis": "redis 7.0.", "postgresql": "PostgreSQL 15."}
 EXIT_USAGE = 2
 EXIT_CANNOT_RUN = 4
 
@@ -177,6 +179,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--only", default="", help="comma-separated factory names (default: every backend)")
     parser.add_argument("--install", action="store_true", help="install the backends that need their own pip run")
     parser.add_argument("--require-gate", action="store_true", help="exit 4 when the gate is not installed")
+    parser.add_argument("--any-server-version", action="store_true", help="accept servers other than the pinned")
     parser.add_argument("--samples", type=int, default=100, help="commits timed per backend")
     parser.add_argument("--seeding-budget-s", type=float, default=60.0, help="the longest seeding of a resume size")
     parser.add_argument("--run-limit-s", type=float, default=30.0, help="the gate's per-run limit")
@@ -214,6 +217,16 @@ def main(argv: list[str]) -> int:
             servers = servers_cm.__enter__()
         except ServerUnavailable as exc:
             print(f"Error: {exc}")
+            return EXIT_CANNOT_RUN
+        wrong = [
+            server.version
+            for name, server in servers.items()
+            if not server.version.startswith(SERVER_VERSIONS.get(name, ""))
+        ]
+        if wrong and not args.any_server_version:
+            servers_cm.__exit__(None, None, None)
+            pinned = ", ".join(f"{v}x" for v in SERVER_VERSIONS.values())
+            print(f"Error: the scorecard pins {pinned}; this machine has {', '.join(wrong)} (--any-server-version)")
             return EXIT_CANNOT_RUN
         try:
             rows.append(floor(args, Path(scratch)))

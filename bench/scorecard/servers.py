@@ -130,10 +130,12 @@ def start_redis(directory: Path) -> Server:
 
 
 def postgres_bin_dir() -> Path | None:
-    """The newest PostgreSQL server binaries Debian installed (`/usr/lib/postgresql/N/bin`), else None."""
+    """PostgreSQL's server binaries as Debian installs them (`/usr/lib/postgresql/N/bin`): version 15 (the
+    scorecard's pin) when it is there, else the newest; None when there are none."""
     root = Path("/usr/lib/postgresql")
     candidates = sorted((p for p in root.glob("*/bin") if (p / "initdb").exists()), key=lambda p: int(p.parent.name))
-    return candidates[-1] if candidates else None
+    pinned = [p for p in candidates if p.parent.name == "15"]
+    return (pinned or candidates or [None])[-1]
 
 
 def _data_directory(directory: Path) -> tuple[Path, dict]:
