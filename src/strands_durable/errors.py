@@ -140,6 +140,19 @@ class CorruptSession(DurableError):
     def __init__(self, path: str, detail: str) -> None:
         super().__init__(f"Corrupt session file {path}: {detail}")
         self.path = path
+        self.detail = detail
+
+
+class SessionUnreadable(DurableError):
+    """A session folder or file this process may not read (mode 000, another user's): the session is unusable
+    here (exit 17), and `sessions list` shows it as `corrupt (<file>: permission denied)`."""
+
+    exit_code = ExitCode.SESSION_UNUSABLE
+
+    def __init__(self, path: str, detail: str) -> None:
+        super().__init__(f"Cannot read session file {path}: {detail}")
+        self.path = path
+        self.detail = detail
 
 
 class Unsupported(DurableError):

@@ -40,8 +40,8 @@ def local_time(text: str | None) -> str:
 def display_status(status: str, reason: str | None, *, stale: bool = False) -> str:
     if stale:
         return "running (stale)"
-    if status == "paused" and reason:
-        return f"paused ({reason})"
+    if status in ("paused", "corrupt") and reason:
+        return f"{status} ({reason})"
     return status
 
 

@@ -26,7 +26,7 @@ sessions_app = typer.Typer(
     no_args_is_help=True,
 )
 
-STATUSES = ("running", "paused", "completed", "failed", "idle")
+STATUSES = ("running", "paused", "completed", "failed", "idle", "corrupt")
 STRATEGIES = ("synthesize", "drop")
 
 SessionsDir = Annotated[
@@ -86,7 +86,8 @@ def confirm(question: str) -> bool:
 @reports_errors
 def list_sessions(
     status: Annotated[
-        str | None, typer.Option("--status", metavar="STATUS", help="Only running, paused, completed, failed or idle.")
+        str | None,
+        typer.Option("--status", metavar="STATUS", help="Only running, paused, completed, failed, idle or corrupt."),
     ] = None,
     json_output: JsonOutput = False,
     sessions_dir: SessionsDir = None,

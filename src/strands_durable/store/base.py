@@ -36,7 +36,7 @@ class SessionSummary:
     session_id: str
     workflow_name: str
     pattern: str
-    status: str  # running, paused, completed, failed, idle
+    status: str  # running, paused, completed, failed, idle; corrupt when it cannot be read (`reason` says why)
     stale: bool  # running, but no live process holds the lease
     reason: str | None
     created_at: str | None
@@ -45,6 +45,8 @@ class SessionSummary:
 
     @property
     def display_status(self) -> str:
+        if self.status == "corrupt":  # a session that cannot be read: `reason` names the file and what is wrong
+            return f"corrupt ({self.reason})"
         return "running (stale)" if self.stale else self.status
 
 
@@ -144,6 +146,10 @@ class Session(ABC):
 
     @abstractmethod
     def spec_snapshot(self) -> bytes: ...
+
+    def spec_snapshot_name(self) -> str:
+        """Where the spec snapshot is kept, as an error message names it (a store with files: its path)."""
+        return f"spec_snapshot.yaml of session {self.session_id}"
 
     @abstractmethod
     def abandon(self) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
-from strands_durable.errors import CorruptSession, DurableError, SessionNotFound
+from strands_durable.errors import CorruptSession, DurableError, SessionNotFound, SessionUnreadable
 from strands_durable.store import journal as journal_codec
 from strands_durable.store import layout
 from strands_durable.store.base import Finding, Inspection, LeaseHolder, SessionStore, SessionSummary, Workspace
@@ -31,10 +31,18 @@ from strands_durable.store.journal import (
     encode_record,
     journal_ends,
     read_journal,
-    starts_with_header,
+    refuse_damaged_last,
     utc_now,
+    written_on_boot,
 )
 from strands_durable.store.lease import Lease, live_holder
+from strands_durable.store.listing import (
+    UNREADABLE,
+    corrupt_summary,
+    file_error,
+    folder_kind,
+    summary_of_view,
+)
 from strands_durable.store.local_session import VIEW_INTERVAL_S, LocalSession
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, copy_state, fold
 from strands_durable.store.verify import (
@@ -42,6 +50,7 @@ from strands_durable.store.verify import (
     read_journal_findings,
     read_json_object,
     readable_file_findings,
+    spec_snapshot_findings,
     verify_histories,
     verify_views,
 )
@@ -147,11 +156,16 @@ class LocalStore(SessionStore):
             self.fileops.remove_tree(directory)
 
     def _directory(self, session_id: str) -> Path:
+        """The directory of a session that is ours or looks like one (`listing.folder_kind`); SessionNotFound for
+        anything else, SessionUnreadable (exit 17) when this process may not read it."""
         if not is_session_id(session_id):
             raise SessionNotFound(session_id)
         directory = layout.session_dir(self.root, session_id)
-        if not (directory / JOURNAL_NAME).is_file():
+        kind = folder_kind(directory)
+        if kind is None:
             raise SessionNotFound(session_id)
+        if kind == UNREADABLE:
+            raise SessionUnreadable(str(directory), "permission denied")
         return directory
 
     def _read(
@@ -163,7 +177,7 @@ class LocalStore(SessionStore):
         try:
             data = self.fileops.read_bytes(path)
         except OSError as exc:
-            raise io_error(exc, f"cannot read {path}") from exc
+            raise file_error(exc, path) from exc
         known = self.known_journal
         if (
             known is not None
@@ -178,8 +192,11 @@ class LocalStore(SessionStore):
             start, base = 0, None
             contents = read_journal(path, data)
             if not contents.records:
-                raise CorruptSession(str(path), "no complete header record")
+                raise CorruptSession(str(path), "no complete header record" if data else "empty")
             state = SessionState()
+        if contents.damaged_last:  # never cut a record that something proves was committed
+            boots = (base.written_boot, base.views_boot) if base is not None else ()
+            refuse_damaged_last(path, contents, written_on_boot(contents.records, self.fileops.boot_id(), boots))
         if contents.torn_tail and repair_tail:
             try:
                 self.fileops.truncate(path, start + contents.valid_length)
@@ -243,69 +260,66 @@ class LocalStore(SessionStore):
 
     # -- listing and housekeeping ---------------------------------------------------------------------
     def _candidates(self) -> list[str]:
-        """Ids of the directories named like sessions that hold a journal file (ours or not)."""
+        """Ids of the directories named like sessions (whatever they hold: see `listing.folder_kind`)."""
         try:
             names = os.listdir(self.root)
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise io_error(exc, f"cannot list sessions in {self.root}") from exc
-        ids = []
-        for name in names:
-            if name.startswith(layout.SESSION_PREFIX):
-                candidate = name[len(layout.SESSION_PREFIX) :]
-                if is_session_id(candidate) and (self.root / name / JOURNAL_NAME).is_file():
-                    ids.append(candidate)
-        return ids
+        prefix = layout.SESSION_PREFIX
+        return [name[len(prefix) :] for name in names if name.startswith(prefix) and is_session_id(name[len(prefix) :])]
 
     def session_ids(self) -> list[str]:
-        # a directory whose journal does not start with our header is never read or touched
-        return [sid for sid in self._candidates() if starts_with_header(self._path(sid) / JOURNAL_NAME)]
+        # ours, or looks like ours (damaged, unreadable); a directory that merely has the name is never touched
+        return [sid for sid in self._candidates() if folder_kind(self._path(sid)) is not None]
 
     def _path(self, session_id: str) -> Path:
         return self.root / f"{layout.SESSION_PREFIX}{session_id}"
 
     def resolve(self, id_or_prefix: str) -> str:
         text = id_or_prefix.strip()
-        if is_session_id(text) and starts_with_header(self._path(text) / JOURNAL_NAME):
+        if is_session_id(text) and folder_kind(self._path(text)) is not None:
             return text  # an exact id needs no listing of every session's journal
         return resolve_session_id(text, self.session_ids())
 
     def list(self) -> list[SessionSummary]:
+        """Every session, newest first; one that cannot be read is listed as `corrupt (<file>: <reason>)`, and no
+        session's damage changes another's row."""
         summaries = []
         for session_id in self._candidates():
-            directory = self._path(session_id)
-            view = self._listing_view(directory, session_id)
-            if view is None:
-                continue
-            status = view.get("status", "running")
-            stale = status == "running" and live_holder(directory) is None
-            summaries.append(
-                SessionSummary(
-                    session_id=session_id,
-                    workflow_name=str(view.get("workflow_name")),
-                    pattern=str(view.get("pattern")),
-                    status=status,
-                    stale=stale,
-                    reason=view.get("status_reason"),
-                    created_at=view.get("created_at"),
-                    updated_at=view.get("updated_at"),
-                    spec_path=view.get("spec_path"),
-                )
-            )
+            summary = self._summary(session_id)
+            if summary is not None:
+                summaries.append(summary)
         summaries.sort(key=lambda s: s.updated_at or "", reverse=True)
         return summaries
 
-    def _listing_view(self, directory: Path, session_id: str) -> dict[str, Any] | None:
-        """session.json when the journal's last record confirms it (the view is as of that record, or only the
-        close's mark follows it); otherwise the view of the journal itself (None: a journal that is not
-        ours, or not readable)."""
+    def _summary(self, session_id: str) -> SessionSummary | None:
+        directory = self._path(session_id)
+        kind = folder_kind(directory)
+        if kind is None:
+            return None
+        if kind == UNREADABLE:
+            return corrupt_summary(directory, session_id, SessionUnreadable(str(directory), "permission denied"))
         try:
-            ends = journal_ends(directory / JOURNAL_NAME)
-        except OSError:
-            return None
+            view = self._listing_view(directory, session_id)
+            stale = view.get("status", "running") == "running" and live_holder(directory) is None
+        except (DurableError, OSError, ValueError) as exc:  # this session's own damage, shown on its own row
+            return corrupt_summary(directory, session_id, exc)
+        return summary_of_view(session_id, view, stale=stale)
+
+    def _listing_view(self, directory: Path, session_id: str) -> dict[str, Any]:
+        """session.json when the journal's last record confirms it (the view is as of that record, or only the
+        close's mark follows it); otherwise the view of the journal itself (CorruptSession or SessionUnreadable
+        naming the file when it cannot be read)."""
+        path = directory / JOURNAL_NAME
+        try:
+            ends = journal_ends(path)
+        except OSError as exc:
+            raise file_error(exc, path) from exc
         if not ends.ours:
-            return None
+            self._read(directory, repair_tail=False)  # raises naming what is wrong, as every command would
+            raise CorruptSession(str(path), "not a strands-durable journal")
         tail = ends.last
         view = read_json_object(directory / layout.SESSION_JSON)
         if view is not None and view.get("session_id") == session_id:
@@ -316,13 +330,14 @@ class LocalStore(SessionStore):
                 and (tail.get("seq") == seq or (tail.get("seq") == seq + 1 and not tail.get("events")))
             ):
                 return view
-        try:
-            return session_view(self._read(directory, repair_tail=False)[0])
-        except (DurableError, OSError):  # corrupt or unreadable now: not listed (show and check name why)
-            return None
+        return session_view(self._read(directory, repair_tail=False)[0])
 
     def holder(self, session_id: str) -> LeaseHolder | None:
-        return live_holder(self._directory(session_id))
+        directory = self._directory(session_id)
+        try:
+            return live_holder(directory)
+        except OSError as exc:
+            raise file_error(exc, directory / layout.LEASE_LOCK) from exc
 
     def inspect(self, session_id: str) -> Inspection:
         directory = self._directory(session_id)
@@ -330,7 +345,13 @@ class LocalStore(SessionStore):
         state = read_journal_findings(directory, self.fileops, findings)
         if state is not None:
             findings.extend(readable_file_findings(directory, state, trusted=state.trusted_seq(self.fileops.boot_id())))
-        return Inspection(session_id, state, findings, live_holder(directory))
+            findings.extend(spec_snapshot_findings(directory, self.fileops, state.meta))
+        try:
+            holder = live_holder(directory)
+        except OSError as exc:
+            findings.append(Finding("error", layout.LEASE_LOCK, f"cannot read: {exc.strerror or exc}"))
+            holder = None
+        return Inspection(session_id, state, findings, holder)
 
     def workspace(self, session_id: str) -> Workspace:
         return Workspace(scratch_dir=self._directory(session_id) / "scratch", fileops=self.fileops)
@@ -383,15 +404,14 @@ class LocalStore(SessionStore):
         return journal_codec.read_journal(Path(JOURNAL_NAME), data, first_seq=first_seq)
 
     def delete(self, session_id: str) -> None:
+        """Delete a session, also a damaged one (`listing.folder_kind`: a directory that merely has a session's
+        name is never touched)."""
         directory = self._directory(session_id)
-        if not starts_with_header(directory / JOURNAL_NAME):
-            raise CorruptSession(
-                str(directory / JOURNAL_NAME), "not a strands-durable journal; the directory is left untouched"
-            )
         lease = Lease(directory, session_id, self.fileops).acquire()
         try:
-            # the journal goes first, so a crash midway leaves a directory that is no longer a session
-            self.fileops.remove(directory / JOURNAL_NAME)
+            # the journal goes first, so a crash midway leaves a damaged session that a new delete finishes
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+                self.fileops.remove(directory / JOURNAL_NAME)
             self.fileops.fsync_dir(directory)
             self.fileops.remove_tree(directory)
         except OSError as exc:
