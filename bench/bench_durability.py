@@ -1,13 +1,13 @@
 """Durability at the disk's floor (issue 18, item 2). Prints the three measurements of one run and their ratio.
 
-    BENCH_DIR=/work python bench/bench_durability.py [--repeat 7] [--steps 50]
+    BENCH_DIR=<a directory on a real disk> python bench/bench_durability.py [--repeat 7] [--steps 50]
 
 The same 50-step chain (two calculator calls per step, zero-latency scripted model, real Agents) runs on the
 in-memory store and on the local file store, alternately. The floor is the in-memory run plus one bare
-`fdatasync` per commit the CONTRACT requires to be durable (model answers, tool results, unit outcomes, HITL
-answers), measured in the same run by appending the durable run's own records (same sizes, same order) to a
-fresh file on the same disk with an fdatasync after each. Target: durable <= 1.1 x floor. Anything that fsyncs
-must run on a real disk: the bench prints the file-system type and warns on tmpfs.
+`fdatasync` per commit the contract (docs/contract.md) requires to be durable (model answers, tool results, unit
+outcomes, HITL answers), measured in the same run by appending the durable run's own records (same sizes, same
+order) to a fresh file on the same disk with an fdatasync after each. Target: durable <= 1.1 x floor. Anything
+that fsyncs must run on a real disk: the bench prints the file-system type and warns on tmpfs.
 
 The floor is measured two ways in the same run. The *tight* floor issues the N fdatasyncs back to back; the *paced*
 floor is the in-memory run itself with each required commit followed, where the run makes it, by one bare append of
@@ -39,7 +39,7 @@ _REQUIRED_KINDS = frozenset({"tool_result", "unit", "hitl"})
 
 
 def is_required(records: Any) -> bool:
-    """A commit CONTRACT requires to be durable: a model answer, a tool result, a unit outcome or a HITL answer."""
+    """A commit the contract requires to be durable: a model answer, a tool result, a unit outcome or a HITL answer."""
     for event in records:
         kind = event.get("type")
         if kind in _REQUIRED_KINDS or (kind == "message" and event["message"].get("role") == "assistant"):
@@ -48,7 +48,7 @@ def is_required(records: Any) -> bool:
 
 
 class DurableCommits:
-    """Counts the durable commits a run makes and keeps the seqs of those CONTRACT requires."""
+    """Counts the durable commits a run makes and keeps the seqs of those the contract requires."""
 
     def __init__(self) -> None:
         self.durable = 0

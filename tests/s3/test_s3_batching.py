@@ -1,6 +1,6 @@
-"""`durable=False` commits on S3 are PUT with the next commit (one object holding several records), as CONTRACT
-allows for records that can be re-derived: fewer PUTs, the same fold, a crash loses only those records, and the
-fencing and race rules hold for the held records too."""
+"""`durable=False` commits on S3 are PUT with the next commit (one object holding several records), as
+docs/storage.md#deferred-commits-and-the-barrier allows for records that are re-derived: fewer PUTs, the same
+fold, a crash loses only those records, and the fencing and race rules hold for the held records too."""
 
 from __future__ import annotations
 

@@ -138,7 +138,7 @@ def _create(request: Any, flags: EngineFlags, store: Any) -> tuple[str, Any]:
     Its engine record keeps where the run lives and its activity limits (from the spec and the environment)."""
     from dataclasses import asdict
 
-    from strands_durable.cli.run import run_options
+    from strands_durable.cli.run_request import run_options
     from strands_durable.runner.run import create_run
     from strands_durable.spec import load_spec
     from strands_durable.temporal.engine import activity_limits
@@ -258,7 +258,7 @@ def _waiting_for_human(store: Any, session_id: str, resume: str) -> int:
 
 
 def _command(request: Any, flags: EngineFlags, session_id: str, sessions_dir: str) -> str:
-    from strands_durable.cli.run import program_name
+    from strands_durable.cli.run_request import program_name
 
     parts = [program_name(), "run", "--resume", session_id, "--engine", "temporal", "--temporal", flags.address or ""]
     if flags.namespace != "default":

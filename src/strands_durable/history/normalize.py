@@ -1,4 +1,4 @@
-"""The comparable form of a history (CONTRACT "What identical means"): ids renamed, volatile keys dropped."""
+"""The comparable form of a history (docs/contract.md#what-identical-means): ids renamed, volatile keys dropped."""
 
 from __future__ import annotations
 

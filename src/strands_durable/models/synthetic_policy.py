@@ -9,7 +9,7 @@
 - Prose answers fill `Key: <a/b>` format lines of the prompt and quote a few of the prompt's own words, so
   graph conditions such as `'approve' in response.lower()` take different branches. A prompt without format
   lines, for an agent whose graph edges compare its answer with literals (`literals`, see
-  `runner.patterns.graph.answer_literals`), gets one of them, or none (by digest for the agent's first two
+  `runner.context.answer_literals`), gets one of them, or none (by digest for the agent's first two
   prompts, then each in turn): an `in` literal as a line of its own, an `==` literal as the whole answer, so
   free-text conditions take either branch and loops exit.
 """

@@ -1,4 +1,4 @@
-"""`export_session`: one JSON-ready document holding everything a session committed (CONTRACT "Export")."""
+"""`export_session`: one JSON-ready document holding everything a session committed (README, `sessions export`)."""
 
 from __future__ import annotations
 

@@ -44,10 +44,10 @@ def recorded_out(out_dir: str | Path) -> str | Path:
 
 
 def _s3_output(out_dir: str | Path) -> Any:
-    """The S3Output for an `s3://` out_dir, else None (the S3 store is imported only then)."""
+    """The S3Output for an `s3://` out_dir, else None (the S3 client is imported only then)."""
     if not is_s3_location(out_dir):
         return None
-    from strands_durable.store.s3 import S3Output
+    from strands_durable.runner.s3_artifacts import S3Output
 
     return S3Output(out_dir)
 

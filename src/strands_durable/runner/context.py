@@ -11,6 +11,7 @@ from strands_durable.agent.durable import DurableInvoker
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.runner.reporter import Reporter
 from strands_durable.runner.tools import ToolResolver
+from strands_durable.spec.templates import compared_literals
 from strands_durable.store.base import Session
 
 if TYPE_CHECKING:
@@ -83,8 +84,6 @@ class RunContext:
             runtime["temperature"] = 0.3
         model_id = model_id or agent.model_id or self.spec.runtime.model_id
         if self.spec.pattern.type == "graph":  # free-text `when` literals, for the synthetic model to answer
-            from strands_durable.runner.patterns.graph import answer_literals
-
             literals = answer_literals(self.spec.pattern.config, agent_id)
             if literals:
                 runtime["answer_literals"] = literals
@@ -103,6 +102,19 @@ class RunContext:
             )
         self._models[key] = model
         return model
+
+
+def answer_literals(config: Any, agent_id: str) -> list[tuple[str, str]]:
+    """The literals the `when` conditions of the edges leaving `agent_id`'s nodes compare its answers with
+    (`spec.templates.compared_literals`): the synthetic model works them into its answers, varied by seed, so
+    free-text conditions take either branch and loops exit."""
+    sources = {node_id for node_id, node in config.nodes.items() if getattr(node, "agent", None) == agent_id}
+    found: list[tuple[str, str]] = []
+    for edge in config.edges:
+        if edge.source in sources:
+            for choice in edge.choose or ():
+                found += compared_literals(choice.when)
+    return list(dict.fromkeys(found))
 
 
 def __getattr__(name: str) -> Any:

@@ -16,7 +16,7 @@ _LAZY = {
     "SessionChanged": "strands_durable.sdk.manager",
     "SessionUsage": "strands_durable.sdk.manager",
     "dedup_key": "strands_durable.sdk.side_effects",
-    "non_idempotent": "strands_durable.runner.tools",
+    "non_idempotent": "strands_durable.runner.marks",
 }
 
 

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from pydantic import ValidationError
 
 from strands_durable.errors import SpecError
 from strands_durable.spec.document import Document, KeyPath, format_key_path
 
-if TYPE_CHECKING:
-    from strands_durable.spec.references import Problem
+
+@dataclass(frozen=True)
+class Problem:
+    """A defect of a valid-shaped spec at a key path (a reference, a template), found by `spec.references`."""
+
+    path: KeyPath
+    detail: str
+    template_line: int | None = None
+    """For a template error: the line within the template text (1-based)."""
+    warning: bool = False
+    """A defect on a path that may never run: reported by `validate`, fatal only if the run renders it."""
 
 
 def key_path_of(loc: tuple[Any, ...], data: Any, error_type: str) -> KeyPath:
@@ -129,6 +139,7 @@ def from_problems(problems: list[Problem], document: Document, file: str) -> Spe
 
 
 __all__ = [
+    "Problem",
     "describe",
     "did_you_mean",
     "from_problems",

@@ -120,7 +120,7 @@ def _load(
     except ValidationError as exc:
         raise diagnostics.from_validation(exc, document, file) from None
     problems = references.find_problems(spec)
-    problems.extend(references.Problem(path, detail) for path, detail in variables.declared_value_problems(spec))
+    problems.extend(diagnostics.Problem(path, detail) for path, detail in variables.declared_value_problems(spec))
     errors = [problem for problem in problems if not problem.warning]
     if errors:
         raise diagnostics.from_problems(errors, document, file)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from strands_durable.spec import templates
+from strands_durable.spec.diagnostics import Problem
 from strands_durable.spec.document import KeyPath
 from strands_durable.spec.fields import AGENT, CONDITION, TEMPLATE, markers_of
 from strands_durable.spec.models import Spec
@@ -24,16 +24,6 @@ from strands_durable.spec.patterns import (
     RoutingConfig,
     WorkflowConfig,
 )
-
-
-@dataclass(frozen=True)
-class Problem:
-    path: KeyPath
-    detail: str
-    template_line: int | None = None
-    """For a template error: the line within the template text (1-based)."""
-    warning: bool = False
-    """A defect on a path that may never run: reported by `validate`, fatal only if the run renders it."""
 
 
 def _walk(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, Any, frozenset[Any]]]:

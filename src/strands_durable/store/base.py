@@ -1,7 +1,15 @@
 """The store interface: sessions are created, opened (leased), committed to and closed, in commits not files.
 
-Nothing above `store/` knows which implementation it has (local files, memory, S3, a wrapping one): whatever a
-face or an operation needs from a store is on `SessionStore` or `Session`. docs/storage.md describes the contract;
+Code above `store/` works through `SessionStore` and `Session`: whatever a face or an operation needs from a store
+is there, and a store it is handed may be any implementation (local files, memory, S3, a wrapping one). The modules
+above `store/` that do name an implementation, and why (tests/core/test_store_boundary.py holds this list):
+- `cli/run.py` makes a `MemoryStore` for `--no-save-session`;
+- `sdk/manager.py` and `sdk/importing.py` import a Strands `FileSessionManager` directory, which only a
+  `LocalStore` can take in;
+- `runner/s3_artifacts.py`, the `--out s3://` artifact sink, writes through the S3 store's bucket client;
+- the fault kit (`faults/`) runs its targets on `LocalStore`s, whose files its power, disk and kill classes fault,
+  and uses their public seams (the journal's bytes, seeding from a journal prefix, `KnownJournal`).
+Each imports only the public store modules and names. docs/storage.md describes the contract;
 `strands_durable.testing.store_contract` checks it.
 """
 

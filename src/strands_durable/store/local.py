@@ -357,7 +357,8 @@ class LocalStore(SessionStore):
         return Workspace(scratch_dir=self._directory(session_id) / "scratch", fileops=self.fileops)
 
     def directory_of(self, session_id: str) -> Path:
-        """The session's directory (the local store's own; nothing above `store/` uses it)."""
+        """The session's directory (the local store's own; above `store/` only the fault kit, which faults its
+        files, uses it)."""
         return self._directory(session_id)
 
     # -- the files themselves, for harnesses that crash, damage and re-read them (faults/) --------------------

@@ -19,13 +19,14 @@ import time
 from bisect import bisect_right
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from strands_durable.crashpoints import CrashPoints, Durable, ToolKey, tool_result_keys
 from strands_durable.errors import CorruptSession, StorageIOError
 from strands_durable.store import layout
 from strands_durable.store.base import Session
 from strands_durable.store.checkpoint import checkpoint_due, compacted_journal
+from strands_durable.store.fileops import FileOps
 from strands_durable.store.io_errors import io_error
 from strands_durable.store.journal import JOURNAL_NAME, encode_record, header_line, utc_now
 from strands_durable.store.lease import Lease
@@ -43,8 +44,14 @@ from strands_durable.store.views import (
 )
 from strands_durable.store.writer_thread import WriterThread
 
-if TYPE_CHECKING:
-    from strands_durable.store.local import LocalStore
+
+class StoreSettings(Protocol):
+    """What a local session needs of the store that opened it (a `LocalStore`): its file layer and settings."""
+
+    fileops: FileOps
+    strict: bool
+    checkpoint_min_bytes: int
+
 
 # events whose commit refreshes the readable files at once; a unit's progress refreshes them at most every
 # VIEW_INTERVAL_S (they may lag the journal, never lead it); close always brings them up to date
@@ -56,7 +63,7 @@ VIEW_INTERVAL_S = 0.5
 class LocalSession(Session):
     def __init__(
         self,
-        store: LocalStore,
+        store: StoreSettings,
         directory: Path,
         state: SessionState,
         lease: Lease,

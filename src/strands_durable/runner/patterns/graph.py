@@ -20,7 +20,6 @@ from strands_durable.runner.context import RunContext
 from strands_durable.runner.patterns.steps import commit_unit, execute_step, label_of
 from strands_durable.runner.units import UnitRef, skip_unit
 from strands_durable.spec import evaluate_condition
-from strands_durable.spec.templates import compared_literals
 
 
 def run_graph(ctx: RunContext) -> dict[str, Any]:
@@ -92,19 +91,6 @@ def _next_nodes(ctx: RunContext, node_id: str, values: dict[str, Any]) -> list[s
                 following.append(choice.to)
                 break
     return list(dict.fromkeys(following))
-
-
-def answer_literals(config: Any, agent_id: str) -> list[tuple[str, str]]:
-    """The literals the `when` conditions of the edges leaving `agent_id`'s nodes compare its answers with
-    (`spec.templates.compared_literals`): the synthetic model works them into its answers, varied by seed, so
-    free-text conditions take either branch and loops exit."""
-    sources = {node_id for node_id, node in config.nodes.items() if getattr(node, "agent", None) == agent_id}
-    found: list[tuple[str, str]] = []
-    for edge in config.edges:
-        if edge.source in sources:
-            for choice in edge.choose or ():
-                found += compared_literals(choice.when)
-    return list(dict.fromkeys(found))
 
 
 def untaken_edges(config: Any, unit_records: list[dict[str, Any]]) -> list[str]:

@@ -17,16 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from strands_durable.errors import CorruptSession, SessionFenced
 from strands_durable.store.checkpoint import checkpoint_record
 from strands_durable.store.journal import encode_record, read_journal
 from strands_durable.store.s3.client import KeyTaken
+from strands_durable.store.s3.stored import SessionReader, StoredSession
 from strands_durable.store.state import SessionState
-
-if TYPE_CHECKING:
-    from strands_durable.store.s3.store import S3Store, StoredSession
 
 Manifest = dict[str, str]  # a scratch file's name -> its object's key under the session's prefix
 
@@ -85,7 +83,7 @@ class Compaction:
     """One writer's checkpoints of one session: when one is due, writing it, what it covers; and, for a writer
     that lost a race, which stored records it has not seen yet."""
 
-    def __init__(self, store: S3Store, session_id: str, stored: StoredSession) -> None:
+    def __init__(self, store: SessionReader, session_id: str, stored: StoredSession) -> None:
         self.store = store
         self.session_id = session_id
         self.header = stored.header

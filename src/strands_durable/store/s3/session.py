@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import SessionFenced, SessionNotFound, StorageIOError
@@ -28,12 +28,10 @@ from strands_durable.store.s3.client import KeyTaken
 from strands_durable.store.s3.compaction import Compaction, fenced_by, fences_out
 from strands_durable.store.s3.lease import S3Lease
 from strands_durable.store.s3.scratch import SAVE_KINDS, ScratchMirror
+from strands_durable.store.s3.stored import SessionReader, StoredSession
 from strands_durable.store.state import SessionState, apply_record, compact_events, fold, restore, snapshot
 from strands_durable.store.verify import check_committed_histories
 from strands_durable.store.views import dump, session_view
-
-if TYPE_CHECKING:
-    from strands_durable.store.s3.store import S3Store, StoredSession
 
 # commits whose events change what `sessions list` shows refresh the session's view object
 VIEW_KINDS = frozenset({"session", "status", "artifact", "variables", "generation", "unit"})
@@ -66,7 +64,7 @@ def fence(lease: S3Lease, replaced: str | None, *, deleted: bool = False, unit: 
 class S3Session(Session):
     def __init__(
         self,
-        store: S3Store,
+        store: SessionReader,
         stored: StoredSession,
         lease: S3Lease,
         crash_points: CrashPoints | None,
@@ -110,8 +108,9 @@ class S3Session(Session):
         wait: bool = True,
     ) -> int:
         """One conditional PUT, which also carries the records of the `durable=False` commits held since the
-        last one (CONTRACT: those can be re-derived, so a crash may lose them, as it loses unsynced journal lines
-        on disk); `durable=False` alone PUTs nothing (without `batch`: every commit is a PUT). Returns the seq."""
+        last one (docs/storage.md#deferred-commits-and-the-barrier: those are re-derived, so a crash may lose them,
+        as it loses unsynced journal lines on disk); `durable=False` alone PUTs nothing (without `batch`: every
+        commit is a PUT). Returns the seq."""
         with self._lock:
             if self._closed:
                 raise StorageIOError(f"session {self.session_id} is closed")

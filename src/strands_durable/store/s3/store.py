@@ -15,7 +15,6 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,30 +25,17 @@ from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import is_session_id, new_session_meta
 from strands_durable.store.journal import HEADER_KIND, encode_record, read_journal, utc_now
 from strands_durable.store.s3.client import KeyTaken, Objects, make_client
-from strands_durable.store.s3.compaction import Manifest, digest, read_checkpoint
+from strands_durable.store.s3.compaction import digest, read_checkpoint
 from strands_durable.store.s3.keys import Keys
 from strands_durable.store.s3.lease import DEFAULT_SKEW_S, DEFAULT_TTL_S, LeaseRecord, S3Lease
 from strands_durable.store.s3.scratch import apply_delta
 from strands_durable.store.s3.session import S3Session, fence, pending_view_bytes, view_bytes
+from strands_durable.store.s3.stored import StoredSession
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, fold
 from strands_durable.store.verify import verify_histories
 
 CHECKPOINT_EVERY = 64
 _READ_ATTEMPTS = 5  # a read that races a compaction (a listed commit deleted before its GET) is read again
-
-
-@dataclass
-class StoredSession:
-    """A session as read from the bucket: its latest checkpoint, the records after it, their fold."""
-
-    header: bytes  # the header record's bytes
-    records: list[bytes]  # the bytes of each record after the checkpoint (from the header when there is none)
-    state: SessionState
-    fences: dict[int, dict[str, Any]]  # seq -> `fence` field of every fence record (checkpointed ones too)
-    checkpoint_seq: int  # -1: no checkpoint
-    checkpoint_digest: str  # sha256 of the checkpoint object ("" without one)
-    leftovers: list[str]  # keys a finished compaction no longer needs (a crash stopped its deletes)
-    scratch: Manifest | None = None  # the scratch files' manifest (store/s3/scratch.py); None: never recorded
 
 
 def parse_url(url: str) -> tuple[str, str]:

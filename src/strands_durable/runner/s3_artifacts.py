@@ -1,4 +1,5 @@
-"""Artifacts on S3: an `--out s3://BUCKET/PREFIX` location whose files are objects, written with plain PUTs.
+"""Artifacts on S3: an `--out s3://BUCKET/PREFIX` location whose files are objects, written with plain PUTs
+(the local directory's writes are in runner/artifacts.py, which opens this sink for an S3 location).
 
 An artifact is written once, after the run's units and before `completed` is committed; the session's artifact
 record (committed first) says which keys this session owns, so a resume may replace them without `--force`.
@@ -11,8 +12,7 @@ from typing import Any
 
 from strands_durable.errors import StorageIOError, UsageError
 from strands_durable.store.factory import is_s3_location, s3_url
-from strands_durable.store.s3.client import Objects, make_client
-from strands_durable.store.s3.store import parse_url
+from strands_durable.store.s3 import Objects, make_client, parse_url
 
 
 class S3Output:
