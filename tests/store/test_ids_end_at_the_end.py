@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from strands_durable.errors import UsageError
-from strands_durable.models.answer import TOOL_USE_ID_RE
+from strands_durable.models.scripted import ScriptError, parse_turn
 from strands_durable.spec.fields import check_identifier
 from strands_durable.store import LocalStore
 from strands_durable.store.ids import is_session_id, is_uuid, resolve_session_id
@@ -21,12 +21,20 @@ def test_a_session_id_with_a_final_newline_is_refused_by_the_session_manager(tmp
     assert not (tmp_path / "sessions").exists() or list((tmp_path / "sessions").iterdir()) == []
 
 
+def _scripted_tool_use_id(text: str) -> bool:
+    try:
+        parse_turn([{"name": "calculator", "input": {}, "toolUseId": text}], 0)
+    except ScriptError:
+        return False
+    return True
+
+
 @pytest.mark.parametrize(
     "check",
     [
         pytest.param(lambda text: is_session_id(text), id="session-id"),
         pytest.param(lambda text: is_uuid(text), id="uuid"),
-        pytest.param(lambda text: bool(TOOL_USE_ID_RE.fullmatch(text)), id="tool-use-id"),
+        pytest.param(_scripted_tool_use_id, id="scripted-tool-use-id"),
     ],
 )
 def test_id_rules_refuse_a_final_newline(check) -> None:

@@ -21,6 +21,7 @@ from strands_durable.store import layout
 from strands_durable.store.base import SessionSummary
 from strands_durable.store.io_errors import io_error
 from strands_durable.store.journal import JOURNAL_NAME, header_line, is_header_line
+from strands_durable.store.verify import read_json_object
 
 OURS = "ours"
 DAMAGED = "damaged"  # looks like a session, but its journal is missing, not ours or unreadable
@@ -97,12 +98,7 @@ def summary_of_view(session_id: str, view: dict[str, Any], *, stale: bool) -> Se
 
 
 def _readable_view(directory: Path, session_id: str) -> dict[str, Any]:
-    from strands_durable.store.verify import read_json_object
-
-    try:
-        view = read_json_object(directory / layout.SESSION_JSON)
-    except OSError:
-        return {}
+    view = read_json_object(directory / layout.SESSION_JSON)
     return view if view is not None and view.get("session_id") == session_id else {}
 
 
