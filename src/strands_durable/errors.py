@@ -75,6 +75,27 @@ class WorkflowFailed(DurableError):
     exit_code = ExitCode.RUNTIME
 
 
+class TurnLimitExceeded(WorkflowFailed):
+    """An agent unit took more tool turns in one invocation than the Strands event loop can recurse (it calls
+    itself once per turn: about 310 turns under Python's default recursion limit). Every turn made is committed,
+    so a resume goes on from the last one (exit 10, like any runtime failure)."""
+
+    def __init__(self, unit: str, turns: int, session_id: str) -> None:
+        super().__init__(
+            f"{unit}: the agent took more tool turns in one invocation than the Strands event loop allows (it "
+            f"recurses once per turn: about {TURN_LIMIT}); its {turns} turns so far are committed: `strands run "
+            f"--resume {session_id}` goes on from the last one (about {TURN_LIMIT} more per resume), or give the "
+            "agent a task that needs fewer tool calls"
+        )
+        self.unit = unit
+        self.turns = turns
+
+
+TURN_LIMIT = 310
+"""About how many tool turns one agent invocation can take before the Strands event loop, which recurses once per
+turn, reaches Python's default recursion limit (measured: 314 turns of one tool call each)."""
+
+
 class StorageIOError(DurableError):
     """Disk full, permission denied, read-only file system, an artifact that cannot be written."""
 
