@@ -122,6 +122,32 @@ class S3EndpointUnreachable(StorageIOError):
         self.endpoint = endpoint
 
 
+class S3EndpointNotS3(StorageIOError):
+    """The endpoint answered, but not as S3 does: a web server's error page, a redirect (`AWS_ENDPOINT_URL_S3`
+    probably names the wrong server or port)."""
+
+    def __init__(self, endpoint: str, bucket: str, what: str, status: int) -> None:
+        super().__init__(
+            f"S3 endpoint {endpoint} does not answer as S3 (HTTP {status} to {what}, bucket {bucket}): check "
+            "AWS_ENDPOINT_URL_S3"
+        )
+        self.endpoint = endpoint
+        self.status = status
+
+
+class S3DeadlineExceeded(StorageIOError):
+    """One S3 operation (a read, a list page, a write and the read-backs that settle it) did not finish within its
+    deadline, STRANDS_S3_DEADLINE seconds: a stalled or unreachable server."""
+
+    def __init__(self, what: str, endpoint: str, bucket: str, deadline_s: float) -> None:
+        super().__init__(
+            f"S3 {what} did not finish within {deadline_s:g} s at {endpoint} (bucket {bucket}; the deadline is "
+            "STRANDS_S3_DEADLINE)"
+        )
+        self.endpoint = endpoint
+        self.deadline_s = deadline_s
+
+
 class TemporalUnreachable(DurableError):
     """The Temporal server of `--temporal HOST:PORT` cannot be reached (exit 12, like an unreachable bucket)."""
 
