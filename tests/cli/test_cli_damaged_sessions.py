@@ -6,40 +6,16 @@ commands and exit codes are what they were, and a run with STRANDS_SESSIONS_RETE
 from __future__ import annotations
 
 import json
-import os
-import zlib
-from pathlib import Path
 
 import pytest
 
 from strands_durable.store import LocalStore
+from strands_durable.testing.hostile_files import CASES, case
 from tests.cli.support import CHAIN, make_session, session_ids_in
 
+JOURNAL_DAMAGE = [c for c in CASES if c.outcome == "corrupt"]
+
 pytestmark = pytest.mark.slow
-
-
-def _deep_record(journal: Path) -> None:
-    """Append a checksummed record nested past the limit, as a hostile hand would write it."""
-    seq = len(journal.read_bytes().splitlines())
-    payload = b'{"seq":%d,"at":"x","events":[{"type":"status","status":"paused","x":' % seq
-    payload += b"[" * 100_000 + b"]" * 100_000 + b"}]}"
-    with open(journal, "ab") as fh:
-        fh.write(b"%08x " % zlib.crc32(payload) + payload + b"\n")
-
-
-def _make_dir(path: Path) -> None:
-    path.unlink()
-    path.mkdir()
-
-
-# damage -> the reason the listing gives (after "journal.log: ")
-JOURNAL_DAMAGE = {
-    "random-bytes": (lambda j: j.write_bytes(os.urandom(300).replace(b"\n", b"?") + b"\n" + os.urandom(40)), None),
-    "emptied": (lambda j: j.write_bytes(b""), "empty"),
-    "deleted": (lambda j: j.unlink(), "missing"),
-    "a-directory": (_make_dir, "a directory, not a file"),
-    "too-deep": (_deep_record, "nested deeper than 512 levels"),
-}
 
 
 def _closed(store: LocalStore, workflow: str) -> str:
@@ -54,10 +30,10 @@ def test_each_damaged_journal_is_listed_as_corrupt_named_by_every_command_and_de
     before = strands("sessions", "list", "--json")
     assert before.returncode == 0, before.stderr
     damaged = {}
-    for name, (damage, _) in JOURNAL_DAMAGE.items():
-        session_id = _closed(store, name)
-        damage(store.journal_path(session_id))
-        damaged[name] = session_id
+    for hostile in JOURNAL_DAMAGE:
+        session_id = _closed(store, hostile.name)
+        hostile.damage(store.directory_of(session_id))
+        damaged[hostile.name] = session_id
 
     listed = strands("sessions", "list", "--json")
     assert listed.returncode == 0 and listed.stderr == "", listed.stderr
@@ -65,11 +41,8 @@ def test_each_damaged_journal_is_listed_as_corrupt_named_by_every_command_and_de
     assert rows[healthy] == json.loads(before.stdout)[0]  # the healthy row is what it was before the damage
     for name, session_id in damaged.items():
         row = rows[session_id]
-        reason = JOURNAL_DAMAGE[name][1]
         assert row["status"] == "corrupt" and row["workflow_name"] == name, row
-        assert row["reason"].startswith("journal.log: "), row
-        if reason is not None:
-            assert row["reason"] == f"journal.log: {reason}" or row["reason"].endswith(reason), row
+        assert row["reason"].startswith("journal.log: ") and case(name).reason in row["reason"], row
         assert row["display_status"] == f"corrupt ({row['reason']})"
     table = strands("sessions", "list")
     assert table.returncode == 0 and "corrupt (journal.log: missing)" in table.stdout, table.stdout
@@ -102,8 +75,7 @@ def test_each_damaged_journal_is_listed_as_corrupt_named_by_every_command_and_de
 
 def test_a_too_deep_readable_file_is_repaired_and_never_breaks_the_listing(strands, store) -> None:
     session_id = _closed(store, "deep-view")
-    view = store.directory_of(session_id) / "session.json"
-    view.write_bytes(b"[" * 200_000 + b"]" * 200_000)
+    view = case("session-json-too-deep").damage(store.directory_of(session_id))
     listed = strands("sessions", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     assert [(row["session_id"], row["status"]) for row in json.loads(listed.stdout)] == [(session_id, "paused")]
@@ -117,8 +89,8 @@ def test_a_too_deep_readable_file_is_repaired_and_never_breaks_the_listing(stran
 
 def test_cleanup_and_a_run_with_retention_are_not_broken_by_a_damaged_session(strands, store, write_spec) -> None:
     damaged = _closed(store, "damaged")
-    (store.directory_of(damaged) / "session.json").write_bytes(b"[" * 200_000)
-    _deep_record(store.journal_path(damaged))
+    case("session-json-too-deep").damage(store.directory_of(damaged))
+    case("journal-too-deep-record").damage(store.directory_of(damaged))
     cleaned = strands("sessions", "cleanup", "--older-than", "0s", "--force")
     assert cleaned.returncode == 0, cleaned.stderr
     assert f"Keeping {damaged} (-): corrupt (journal.log: " in cleaned.stdout, cleaned.stdout
