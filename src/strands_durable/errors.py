@@ -140,10 +140,8 @@ class S3DeadlineExceeded(StorageIOError):
     deadline, STRANDS_S3_DEADLINE seconds: a stalled or unreachable server."""
 
     def __init__(self, what: str, endpoint: str, bucket: str, deadline_s: float) -> None:
-        super().__init__(
-            f"S3 {what} did not finish within {deadline_s:g} s at {endpoint} (bucket {bucket}; the deadline is "
-            "STRANDS_S3_DEADLINE)"
-        )
+        where = f"{endpoint} (bucket {bucket}; the deadline is STRANDS_S3_DEADLINE)"
+        super().__init__(f"S3 {what} did not finish within {deadline_s:g} s at {where}")
         self.endpoint = endpoint
         self.deadline_s = deadline_s
 
