@@ -32,7 +32,7 @@ def test_each_damaged_journal_is_listed_as_corrupt_named_by_every_command_and_de
     damaged = {}
     for hostile in JOURNAL_DAMAGE:
         session_id = _closed(store, hostile.name)
-        hostile.damage(store.directory_of(session_id))
+        hostile.damage(store, session_id)
         damaged[hostile.name] = session_id
 
     listed = strands("sessions", "list", "--json")
@@ -75,7 +75,7 @@ def test_each_damaged_journal_is_listed_as_corrupt_named_by_every_command_and_de
 
 def test_a_too_deep_readable_file_is_repaired_and_never_breaks_the_listing(strands, store) -> None:
     session_id = _closed(store, "deep-view")
-    view = case("session-json-too-deep").damage(store.directory_of(session_id))
+    view = case("session-json-too-deep").damage(store, session_id)
     listed = strands("sessions", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     assert [(row["session_id"], row["status"]) for row in json.loads(listed.stdout)] == [(session_id, "paused")]
@@ -89,8 +89,8 @@ def test_a_too_deep_readable_file_is_repaired_and_never_breaks_the_listing(stran
 
 def test_cleanup_and_a_run_with_retention_are_not_broken_by_a_damaged_session(strands, store, write_spec) -> None:
     damaged = _closed(store, "damaged")
-    case("session-json-too-deep").damage(store.directory_of(damaged))
-    case("journal-too-deep-record").damage(store.directory_of(damaged))
+    case("session-json-too-deep").damage(store, damaged)
+    case("journal-too-deep-record").damage(store, damaged)
     cleaned = strands("sessions", "cleanup", "--older-than", "0s", "--force")
     assert cleaned.returncode == 0, cleaned.stderr
     assert f"Keeping {damaged} (-): corrupt (journal.log: " in cleaned.stdout, cleaned.stdout

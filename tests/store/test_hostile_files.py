@@ -37,7 +37,7 @@ def test_a_hostile_file_does_what_its_case_says_and_nothing_to_the_next_session(
     victim = _paused(spec, store, tmp_path / "out")
     row_before = {s.session_id: s for s in store.list()}[healthy]
 
-    damaged = case.damage(store.directory_of(victim))
+    damaged = case.damage(store, victim)
 
     rows = {s.session_id: s for s in store.list()}
     assert rows[healthy] == row_before

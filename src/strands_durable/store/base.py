@@ -8,7 +8,8 @@ above `store/` that do name an implementation, and why (tests/core/test_store_bo
   `LocalStore` can take in;
 - `runner/s3_artifacts.py`, the `--out s3://` artifact sink, writes through the S3 store's bucket client;
 - the fault kit (`faults/`) runs its targets on `LocalStore`s, whose files its power, disk and kill classes fault,
-  and uses their public seams (the journal's bytes, seeding from a journal prefix, `KnownJournal`).
+  and uses their public seams (the journal's bytes, seeding from a journal prefix, `KnownJournal`);
+- `testing/hostile_files.py` damages a `LocalStore` session's files on purpose (the hostile-file cases).
 Each imports only the public store modules and names. docs/storage.md describes the contract;
 `strands_durable.testing.store_contract` checks it.
 """

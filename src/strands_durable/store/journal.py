@@ -260,6 +260,12 @@ def header_line(path: Path) -> bytes:
     return first if first.endswith(b"\n") else b""
 
 
+def looks_like_a_record(start: bytes) -> bool:
+    """Whether `start` (a file's first bytes) begins like one of our records, `<crc32 hex> {`, whole or not: a
+    journal of ours whose header is damaged, not another program's file."""
+    return len(start) >= 10 and start[8:10] == b" {" and all(c in b"0123456789abcdef" for c in start[:8])
+
+
 def is_header_line(first: bytes) -> bool:
     """True when `first` (a `header_line`) is a checksummed strands-durable journal header (the file is ours)."""
     payload = _checked_payload(first[:-1]) if first else None

@@ -1,8 +1,8 @@
 """Which folders of a local sessions directory are sessions, and how `sessions list` shows one it cannot read.
 
 The rule (docs/storage.md, "Damaged sessions"): a folder named `session_<id>` is a session when its journal starts
-with our header, or when it holds a file only a session's own writes make after its journal existed
-(session.json, pattern_state.json, agents/), or when this process may not look inside it. Such a session that
+with our header or our record frame, or when it holds a file only a session's own writes make after its journal
+existed (session.json, pattern_state.json, agents/), or when this process may not look inside it. Such a session that
 cannot be read is listed as `corrupt (<file>: <reason>)`; a command on it exits 17 naming the file, and `sessions
 delete` removes it. A folder that merely has the name (another program's log, what a failed creation left) is
 never read, listed or touched. Nothing here raises for one session's damage: the listing of every other session
@@ -20,7 +20,7 @@ from strands_durable.errors import CorruptSession, DurableError, SessionUnreadab
 from strands_durable.store import layout
 from strands_durable.store.base import SessionSummary
 from strands_durable.store.io_errors import io_error
-from strands_durable.store.journal import JOURNAL_NAME, header_line, is_header_line
+from strands_durable.store.journal import JOURNAL_NAME, is_header_line, looks_like_a_record
 from strands_durable.store.verify import read_json_object
 
 OURS = "ours"
@@ -36,8 +36,12 @@ _DENIED = (errno.EACCES, errno.EPERM)
 def folder_kind(directory: Path) -> str | None:
     """OURS, DAMAGED, UNREADABLE, or None when the folder is not a session (or is gone)."""
     try:
-        if is_header_line(header_line(directory / JOURNAL_NAME)):
+        with open(directory / JOURNAL_NAME, "rb") as journal:
+            first = journal.readline(1 << 24)
+        if is_header_line(first):
             return OURS
+        if looks_like_a_record(first):
+            return DAMAGED  # our frame, its header damaged or cut short
     except OSError as exc:
         if exc.errno in _DENIED:
             try:

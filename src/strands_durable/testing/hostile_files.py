@@ -20,9 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from strands_durable.store import layout
-from strands_durable.store.bounded_json import MAX_DEPTH
-from strands_durable.store.journal import JOURNAL_NAME
+from strands_durable.store import LocalStore
 
 Outcome = Literal["corrupt", "repairable"]
 TOO_DEEP = 100_000  # levels of nesting in a hostile JSON file: Python's decoder raises RecursionError past ~1000
@@ -30,76 +28,76 @@ TOO_DEEP = 100_000  # levels of nesting in a hostile JSON file: Python's decoder
 
 @dataclass(frozen=True)
 class HostileFile:
-    """One way to damage a session: `damage(directory)` breaks a file of the session directory and returns it;
-    `outcome` is what the store makes of it, and `reason` what it says (the text after `<file>: `)."""
+    """One way to damage a session: `damage(store, session_id)` breaks one of its files and returns it; `outcome`
+    is what the store makes of it, and `reason` what it says (found in the text after `<file>: `)."""
 
     name: str
-    damage: Callable[[Path], Path]
+    damage: Callable[[LocalStore, str], Path]
     outcome: Outcome
     reason: str
 
 
-def _journal(directory: Path) -> Path:
-    return directory / JOURNAL_NAME
-
-
-def _random_bytes(directory: Path) -> Path:
-    journal = _journal(directory)
+def _random_bytes(store: LocalStore, session_id: str) -> Path:
+    journal = store.journal_path(session_id)
     noise = os.urandom(300).replace(b"\n", b"?")
-    journal.write_bytes(noise + b"\n" + noise[:40])
+    store.fileops.write_file(journal, noise + b"\n" + noise[:40], sync=False)
     return journal
 
 
-def _emptied(directory: Path) -> Path:
-    journal = _journal(directory)
-    journal.write_bytes(b"")
+def _emptied(store: LocalStore, session_id: str) -> Path:
+    journal = store.journal_path(session_id)
+    store.fileops.write_file(journal, b"", sync=False)
     return journal
 
 
-def _deleted(directory: Path) -> Path:
-    journal = _journal(directory)
-    journal.unlink()
+def _deleted(store: LocalStore, session_id: str) -> Path:
+    journal = store.journal_path(session_id)
+    store.fileops.remove(journal)
     return journal
 
 
-def _a_directory(directory: Path) -> Path:
-    journal = _journal(directory)
-    journal.unlink()
-    journal.mkdir()
+def _a_directory(store: LocalStore, session_id: str) -> Path:
+    journal = _deleted(store, session_id)
+    store.fileops.mkdir(journal)
     return journal
 
 
-def _too_deep_record(directory: Path) -> Path:
-    """A checksummed record nested far past MAX_DEPTH, appended as the journal's next one."""
-    journal = _journal(directory)
-    seq = len(journal.read_bytes().splitlines())
+def _too_deep_record(store: LocalStore, session_id: str) -> Path:
+    """A checksummed record nested far past what the store writes, appended as the journal's next one."""
+    journal = store.journal_path(session_id)
+    seq = len(store.journal_bytes(session_id).splitlines())
     payload = b'{"seq":%d,"at":"x","events":[{"type":"status","status":"paused","x":' % seq
     payload += b"[" * TOO_DEEP + b"]" * TOO_DEEP + b"}]}"
-    with open(journal, "ab") as handle:
-        handle.write(b"%08x " % zlib.crc32(payload) + payload + b"\n")
+    appender = store.fileops.open_append(journal)
+    try:
+        appender.append(b"%08x " % zlib.crc32(payload) + payload + b"\n")
+    finally:
+        appender.close()
     return journal
 
 
-def _damaged_last_record(directory: Path) -> Path:
+def _damaged_last_record(store: LocalStore, session_id: str) -> Path:
     """One flipped bit in the middle of the last record, which keeps its newline: a committed record damaged after
     it was written (the session was closed on this boot of the machine, so no power cut can have torn it)."""
-    journal = _journal(directory)
-    data = bytearray(journal.read_bytes())
+    journal = store.journal_path(session_id)
+    data = bytearray(store.journal_bytes(session_id))
     start = data.rstrip(b"\n").rindex(b"\n") + 1
     data[start + (len(data) - start) // 2] ^= 0x04
-    journal.write_bytes(bytes(data))
+    store.fileops.write_file(journal, bytes(data), sync=False)
     return journal
 
 
-def _too_deep_view(directory: Path) -> Path:
-    view = directory / layout.SESSION_JSON
-    view.write_bytes(b"[" * TOO_DEEP + b"]" * TOO_DEEP)
+def _too_deep_view(store: LocalStore, session_id: str) -> Path:
+    view = store.directory_of(session_id) / "session.json"
+    store.fileops.write_file(view, b"[" * TOO_DEEP + b"]" * TOO_DEEP, sync=False)
     return view
 
 
-def _too_deep_message(directory: Path) -> Path:
-    message = sorted((directory / layout.AGENTS_DIR).glob(f"*/messages/{layout.message_file_name(0)}"))[0]
-    message.write_bytes(b'{"message_id": 0, "message": ' + b"[" * TOO_DEEP + b"]" * TOO_DEEP + b"}")
+def _too_deep_message(store: LocalStore, session_id: str) -> Path:
+    message = store.message_files(session_id, 0)[0]
+    store.fileops.write_file(
+        message, b'{"message_id": 0, "message": ' + b"[" * TOO_DEEP + b"]" * TOO_DEEP + b"}", sync=False
+    )
     return message
 
 
@@ -110,7 +108,7 @@ CASES: tuple[HostileFile, ...] = (
     HostileFile("journal-emptied", _emptied, "corrupt", "empty"),
     HostileFile("journal-deleted", _deleted, "corrupt", "missing"),
     HostileFile("journal-a-directory", _a_directory, "corrupt", "a directory, not a file"),
-    HostileFile("journal-too-deep-record", _too_deep_record, "corrupt", f"nested deeper than {MAX_DEPTH} levels"),
+    HostileFile("journal-too-deep-record", _too_deep_record, "corrupt", "is nested deeper than"),
     HostileFile("journal-damaged-last-record", _damaged_last_record, "corrupt", "is complete but fails its checksum"),
     HostileFile("session-json-too-deep", _too_deep_view, "repairable", "missing or not a JSON object"),
     HostileFile("message-too-deep", _too_deep_message, "repairable", "missing, truncated or not JSON"),
