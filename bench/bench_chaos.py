@@ -32,14 +32,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from strands_durable.faults.explore import explore_point, iter_points
 from strands_durable.faults.suite import default_workdir
 
-try:
-    from strands_durable.faults.golden import run_golden
-    from strands_durable.faults.target import ChaosTarget
-except ImportError:  # a baseline tree from before the kit's one golden run (faults/golden.py)
-    from strands_durable.faults.explore import ChaosTarget, run_golden  # type: ignore[attr-defined,no-redef]
+try:  # the kit in its wings (faults/kit, faults/classes)
+    from strands_durable.faults.classes.explore import explore_point, iter_points
+    from strands_durable.faults.kit.runs import run_golden
+    from strands_durable.faults.kit.target import ChaosTarget
+except ImportError:  # a baseline tree from before the wings: one flat faults/ folder
+    from strands_durable.faults.explore import explore_point, iter_points  # type: ignore[no-redef]
+    from strands_durable.faults.golden import run_golden  # type: ignore[no-redef]
+    from strands_durable.faults.target import ChaosTarget  # type: ignore[no-redef]
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"  # xdist_probe.py, the plugin each timed pytest run loads

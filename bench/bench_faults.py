@@ -3,12 +3,12 @@ resume, the judgement) against in-process crash points per second on the same po
 
     .venv/bin/python bench/bench_faults.py [--spec examples/chain-research.strands.yaml] [--points 30] [--rounds 3]
 
-Kill mode is `faults.kill.kill_at_point`: the child starts from the golden journal prefix before the point and
+Kill mode is `faults.classes.kill.kill_at_point`: the child starts from the golden journal prefix before the point and
 dies there by SIGKILL; the resume (in the parent) stops at convergence and is judged from disk. Two in-process
 baselines: `from the start` raises InjectedCrash at the point in a run from the start, resumes in fresh objects
 to the end and judges the whole run (kill mode's scheme before it started at the prefix); `plugin explorer` is
-`faults.explore.explore_point` (the pytest plugin's: journal-prefix start, convergence stop, and a second crash
-when the resume passes the point again). All three share one golden run (`faults.golden.run_golden`). Rounds
+`faults.classes.explore.explore_point` (the pytest plugin's: journal-prefix start, convergence stop, and a second crash
+when the resume passes the point again). All three share one golden run (`faults.kit.runs.run_golden`). Rounds
 alternate the modes so machine load hits them alike; the median round counts. Prints one line per measurement
 and the ratios.
 """
@@ -23,12 +23,14 @@ import time
 from pathlib import Path
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
-from strands_durable.faults.common import FaultRun, reset_dir
-from strands_durable.faults.explore import explore_point
-from strands_durable.faults.golden import GoldenRun, run_golden
-from strands_durable.faults.kill import kill_at_point
-from strands_durable.faults.observe import run_options
-from strands_durable.faults.target import ChaosTarget
+from strands_durable.faults.classes.explore import explore_point
+from strands_durable.faults.classes.kill import kill_at_point
+from strands_durable.faults.kit.findings import FaultRun
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.observe import run_options
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.scratch import reset_dir
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store.local import LocalStore
 
@@ -38,7 +40,7 @@ SCRATCH = "in-process (from the start)"
 PLUGIN = "in-process (plugin explorer)"
 
 
-def in_process(golden: GoldenRun, points: list[str], workspace: Path) -> float:
+def in_process(golden: WorkflowGoldenRun, points: list[str], workspace: Path) -> float:
     """Points per second of a crash in a run from the start, a resume to the end, the final judgement."""
     target = golden.target
     started = time.perf_counter()
@@ -69,7 +71,7 @@ def in_process(golden: GoldenRun, points: list[str], workspace: Path) -> float:
     return len(points) / (time.perf_counter() - started)
 
 
-def killed(golden: GoldenRun, points: list[str], workspace: Path) -> float:
+def killed(golden: WorkflowGoldenRun, points: list[str], workspace: Path) -> float:
     run = FaultRun("kill", golden.target.name)
     started = time.perf_counter()
     for point_id in points:
@@ -79,7 +81,7 @@ def killed(golden: GoldenRun, points: list[str], workspace: Path) -> float:
     return rate
 
 
-def plugin_explorer(golden: GoldenRun, points: int, workdir: Path):  # -> callable
+def plugin_explorer(golden: WorkflowGoldenRun, points: int, workdir: Path):  # -> callable
     ids = golden.ordered_ids()
     chosen = [ids[int(i * len(ids) / points)] for i in range(points)]
 

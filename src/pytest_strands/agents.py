@@ -1,6 +1,6 @@
 """Python agents under `pytest --strands-chaos`: `strands_chaos.run_agent` and agent factories collected like specs.
 
-The machinery is `strands_durable.faults.agent_chaos`; this module turns its outcomes into pytest failures and
+The machinery is `strands_durable.faults.agents.engine`; this module turns its outcomes into pytest failures and
 the items' properties (the summary line, the JSON report). A factory is collected when it carries the
 `strands_chaos` marker with `prompts=` (on the function, or `pytestmark` of its module for every function whose
 name starts with `build_agent`): one `golden` item and one item per crash point, as for a spec.
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from pytest_strands.plugin import SUITE, ChaosFailure, _ChaosItem
-from strands_durable.faults.report import PROPERTY_PREFIX
+from pytest_strands.items import SUITE, ChaosFailure, ChaosItem
+from strands_durable.faults.kit.report import PROPERTY_PREFIX
 
 FACTORY_PREFIX = "build_agent"
 OPTIONS = ("prompts", "max_points", "session_id", "cassette")
@@ -24,7 +24,9 @@ OPTIONS = ("prompts", "max_points", "session_id", "cassette")
 
 def chaos_for(suite: Any, build_agent: Any, prompts: Any, options: dict[str, Any], where: Path) -> Any:
     """The engine's settings from the test's options and the command line's (faults, max points, record)."""
-    from strands_durable.faults.agent_run import FAULTS, AgentChaos, AgentChaosError
+    from strands_durable.errors import UsageError
+    from strands_durable.faults.agents.run import AgentChaos
+    from strands_durable.faults.classes.registry import AGENT_FAULTS
 
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
@@ -37,11 +39,11 @@ def chaos_for(suite: Any, build_agent: Any, prompts: Any, options: dict[str, Any
             prompts,
             session_id=options.get("session_id") or "chaos-agent",
             max_points=max_points,
-            faults=[f for f in settings.faults if f in FAULTS] or ["interrupt"],
+            faults=[f for f in settings.faults if f in AGENT_FAULTS] or ["interrupt"],
             cassette=_cassette(options.get("cassette"), where, settings.record),
             record=settings.record,
         )
-    except AgentChaosError as exc:
+    except UsageError as exc:
         raise ChaosFailure(str(exc)) from None
 
 
@@ -49,7 +51,7 @@ def _cassette(path: Any, where: Path, record: bool) -> Any:
     """The cassette of the user's real model: recorded by the golden run under --strands-record, else replayed."""
     if path is None:
         return None
-    from strands_durable.faults.cassette import Cassette
+    from strands_durable.faults.kit.cassette import Cassette
 
     path = Path(path) if Path(path).is_absolute() else where / path
     if record:
@@ -99,7 +101,7 @@ def properties(name: str, golden: Any, outcomes: list[Any], *, with_golden: bool
 
 def failure_text(name: str, outcomes: list[Any]) -> str | None:
     """The points that failed, the rules they broke and the first few in full; None when all passed."""
-    from strands_durable.faults.agent_chaos import rule_counts
+    from strands_durable.faults.agents.engine import rule_counts
 
     failing = [o for o in outcomes if not o.ok]
     if not failing:
@@ -111,7 +113,7 @@ def failure_text(name: str, outcomes: list[Any]) -> str | None:
 
 def run_agent(node: pytest.Item, suite: Any, build_agent: Any, prompts: Any, options: dict[str, Any]) -> list[Any]:
     """The fixture's `run_agent`: golden run, every (sampled) point, both resumes; raises ChaosFailure."""
-    from strands_durable.faults.agent_chaos import explore
+    from strands_durable.faults.agents.engine import explore
 
     name = getattr(build_agent, "__name__", str(build_agent))
     chaos = chaos_for(suite, build_agent, prompts, options, node.path.parent)
@@ -164,7 +166,7 @@ class AgentFactory(pytest.Collector):
         except ChaosFailure as exc:
             yield AgentGoldenItem.from_parent(self, name="golden", golden=None, error=str(exc))
             return
-        from strands_durable.faults.agent_chaos import run_golden
+        from strands_durable.faults.agents.engine import run_golden
 
         golden = run_golden(chaos, workdir_for(suite, self.nodeid))
         yield AgentGoldenItem.from_parent(self, name="golden", golden=golden, error=None)
@@ -176,7 +178,7 @@ class AgentFactory(pytest.Collector):
                 yield AgentPointItem.from_parent(self, name=name, golden=golden, point_id=point_id, fault=fault)
 
 
-class AgentGoldenItem(_ChaosItem):
+class AgentGoldenItem(ChaosItem):
     def __init__(self, *, error: str | None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
@@ -193,7 +195,7 @@ class AgentGoldenItem(_ChaosItem):
             raise golden_failure(self.workflow, self.golden)
 
 
-class AgentPointItem(_ChaosItem):
+class AgentPointItem(ChaosItem):
     def __init__(self, *, point_id: str, fault: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.point_id = point_id
@@ -204,8 +206,8 @@ class AgentPointItem(_ChaosItem):
         return self.parent.name  # type: ignore[union-attr]
 
     def runtest(self) -> None:
-        from strands_durable.faults.agent_chaos import crash_at
-        from strands_durable.faults.common import reset_dir
+        from strands_durable.faults.agents.engine import crash_at
+        from strands_durable.faults.kit.scratch import reset_dir
 
         outcome = crash_at(self.golden, self.point_id, self.fault)
         reset_dir(outcome.crashed.root.parent)

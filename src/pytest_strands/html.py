@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import natural_key
-from strands_durable.faults.report import write_report_file
+from strands_durable.faults.kit.report import write_report_file
 
 OUTCOMES = ("passed", "diverged", "invalid", "not-fired")
 _FACTS = ("fired", "converged_at", "runs", "nodeid")  # shown with a point when its record has them

@@ -4,7 +4,8 @@ Inert until `--strands-chaos` (or `strands_chaos = true` in the ini file). Then 
 `*.strands.yaml`, `*.strands.yml` or `*.strands.json` (plus those `collect.py` selects) becomes a golden
 item, one item per crash point of the golden run (named by the crash-point id, so `-k` reruns one), and a
 `schedules` item (several interrupts per run, hypothesis). The `strands_chaos` fixture and marker run a spec
-with your own variables and Python tools. The machinery lives in `strands_durable.faults`.
+with your own variables and Python tools. This module holds the options, the hooks, the fixture and the totals;
+the items are in items.py, the Python-agent face in agents.py, the machinery in `strands_durable.faults`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pytest_strands.items import SUITE, ChaosFailure, RealFaultItem, ScheduleItem, SpecFile
 
 # (flag, ini name, type, help); every option has an ini equivalent, the command line wins
 OPTIONS = [
@@ -27,7 +30,6 @@ OPTIONS = [
     ("--strands-chaos-schedules", "strands_chaos_schedules", int, "multi-fault schedules per workflow (10)"),
     ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "xdist workers on one core each: auto|off"),
 ]
-SUITE = pytest.StashKey[Any]()
 TOTALS = pytest.StashKey[Any]()
 SELECTION = pytest.StashKey[Any]()
 GOLDENS = "strands_chaos_goldens"  # the workerinput key naming the session's shared golden-run directory
@@ -66,8 +68,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_strands.collect import select_specs
     from pytest_strands.exit import EndImports, freeze_at_exit
     from pytest_strands.properties import PackedProperties, packs_properties
-    from strands_durable.faults.cores import PIN_CHOICES, allow_narrowing, pin_worker
-    from strands_durable.faults.report import ChaosTotals, report_path_problem
+    from strands_durable.faults.kit.cores import PIN_CHOICES, allow_narrowing, pin_worker
+    from strands_durable.faults.kit.report import ChaosTotals, report_path_problem
     from strands_durable.faults.suite import SCRATCH_REMOVAL, ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
 
     try:
@@ -121,7 +123,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     suite = config.stash.get(SUITE, None)
     if suite is not None:
-        from strands_durable.faults.cores import allow_narrowing
+        from strands_durable.faults.kit.cores import allow_narrowing
 
         allow_narrowing(True)  # the default again for whatever runs next in this process
         suite.close()
@@ -190,127 +192,6 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any) 
     return AgentFactory.from_parent(collector, name=name, factory=obj, options=options)
 
 
-# -- items --------------------------------------------------------------------------------------------------
-
-
-class ChaosFailure(AssertionError):
-    """A crash point (or golden run, or schedule) that broke a rule; its text is what the user reads."""
-
-
-class SpecFile(pytest.File):
-    def collect(self):  # type: ignore[override]
-        from pytest_strands.collect import hitl_hint
-        from strands_durable.faults.target import NotExplorable
-
-        suite = self.config.stash[SUITE]
-        try:
-            golden = suite.golden(suite.target(self.path))
-        except NotExplorable as reason:  # network tools without a cassette: never passed, never explored
-            yield NotExplorableItem.from_parent(self, name="not-explorable", golden=None, reason=reason)
-            return
-        except Exception as exc:  # a spec or provider error: one failing golden item says it in one line
-            yield GoldenItem.from_parent(self, name="golden", golden=None, error=hitl_hint(exc))
-            return
-        yield GoldenItem.from_parent(self, name="golden", golden=golden, error=None)
-        for point_id in suite.point_ids(golden):
-            yield CrashPointItem.from_parent(self, name=point_id, golden=golden)
-        if suite.settings.schedules > 0:
-            yield ScheduleItem.from_parent(self, name="schedules", golden=golden)
-        for fault in suite.settings.faults:
-            if fault != "interrupt":
-                yield RealFaultItem.from_parent(self, name=f"fault:{fault}", golden=golden, fault=fault)
-
-
-class _ChaosItem(pytest.Item):
-    def __init__(self, *, golden: Any, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.golden = golden
-
-    @property
-    def workflow(self) -> str:
-        return self.path.name
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, ChaosFailure):
-            return f"{self.workflow}::{self.name}\n{excinfo.value}"
-        return super().repr_failure(excinfo, style=style)  # type: ignore[return-value]
-
-    def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, f"strands-chaos {self.name}"
-
-
-class GoldenItem(_ChaosItem):
-    def __init__(self, *, error: str | None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.error = error
-
-    def runtest(self) -> None:
-        from strands_durable.faults.common import Finding
-        from strands_durable.faults.suite import golden_properties
-
-        problems = self.golden.problems if self.golden is not None else [Finding("golden-run", str(self.error))]
-        self.user_properties.extend(golden_properties(self.workflow, self.golden, problems))
-        if problems:
-            raise ChaosFailure("the golden run (no faults) failed:\n" + "\n".join(str(p) for p in problems))
-
-
-class NotExplorableItem(_ChaosItem):
-    """A spec whose network tools have no cassette: fails with the command that records one."""
-
-    def __init__(self, *, reason: Any, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.reason = reason
-
-    def runtest(self) -> None:
-        from strands_durable.faults.suite import not_explorable_properties
-
-        self.user_properties.extend(not_explorable_properties(self.workflow, self.reason))
-        raise ChaosFailure(str(self.reason))
-
-
-class CrashPointItem(_ChaosItem):
-    def runtest(self) -> None:
-        from strands_durable.faults.suite import outcome_properties
-
-        outcome = self.config.stash[SUITE].explore(self.golden, self.name)
-        self.user_properties.extend(outcome_properties(self.workflow, self.golden, outcome))
-        if not outcome.ok:
-            raise ChaosFailure(outcome.describe())
-
-
-class ScheduleItem(_ChaosItem):
-    def runtest(self) -> None:
-        from strands_durable.faults.schedule import explore_schedules
-        from strands_durable.faults.suite import outcome_properties, schedules_properties
-
-        suite = self.config.stash[SUITE]
-        result = explore_schedules(self.golden, self.golden.workdir / "schedules", examples=suite.settings.schedules)
-        if result.failure is not None:
-            self.user_properties.extend(
-                outcome_properties(self.workflow, self.golden, result.failure, counts_as_point=False)
-            )
-        self.user_properties.extend(schedules_properties(self.workflow, result.outcomes, result.failure is not None))
-        if result.failure is not None:
-            raise ChaosFailure(f"minimal failing schedule of {result.examples} tried:\n{result.failure.describe()}")
-
-
-class RealFaultItem(_ChaosItem):
-    """One real-fault class (kill, power, disk, concurrent) over the spec at its gate bounds (faults/real.py)."""
-
-    def __init__(self, *, fault: str, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.fault = fault
-
-    def runtest(self) -> None:
-        from strands_durable.faults.real import explore_plugin_fault
-
-        suite = self.config.stash[SUITE]
-        properties, findings = explore_plugin_fault(self.fault, self.golden, suite.workdir, suite.settings.seed)
-        self.user_properties.extend(properties)
-        if findings:
-            raise ChaosFailure("\n".join(findings[:20]))
-
-
 # -- the fixture and marker ---------------------------------------------------------------------------------------
 
 
@@ -325,9 +206,9 @@ class ChaosFixture:
 
     def run(self, spec: str | Path | None = None, **options: Any) -> list[Any]:
         from pytest_strands.collect import hitl_hint
-        from strands_durable.faults.common import Finding
+        from strands_durable.faults.kit.findings import Finding
+        from strands_durable.faults.kit.target import NotExplorable
         from strands_durable.faults.suite import golden_properties, not_explorable_properties, outcome_properties
-        from strands_durable.faults.target import NotExplorable
 
         options = {**self.defaults, **options}
         spec_path = Path(spec or options.pop("spec"))
@@ -367,7 +248,7 @@ class ChaosFixture:
     @staticmethod
     def point(name: str) -> None:
         """A crash point inside a tool body (run_agent crashes there too); nothing outside a chaos run."""
-        from strands_durable.faults.agent_run import point
+        from strands_durable.faults.agents.run import point
 
         point(name)
 

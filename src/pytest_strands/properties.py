@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from strands_durable.faults.report import PROPERTY_PREFIX, records_of
+from strands_durable.faults.kit.report import PROPERTY_PREFIX, records_of
 
 PACKED = PROPERTY_PREFIX + "packed"  # its value: a JSON list of the item's records, each as `records_of` gives it
 

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from strands_durable.faults.oracle import RequestLog
+from strands_durable.faults.kit.oracle import RequestLog
 from strands_durable.runner.run import run_workflow
 from strands_durable.store import LocalStore
 from tests.core.support import ExecutionLog, counted_options

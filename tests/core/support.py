@@ -10,11 +10,12 @@ from typing import Any
 
 from strands import tool
 
-from strands_durable.faults.explore import explore_point
-from strands_durable.faults.golden import GoldenRun, run_golden
-from strands_durable.faults.observe import crash_at as crash_at  # the pattern suites crash their own runs with it
-from strands_durable.faults.oracle import RequestLog, counting_model
-from strands_durable.faults.target import ChaosTarget
+from strands_durable.faults.classes.explore import explore_point
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.observe import crash_at as crash_at  # the pattern suites crash their own runs with it
+from strands_durable.faults.kit.oracle import RequestLog, counting_model
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.models.providers import build_model
 from strands_durable.runner.marks import non_idempotent
 from strands_durable.runner.native_tools import evaluate_arithmetic
@@ -100,8 +101,8 @@ def counted_options(log: ExecutionLog, requests: RequestLog, **kwargs: Any) -> R
 # golden run and in-process explorer, with the counting tools -----------------------------------------------------
 
 
-def golden_run(root: Path, spec: Path, **options: Any) -> GoldenRun:
-    """An uninterrupted run of `spec` through the fault kit (`faults.golden.run_golden`), its tools counting their
+def golden_run(root: Path, spec: Path, **options: Any) -> WorkflowGoldenRun:
+    """An uninterrupted run of `spec` through the fault kit (`faults.kit.runs.run_golden`), its tools counting their
     executions in `root/exec.log`; every resume of its explorations runs to the end (`full`). `seed` may be given."""
     log = ExecutionLog(root / "exec.log")
     target = ChaosTarget(spec, tools=counting_tools(log), seed=options.pop("seed", 0), full=True)
@@ -113,9 +114,9 @@ def golden_run(root: Path, spec: Path, **options: Any) -> GoldenRun:
     return golden
 
 
-def crash_and_resume(golden: GoldenRun, point_id: str, root: Path) -> list[str]:
-    """Crash at `point_id`, resume in fresh objects and judge (`faults.explore.explore_point`): the problems found
-    (empty = pass), a point that never fired included."""
+def crash_and_resume(golden: WorkflowGoldenRun, point_id: str, root: Path) -> list[str]:
+    """Crash at `point_id`, resume in fresh objects and judge (`faults.classes.explore.explore_point`): the problems
+    found (empty = pass), a point that never fired included."""
     outcome = explore_point(golden, point_id, root)
     problems = [str(p) for p in outcome.problems]
     if not outcome.explored:

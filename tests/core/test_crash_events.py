@@ -27,7 +27,7 @@ from strands_durable.crashpoints import (
     UnitBoundary,
 )
 from strands_durable.errors import ExitCode, exit_code_for
-from strands_durable.faults.oracle import RequestLog
+from strands_durable.faults.kit.oracle import RequestLog
 from strands_durable.models.scripted import ScriptedModel
 from strands_durable.runner.run import run_workflow
 from strands_durable.store import LocalStore

@@ -16,7 +16,7 @@ import pytest
 
 from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints
 from strands_durable.errors import HitlPaused
-from strands_durable.faults.recording import Op, RecordingFileOps
+from strands_durable.faults.classes.recording import Op, RecordingFileOps
 from strands_durable.runner.options import RunOptions
 from strands_durable.runner.reporter import Reporter
 from strands_durable.runner.run import run_workflow

@@ -21,10 +21,6 @@ import pytest
 SRC = Path(__file__).resolve().parents[2] / "src"
 TOP_PACKAGES = ("strands_durable", "pytest_strands")
 
-# Components made only of modules under these prefixes are not held yet (their loops go with the fault kit's
-# move into wings). Widening the test to all of src/ is this one line: EXEMPT_PREFIXES = ().
-EXEMPT_PREFIXES: tuple[str, ...] = ("strands_durable.faults", "pytest_strands")
-
 
 @dataclass
 class Module:
@@ -183,14 +179,9 @@ def strongly_connected_components(edges: dict[str, set[str]]) -> list[list[str]]
     return components
 
 
-def import_loops(edges: dict[str, set[str]], exempt: Iterable[str] = ()) -> list[list[str]]:
-    """Every component of more than one module, except those made only of modules under an `exempt` prefix."""
-    exempt = tuple(exempt)
-    return [
-        component
-        for component in strongly_connected_components(edges)
-        if len(component) > 1 and not all(any(_within(m, prefix) for prefix in exempt) for m in component)
-    ]
+def import_loops(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every component of more than one module."""
+    return [component for component in strongly_connected_components(edges) if len(component) > 1]
 
 
 def _describe(loop: list[str], edges: dict[str, set[str]]) -> str:
@@ -207,13 +198,13 @@ def src_modules() -> dict[str, Module]:
 
 def test_src_has_no_import_loops(src_modules: dict[str, Module]) -> None:
     edges = import_edges(src_modules)
-    loops = import_loops(edges, EXEMPT_PREFIXES)
+    loops = import_loops(edges)
     assert not loops, "\n".join(_describe(loop, edges) for loop in loops)
 
 
 def test_src_has_no_import_loops_through_package_faces(src_modules: dict[str, Module]) -> None:
     edges = edges_through_faces(src_modules, import_edges(src_modules))
-    loops = import_loops(edges, EXEMPT_PREFIXES)
+    loops = import_loops(edges)
     assert not loops, "\n".join(_describe(loop, edges) for loop in loops)
 
 
@@ -246,8 +237,6 @@ FACE_OWN_SUBMODULES = {
     "pkg/user.py": "from pkg.other import x\n",
     "pkg/other.py": "x = 1\n",
 }
-EXEMPT_ONLY = {"pkg/faults/a.py": "import pkg.faults.b\n", "pkg/faults/b.py": "import pkg.faults.a\n"}
-EXEMPT_AND_CORE = {"pkg/faults/a.py": "import pkg.core\n", "pkg/core.py": "import pkg.faults.a\n"}
 
 
 @pytest.mark.parametrize(
@@ -258,13 +247,11 @@ EXEMPT_AND_CORE = {"pkg/faults/a.py": "import pkg.core\n", "pkg/core.py": "impor
         pytest.param(THROUGH_A_FACE, [["pkg.sub.impl", "pkg.user"]], id="a name through a face: its module"),
         pytest.param(LAZY_EXPORT, [["pkg.impl", "pkg.user"]], id="a lazily exported name is followed to its module"),
         pytest.param(FACE_OWN_SUBMODULES, [], id="a face re-exporting its own submodules draws no edge"),
-        pytest.param(EXEMPT_ONLY, [], id="a loop made only of exempt modules is not reported"),
-        pytest.param(EXEMPT_AND_CORE, [["pkg.core", "pkg.faults.a"]], id="a loop leaving the exempt is reported"),
     ],
 )
 def test_the_loop_finder(tmp_path: Path, files: dict[str, str], expected: list[list[str]]) -> None:
     edges = import_edges(collect_modules(_tree(tmp_path, files), ["pkg"]))
-    assert import_loops(edges, exempt=["pkg.faults"]) == expected
+    assert import_loops(edges) == expected
 
 
 FACE_LOOP = {

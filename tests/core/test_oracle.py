@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from strands_durable.faults.oracle import first_difference
-from strands_durable.faults.report import readable_difference
+from strands_durable.faults.kit.oracle import first_difference, readable_difference
 
 
 def test_equal_views_have_no_difference() -> None:

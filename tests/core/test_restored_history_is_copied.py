@@ -9,7 +9,7 @@ from typing import Any
 
 from strands_durable.agent.durable import DurableInvoker, Invocation
 from strands_durable.crashpoints import CrashPoints
-from strands_durable.faults.oracle import RequestLog
+from strands_durable.faults.kit.oracle import RequestLog
 from strands_durable.models.providers import build_model
 from strands_durable.runner.run import run_workflow
 from strands_durable.store import LocalStore

@@ -13,8 +13,8 @@ import pytest
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
 from strands_durable.errors import SessionCompleted, SpecError
-from strands_durable.faults.judge import outcome_unknown
-from strands_durable.faults.oracle import RequestLog, comparable, first_difference, stored_violations
+from strands_durable.faults.kit.judge import outcome_unknown
+from strands_durable.faults.kit.oracle import RequestLog, comparable, first_difference, stored_violations
 from strands_durable.history import SYNTHESIZED_RESULT_TEXT, synthesized_ids
 from strands_durable.runner.options import RunOptions
 from strands_durable.runner.reporter import RecordingReporter

@@ -184,15 +184,15 @@ def test_a_known_journal_prefix_reads_as_the_whole_journal_does(tmp_path: Path) 
     store = LocalStore(tmp_path)
     session_id = new_session(store, messages=6)
     _, known = known_prefix(store, session_id, 3)
-    with LocalStore(tmp_path, known_journal=known).open(session_id) as session:
+    with LocalStore(tmp_path, _known_journal=known).open(session_id) as session:
         assert session.state == store.load(session_id)
         session.commit([message_event(6, "user", "m6")])
     assert len(known.state.conversations["writer"].messages) == 2  # the known state was never changed
-    reread = LocalStore(tmp_path, known_journal=known).load(session_id)
+    reread = LocalStore(tmp_path, _known_journal=known).load(session_id)
     assert reread == store.load(session_id)
     assert len(reread.conversations["writer"].messages) == 7
     for seq in range(reread.seq + 1):  # a past state, before, at and after the known prefix
-        past = LocalStore(tmp_path, known_journal=known).load(session_id, upto_seq=seq)
+        past = LocalStore(tmp_path, _known_journal=known).load(session_id, upto_seq=seq)
         assert past.seq == seq
         assert past == store.load(session_id, upto_seq=seq)
     assert len(store.load(session_id, upto_seq=4).conversations["writer"].messages) == 4
@@ -205,11 +205,11 @@ def test_a_known_prefix_is_trusted_only_for_the_very_bytes_it_names(tmp_path: Pa
     data = journal.read_bytes()
     journal.write_bytes(data.replace(b'"m1"', b'"mX"', 1))  # inside the prefix: the checksum no longer holds
     with pytest.raises(CorruptSession, match="bad checksum"):
-        LocalStore(tmp_path, known_journal=known).open(session_id)
+        LocalStore(tmp_path, _known_journal=known).open(session_id)
     journal.write_bytes(data)
     other = LocalStore(tmp_path)
     other_id = new_session(other)
-    assert LocalStore(tmp_path, known_journal=known).load(other_id) == other.load(other_id)  # another journal
+    assert LocalStore(tmp_path, _known_journal=known).load(other_id) == other.load(other_id)  # another journal
 
 
 def test_after_a_known_prefix_a_torn_tail_is_cut_and_a_broken_history_refused(tmp_path: Path) -> None:
@@ -221,7 +221,7 @@ def test_after_a_known_prefix_a_torn_tail_is_cut_and_a_broken_history_refused(tm
     whole = journal.read_bytes()
     with open(journal, "ab") as fh:
         fh.write(b'0badc0de {"seq": 99, "events": [')  # a write that never finished
-    with LocalStore(tmp_path, known_journal=known).open(session_id) as session:
+    with LocalStore(tmp_path, _known_journal=known).open(session_id) as session:
         assert session.state.seq == store.load(session_id).seq
     assert journal.read_bytes().startswith(whole)
     seq = store.load(session_id).seq + 1
@@ -230,7 +230,14 @@ def test_after_a_known_prefix_a_torn_tail_is_cut_and_a_broken_history_refused(tm
             encode_record({"seq": seq, "at": "2026-01-01T00:00:00Z", "events": [message_event(4, "assistant", "x")]})
         )
     with pytest.raises(CorruptSession, match="stored history breaks V2"):
-        LocalStore(tmp_path, known_journal=known).open(session_id)
+        LocalStore(tmp_path, _known_journal=known).open(session_id)
+
+
+def test_a_known_journal_prefix_is_the_chaos_kits_private_parameter_not_a_public_one(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="known_journal"):
+        LocalStore(tmp_path, known_journal=None)  # type: ignore[call-arg]
+    storage = Path(__file__).resolve().parents[2] / "docs" / "storage.md"
+    assert "known_journal" not in storage.read_text()
 
 
 def test_a_session_seeded_from_a_journal_prefix_opens_as_the_prefix_folds(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from strands_durable import RunOptions, resume, run_workflow
 from strands_durable.errors import DurableError, ExitCode, StorageIOError
-from strands_durable.faults.disk import FaultyFileOps
+from strands_durable.faults.classes.disk import FaultyFileOps
 from strands_durable.operations import check_session, export_session, repair_session
 from strands_durable.store import LocalStore
 from strands_durable.store.fileops import AppendHandle, FileOps

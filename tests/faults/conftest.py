@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.golden import GoldenRun, run_golden
-from strands_durable.faults.target import ChaosTarget
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.target import ChaosTarget
 from tests.conftest import EXAMPLES
 
 CHAIN = EXAMPLES / "chain-research.strands.yaml"
@@ -28,7 +29,7 @@ def chain_target() -> ChaosTarget:
 
 
 @pytest.fixture(scope="session")
-def chain_golden(chain_target: ChaosTarget, tmp_path_factory: pytest.TempPathFactory) -> GoldenRun:
+def chain_golden(chain_target: ChaosTarget, tmp_path_factory: pytest.TempPathFactory) -> WorkflowGoldenRun:
     return run_golden(chain_target, tmp_path_factory.mktemp("golden"))
 
 

@@ -1,14 +1,15 @@
-"""run_agent's engine (faults/agent_chaos.py) in isolation: the disk is taken at the instant of the crash, the
+"""run_agent's engine (faults/agents/engine.py) in isolation: the disk is taken at the instant of the crash, the
 workspace is compared line by line in any order, and bad input names what is wrong."""
 
 from __future__ import annotations
 
 import pytest
 
-from strands_durable.faults import agent_chaos
-from strands_durable.faults.agent_run import AgentChaos, AgentChaosError
-from strands_durable.faults.agents import LEDGER_PROMPTS, LEDGER_SCRIPT, ledger_agent, ledger_tools
-from strands_durable.faults.workspace import workspace_difference
+from strands_durable.errors import UsageError
+from strands_durable.faults.agents import engine as agent_chaos
+from strands_durable.faults.agents.examples import LEDGER_PROMPTS, LEDGER_SCRIPT, ledger_agent, ledger_tools
+from strands_durable.faults.agents.run import AgentChaos
+from strands_durable.faults.kit.workspace import workspace_difference
 
 
 def _saves_at_invocation_end(ctx):
@@ -59,12 +60,12 @@ def test_workspace_lines_compare_in_any_order_and_at_most_once_for_unknown_outco
     [("no_colon", "expected a callable or 'module:function'"), ("os:no_such_function", "no_such_function")],
 )
 def test_a_factory_that_cannot_be_found_is_named(factory: str, message: str) -> None:
-    with pytest.raises(AgentChaosError, match=message):
+    with pytest.raises(UsageError, match=message):
         AgentChaos(factory, ["hi"])
 
 
 def test_prompts_and_faults_are_checked() -> None:
-    with pytest.raises(AgentChaosError, match="prompts"):
+    with pytest.raises(UsageError, match="prompts"):
         AgentChaos(ledger_agent, [])
-    with pytest.raises(AgentChaosError, match="power"):
+    with pytest.raises(UsageError, match="power"):
         AgentChaos(ledger_agent, ["hi"], faults=["power"])

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from strands_durable.faults.common import FaultRun
-from strands_durable.faults.compound import crash_during_repair, crash_during_resume, explore_compound
-from strands_durable.faults.golden import GoldenRun
-from strands_durable.faults.target import ChaosTarget
+from strands_durable.faults.classes.compound import crash_during_repair, crash_during_resume, explore_compound
+from strands_durable.faults.kit.findings import FaultRun
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.target import ChaosTarget
 from tests.faults.conftest import describe
 
 
 def test_deaths_during_resume_and_during_repair_end_in_the_golden_result(
-    chain_target: ChaosTarget, chain_golden: GoldenRun, tmp_path: Path
+    chain_target: ChaosTarget, chain_golden: WorkflowGoldenRun, tmp_path: Path
 ) -> None:
     run = explore_compound(
         chain_target, tmp_path, first_points=2, resume_points=(2, 12), repair_stride=3, golden=chain_golden
@@ -24,7 +24,7 @@ def test_deaths_during_resume_and_during_repair_end_in_the_golden_result(
 
 
 def test_compound_catches_a_store_that_forgets_tool_results(
-    chain_golden: GoldenRun, tmp_path: Path, monkeypatch
+    chain_golden: WorkflowGoldenRun, tmp_path: Path, monkeypatch
 ) -> None:
     from strands_durable.store import state as state_module
 
@@ -35,7 +35,7 @@ def test_compound_catches_a_store_that_forgets_tool_results(
     assert "tool-rerun" in {f.rule for f in run.findings}, describe(run.findings)
 
 
-def test_a_repair_killed_before_its_first_operation_is_redone(chain_golden: GoldenRun, tmp_path: Path) -> None:
+def test_a_repair_killed_before_its_first_operation_is_redone(chain_golden: WorkflowGoldenRun, tmp_path: Path) -> None:
     run = FaultRun("compound", "chain")
     crash_during_repair(chain_golden, tmp_path, run, stride=1000)
     assert run.explored == 1 and not run.findings, describe(run.findings)

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from strands_durable.faults.concurrent import explore_concurrent
-from strands_durable.faults.golden import GoldenRun
-from strands_durable.faults.target import ChaosTarget
-from strands_durable.store.local import LocalStore
+from strands_durable import LocalStore
+from strands_durable.faults.classes.concurrent import explore_concurrent
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.target import ChaosTarget
 from tests.faults.conftest import describe
 
 
 def test_racing_resumers_and_a_takeover_after_the_holder_dies(
-    chain_target: ChaosTarget, chain_golden: GoldenRun, tmp_path: Path
+    chain_target: ChaosTarget, chain_golden: WorkflowGoldenRun, tmp_path: Path
 ) -> None:
     run = explore_concurrent(chain_target, tmp_path, resumers=3, golden=chain_golden)
     assert run.explored == 2
@@ -32,7 +32,7 @@ class _EarlyRelease(LocalStore):
 
 
 def test_concurrency_catches_a_store_that_releases_the_lease_early(
-    chain_target: ChaosTarget, chain_golden: GoldenRun, tmp_path: Path
+    chain_target: ChaosTarget, chain_golden: WorkflowGoldenRun, tmp_path: Path
 ) -> None:
     run = explore_concurrent(chain_target, tmp_path, golden=chain_golden, store_factory=_EarlyRelease)
     assert "lease" in {f.rule for f in run.findings}, describe(run.findings)

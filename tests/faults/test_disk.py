@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.common import FaultRun
-from strands_durable.faults.disk import DAMAGE, FaultyFileOps, damage_one, explore_disk, fail_at_op
-from strands_durable.faults.golden import GoldenRun
-from strands_durable.faults.target import ChaosTarget
+from strands_durable.faults.classes.disk import DAMAGE, FaultyFileOps, damage_one, explore_disk, fail_at_op
+from strands_durable.faults.kit.findings import FaultRun
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.target import ChaosTarget
 
 
 def test_the_faulty_layer_fails_the_nth_operation_half_written_and_every_one_after(tmp_path: Path) -> None:
@@ -28,7 +28,7 @@ def test_the_faulty_layer_fails_the_nth_operation_half_written_and_every_one_aft
 
 
 def test_disk_errors_at_every_third_operation_fail_cleanly_and_resume(
-    chain_target: ChaosTarget, chain_golden: GoldenRun, tmp_path: Path
+    chain_target: ChaosTarget, chain_golden: WorkflowGoldenRun, tmp_path: Path
 ) -> None:
     run = explore_disk(chain_target, tmp_path, stride=3, every_errno=False, damage=False, golden=chain_golden)
     assert run.explored > 20
@@ -38,7 +38,7 @@ def test_disk_errors_at_every_third_operation_fail_cleanly_and_resume(
 
 
 @pytest.mark.parametrize("kind", DAMAGE)
-def test_damaged_files_are_detected_or_recovered(kind: str, chain_golden: GoldenRun, tmp_path: Path) -> None:
+def test_damaged_files_are_detected_or_recovered(kind: str, chain_golden: WorkflowGoldenRun, tmp_path: Path) -> None:
     run = FaultRun("disk", "chain")
     damage_one(chain_golden, kind, tmp_path, run)
     assert run.explored == 1
@@ -55,7 +55,7 @@ class _InPlace(FaultyFileOps):
 
 
 def test_a_creation_failed_by_the_disk_leaves_nothing_even_for_a_store_that_writes_in_place(
-    chain_golden: GoldenRun, tmp_path: Path
+    chain_golden: WorkflowGoldenRun, tmp_path: Path
 ) -> None:
     # a store that writes in place used to be caught here by the half-written journal header a failed creation
     # left behind; a failed creation now removes its unfinished directory (issue 20), so that half-written file

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from strands_durable.faults.forking import _wait_for_other_threads, run_in_child
+from strands_durable.faults.kit.forking import _wait_for_other_threads, run_in_child
 
 
 def test_a_thread_that_ends_soon_does_not_stop_a_fork() -> None:

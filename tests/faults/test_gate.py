@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.real import FAULT_CLASSES
+from strands_durable.faults.classes.registry import FAULT_CLASSES
 from strands_durable.faults.soak import soak
 from tests.conftest import EXAMPLES, REPO
 

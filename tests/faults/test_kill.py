@@ -7,22 +7,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_durable.faults.common import FaultRun
-from strands_durable.faults.forking import ChildExit, run_in_child
-from strands_durable.faults.golden import GoldenRun
-from strands_durable.faults.kill import explore_kill, kill_at_point
-from strands_durable.faults.snapshot import snapshot_digest
-from strands_durable.faults.target import ChaosTarget
+from strands_durable import LocalStore
+from strands_durable.faults.classes.kill import explore_kill, kill_at_point
+from strands_durable.faults.kit.findings import FaultRun
+from strands_durable.faults.kit.forking import ChildExit, run_in_child
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.snapshot import snapshot_digest
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
-from strands_durable.store.local import LocalStore
 from strands_durable.store.state import fold
 from strands_durable.store.wrapping import WrappingStore
 from tests.faults.conftest import describe
 
 
 def test_kills_at_crash_points_and_at_random_moments_resume_to_the_golden_result(
-    chain_target: ChaosTarget, chain_golden: GoldenRun, tmp_path: Path
+    chain_target: ChaosTarget, chain_golden: WorkflowGoldenRun, tmp_path: Path
 ) -> None:
     run = explore_kill(
         chain_target, tmp_path, max_points=16, graceful_every=4, random_moments=3, golden=chain_golden, seed=3
@@ -36,7 +36,7 @@ def test_kills_at_crash_points_and_at_random_moments_resume_to_the_golden_result
 
 
 def test_a_child_started_at_the_golden_prefix_dies_at_its_point_in_the_golden_state(
-    chain_golden: GoldenRun, tmp_path: Path
+    chain_golden: WorkflowGoldenRun, tmp_path: Path
 ) -> None:
     run = FaultRun("kill", "chain")
     point_ids = chain_golden.point_ids[:: max(1, len(chain_golden.point_ids) // 24)]
@@ -75,7 +75,7 @@ class _BufferedJournal(FileOps):
 
 
 def test_kill_catches_a_store_that_keeps_commits_in_memory(
-    chain_target: ChaosTarget, chain_golden: GoldenRun, tmp_path: Path
+    chain_target: ChaosTarget, chain_golden: WorkflowGoldenRun, tmp_path: Path
 ) -> None:
     run = explore_kill(
         chain_target,
@@ -104,7 +104,7 @@ def _forgetful_resume(sessions: Path) -> WrappingStore:
 
 
 def test_kill_at_convergence_catches_a_resume_that_forgets_a_committed_message(
-    chain_target: ChaosTarget, chain_golden: GoldenRun, tmp_path: Path
+    chain_target: ChaosTarget, chain_golden: WorkflowGoldenRun, tmp_path: Path
 ) -> None:
     run = explore_kill(
         chain_target, tmp_path, signals=("SIGKILL",), max_points=10, golden=chain_golden, resume_store=_forgetful_resume

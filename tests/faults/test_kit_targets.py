@@ -13,9 +13,10 @@ import pytest
 from strands import tool
 
 from strands_durable import non_idempotent, tool_workspace
-from strands_durable.faults.real import FAULT_CLASSES, explore_fault, find_faults
+from strands_durable.faults.classes.registry import FAULT_CLASSES, explore_fault, find_faults
+from strands_durable.faults.kit.runs import record_cassette
+from strands_durable.faults.kit.target import ChaosTarget, NotExplorable, spec_target
 from strands_durable.faults.soak import soak
-from strands_durable.faults.target import ChaosTarget, NotExplorable, spec_target
 from tests.faults.conftest import describe, rules
 from tests.plugin.test_plugin_network_cassette import SCRIPT, SECRET, SPEC, LoopbackServer
 from tests.plugin.test_plugin_network_cassette import server as server
@@ -36,7 +37,7 @@ def test_the_kill_class_explores_an_http_executor_spec_offline_from_its_cassette
 ) -> None:
     monkeypatch.setenv("NET_CASSETTE_TOKEN", SECRET)
     spec = _http_spec(tmp_path, server.base_url)
-    spec_target(spec, record_in=tmp_path / "record")  # one golden run against the server, into the cassette
+    record_cassette(spec_target(spec, recording=True), tmp_path / "record")  # one golden run against the server
     assert [r[:2] for r in server.recorder.requests] == [("GET", "/items?kind=bolts"), ("PUT", "/orders/7")]
     server.stop()  # from here only the cassette can answer
 

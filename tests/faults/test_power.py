@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults import power
-from strands_durable.faults.golden import GoldenRun
-from strands_durable.faults.kill import explore_kill
-from strands_durable.faults.power import DiskModel, crash_states, explore_power
-from strands_durable.faults.recording import Op, RecordingFileOps
-from strands_durable.faults.target import ChaosTarget
+from strands_durable import LocalStore
+from strands_durable.faults.classes import power
+from strands_durable.faults.classes.kill import explore_kill
+from strands_durable.faults.classes.power import DiskModel, crash_states, explore_power
+from strands_durable.faults.classes.recording import Op, RecordingFileOps
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.store import local_session
 from strands_durable.store.fileops import AppendHandle, FileOps
-from strands_durable.store.local import LocalStore
 from strands_durable.store.syncer_thread import SyncerThread
 from tests.faults.conftest import describe, rules
 from tests.slow_disk import SlowSyncOps
@@ -187,7 +187,7 @@ class _NoJournalFsyncOps(FileOps):
 
 
 def test_sigkill_cannot_reveal_a_missing_fsync_but_a_power_cut_can(
-    chain_target: ChaosTarget, chain_golden: GoldenRun, tmp_path: Path
+    chain_target: ChaosTarget, chain_golden: WorkflowGoldenRun, tmp_path: Path
 ) -> None:
     killed = explore_kill(
         chain_target,

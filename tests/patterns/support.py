@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.faults.oracle import RequestLog, counting_model
+from strands_durable.faults.kit.oracle import RequestLog, counting_model
 from strands_durable.models import SyntheticModel
 from strands_durable.models.wrapping import WrappedModel
 from strands_durable.runner.options import RunOptions

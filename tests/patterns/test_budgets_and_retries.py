@@ -10,7 +10,7 @@ import pytest
 from strands.types.exceptions import ModelThrottledException
 
 from strands_durable.errors import BudgetExceeded, ExitCode, HitlPaused, WorkflowFailed, exit_code_for
-from strands_durable.faults.oracle import comparable, first_difference
+from strands_durable.faults.kit.oracle import comparable, first_difference
 from strands_durable.models.events import StreamFault
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store import LocalStore

@@ -14,10 +14,10 @@ import pytest
 from strands_durable.agent.compaction import SUMMARIZER_PROMPT
 from strands_durable.crashpoints import CrashPoints, InjectedCrash
 from strands_durable.errors import DurableError, exit_code_for
-from strands_durable.faults.explore import explore_point
-from strands_durable.faults.golden import run_golden
-from strands_durable.faults.oracle import comparable, first_difference
-from strands_durable.faults.target import ChaosTarget
+from strands_durable.faults.classes.explore import explore_point
+from strands_durable.faults.kit.oracle import comparable, first_difference
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.history import validate
 from strands_durable.models.providers import build_model
 from strands_durable.models.wrapping import WrappedModel

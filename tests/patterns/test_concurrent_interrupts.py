@@ -15,7 +15,7 @@ import pytest
 from strands_durable.agent.durable import StopRequested
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
 from strands_durable.errors import BudgetExceeded
-from strands_durable.faults.oracle import comparable, first_difference
+from strands_durable.faults.kit.oracle import comparable, first_difference
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store import LocalStore
 from tests.conftest import EXAMPLES

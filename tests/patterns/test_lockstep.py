@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
-from strands_durable.faults.oracle import comparable, first_difference
+from strands_durable.faults.kit.oracle import comparable, first_difference
 from strands_durable.runner.options import RunOptions
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store import LocalStore

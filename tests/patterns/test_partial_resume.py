@@ -9,7 +9,7 @@ import pytest
 
 from strands_durable.crashpoints import InjectedCrash
 from strands_durable.errors import WorkflowFailed
-from strands_durable.faults.oracle import committed_request_digests, comparable, first_difference
+from strands_durable.faults.kit.oracle import committed_request_digests, comparable, first_difference
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store import LocalStore
 from tests.conftest import EXAMPLES
@@ -49,7 +49,7 @@ def crash_then_resume(spec: Path, root: Path, target: str, **options):
 
 
 def _only_uncommitted_reruns(crashed, log: ExecutionLog) -> bool:
-    from strands_durable.faults.oracle import committed_tool_ids
+    from strands_durable.faults.kit.oracle import committed_tool_ids
 
     done = committed_tool_ids(crashed)
     return all(count == 1 for tool_id, count in log.counts().items() if tool_id in done)

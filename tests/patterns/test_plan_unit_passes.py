@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from strands_durable.faults.oracle import comparable, first_difference
+from strands_durable.faults.kit.oracle import comparable, first_difference
 from strands_durable.runner.options import RunOptions
 from strands_durable.runner.plan import plan_step
 from strands_durable.runner.run import create_run, run_workflow

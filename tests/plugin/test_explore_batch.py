@@ -1,4 +1,4 @@
-"""A crash point's runs, and the threads they start, run under SCHED_BATCH (faults/cores.py `batch_scheduled`);
+"""A crash point's runs, and the threads they start, run under SCHED_BATCH (faults/kit/cores.py `batch_scheduled`);
 every thread gets its own policy back afterwards, and nothing outside the explorer is touched."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.cores import allow_narrowing, batch_scheduled
-from strands_durable.faults.explore import explore_point
-from strands_durable.faults.golden import run_golden
-from strands_durable.faults.target import ChaosTarget
+from strands_durable.faults.classes.explore import explore_point
+from strands_durable.faults.kit.cores import allow_narrowing, batch_scheduled
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.target import ChaosTarget
 from tests.plugin.support import RESEARCH
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="no scheduling policies on this system")
@@ -117,7 +117,7 @@ def test_turned_off_it_changes_nothing() -> None:
 def test_a_crash_points_runs_run_batch_and_the_explorer_gets_its_policy_back(tmp_path: Path) -> None:
     golden = run_golden(ChaosTarget(RESEARCH), tmp_path / "golden")
     seen: set[int] = set()
-    from strands_durable.faults import explore
+    from strands_durable.faults.classes import explore
 
     original = explore._explore_schedule
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.cores import allow_narrowing, current_core, one_core
-from strands_durable.faults.explore import explore_point
-from strands_durable.faults.golden import run_golden
-from strands_durable.faults.target import ChaosTarget
+from strands_durable.faults.classes.explore import explore_point
+from strands_durable.faults.kit.cores import allow_narrowing, current_core, one_core
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.target import ChaosTarget
 from tests.plugin.support import RESEARCH
 
 # CI and the development VM have two cores; on one core there is nothing to narrow, and that is checked instead

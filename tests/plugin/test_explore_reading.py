@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.explore import PointOutcome, _Exploration, cut_for
-from strands_durable.faults.golden import run_golden, skip_count
-from strands_durable.faults.snapshot import SnapshotDigest, snapshot_digest, snapshot_view
-from strands_durable.faults.target import ChaosTarget
+from strands_durable import LocalStore
+from strands_durable.faults.classes.explore import PointOutcome, _Exploration, cut_for
+from strands_durable.faults.kit.golden import skip_count
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_digest, snapshot_view
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
-from strands_durable.store.local import LocalStore
 from strands_durable.store.state import copy_state, fold
 from tests.plugin.support import RESEARCH
 
@@ -96,7 +97,7 @@ def test_the_runs_stores_open_the_seeded_journal_as_a_fresh_store_does(golden, t
         assert ex.known.state == fresh(ex)  # the seed's state is the fold of the seed's bytes
         phase = ex.resume(arm=(target.point, 0), converge=False, label="crash")
         assert phase.fired is not None
-        seeded = LocalStore(ex.sessions, known_journal=ex.known).load(ex.session_id)
+        seeded = LocalStore(ex.sessions, _known_journal=ex.known).load(ex.session_id)
         assert seeded.seq > ex.seed_state.seq
         assert seeded == LocalStore(ex.sessions).load(ex.session_id)
 
@@ -106,7 +107,7 @@ def test_exploring_a_point_leaves_the_garbage_collector_as_it_found_it(golden, t
     caller's again and nothing stays frozen."""
     import gc
 
-    from strands_durable.faults.explore import explore_point
+    from strands_durable.faults.classes.explore import explore_point
 
     before = gc.get_threshold()
     gc.set_threshold(600, 9, 9)  # the caller's own settings, not the defaults

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.explore import explore_point
-from strands_durable.faults.golden import GoldenRun, run_golden
+from strands_durable.faults.classes.explore import explore_point
 from strands_durable.faults.golden_file import (
     FORMAT,
     GoldenFileError,
@@ -21,18 +20,20 @@ from strands_durable.faults.golden_file import (
     golden_record,
     load_golden,
 )
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.target import ChaosTarget, spec_target
 from strands_durable.faults.suite import ChaosSettings, ChaosSuite
-from strands_durable.faults.target import ChaosTarget, spec_target
 from tests.plugin.support import RELEASE_PLAN, RESEARCH, add_research_spec, summary
 
 
 @pytest.fixture(scope="module")
-def research(tmp_path_factory: pytest.TempPathFactory) -> GoldenRun:
+def research(tmp_path_factory: pytest.TempPathFactory) -> WorkflowGoldenRun:
     return run_golden(spec_target(RESEARCH), tmp_path_factory.mktemp("golden") / "research")
 
 
 def test_a_golden_run_read_back_from_its_file_explores_its_points_as_the_original(
-    research: GoldenRun, tmp_path: Path
+    research: WorkflowGoldenRun, tmp_path: Path
 ) -> None:
     key = golden_key(research.target)
     assert key is not None
@@ -60,13 +61,13 @@ def test_a_golden_run_read_back_from_its_file_explores_its_points_as_the_origina
         )
 
 
-def _counting(target: ChaosTarget, workdir: Path, runs: list[str]) -> GoldenRun:
+def _counting(target: ChaosTarget, workdir: Path, runs: list[str]) -> WorkflowGoldenRun:
     runs.append(target.spec_path.name)
     return run_golden(target, workdir)
 
 
 def test_a_corrupt_torn_foreign_or_classy_golden_file_is_computed_again_and_replaced(
-    research: GoldenRun, tmp_path: Path
+    research: WorkflowGoldenRun, tmp_path: Path
 ) -> None:
     shared = SharedGoldens(tmp_path / "goldens")
     shared.directory.mkdir()
@@ -109,7 +110,7 @@ def test_a_corrupt_torn_foreign_or_classy_golden_file_is_computed_again_and_repl
 
 
 def test_a_shared_directory_that_cannot_be_made_leaves_each_process_its_own_golden_run(
-    research: GoldenRun, tmp_path: Path
+    research: WorkflowGoldenRun, tmp_path: Path
 ) -> None:
     (tmp_path / "a-file").write_text("")
     shared = SharedGoldens(tmp_path / "a-file" / "goldens")  # under a file: makedirs fails (as on another host)
@@ -152,9 +153,10 @@ def test_the_golden_key_changes_with_every_input_a_golden_run_depends_on(tmp_pat
 RUN_PROBE = """
 import os
 
-from strands_durable.faults import golden, suite
+from strands_durable.faults import suite
+from strands_durable.faults.kit import runs
 
-_real_run, _real_prepare = golden.run_golden, suite.ChaosSuite.prepare_goldens
+_real_run, _real_prepare = runs.run_golden, suite.ChaosSuite.prepare_goldens
 _worker = ["serial"]
 
 
@@ -177,7 +179,7 @@ def _prepare(self, spec_paths):
     return _real_prepare(self, spec_paths)
 
 
-golden.run_golden = _counted
+runs.run_golden = _counted
 suite.ChaosSuite.prepare_goldens = _prepare
 """
 

@@ -17,7 +17,7 @@ FACTORIES = """
 from strands.hooks import MessageAddedEvent
 
 from strands_durable.agent.durable import InvocationHooks
-from strands_durable.faults.agents import LEDGER_PROMPTS, ledger_agent
+from strands_durable.faults.agents.examples import LEDGER_PROMPTS, ledger_agent
 from strands_durable.sdk import DurableSessionManager
 
 PROMPTS = LEDGER_PROMPTS[:1]  # one prompt: a parallel batch of a non-idempotent tool and an idempotent one
@@ -279,7 +279,7 @@ import pytest
 from strands import Agent
 from strands.tools.executors import SequentialToolExecutor
 
-from strands_durable.faults.agents import LEDGER_SCRIPT, ledger_tools
+from strands_durable.faults.agents.examples import LEDGER_SCRIPT, ledger_tools
 from strands_durable.models.scripted import ScriptedModel
 from strands_durable.sdk import DurableSessionManager
 

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pytest_strands.properties import PACKED, pack, unpack
-from strands_durable.faults.report import records_of
+from strands_durable.faults.kit.report import records_of
 from strands_durable.faults.suite import schedules_properties
 from tests.plugin.support import add_research_spec, summary
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from strands_durable.faults.cores import worker_core
+from strands_durable.faults.kit.cores import worker_core
 from tests.plugin.support import add_research_spec
 
 CONTROLLER_PROBE = """
@@ -48,7 +48,7 @@ def test_the_xdist_controller_imports_neither_strands_agents_nor_the_runs_machin
     assert (pytester.path / "controller-modules.txt").read_text() == "[]"
     # nor the runs' machinery (the store alone took ~30 ms, the fault registry ~30 ms, before the workers started)
     ours = eval((pytester.path / "controller-ours.txt").read_text())
-    heavy = ("store", "runner", "agent", "history", "faults.explore", "faults.golden", "faults.real", "faults.oracle")
+    heavy = ("store", "runner", "agent", "history", "faults.classes", "faults.kit.golden", "faults.kit.oracle")
     assert [m for m in ours if m.removeprefix("strands_durable.").startswith(heavy)] == []
 
 

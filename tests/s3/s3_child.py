@@ -18,7 +18,7 @@ from pathlib import Path
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import DurableError
-from strands_durable.faults.oracle import RequestLog
+from strands_durable.faults.kit.oracle import RequestLog
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store.s3 import S3Store
 from tests.core.support import ExecutionLog, counted_options

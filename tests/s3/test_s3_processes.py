@@ -15,7 +15,7 @@ import pytest
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import SessionInUse
-from strands_durable.faults.oracle import RequestLog, comparable, first_difference, stored_violations
+from strands_durable.faults.kit.oracle import RequestLog, comparable, first_difference, stored_violations
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store.layout import new_session_id
 from strands_durable.store.s3 import S3Store

@@ -6,7 +6,7 @@ import pytest
 from strands import Agent
 from strands.session import SnapshotSessionManager
 
-from strands_durable.faults.recording import RecordingFileOps
+from strands_durable.faults.classes.recording import RecordingFileOps
 from strands_durable.sdk.storage import DurableStorage, StorageConflict
 
 from .support import World

@@ -11,7 +11,7 @@ from strands.hooks import AfterToolCallEvent
 from strands.tools.executors import SequentialToolExecutor
 
 from strands_durable.errors import SessionInUse, UsageError
-from strands_durable.faults.agents import overlapping
+from strands_durable.faults.agents.examples import overlapping
 from strands_durable.history import SDK_INTERRUPTED_TEXT, normalize, validate
 from strands_durable.sdk import DurableSessionManager, dedup_key, non_idempotent
 from strands_durable.sdk.pending import INTERRUPTED_ANSWER, INTERRUPTED_TOOL

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from strands_durable.faults.forking import fork_child, wait_child
+from strands_durable.faults.kit.forking import fork_child, wait_child
 from tests.cli.support import strands_command
 
 from .support import PROMPTS, World

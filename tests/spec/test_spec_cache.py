@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from strands_durable.errors import SpecError
-from strands_durable.faults.explore import explore_point, iter_points
-from strands_durable.faults.golden import run_golden
-from strands_durable.faults.target import ChaosTarget
+from strands_durable.faults.classes.explore import explore_point, iter_points
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.spec import Spec, bytes_hash, load_spec, load_spec_text, loader
 from strands_durable.spec.document import MAX_BYTES
 from tests.conftest import REPO

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from strands_durable.errors import SessionInUse
-from strands_durable.faults.recording import RecordingFileOps
+from strands_durable.faults.classes.recording import RecordingFileOps
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.layout import LEASE_LOCK
 from strands_durable.store.lease import Lease

@@ -10,8 +10,14 @@ from typing import Any
 
 import pytest
 
-from strands_durable.faults.power import DiskModel, after_power_cut, crash_states, materialize, persistence_points
-from strands_durable.faults.recording import RecordingFileOps
+from strands_durable.faults.classes.power import (
+    DiskModel,
+    after_power_cut,
+    crash_states,
+    materialize,
+    persistence_points,
+)
+from strands_durable.faults.classes.recording import RecordingFileOps
 from strands_durable.operations.check import check_session
 from strands_durable.operations.export import export_session
 from strands_durable.operations.repair import repair_session

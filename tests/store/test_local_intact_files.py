@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from strands_durable.faults.recording import RecordingFileOps
+from strands_durable.faults.classes.recording import RecordingFileOps
 from strands_durable.store import LocalStore
 from strands_durable.store.fileops import is_temp_file
 from strands_durable.store.layout import new_session_id

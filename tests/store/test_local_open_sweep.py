@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.recording import RecordingFileOps
+from strands_durable.faults.classes.recording import RecordingFileOps
 from strands_durable.store import LocalStore
 from strands_durable.store.fileops import FileOps
 

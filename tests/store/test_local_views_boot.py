@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from strands_durable.errors import CorruptSession
-from strands_durable.faults.recording import RecordingFileOps
+from strands_durable.faults.classes.recording import RecordingFileOps
 from strands_durable.store import LocalStore
 from strands_durable.store.fileops import FileOps, machine_boot_id
 from strands_durable.store.journal import JOURNAL_NAME

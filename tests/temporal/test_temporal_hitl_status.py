@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from strands_durable.errors import HitlPaused
-from strands_durable.faults.oracle import comparable, first_difference, stored_violations
+from strands_durable.faults.kit.oracle import comparable, first_difference, stored_violations
 from strands_durable.runner.options import RunOptions
 from strands_durable.runner.run import create_run, load_session, resume, run_workflow
 from strands_durable.store import open_store

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.faults.oracle import comparable, first_difference, stored_violations
+from strands_durable.faults.kit.oracle import comparable, first_difference, stored_violations
 from strands_durable.runner.options import RunOptions
 from strands_durable.runner.run import load_session, run_workflow
 from strands_durable.store import open_store

@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from strands_durable.faults.oracle import comparable, first_difference, stored_violations
+from strands_durable.faults.kit.oracle import comparable, first_difference, stored_violations
 from strands_durable.runner.run import load_session
 from strands_durable.store import open_store
 from tests.temporal.support import SPECS, activity_units, start_worker, strands, wait_for

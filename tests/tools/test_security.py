@@ -16,7 +16,7 @@ from strands import tool
 
 from strands_durable.crashpoints import CrashPoints, InjectedCrash
 from strands_durable.errors import DurableError, HitlPaused, exit_code_for
-from strands_durable.faults.oracle import comparable
+from strands_durable.faults.kit.oracle import comparable
 from strands_durable.runner.options import RunOptions
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store import LocalStore

@@ -48,7 +48,7 @@ def chaos(
 ) -> None:
     """Soak specs under real faults and print crash points, unique states, divergences, invalid histories and
     data lost per fault class (zero is the bar)."""
-    from strands_durable.faults.real import parse_fault_classes
+    from strands_durable.faults.classes.registry import parse_fault_classes
     from strands_durable.faults.soak import soak, write_report
     from strands_durable.operations import parse_age
 

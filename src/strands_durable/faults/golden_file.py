@@ -3,9 +3,9 @@ whichever pytest-xdist worker locks it first, and read back by the others.
 
 A golden run is written in its file form (`golden_record`): plain values only (its points as their fields, the
 journal, the comparable view, the tools' workspace), never the live objects of the run that made it; the reader
-rebuilds a `GoldenRun` around its own target and scratch directory (`golden_from_record`). A file is named by a key
-over everything a golden run depends on (`golden_key`) and holds that key and a checksum of its payload; one that
-is torn, corrupt, of another format or for another key is ignored and the golden run computed again.
+rebuilds a `WorkflowGoldenRun` around its own target and scratch directory (`golden_from_record`). A file is named
+by a key over everything a golden run depends on (`golden_key`) and holds that key and a checksum of its payload;
+one that is torn, corrupt, of another format or for another key is ignored and the golden run computed again.
 """
 
 from __future__ import annotations
@@ -19,20 +19,19 @@ import io
 import json
 import os
 import pickle
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import strands_durable
 from strands_durable.crashpoints import SITE_TYPES, Commit, CrashPoint
-from strands_durable.faults.common import Finding
-from strands_durable.faults.golden import GoldenPoint, GoldenRun
-from strands_durable.faults.target import ChaosTarget
-from strands_durable.faults.workspace import WorkspaceHistory, read_files
+from strands_durable.faults.kit.findings import Finding
+from strands_durable.faults.kit.golden import GoldenPoint, WorkflowGoldenRun
+from strands_durable.faults.kit.target import ChaosTarget
+from strands_durable.faults.kit.workspace import WorkspaceHistory, read_files
 from strands_durable.store.fileops import FileOps
 
-FORMAT = b"strands-chaos-golden 1"
+FORMAT = b"strands-chaos-golden 2"  # 2: a workflow golden run only (no agent fields)
 _POINT_TYPES: dict[str, type[CrashPoint]] = {kind.__name__: kind for kind in {CrashPoint, *SITE_TYPES.values()}}
 _OPS = FileOps()
 
@@ -45,7 +44,7 @@ def golden_key(target: ChaosTarget) -> str | None:
     """What a workflow's golden run depends on, hashed: the spec's bytes, its cassette's, the tools' workspace,
     seed, variables, HITL answer, mode and this code's version. None for a target with Python tools (objects of
     the test that built them: never shared)."""
-    from strands_durable.faults.cassette import cassette_path
+    from strands_durable.faults.kit.cassette import cassette_path
 
     if target.tools:
         return None
@@ -65,16 +64,13 @@ def golden_key(target: ChaosTarget) -> str | None:
     return _digest(json.dumps(parts, sort_keys=True).encode())
 
 
-def golden_record(golden: GoldenRun) -> dict[str, Any]:
+def golden_record(golden: WorkflowGoldenRun) -> dict[str, Any]:
     """The golden run as plain values: what exploring its points, judging them and reporting it read."""
     return {
         "points": [_point_record(p) for p in golden.points],
         "comparable": golden.comparable,
         "problems": [dataclasses.astuple(p) for p in golden.problems],
         "model_requests": golden.model_requests,
-        "node_requests": dict(golden.node_requests),
-        "effects": dict(golden.effects),
-        "concurrent": golden.concurrent,
         "tool_executions": golden.tool_executions,
         "journal": golden.journal,
         "spec_snapshot": golden.spec_snapshot,
@@ -85,21 +81,18 @@ def golden_record(golden: GoldenRun) -> dict[str, Any]:
     }
 
 
-def golden_from_record(record: dict[str, Any], target: ChaosTarget, workdir: Path) -> GoldenRun:
-    """The `GoldenRun` a record was made from, for `target`, exploring under `workdir`."""
+def golden_from_record(record: dict[str, Any], target: ChaosTarget, workdir: Path) -> WorkflowGoldenRun:
+    """The `WorkflowGoldenRun` a record was made from, for `target`, exploring under `workdir`."""
     try:
         workspace = WorkspaceHistory(record["workspace"][0][1])
         workspace.changes = [(index, files) for index, files in record["workspace"]]
-        return GoldenRun(
+        return WorkflowGoldenRun(
             target=target,
             workdir=workdir,
             points=[_point_from_record(entry) for entry in record["points"]],
             comparable=record["comparable"],
             problems=[Finding(*fields) for fields in record["problems"]],
             model_requests=record["model_requests"],
-            node_requests=Counter(record["node_requests"]),
-            effects=Counter(record["effects"]),
-            concurrent=record["concurrent"],
             tool_executions=record["tool_executions"],
             journal=record["journal"],
             spec_snapshot=record["spec_snapshot"],
@@ -141,13 +134,13 @@ class _PlainUnpickler(pickle.Unpickler):
         raise GoldenFileError(f"names a class ({module}.{name})")
 
 
-def dump_golden(key: str, golden: GoldenRun) -> bytes:
+def dump_golden(key: str, golden: WorkflowGoldenRun) -> bytes:
     """A golden run's file: the format line, the key, the payload's checksum, then the payload."""
     payload = pickle.dumps(golden_record(golden), protocol=pickle.HIGHEST_PROTOCOL)
     return b"\n".join([FORMAT, key.encode(), _digest(payload).encode(), payload])
 
 
-def load_golden(data: bytes, key: str, target: ChaosTarget, workdir: Path) -> GoldenRun:
+def load_golden(data: bytes, key: str, target: ChaosTarget, workdir: Path) -> WorkflowGoldenRun:
     """The golden run a file holds for `key`; `GoldenFileError` when the file is not exactly that."""
     parts = data.split(b"\n", 3)
     if len(parts) != 4 or parts[0] != FORMAT:
@@ -173,7 +166,7 @@ class SharedGoldens:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
 
-    def golden(self, target: ChaosTarget, workdir: Path, run: Callable[[], GoldenRun]) -> GoldenRun:
+    def golden(self, target: ChaosTarget, workdir: Path, run: Callable[[], WorkflowGoldenRun]) -> WorkflowGoldenRun:
         """The target's golden run: read from its file when a valid one exists, else `run()` and written for
         the others. Holds the workflow's lock meanwhile, so another process asking waits for it and reads it."""
         key = golden_key(target)

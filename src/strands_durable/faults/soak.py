@@ -27,11 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strands_durable.faults.common import FaultRun, reset_dir, write_scratch
-from strands_durable.faults.forking import fork_child, wait_child
-from strands_durable.faults.golden import GoldenRun, run_golden
-from strands_durable.faults.real import FAULT_CLASSES, explore_fault
-from strands_durable.faults.target import NotExplorable, spec_target
+from strands_durable.faults.classes.registry import explore_fault, fault_class_names
+from strands_durable.faults.kit.findings import FaultRun
+from strands_durable.faults.kit.forking import fork_child, wait_child
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.scratch import reset_dir, write_scratch
+from strands_durable.faults.kit.target import NotExplorable, spec_target
 from strands_durable.store.fileops import FileOps
 from strands_durable.wording import counted
 
@@ -165,11 +167,11 @@ def soak(
     max_rounds: int | None = None,
 ) -> SoakResult:
     """Run the fault classes over the specs until `budget_s` seconds are spent (or `max_rounds` rounds ran)."""
-    faults = list(faults or FAULT_CLASSES)
+    faults = list(faults or fault_class_names())
     logging.getLogger("strands").setLevel(logging.CRITICAL)  # injected failures are expected; findings report them
     result = SoakResult([str(s) for s in specs], faults, seed, budget_s)
     root = workdir or Path(tempfile.mkdtemp(prefix="strands-chaos-"))
-    goldens: dict[Path, GoldenRun | None] = {}
+    goldens: dict[Path, WorkflowGoldenRun | None] = {}
     started = time.monotonic()
     display = _Display(budget_s, enabled=progress)
     ctrl_c = _CtrlC()
@@ -283,7 +285,7 @@ def _kill_group(pid: int) -> None:
         os.waitpid(pid, 0)
 
 
-def _golden(spec: Path, seed: int, root: Path, result: SoakResult) -> GoldenRun | None:
+def _golden(spec: Path, seed: int, root: Path, result: SoakResult) -> WorkflowGoldenRun | None:
     """The spec's golden run (its cassette answering, when it has one); None when it is not explorable or cannot
     run at all (nothing to break: reported)."""
     try:

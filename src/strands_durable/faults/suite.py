@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from strands_durable.faults.report import PROPERTY_PREFIX
-from strands_durable.faults.target import ChaosTarget, NotExplorable, spec_target
-from strands_durable.faults.target import network_tool_names as network_tool_names  # named here by the plugin tests
+from strands_durable.faults.kit.report import PROPERTY_PREFIX
+from strands_durable.faults.kit.target import ChaosTarget, NotExplorable, spec_target
+from strands_durable.faults.kit.target import network_tool_names as network_tool_names  # named here by the plugin tests
 
 if TYPE_CHECKING:  # the xdist controller imports this module to configure; the runs' machinery is for the workers
-    from strands_durable.faults.common import Finding
-    from strands_durable.faults.explore import PointOutcome
-    from strands_durable.faults.golden import GoldenRun
+    from strands_durable.faults.classes.explore import PointOutcome
+    from strands_durable.faults.kit.findings import Finding
+    from strands_durable.faults.kit.golden import WorkflowGoldenRun
 
 SPEC_SUFFIXES = (".strands.yaml", ".strands.yml", ".strands.json")
 SCRATCH_REMOVAL = "strands_durable.store.fileops"  # what `ChaosSuite.close` imports (an xdist controller: early)
@@ -32,17 +32,18 @@ class ChaosUsageError(ValueError):
 
 
 def parse_faults(text: str | None) -> list[str]:
-    """`--strands-chaos-faults`: names from the registry of fault classes (`faults/real.py`), `interrupt` by default."""
+    """`--strands-chaos-faults`: names from the registry of fault classes (faults/classes/registry.py), `interrupt` by
+    default."""
     names = [part.strip() for part in (text or "interrupt").split(",") if part.strip()]
     if names == ["interrupt"]:  # the default needs no registry (importing it costs the xdist controller ~30 ms)
         return names
-    from strands_durable.faults.real import FAULT_CLASSES
+    from strands_durable.faults.classes.registry import fault_class_names
 
+    known = fault_class_names()
     for name in names:
-        if name not in FAULT_CLASSES:
-            raise ChaosUsageError(
-                f"--strands-chaos-faults: unknown fault class {name!r}; choose from {', '.join(FAULT_CLASSES)}"
-            )
+        if name not in known:
+            choices = ", ".join(known)
+            raise ChaosUsageError(f"--strands-chaos-faults: unknown fault class {name!r}; choose from {choices}")
     return names or ["interrupt"]
 
 
@@ -104,7 +105,7 @@ class ChaosSuite:
         self.workdir = workdir or default_workdir()
         self.shared = shared
         self._count = 0
-        self._prepared: dict[str, GoldenRun] = {}  # golden key -> golden run, until collected
+        self._prepared: dict[str, WorkflowGoldenRun] = {}  # golden key -> golden run, until collected
 
     def close(self) -> None:
         from strands_durable.store.fileops import FileOps
@@ -126,10 +127,10 @@ class ChaosSuite:
         hitl_answer: str | None = None,
         workspace: str | Path | None = None,
     ) -> ChaosTarget:
-        """The target for a spec (`faults.target.spec_target`): the cassette's answers when one exists (recorded
+        """The target for a spec (`faults.kit.target.spec_target`): the cassette's answers when one exists (recorded
         first with `record`), otherwise the synthetic model; a spec with network tools and no cassette raises
         `NotExplorable`."""
-        return spec_target(
+        target = spec_target(
             Path(spec_path),
             seed=self.settings.seed,
             variables=variables,
@@ -137,11 +138,16 @@ class ChaosSuite:
             hitl_answer=hitl_answer if hitl_answer is not None else self.settings.hitl_answer,
             full=self.settings.full,
             workspace=_workspace_dir(workspace or _spec_workspace(Path(spec_path)) or self.settings.workspace),
-            record_in=self._dir("record") if self.settings.record else None,
+            recording=self.settings.record,
         )
+        if self.settings.record:
+            from strands_durable.faults.kit.runs import record_cassette
 
-    def golden(self, target: ChaosTarget) -> GoldenRun:
-        from strands_durable.faults.golden import run_golden
+            record_cassette(target, self._dir("record"))
+        return target
+
+    def golden(self, target: ChaosTarget) -> WorkflowGoldenRun:
+        from strands_durable.faults.kit.runs import run_golden
 
         if self.shared is None:
             return run_golden(target, self._dir(target.spec_path.name))
@@ -171,13 +177,13 @@ class ChaosSuite:
             if key is not None:
                 self._prepared[key] = golden
 
-    def explore(self, golden: GoldenRun, point_id: str) -> PointOutcome:
-        from strands_durable.faults.explore import explore_point
+    def explore(self, golden: WorkflowGoldenRun, point_id: str) -> PointOutcome:
+        from strands_durable.faults.classes.explore import explore_point
 
         return explore_point(golden, point_id, golden.workdir / "points")
 
-    def point_ids(self, golden: GoldenRun, max_points: int | None = None) -> list[str]:
-        from strands_durable.faults.explore import iter_points
+    def point_ids(self, golden: WorkflowGoldenRun, max_points: int | None = None) -> list[str]:
+        from strands_durable.faults.classes.explore import iter_points
 
         limit = max_points if max_points is not None else self.settings.max_points
         return list(iter_points(golden, limit, self.settings.seed))
@@ -186,7 +192,9 @@ class ChaosSuite:
 # -- item properties (JUnit XML and the totals) ---------------------------------------------------------------
 
 
-def golden_properties(workflow: str, golden: GoldenRun | None, problems: list[Finding]) -> list[tuple[str, Any]]:
+def golden_properties(
+    workflow: str, golden: WorkflowGoldenRun | None, problems: list[Finding]
+) -> list[tuple[str, Any]]:
     props: dict[str, Any] = {
         "workflow": workflow,
         "explored": 0,
@@ -219,7 +227,7 @@ def not_explorable_properties(workflow: str, reason: NotExplorable) -> list[tupl
 
 
 def outcome_properties(
-    workflow: str, golden: GoldenRun, outcome: PointOutcome, *, counts_as_point: bool = True
+    workflow: str, golden: WorkflowGoldenRun, outcome: PointOutcome, *, counts_as_point: bool = True
 ) -> list[tuple[str, Any]]:
     """One explored point (or a failing schedule, which is not a crash point of its own): counted once, as
     diverged and/or invalid when it found problems."""

@@ -21,7 +21,7 @@ NOTES_MANAGER = "notes_manager"
 
 
 class DirectNetwork:
-    """How tools reach the network in a real run: directly. A chaos cassette (faults/cassette.py) replaces it
+    """How tools reach the network in a real run: directly. A chaos cassette (faults/kit/cassette.py) replaces it
     with one that records or replays; both offer `wrap(tool)` and `server_tools(server_id, connect)`."""
 
     def wrap(self, tool: Any) -> Any:
@@ -77,7 +77,7 @@ class ToolResolver:
     ):
         self.spec = spec
         self.offline = provider in OFFLINE_PROVIDERS and not network
-        self.network_tools = network_tools or DirectNetwork()  # chaos: the cassette (faults/cassette.py)
+        self.network_tools = network_tools or DirectNetwork()  # chaos: the cassette (faults/kit/cassette.py)
         self.allow_python_exec = allow_python_exec
         self.native = native
         self.extra = extra or {}

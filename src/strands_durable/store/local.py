@@ -82,16 +82,17 @@ class LocalStore(SessionStore):
         *,
         fileops: FileOps | None = None,
         strict: bool | None = None,
-        known_journal: KnownJournal | None = None,
         checkpoint_min_bytes: int = CHECKPOINT_MIN_BYTES,
+        _known_journal: KnownJournal | None = None,
     ) -> None:
         """`strict` validates every conversation a commit touches (`mode="stored"`); it defaults to the
-        environment variable STRANDS_DURABLE_STRICT (the test suite turns it on). `known_journal`: see
-        `KnownJournal`. `checkpoint_min_bytes`: the least history a checkpoint compacts (store/checkpoint.py)."""
+        environment variable STRANDS_DURABLE_STRICT (the test suite turns it on). `checkpoint_min_bytes`: the least
+        history a checkpoint compacts (store/checkpoint.py). `_known_journal` is the chaos kit's (`KnownJournal`),
+        not a user's."""
         self.root = Path(root).expanduser() if root is not None else layout.default_sessions_dir()
         self.fileops = fileops or FileOps()
         self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
-        self.known_journal = known_journal
+        self._known_journal = _known_journal
         self.checkpoint_min_bytes = checkpoint_min_bytes
 
     # -- creating and opening ------------------------------------------------------------------------
@@ -178,7 +179,7 @@ class LocalStore(SessionStore):
             data = self.fileops.read_bytes(path)
         except OSError as exc:
             raise file_error(exc, path) from exc
-        known = self.known_journal
+        known = self._known_journal
         if (
             known is not None
             and known.path == path

@@ -1,0 +1,132 @@
+"""The chaos plugin's pytest items: a spec file's golden item, one item per crash point (named by its id, so `-k`
+reruns one), its `schedules` item, one item per real-fault class, and the item a spec that cannot be explored
+becomes. Each item asks the session's chaos suite (`SUITE`, faults/suite.py) for its work and fails with a
+`ChaosFailure` the user reads; the agent factories' items (agents.py) share the base `ChaosItem`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SUITE = pytest.StashKey[Any]()  # the session's `ChaosSuite` (set by the plugin under --strands-chaos)
+
+
+class ChaosFailure(AssertionError):
+    """A crash point (or golden run, or schedule) that broke a rule; its text is what the user reads."""
+
+
+class SpecFile(pytest.File):
+    def collect(self):  # type: ignore[override]
+        from pytest_strands.collect import hitl_hint
+        from strands_durable.faults.kit.target import NotExplorable
+
+        suite = self.config.stash[SUITE]
+        try:
+            golden = suite.golden(suite.target(self.path))
+        except NotExplorable as reason:  # network tools without a cassette: never passed, never explored
+            yield NotExplorableItem.from_parent(self, name="not-explorable", golden=None, reason=reason)
+            return
+        except Exception as exc:  # a spec or provider error: one failing golden item says it in one line
+            yield GoldenItem.from_parent(self, name="golden", golden=None, error=hitl_hint(exc))
+            return
+        yield GoldenItem.from_parent(self, name="golden", golden=golden, error=None)
+        for point_id in suite.point_ids(golden):
+            yield CrashPointItem.from_parent(self, name=point_id, golden=golden)
+        if suite.settings.schedules > 0:
+            yield ScheduleItem.from_parent(self, name="schedules", golden=golden)
+        for fault in suite.settings.faults:
+            if fault != "interrupt":
+                yield RealFaultItem.from_parent(self, name=f"fault:{fault}", golden=golden, fault=fault)
+
+
+class ChaosItem(pytest.Item):
+    def __init__(self, *, golden: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.golden = golden
+
+    @property
+    def workflow(self) -> str:
+        return self.path.name
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ChaosFailure):
+            return f"{self.workflow}::{self.name}\n{excinfo.value}"
+        return super().repr_failure(excinfo, style=style)  # type: ignore[return-value]
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"strands-chaos {self.name}"
+
+
+class GoldenItem(ChaosItem):
+    def __init__(self, *, error: str | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        from strands_durable.faults.kit.findings import Finding
+        from strands_durable.faults.suite import golden_properties
+
+        problems = self.golden.problems if self.golden is not None else [Finding("golden-run", str(self.error))]
+        self.user_properties.extend(golden_properties(self.workflow, self.golden, problems))
+        if problems:
+            raise ChaosFailure("the golden run (no faults) failed:\n" + "\n".join(str(p) for p in problems))
+
+
+class NotExplorableItem(ChaosItem):
+    """A spec whose network tools have no cassette: fails with the command that records one."""
+
+    def __init__(self, *, reason: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.reason = reason
+
+    def runtest(self) -> None:
+        from strands_durable.faults.suite import not_explorable_properties
+
+        self.user_properties.extend(not_explorable_properties(self.workflow, self.reason))
+        raise ChaosFailure(str(self.reason))
+
+
+class CrashPointItem(ChaosItem):
+    def runtest(self) -> None:
+        from strands_durable.faults.suite import outcome_properties
+
+        outcome = self.config.stash[SUITE].explore(self.golden, self.name)
+        self.user_properties.extend(outcome_properties(self.workflow, self.golden, outcome))
+        if not outcome.ok:
+            raise ChaosFailure(outcome.describe())
+
+
+class ScheduleItem(ChaosItem):
+    def runtest(self) -> None:
+        from strands_durable.faults.classes.schedule import explore_schedules
+        from strands_durable.faults.suite import outcome_properties, schedules_properties
+
+        suite = self.config.stash[SUITE]
+        result = explore_schedules(self.golden, self.golden.workdir / "schedules", examples=suite.settings.schedules)
+        if result.failure is not None:
+            self.user_properties.extend(
+                outcome_properties(self.workflow, self.golden, result.failure, counts_as_point=False)
+            )
+        self.user_properties.extend(schedules_properties(self.workflow, result.outcomes, result.failure is not None))
+        if result.failure is not None:
+            raise ChaosFailure(f"minimal failing schedule of {result.examples} tried:\n{result.failure.describe()}")
+
+
+class RealFaultItem(ChaosItem):
+    """One real-fault class (kill, power, disk, ...) over the spec at its gate bounds (faults/classes/registry.py)."""
+
+    def __init__(self, *, fault: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fault = fault
+
+    def runtest(self) -> None:
+        from strands_durable.faults.classes.registry import explore_plugin_fault
+
+        suite = self.config.stash[SUITE]
+        properties, findings = explore_plugin_fault(self.fault, self.golden, suite.workdir, suite.settings.seed)
+        self.user_properties.extend(properties)
+        if findings:
+            raise ChaosFailure("\n".join(findings[:20]))

@@ -1,0 +1,261 @@
+"""One instrumented run of a user's Python Strands agent: the factory `build_agent(ctx)` resolved, the crash-point
+bus of the run (`Run`: records point ids, crashes in process or by SIGKILL at one, counts each request at the
+model and each real tool execution), the crash hooks at every SDK hook, and `point(name)` for a tool body.
+faults/agents/engine.py drives these runs; faults/kit/judge.py judges them."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import itertools
+import os
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash, ToolCall
+from strands_durable.errors import UsageError
+
+STYLES = ("agent()", "re-send")
+USER_SITE = "tool.point"  # a point a tool body marks with `point(name)`
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """What `build_agent(ctx)` builds on: fresh per run (golden, each crash, each resume), the same session id."""
+
+    storage_dir: Path
+    workspace: Path
+    session_id: str
+    phase: str = "golden"  # golden | crash | resume | load
+
+
+BuildAgent = Callable[[AgentContext], Any]
+
+
+def resolve_factory(build_agent: BuildAgent | str) -> BuildAgent:
+    """The factory itself, or the function named `module:function` (what a spawned or forked child imports)."""
+    if callable(build_agent):
+        return build_agent
+    module_name, _, name = str(build_agent).partition(":")
+    if not module_name or not name:
+        raise UsageError(f"build_agent {build_agent!r}: expected a callable or 'module:function'")
+    try:
+        factory = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"build_agent {build_agent!r}: {exc}") from None
+    if not callable(factory):
+        raise UsageError(f"build_agent {build_agent!r} is not callable")
+    return factory
+
+
+@dataclass
+class AgentChaos:
+    """One conversation to explore: the factory, the prompts and how to crash."""
+
+    build_agent: BuildAgent | str
+    prompts: Sequence[str]
+    session_id: str = "chaos-agent"
+    max_points: int | None = None
+    faults: Sequence[str] = ("interrupt",)
+    cassette: Any = None  # a faults.kit.cassette.Cassette: replayed (recorded by the golden run when `record`)
+    record: bool = False
+    thread_timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        self.factory = resolve_factory(self.build_agent)
+        self.prompts = tuple(self.prompts)
+        if not self.prompts or not all(isinstance(p, str) for p in self.prompts):
+            raise UsageError("prompts: expected a non-empty list of strings")
+        # imported here: a tool body's `point()` imports this module in any test process, chaos or not
+        from strands_durable.faults.classes.registry import agent_faults
+
+        self.faults = agent_faults(tuple(self.faults))
+
+
+# -- one instrumented run --------------------------------------------------------------------------------------
+_ACTIVE: list[Run] = []  # the run whose points a tool body's `point()` reaches (one run at a time per process)
+
+
+def point(name: str) -> None:
+    """A crash point inside a tool body (`strands_chaos.point("charged")`); nothing outside a chaos run."""
+    if _ACTIVE:
+        _ACTIVE[-1].user_point(name)
+
+
+@dataclass(frozen=True)
+class Request:
+    messages: list[dict[str, Any]]
+    invalid: list[str]
+
+
+class Run:
+    """The crash-point bus of one run: records the points it passes, crashes at the point `crash_at` names (after
+    `at_crash()`; by id, as concurrent tools may pass their points in another order than the golden run), counts
+    requests at the model."""
+
+    def __init__(self, crash_at: str | None = None, *, kill: bool = False, at_crash: Callable[[], None] | None = None):
+        self.bus = CrashPoints()
+        self.points: list[CrashPoint] = []
+        self.requests: list[Request] = []
+        self.crash_at = crash_at
+        self.kill = kill
+        self.at_crash = at_crash
+        self.fired: str | None = None
+        self.executions: list[str] = []  # toolUseIds, each time a tool body really starts
+        self.finished: set[str] = set()  # toolUseIds of tool bodies that ran to their end
+        self.spans: list[tuple[float, float]] = []  # (start, end) of each finished execution
+        self.committed: set[str] = set()  # toolUseIds our manager committed a result for (`tool.committed`)
+        self._lock = threading.Lock()
+        self._user: Counter[str] = Counter()
+        self.bus.subscribe(self.observe)
+
+    def observe(self, crash_point: CrashPoint) -> None:
+        with self._lock:
+            self.points.append(crash_point)
+            if crash_point.site == "tool.committed" and isinstance(crash_point, ToolCall):
+                self.committed.add(crash_point.tool_use_id)
+            fire = crash_point.id == self.crash_at and self.fired is None
+            if fire:
+                self.fired = crash_point.id
+                if self.at_crash is not None:
+                    self.at_crash()  # the disk as the dead process leaves it, before any other thread moves on
+        if fire:
+            if self.kill:
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise InjectedCrash(crash_point)
+
+    @property
+    def concurrent(self) -> bool:
+        """Whether two tool executions of this run overlapped in time (the tools really ran in parallel)."""
+        return spans_overlap(self.spans)
+
+    def user_point(self, name: str) -> None:
+        self.bus.raise_if_crashed()
+        with self._lock:
+            occurrence = self._user[name]
+            self._user[name] += 1
+        try:
+            self.observe(CrashPoint(USER_SITE, f"user:{name}", occurrence))
+        except InjectedCrash as crash:
+            self.bus.crashed = crash
+            raise
+
+    def __enter__(self) -> Run:
+        _ACTIVE.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _ACTIVE.remove(self)
+
+
+def spans_overlap(spans: Iterable[tuple[float, float]]) -> bool:
+    """Whether two of the (start, end) spans overlap in time."""
+    ordered = sorted(spans)
+    return any(later[0] < earlier[1] for earlier, later in itertools.pairwise(ordered))
+
+
+def crash_hooks(bus: CrashPoints) -> Any:
+    """A HookProvider emitting a crash point at every SDK hook; MessageAdded before and after the session manager
+    (HookOrder), so the same points exist whichever manager stores the session."""
+    from strands.hooks import (
+        AfterInvocationEvent,
+        AfterModelCallEvent,
+        AfterToolCallEvent,
+        BeforeInvocationEvent,
+        BeforeModelCallEvent,
+        BeforeToolCallEvent,
+        HookProvider,
+        MessageAddedEvent,
+    )
+    from strands.hooks.registry import HookOrder
+
+    def at(site: str, path_of: Callable[[Any], str]) -> Callable[[Any], None]:
+        return lambda event: bus.emit(site, path_of(event))
+
+    def tool_path(event: Any) -> str:
+        return f"hook/tool:{event.tool_use['name']}:{event.tool_use['toolUseId']}"
+
+    def message_path(event: Any) -> str:
+        return f"hook/message:{event.message.get('role')}"
+
+    class CrashHooks(HookProvider):
+        def register_hooks(self, registry: Any, **kwargs: Any) -> None:
+            registry.add_callback(BeforeInvocationEvent, at("unit.before", lambda e: "hook/invocation"))
+            registry.add_callback(AfterInvocationEvent, at("unit.after", lambda e: "hook/invocation"))
+            registry.add_callback(BeforeModelCallEvent, at("model.before", lambda e: "hook"))
+            registry.add_callback(AfterModelCallEvent, at("model.answered", lambda e: "hook"))
+            registry.add_callback(MessageAddedEvent, at("store.before_commit", message_path), order=HookOrder.SDK_FIRST)
+            registry.add_callback(MessageAddedEvent, at("store.after_commit", message_path), order=HookOrder.SDK_LAST)
+            registry.add_callback(BeforeToolCallEvent, at("tool.before", tool_path))
+            registry.add_callback(AfterToolCallEvent, at("tool.executed", tool_path))
+
+    return CrashHooks()
+
+
+def build(chaos: AgentChaos, ctx: AgentContext, run: Run | None) -> Any:
+    """The user's agent, instrumented: crash hooks, our manager's commits on the run's bus, the model (or the
+    cassette) counting and validating every request."""
+    agent = chaos.factory(ctx)
+    if run is None:
+        return agent
+    agent.hooks.add_hook(crash_hooks(run.bus))
+    manager = getattr(agent, "_session_manager", None)
+    if isinstance(getattr(manager, "crash_points", None), CrashPoints):
+        manager.crash_points = run.bus  # a DurableSessionManager: every store commit is a point too
+    model = agent.model
+    if chaos.cassette is not None:
+        recording = chaos.record and ctx.phase == "golden"
+        model = chaos.cassette.recording_model(model, agent.agent_id) if recording else None
+        model = model or chaos.cassette.replaying_model(agent.agent_id)
+    agent.model = _counting(model, run)
+    registry = agent.tool_registry.registry
+    for name, tool in list(registry.items()):
+        registry[name] = _counted_tool(tool, run)
+    return agent
+
+
+def _counted_tool(tool: Any, run: Run) -> Any:
+    """A shallow copy of `tool` (its marks, e.g. `non_idempotent`, kept) recording each real execution: its start,
+    and, when it ran to its end, its span in time."""
+    counted = copy.copy(tool)
+    inner = tool.stream
+
+    async def stream(tool_use: Any, invocation_state: Any, **kwargs: Any) -> Any:
+        run.executions.append(tool_use["toolUseId"])
+        start = time.monotonic()
+        async for event in inner(tool_use, invocation_state, **kwargs):
+            if isinstance(event, dict) and event.get("type") == "tool_result":  # the last: the body has ended
+                run.spans.append((start, time.monotonic()))
+                run.finished.add(tool_use["toolUseId"])
+            yield event
+
+    counted.stream = stream
+    return counted
+
+
+def _counting(model: Any, run: Run) -> Any:
+    """A shallow copy of `model` (same class, so managers derive the same provider profile) whose `stream`
+    records each normalised request and the provider rules it breaks."""
+    from strands_durable.history import validate
+    from strands_durable.models.request import normalise_messages
+    from strands_durable.sdk.profiles import profile_for_model
+
+    counted = copy.copy(model)
+    inner = model.stream
+    profile = profile_for_model(model)
+
+    async def stream(messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any) -> Any:
+        plain = normalise_messages(messages)
+        broken = validate(plain, provider=profile, mode="request", tools_configured=bool(tool_specs))
+        run.requests.append(Request(plain, [f"{v.rule}: {v.message}" for v in broken]))
+        async for event in inner(messages, tool_specs, system_prompt, **kwargs):
+            yield event
+
+    counted.stream = stream
+    return counted

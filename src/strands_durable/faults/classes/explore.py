@@ -1,0 +1,380 @@
+"""In-process crash exploration: one golden run, then an interrupt at each of its crash points, resumed in fresh
+objects and judged against the golden run (CONTRACT "identical"). The pytest plugin and user tests drive it.
+
+How one crash point is explored (`explore_point`):
+
+1. The run that crashes starts from the golden run's durable state just before the last commit that precedes the
+   point (its journal prefix, copied into a fresh session directory; readable files are re-derived, as after any
+   crash) and resumes from there with an `InjectedCrash` armed at the point. So the crash happens in a real run,
+   and the cost of a point does not grow with the workflow's length. A point that never fires is a failure.
+2. Right after the crash the stored histories must be valid (`mode="stored"`).
+3. A resume in fresh objects (a new `LocalStore` on the directory, as a new process would) runs until it reaches
+   a checkpoint (a commit) whose normalised snapshot equals the golden run's at one of its checkpoints (the
+   convergence shortcut), or to the end with `full=True` or when it never converges, where the whole comparable
+   view, request validity of every history and the completed status are checked. Committed tools must not run
+   again, committed model turns must not be requested again, and the durable state must match, not just the
+   memory. Any golden checkpoint will do, not only the one at the same commit: a resume from that durable state
+   is what the crash point right after that golden commit explores, so stopping there loses nothing, and runs
+   whose concurrent units interleave differently from the golden run meet it long before the end.
+4. When the resume passed the same point again, a second run crashes there too, and a third must converge.
+
+A point's runs run on one core (faults/kit/cores.py): they hand work from thread to thread one at a time, and a
+hand-over across cores costs more than the work handed over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash, ToolKey, natural_key
+from strands_durable.errors import DurableError
+from strands_durable.faults.kit import judge
+from strands_durable.faults.kit.cores import batch_scheduled, one_core
+from strands_durable.faults.kit.findings import INVALID_HISTORY, Finding
+from strands_durable.faults.kit.golden import (
+    GoldenPoint,
+    WorkflowGoldenRun,
+    cut_for,
+    failure_of,
+    pending_unknown,
+    seed_session,
+    skip_count,
+)
+from strands_durable.faults.kit.observe import Phase, observe, observed_store, run_options, watch_convergence
+from strands_durable.faults.kit.observe import arm as _arm
+from strands_durable.faults.kit.workspace import write_files
+from strands_durable.store import KnownJournal, LocalStore
+from strands_durable.store.fileops import FileOps
+from strands_durable.store.state import SessionState
+
+_OPS = FileOps()  # chaos scratch files go through the project's one file-operations layer too
+
+
+@dataclass
+class PointOutcome:
+    """The result of exploring one crash point (or one schedule of several)."""
+
+    point_ids: list[str]
+    fired: list[str] = field(default_factory=list)  # the points where a fault was actually injected
+    problems: list[Finding] = field(default_factory=list)
+    converged_at: str | None = None  # the checkpoint where the last resume stopped (None: ran to the end)
+    runs: int = 0
+    core: int | None = None  # the one core the point's runs ran on (None: not narrowed, see faults/kit/cores.py)
+
+    @property
+    def explored(self) -> bool:
+        return bool(self.fired) and self.fired[0] == self.point_ids[0]
+
+    @property
+    def ok(self) -> bool:
+        return self.explored and not self.problems
+
+    def describe(self) -> str:
+        lines = [f"crash point: {' -> '.join(self.point_ids)}"]
+        if not self.explored:
+            lines.append("[not-fired] the fault was never injected: the resumed run did not reach this point")
+        lines += [str(p) for p in self.problems]
+        return "\n".join(lines)
+
+
+# -- workspaces ---------------------------------------------------------------------------------------------------
+
+
+class _Workspace:
+    """Fresh directories for the runs of one exploration (each a sessions root, an output directory and the
+    tools' workspace)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.count = 0
+
+    def new(self) -> tuple[Path, Path, Path]:
+        self.count += 1
+        base = self.root / f"run{self.count}"
+        if base.exists():
+            _OPS.remove_tree(base)
+        return base / "sessions", base / "out", base / "workspace"
+
+
+# -- exploring ----------------------------------------------------------------------------------------------------
+
+
+class _Exploration:
+    """The state of one exploration: the phases run so far and what they committed."""
+
+    def __init__(self, golden: WorkflowGoldenRun, workdir: Path, outcome: PointOutcome) -> None:
+        self.golden = golden
+        self.workspace = _Workspace(workdir)
+        self.outcome = outcome
+        self.sessions: Path | None = None
+        self.out_dir: Path | None = None
+        self.scratch: Path | None = None  # the tools' workspace of this exploration's runs
+        self.committed_tools: set[ToolKey] = set()  # tool calls whose result is committed
+        self.executed: dict[ToolKey, int] = {}
+        self.seed = b""  # the journal this exploration started from, as written
+        self.seed_state: SessionState | None = None  # its state
+        self.known: KnownJournal | None = None  # both, for the stores of its runs (None: they read it all)
+        self.reader: LocalStore | None = None  # what the checks read the session with (the runs open their own)
+
+    @property
+    def session_id(self) -> str:
+        return self.golden.target.session_id
+
+    def problem(self, rule: str, detail: str) -> None:
+        self.outcome.problems.append(Finding(rule, detail))
+
+    # -- directories --
+    def seed_prefix(self, cut: GoldenPoint | None) -> None:
+        """Start from the golden run's durable state and workspace just before point `cut` (None: the start)."""
+        header_end = self.golden.journal.index(b"\n") + 1
+        length, index = (cut.journal_length, cut.index) if cut is not None else (header_end, 0)
+        self.sessions, self.out_dir, self.scratch = self.workspace.new()
+        write_files(self.scratch, self.golden.workspace.at(index))
+        self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
+        self.seed_state = self.golden.state_at(length)
+        self.seed_state.meta = meta
+        journal = LocalStore(self.sessions).journal_path(self.session_id)
+        # the runs' stores decode only what they append to the seed (their open would refuse an invalid one)
+        invalid = judge.stored_valid(self.seed_state, "seed", self.golden.valid_histories)
+        self.known = None if invalid else KnownJournal(journal, self.seed, self.seed_state)
+        self.reader = LocalStore(self.sessions, _known_journal=self.known)
+        for journal_length, results in self.golden.commits:
+            if journal_length > length:
+                break
+            self.committed_tools.update(results)
+
+    def seeded(self) -> SessionState:
+        """The session's durable state before its first run: the seed's own state when the runs' stores read the
+        journal on top of it (the journal is then exactly the seed, as written; `KnownJournal` guarantees that
+        state is the fold of those bytes and is never changed), else read back from disk."""
+        if self.known is not None and self.seed_state is not None:
+            return self.seed_state
+        return self.load()
+
+    def load(self, *, upto_seq: int | None = None) -> SessionState:
+        """The session's durable state, read from its journal on disk (up to record `upto_seq`) as the runs' stores
+        read it: only the records after the seeded prefix are decoded when the journal still begins with it."""
+        assert self.reader is not None
+        return self.reader.load(self.session_id, upto_seq=upto_seq)
+
+    def stored_upto(self, stored: SessionState, seq: int | None) -> SessionState:
+        """The durable state up to record `seq`, given `stored`, the whole journal's state as just read: that very
+        state when its last record is `seq` (a resume stops at the commit that converged unless concurrent units
+        committed more meanwhile), else read again up to `seq`."""
+        if seq is not None and stored.seq == seq:
+            return stored
+        return self.load(upto_seq=seq)
+
+    # -- one run --
+    def resume(
+        self,
+        *,
+        arm: tuple[CrashPoint, int] | None,
+        converge: bool,
+        label: str,
+        before: SessionState | None = None,
+        off_the_record: bool = False,
+    ) -> Phase:
+        """Resume the current session in fresh objects; check tools and requests against what was committed.
+        `off_the_record`: a crash made a non-idempotent call's outcome unknown (see `run_options`)."""
+        from strands_durable.runner.run import resume
+
+        assert self.sessions is not None and self.out_dir is not None and self.scratch is not None
+        phase = Phase()
+        bus = CrashPoints()
+        store = observed_store(self.sessions, known=self.known)
+        observe(bus, phase)
+        if arm is not None:
+            _arm(bus, phase, *arm)
+        if converge:
+            watch_convergence(bus, phase, store, self.golden)
+        before = before if before is not None else self.load()
+        if before.status == "completed":
+            phase.completed = True
+            return phase
+        self.outcome.runs += 1
+        options = run_options(
+            self.golden.target,
+            self.out_dir,
+            bus,
+            scratch_dir=self.scratch,
+            requests=phase.requests,
+            off_the_record=off_the_record,
+            lockstep=True,
+        )
+        try:
+            outcome = resume(self.session_id, options, store=store)
+            phase.completed = outcome.status == "completed"
+            if not phase.completed:
+                self.problem("status", f"{label} ended {outcome.status}")
+        except InjectedCrash:
+            pass
+        except (DurableError, Exception) as exc:  # a resume that fails is a finding, never an aborted session
+            if self.golden.failure is None or failure_of(exc) != self.golden.failure:
+                phase.error = exc
+                expected = f" (the golden run failed with {self.golden.failure})" if self.golden.failure else ""
+                self.problem("resume-failed", f"{label} failed: {failure_of(exc)}{expected}")
+        self.judged(judge.tools_not_rerun(phase.tools_run, self.committed_tools, self.executed, label))
+        self.judged(judge.model_not_rerequested(before, phase.requests.requests, label))
+        for results in phase.commits:
+            self.committed_tools.update(results)
+        return phase
+
+    def judged(self, problems: list[judge.Problem]) -> None:
+        for rule, detail in problems:
+            self.problem(rule, detail)
+
+    def check_stored(self, label: str) -> SessionState:
+        state = self.load()
+        self.judged(judge.stored_valid(state, label, self.golden.valid_histories))
+        return state
+
+    def check_end(self, phase: Phase, synthesized: set[str]) -> None:
+        """After the last resume: the durable state equals the golden run's (at convergence or at the end)."""
+        state = self.check_stored("after resume")
+        golden = self.golden
+        assert self.out_dir is not None
+        if phase.converged_at is not None and not synthesized:
+            self.outcome.converged_at = phase.converged_at.id
+            checkpoint = golden.checkpoint_states[phase.converged_digest]
+            stored = self.stored_upto(state, phase.converged_seq)
+            expected = functools.partial(golden.snapshot_at, checkpoint)  # read only when the two differ
+            self.judged(judge.durable_at(golden.digester, stored, phase.converged_digest, expected))
+            self.judged(judge.workspace_matches(golden.workspace.at(checkpoint.index + 1), self.scratch))
+            return
+        if phase.error is not None:
+            return
+        ended = judge.ended_as(golden, state)
+        if ended:
+            self.judged(ended)
+            return
+        self.judged([(INVALID_HISTORY, f"after completion: {v}") for v in judge.continuable(state)])
+        if synthesized:
+            self.judged(judge.answered_unknown(state, synthesized))
+            return
+        self.judged(judge.identical(golden, state))
+        self.judged(judge.out_dir_matches(self.out_dir, state))
+        self.judged(judge.workspace_matches(golden.workspace.final, self.scratch))
+
+
+def explore_point(golden: WorkflowGoldenRun, point_id: str, workdir: Path) -> PointOutcome:
+    """Crash at one golden crash point, resume, crash again at the same point if the resume passes it."""
+    return explore_schedule(golden, [point_id], workdir, repeat_last=True)
+
+
+def explore_schedule(
+    golden: WorkflowGoldenRun, point_ids: list[str], workdir: Path, *, repeat_last: bool = False
+) -> PointOutcome:
+    """Crash at each point of `point_ids` in turn (each in the resume of the previous crash), then resume to
+    convergence or the end. With `repeat_last`, also crash a second time at the last point when a resume
+    passes it again, and require that run to converge as well."""
+    with _old_objects_frozen(), one_core() as core, batch_scheduled():
+        outcome = _explore_schedule(golden, point_ids, workdir, repeat_last=repeat_last)
+    outcome.core = core
+    return outcome
+
+
+@contextlib.contextmanager
+def _old_objects_frozen() -> Iterator[None]:
+    """Exclude the objects that exist before a crash point's runs (strands, the golden run and its states) from
+    garbage collection while they run. The runs allocate JSON trees by the hundred thousand; each full collection
+    they trigger would otherwise walk every long-lived object again (a quarter of a 50-step chain's exploration
+    time). The objects are handed back to the collector afterwards.
+
+    While the runs go on, the youngest generation is collected every `_YOUNG_ALLOCATIONS` allocations instead of
+    every 700: each such collection walks every young object still alive (the runs' states, agents and messages),
+    and a point's runs paid ~1,800 of them per 768 points, 3% of the exploration. The bound keeps a long run's
+    uncollected garbage to a few tens of thousands of objects; the point's own collection at the end frees it."""
+    gc.freeze()
+    thresholds = gc.get_threshold()
+    gc.set_threshold(_YOUNG_ALLOCATIONS, *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.collect()  # the runs' own garbage, while the old objects are still frozen (frozen, none of it is freed)
+        gc.unfreeze()
+
+
+_YOUNG_ALLOCATIONS = 50_000
+
+
+def _explore_schedule(
+    golden: WorkflowGoldenRun, point_ids: list[str], workdir: Path, *, repeat_last: bool
+) -> PointOutcome:
+    outcome = PointOutcome(point_ids=list(point_ids))
+    ex = _Exploration(golden, workdir, outcome)
+    targets = [golden.point(pid) for pid in point_ids]
+    first = targets[0]
+    cut = cut_for(golden, first)
+    ex.seed_prefix(cut)
+    start_index = cut.index if cut is not None else 0
+    crash_index = start_index
+    label = "crashing run"
+    unknown: set[str] = set()  # calls a crash of this schedule left "outcome unknown": later outputs not compared
+    for number, target in enumerate(targets):
+        before = ex.load() if number else ex.seeded()
+        unknown |= pending_unknown(before)
+        phase = ex.resume(
+            arm=(target.point, skip_count(golden, target, crash_index if number else start_index)),
+            converge=False,
+            label=label,
+            before=before,
+            off_the_record=bool(unknown),
+        )
+        if phase.fired is None:
+            if number == 0 or phase.error is not None:
+                return outcome  # the first fault never fired: the point counts as unexplored and fails
+            # a later fault of a schedule may lie behind the resume's path (a tool the resume answers "outcome
+            # unknown" never runs again); the run went on to the end
+            ex.check_end(phase, unknown)
+            return outcome
+        outcome.fired.append(target.id)
+        crash_index = target.index
+        label = f"resume after the crash at {target.id}"
+    last = targets[-1]
+    while True:  # at most twice: the resume crashes again at the last point if it passes it, then converges
+        crashed = ex.check_stored(f"right after the crash at {outcome.fired[-1]}")
+        unknown |= pending_unknown(crashed)
+        again = repeat_last and len(outcome.fired) == len(targets)
+        final = ex.resume(
+            arm=(last.point, 0) if again else None,
+            converge=not golden.target.full and not unknown,
+            label=label,
+            before=crashed,
+            off_the_record=bool(unknown),
+        )
+        if final.fired is None:
+            break
+        outcome.fired.append(last.id)
+        label = f"resume after a second crash at {last.id}"
+    ex.check_end(final, unknown)
+    return outcome
+
+
+def iter_points(golden: WorkflowGoldenRun, max_points: int | None = None, seed: int = 0) -> Iterator[str]:
+    """The point ids to explore, in a stable order; at most `max_points`, spread over every site kind."""
+    ids = golden.ordered_ids()
+    if max_points is None or max_points >= len(ids):
+        yield from ids
+        return
+    import random
+
+    by_site: dict[str, list[str]] = {}
+    for point_id in ids:
+        by_site.setdefault(golden.point(point_id).point.site, []).append(point_id)
+    rng = random.Random(seed)
+    for group in by_site.values():
+        rng.shuffle(group)
+    chosen: list[str] = []
+    sites = [s for s in SITES if s in by_site]
+    while len(chosen) < max_points:
+        for site in sites:
+            if by_site[site] and len(chosen) < max_points:
+                chosen.append(by_site[site].pop())
+    yield from sorted(chosen, key=natural_key)

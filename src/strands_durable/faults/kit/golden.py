@@ -1,0 +1,255 @@
+"""The golden run: one uninterrupted run that every fault class and agent harness judges against.
+
+`GoldenRun` is what every golden run has: the crash points it passed (in order, each with the durable state at that
+moment where it is known), what a resumed run must equal (`comparable`), the problems it showed, its model requests
+and the tools' workspace. `WorkflowGoldenRun` is a workflow's (faults/kit/runs.py runs it): it also holds the
+journal and what a crash run starts from (`seed_session`, `seed_workspace`, `cut_for`, `state_at`).
+`AgentGoldenRun` is a Python agent's or multi-agent system's (faults/agents/): the tools' effects and whether they
+overlapped. Data and its seeding only: the observer and the judge read these, never the other way round.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strands_durable.crashpoints import Commit, CrashPoint, ToolKey, natural_key
+from strands_durable.errors import BudgetExceeded, DurableError, WorkflowFailed
+from strands_durable.faults.kit.findings import Finding
+from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_view
+from strands_durable.faults.kit.target import ChaosTarget
+from strands_durable.faults.kit.workspace import WorkspaceHistory, write_files
+from strands_durable.store import LocalStore
+from strands_durable.store.fileops import FileOps
+from strands_durable.store.state import SessionState, copy_state, fold
+
+_GOLDEN_STATES_KEPT = 32
+
+_OPS = FileOps()  # chaos scratch files go through the project's one file-operations layer too
+
+
+@dataclass(frozen=True)
+class GoldenPoint:
+    """A crash point of the golden run, where it happened, and the durable state at that moment."""
+
+    point: CrashPoint
+    index: int  # position in the golden run
+    journal_length: int = 0  # journal bytes durable when the point was reached (a workflow's golden run)
+    digest: str | None = None  # snapshot digest, at store.after_commit points
+    completed: bool = False  # the session's status was already completed
+    outcome_unknown: bool = False  # a non-idempotent tool had started and had no committed result
+
+    @property
+    def id(self) -> str:
+        return self.point.id
+
+
+def golden_points(points: Iterable[CrashPoint]) -> list[GoldenPoint]:
+    """The points an agent harness's golden run passed, in order (no journal of ours to measure)."""
+    return [GoldenPoint(point, index) for index, point in enumerate(points)]
+
+
+def dump_points(points: Iterable[CrashPoint]) -> bytes:
+    """The points a child process passed, in order, for its parent's golden run (`load_points`)."""
+    return json.dumps([[p.site, p.path, p.occurrence] for p in points]).encode()
+
+
+def load_points(data: str) -> list[GoldenPoint]:
+    """The golden points of what `dump_points` wrote (each point's id as the child passed it)."""
+    return golden_points(CrashPoint(site, path, occurrence) for site, path, occurrence in json.loads(data))
+
+
+@dataclass(kw_only=True)
+class GoldenRun:
+    """What every golden run has: the crash points it passed, what a resumed run must equal (`comparable`: a
+    workflow's comparable view, an agent's normalised history, a multi-agent run's summary), the problems it
+    showed, its model requests and the tools' workspace. The judge's rules take this."""
+
+    workdir: Path
+    points: list[GoldenPoint]
+    comparable: Any
+    problems: list[Finding] = field(default_factory=list)
+    model_requests: int = 0
+    workspace: WorkspaceHistory = field(default_factory=lambda: WorkspaceHistory({}))  # the tools' files
+    _by_id: dict[str, GoldenPoint] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_id = {p.id: p for p in self.points}
+
+    def point(self, point_id: str) -> GoldenPoint:
+        return self._by_id[point_id]
+
+    def emissions_before(self, site: str, path: str, index: int) -> int:
+        """How many times the golden run emitted `site` at `path` before its point `index`."""
+        return sum(1 for p in self.points[:index] if p.point.site == site and p.point.path == path)
+
+    @property
+    def point_ids(self) -> list[str]:
+        """Every point's id, in the order the golden run passed them."""
+        return [p.id for p in self.points]
+
+    @property
+    def site_kinds(self) -> set[str]:
+        return {p.point.site for p in self.points}
+
+    def ordered_ids(self) -> list[str]:
+        """Point ids in an order that is the same in every process (concurrent units interleave differently)."""
+        return sorted(self._by_id, key=natural_key)
+
+    def sample(self, limit: int | None) -> list[str]:
+        """The points to explore: all, or `limit` spread evenly over them, in the order of `ordered_ids`."""
+        ordered = self.ordered_ids()
+        count = len(ordered)
+        if limit is None or limit >= count:
+            return ordered
+        if limit <= 1:
+            return ordered[:limit]
+        return [ordered[i] for i in sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)})]
+
+
+@dataclass(kw_only=True)
+class AgentGoldenRun(GoldenRun):
+    """A Python agent's or multi-agent system's golden run (faults/agents/): what ran (`target`: the engine's
+    `AgentChaos`, or a multi-agent scenario's name), the tools' effects by what they did, model requests per node
+    (a multi-agent run) and whether tool executions overlapped in time (the tools really ran in parallel)."""
+
+    target: Any
+    effects: Counter[str] = field(default_factory=Counter)
+    node_requests: Counter[str] = field(default_factory=Counter)
+    concurrent: bool = False
+
+
+@dataclass(kw_only=True)
+class WorkflowGoldenRun(GoldenRun):
+    """A workflow's golden run (faults/kit/runs.py `run_golden`): also its journal, the durable state at each
+    point (the journal's length, the snapshot digest at each commit) and how it ended; a crash run starts where it
+    stood (`cut_for`, `seed_session`, `seed_workspace`)."""
+
+    target: ChaosTarget
+    tool_executions: int = 0
+    journal: bytes = b""
+    spec_snapshot: bytes = b""
+    meta: dict[str, Any] = field(default_factory=dict)
+    checkpoint_states: dict[str, GoldenPoint] = field(default_factory=dict)  # snapshot digest -> first checkpoint
+    digester: SnapshotDigest = field(default_factory=SnapshotDigest)  # shared by the explorations of this run
+    valid_histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # last stored-valid, per key
+    commits: list[tuple[int, tuple[ToolKey, ...]]] = field(default_factory=list, init=False)  # (length, results)
+    _states: OrderedDict[int, SessionState] = field(default_factory=OrderedDict, init=False, repr=False)
+    failure: str | None = None  # the deterministic failure the golden run ended with (`failure_of`); None: completed
+    untaken_edges: list[str] = field(default_factory=list)  # graph edges (`a -> b`) the golden run never took
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for p in self.points:
+            if p.digest is not None:
+                self.checkpoint_states.setdefault(p.digest, p)
+        self.commits = [
+            (p.journal_length, p.point.tool_results)
+            for p in self.points
+            if isinstance(p.point, Commit) and p.point.site == "store.after_commit"
+        ]
+
+    def seed_workspace(self, directory: Path, index: int = 0) -> Path:
+        """Create `directory` as a run's own copy of the tools' workspace as the golden run left it just before
+        its point `index` (0: the external state every run starts from)."""
+        if directory.exists():
+            _OPS.remove_tree(directory)
+        write_files(directory, self.workspace.at(index))
+        return directory
+
+    def require_completed(self) -> WorkflowGoldenRun:
+        """This run, when it completed; the classes that compare a resume's completed result need one."""
+        if self.failure is not None or self.comparable.get("status") != "completed":
+            raise DurableError(
+                f"{self.target.spec_path}: the golden run ended {self.failure or 'failed'}, not completed"
+            )
+        return self
+
+    def snapshot_at(self, checkpoint: GoldenPoint) -> dict[str, Any]:
+        return snapshot_view(self.state_at(checkpoint.journal_length))
+
+    def state_at(self, length: int) -> SessionState:
+        """The durable state after the first `length` bytes of the golden journal (a copy the caller may fold
+        more records into). Folded from the nearest shorter state already made, so exploring the points in
+        order folds each record about once instead of the whole prefix per point."""
+        state = self._states.get(length)
+        if state is None:
+            base = max((known for known in self._states if known <= length), default=0)
+            if base:
+                state = copy_state(self._states[base])
+                tail = LocalStore.read_journal_bytes(self.journal[base:length], first_seq=state.seq + 1)
+                fold(tail.records, state)
+            else:
+                state = _fold_bytes(self.journal[:length])
+            self._states[length] = state
+            while len(self._states) > _GOLDEN_STATES_KEPT:
+                self._states.popitem(last=False)
+        self._states.move_to_end(length)
+        return copy_state(state)
+
+
+# -- where a crash run starts -------------------------------------------------------------------------------------
+
+
+def cut_for(golden: WorkflowGoldenRun, target: GoldenPoint) -> GoldenPoint | None:
+    """The last store.before_commit point strictly before `target` whose durable state lets the run reach the
+    target as the golden run did: the crashing run starts just before that commit, so it makes the commit itself
+    and every point attached to it (tool.committed, unit.after) is reached. A state where a non-idempotent tool
+    has started without a result is never a start (its resume answers "outcome unknown" instead of running the
+    tool, so it could not leave what a real crash at the target leaves): the cut moves back before the tool's
+    `started` commit. Points after the run completed (closing the session) are reached from before the
+    completing commit."""
+    for point in reversed(golden.points[: target.index]):
+        if point.point.site == "store.before_commit" and not point.completed and not point.outcome_unknown:
+            return point
+    return None
+
+
+def skip_count(golden: WorkflowGoldenRun, target: GoldenPoint, start_index: int) -> int:
+    """Which emission of the target's site and path to crash at, in a run that starts at `start_index`."""
+    return max(0, target.point.occurrence - golden.emissions_before(target.point.site, target.point.path, start_index))
+
+
+def seed_session(
+    golden: WorkflowGoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes
+) -> tuple[bytes, dict[str, Any]]:
+    """A session directory holding the golden header (with this run's output directory) and `journal_tail`;
+    returns the journal's bytes and the session's metadata."""
+    _OPS.makedirs(out_dir, durable=False)
+    header_end = golden.journal.index(b"\n") + 1
+    header = LocalStore.read_journal_bytes(golden.journal[:header_end]).records[0]
+    meta = dict(header["events"][0]["meta"])
+    meta["runtime"] = {**meta["runtime"], "out_dir": str(out_dir.resolve())}
+    header["events"] = [{**header["events"][0], "meta": meta}, *header["events"][1:]]
+    journal = LocalStore(sessions).seed(
+        golden.target.session_id, header=header, tail=journal_tail, spec_snapshot=golden.spec_snapshot
+    )
+    return journal, meta
+
+
+def _fold_bytes(journal: bytes) -> SessionState:
+    return fold(LocalStore.read_journal_bytes(journal).records)
+
+
+DETERMINISTIC_FAILURES = (WorkflowFailed, BudgetExceeded)
+"""Failures a golden run may end with and still be explored (a graph past `max_iterations`, a budget exceeded):
+the same inputs fail the same way, so every crash point must resume to the same failure."""
+
+
+def failure_of(exc: BaseException) -> str:
+    """How a failure is compared between the golden run and a resume: its type and message."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+def pending_unknown(state: SessionState) -> set[str]:
+    """toolUseIds of non-idempotent tools that started but whose results are not committed: a resume from this
+    state answers them "outcome unknown" (a results message clears both records, so no message is read)."""
+    pending: set[str] = set()
+    for conv in state.conversations.values():
+        if conv.tools_started:
+            pending |= conv.tools_started - conv.tool_results.keys()
+    return pending

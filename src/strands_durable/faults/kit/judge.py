@@ -1,0 +1,362 @@
+"""The judge: every rule a resumed run is held to, each a small named check returning (rule, detail) problems.
+
+Every fault class judges with these rules, choosing the ones that apply (the power class also holds "no commit
+that returned durable is lost"; a resume stopped at convergence is judged on its durable state there instead of on
+its end). The rule names are `Finding.rule`:
+
+- `invalid-history`: a stored history a provider would reject (`stored_valid`), or a finished one that cannot be
+  continued (`continuable`);
+- `status`: the run did not end as the golden run did (`ended_as`);
+- `identical`: the comparable view or the output directory differs from the golden run's (`identical`,
+  `out_dir_matches`);
+- `workspace`: the tools' workspace differs from the golden run's (`workspace_matches`);
+- `durable-state`: a resume equal to the golden run in memory whose stored session differs (`durable_at`);
+- `tool-rerun`: a committed tool ran again, or a non-idempotent one twice (`tool_reruns`, `tools_not_rerun`);
+- `model-rerequest`: a committed model turn was requested again (`model_not_rerequested`);
+- `synthesized-result`: a non-idempotent call whose outcome was unknown is not answered "outcome unknown"
+  (`answered_unknown`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from strands_durable.crashpoints import ToolCall, ToolKey
+from strands_durable.errors import DurableError
+from strands_durable.faults.kit.findings import INVALID_HISTORY, Finding
+from strands_durable.faults.kit.golden import GoldenRun
+from strands_durable.faults.kit.oracle import comparable, history_violations, readable_difference
+from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_view
+from strands_durable.faults.kit.workspace import WORKSPACE_RULE, Files, read_files, workspace_difference
+from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, synthesized_ids, validate
+from strands_durable.store import LocalStore
+from strands_durable.store.state import SessionState
+
+Problem = tuple[str, str]  # (rule, detail)
+
+
+def stored_valid(state: SessionState, when: str, valid: dict[str, list[dict[str, Any]]] | None = None) -> list[Problem]:
+    """Every stored history is valid as stored. `valid` caches the conversations found valid before (by key), so
+    a history shared by many runs is validated once."""
+    found = []
+    for key, conv in sorted(state.conversations.items()):
+        if valid is not None and valid.get(key) == conv.messages:
+            continue
+        violations = history_violations(key, conv.messages)
+        found += [(INVALID_HISTORY, f"{when}: {v}") for v in violations]
+        if not violations and valid is not None:
+            valid[key] = list(conv.messages)
+    return found
+
+
+def continuable(state: SessionState) -> list[str]:
+    """What is wrong with the histories of a run that ended: a completed run must be continuable with a new
+    prompt (nothing may dangle: every toolUse answered, no empty or misplaced block); a failed one may have
+    stopped inside a unit, and is held to what may be stored."""
+    if state.status != "completed":
+        return [v for key, conv in sorted(state.conversations.items()) for v in history_violations(key, conv.messages)]
+    follow_up = {"role": "user", "content": [{"text": "continue"}]}
+    problems = []
+    for key, conv in sorted(state.conversations.items()):
+        for v in validate([*conv.messages, follow_up], mode="request"):
+            problems.append(f"{key}: {v.rule} at message {v.message_index}: {v.message}")
+    return problems
+
+
+def ended_as(golden: GoldenRun, state: SessionState, label: str = "the resumed run") -> list[Problem]:
+    """The run ended with the golden run's status."""
+    expected = golden.comparable["status"]
+    if state.status == expected:
+        return []
+    return [("status", f"{label} ended {state.status}, not {expected} as the golden run")]
+
+
+def identical(golden: GoldenRun, state: SessionState) -> list[Problem]:
+    """The comparable view (CONTRACT "identical") equals the golden run's."""
+    difference = readable_difference(golden.comparable, comparable(state))
+    return [("identical", f"differs from the golden run at {difference}")] if difference else []
+
+
+def out_dir_matches(out_dir: Path, state: SessionState) -> list[Problem]:
+    """The output directory holds exactly the artifacts the session recorded."""
+    on_disk = {str(p.relative_to(out_dir)) for p in out_dir.rglob("*") if p.is_file()}
+    if on_disk == set(state.artifacts):
+        return []
+    return [("identical", f"output directory holds {sorted(on_disk)}, the session recorded {sorted(state.artifacts)}")]
+
+
+def workspace_matches(expected: Files, scratch: Path | None) -> list[Problem]:
+    """The tools' workspace equals the golden run's (lines of a file in any order: parallel tools append so)."""
+    difference = workspace_difference(expected, read_files(scratch))
+    if not difference:
+        return []
+    return [(WORKSPACE_RULE, f"the tools' workspace differs from the golden run's at {difference}")]
+
+
+def durable_at(
+    digester: SnapshotDigest, stored: SessionState, digest: str, expected: Callable[[], dict[str, Any]]
+) -> list[Problem]:
+    """A resume stopped where its state equalled the golden checkpoint `digest`: the session as stored up to that
+    commit equals it too (concurrent units may have committed more before the run stopped). `expected` gives the
+    golden checkpoint's snapshot view, read only when the two differ."""
+    if digester.digest(stored) == digest:
+        return []
+    difference = readable_difference(expected(), snapshot_view(stored))
+    return [("durable-state", f"the resumed run converged in memory but its stored session differs at {difference}")]
+
+
+def answered_unknown(state: SessionState, unknown: set[str]) -> list[Problem]:
+    """Each non-idempotent call whose outcome a crash left unknown is answered with the synthesized error."""
+    found = outcome_unknown(state)
+    return [
+        (
+            "synthesized-result",
+            f"non-idempotent tool call {tool_use_id} started before the crash; its result is not the synthesized error",
+        )
+        for tool_use_id in sorted(unknown - found)
+    ]
+
+
+def outcome_unknown(state: SessionState) -> set[str]:
+    """toolUseIds answered with the synthesized "outcome unknown" error (a non-idempotent tool died mid-call), as
+    the results messages' `synthesized_tool_results` marker names them: such a run legitimately differs from the
+    golden run, so only its validity and completion are judged."""
+    return {i for conv in state.conversations.values() for message in conv.messages for i in synthesized_ids(message)}
+
+
+def completed_like(golden: GoldenRun, state: SessionState, scratch: Path | None = None) -> list[Problem]:
+    """A session that should now be completed and identical to the golden run (the rules of a run judged at its
+    end from disk alone): stored histories valid, completed, and, unless a non-idempotent call's outcome was
+    unknown, identical with the same workspace."""
+    problems = stored_valid(state, "after the resume")
+    if state.status != "completed":
+        return [*problems, ("status", f"the session ended {state.status} ({state.reason}), not completed")]
+    if not outcome_unknown(state):
+        problems += identical(golden, state)
+        if scratch is not None:
+            problems += workspace_matches(golden.workspace.final, scratch)
+    return problems
+
+
+def completed_on_disk(golden: GoldenRun, sessions: Path, session_id: str, scratch: Path | None = None) -> list[Problem]:
+    """The session `session_id` under `sessions`, read from disk after a resume: it loads, and is what
+    `completed_like` asks (completed and identical, with the golden run's workspace in `scratch`)."""
+    try:
+        state = LocalStore(sessions).load(session_id)
+    except DurableError as exc:
+        return [("resume-failed", f"the session cannot be loaded after the resume: {exc}")]
+    return completed_like(golden, state, scratch)
+
+
+def tools_not_rerun(
+    tools_run: Iterable[ToolCall], committed: set[ToolKey], executed: dict[ToolKey, int], label: str
+) -> list[Problem]:
+    """No tool call whose result was `committed` executed again, and no non-idempotent one more than once
+    (`executed` counts every execution of the exploration so far and is updated)."""
+    problems = []
+    for call in tools_run:
+        if call.key in committed:
+            problems.append(("tool-rerun", f"{label}: committed tool call {call.path} executed again"))
+        executed[call.key] = executed.get(call.key, 0) + 1
+        if call.non_idempotent and executed[call.key] > 1:
+            problems.append(
+                ("tool-rerun", f"{label}: non-idempotent tool call {call.path} executed {executed[call.key]} times")
+            )
+    return problems
+
+
+def tool_repeats(tools_run: list[ToolCall], where: str) -> list[Finding]:
+    """A run without faults executes each tool call once."""
+    seen: set[str] = set()
+    problems = []
+    for call in tools_run:
+        if call.path in seen:
+            problems.append(Finding("tool-rerun", f"{where}: tool call {call.path} executed twice"))
+        seen.add(call.path)
+    return problems
+
+
+def tool_reruns(entries: Iterable[tuple[str, str]], non_idempotent: set[str]) -> list[Problem]:
+    """Over (site, tool path) entries of every process of an exploration (`ToolLedger`): tool paths that ran after
+    their result was committed, or non-idempotent ones that ran twice."""
+    committed: set[str] = set()
+    runs: Counter[str] = Counter()
+    problems = []
+    for site, path in entries:
+        if site == "tool.committed":
+            committed.add(path)
+            continue
+        runs[path] += 1
+        if path in committed:
+            problems.append(("tool-rerun", f"tool call {path} ran again after its result was committed"))
+        elif path in non_idempotent and runs[path] > 1:
+            problems.append(("tool-rerun", f"non-idempotent tool call {path} ran {runs[path]} times"))
+    return problems
+
+
+def non_idempotent_tools(golden: GoldenRun) -> set[str]:
+    """Tool paths of the golden run's non-idempotent tool calls."""
+    return {p.point.path for p in golden.points if isinstance(p.point, ToolCall) and p.point.non_idempotent}
+
+
+def model_not_rerequested(
+    before: SessionState, requests: list[tuple[int, list[dict[str, Any]]]], label: str
+) -> list[Problem]:
+    """No model turn committed in `before` was requested again (requests as (message count, messages))."""
+    return [
+        ("model-rerequest", f"{label}: a model turn committed before it started was requested again ({count} messages)")
+        for count, messages in requests
+        if _answer_committed(before, messages, count)
+    ]
+
+
+def _answer_committed(state: SessionState, request: list[dict[str, Any]], count: int) -> bool:
+    """Whether `state` already holds an assistant answer to this exact request (normalised messages)."""
+    if not request:
+        return False
+    last = {"role": request[-1].get("role"), "content": request[-1].get("content")}
+    wanted = None
+    for conv in state.conversations.values():
+        messages = conv.messages
+        for end in range(count, len(messages)):
+            if messages[end].get("role") != "assistant":
+                continue
+            candidate = messages[end - 1]
+            if candidate.get("role") != last["role"] or candidate.get("content") != last["content"]:
+                continue
+            if wanted is None:
+                wanted = normalize(request)
+            if normalize(messages[end - count : end]) == wanted:
+                return True
+    return False
+
+
+# -- a Python agent's conversation (faults/agents/engine.py): plain messages instead of a session's state ------------
+
+
+def requests_valid(invalid: Iterable[tuple[int, str]], label: str) -> list[Problem]:
+    """Every request the model received was valid for its provider ((index, first broken rule) of each invalid
+    one)."""
+    return [("invalid-request", f"{label} request {index}: {rule}") for index, rule in invalid]
+
+
+def stored_tools_not_rerun(executions: Iterable[str], stored_results: set[str]) -> list[Problem]:
+    """No tool call whose result was stored before the crash ran again (toolUseIds of real executions)."""
+    return [
+        ("tool-rerun", f"tool call {tool_use_id} ran again although its result was stored before the crash")
+        for tool_use_id in sorted(set(executions) & stored_results)
+    ]
+
+
+def stored_turns_not_rerequested(
+    requests: Iterable[list[dict[str, Any]]], stored: list[dict[str, Any]]
+) -> list[Problem]:
+    """No model turn stored before the crash was requested again (normalised requests; the first is reported)."""
+    for messages in requests:
+        n = len(messages)
+        if n < len(stored) and stored[n]["role"] == "assistant" and messages == stored[:n]:
+            return [("model-rerequest", f"the model turn stored as message {n} was requested again")]
+    return []
+
+
+def same_conversation(
+    golden_history: list[dict[str, Any]],
+    golden_workspace: Files,
+    messages: list[dict[str, Any]],
+    workspace: Files,
+    stored_results: set[str],
+) -> list[Problem]:
+    """The resumed conversation (`messages`, as a fresh agent loads it) and workspace equal the golden ones
+    (`history`, `workspace`). When a non-idempotent tool's outcome was unknown (its synthesized result is in the
+    history), CONTRACT's rule instead (`unknown-outcome`): the history up to that result equals the golden one, no
+    workspace line appears more often than in the golden run, and no call whose result was stored is answered
+    "outcome unknown"."""
+    import json
+
+    history = normalize(messages)
+    unknown = next((i for i, m in enumerate(messages) if SYNTHESIZED_RESULT_TEXT in json.dumps(m)), None)
+    if unknown is None:
+        problems = []
+        difference = history_difference(golden_history, history)
+        if difference:
+            problems.append(("history", difference))
+        effects = workspace_difference(golden_workspace, workspace)
+        if effects:
+            problems.append((WORKSPACE_RULE, effects))
+        return problems
+    problems = [
+        (
+            "unknown-outcome",
+            f"tool call {result['toolUseId']} was answered 'outcome unknown' although its result was stored before "
+            "the crash",
+        )
+        for block in messages[unknown]["content"]
+        if (result := block.get("toolResult"))
+        and SYNTHESIZED_RESULT_TEXT in json.dumps(result)
+        and result["toolUseId"] in stored_results
+    ]
+    difference = history_difference(golden_history[:unknown], history[:unknown])
+    effects = workspace_difference(golden_workspace, workspace, at_most=True)
+    for detail in (difference, effects):
+        if detail:
+            problems.append(("unknown-outcome", f"a non-idempotent tool's outcome was unknown, and {detail}"))
+    return problems
+
+
+# -- a multi-agent run (faults/agents/multiagent.py): what the user sees of it, and counts per node ------------
+
+
+def same_parts(golden: dict[str, Any], got: dict[str, Any], parts: Iterable[str]) -> list[Problem]:
+    """Each of `parts` of what the user sees of a finished run (status, node order, node results, node
+    conversations) equals the golden run's."""
+    problems = []
+    for part in parts:
+        difference = readable_difference(golden[part], got[part])
+        if difference:
+            problems.append(("identical", f"{part} differs from the uninterrupted run at {difference}"))
+    return problems
+
+
+def effects_once(
+    golden: Counter[str], effects: Counter[str], ran_at_crash: Counter[str], stored: Counter[str]
+) -> list[Problem]:
+    """Every tool effect of the golden run happened, and more often only where the tool ran before the crash
+    without its result being stored (at-least-once); effects and results counted by tool call."""
+    rerun = sorted(k for k, n in (effects - golden).items() if n > ran_at_crash[k] - stored[k])
+    problems = [("tool-rerun", f"tool call {key} ran again after its result was stored") for key in rerun]
+    missing = golden - effects
+    if missing:
+        problems.append((WORKSPACE_RULE, f"effects of the uninterrupted run missing: {dict(sorted(missing.items()))}"))
+    return problems
+
+
+def node_turns_not_rerequested(golden: Counter[str], answered: Counter[str], asked: Counter[str]) -> list[Problem]:
+    """No node asked the model for more turns than the golden run's less the answers stored at the crash (so no
+    stored turn was requested again and no completed node ran again)."""
+    return [
+        ("model-rerequest", f"node {node}: a stored model turn was requested again")
+        for node, count in sorted(asked.items())
+        if count > golden[node] - answered[node]
+    ]
+
+
+def history_difference(golden: list[dict[str, Any]], got: list[dict[str, Any]]) -> str | None:
+    """The first message where two normalised histories differ, or None."""
+    if golden == got:
+        return None
+    for index in range(max(len(golden), len(got))):
+        want = golden[index] if index < len(golden) else None
+        have = got[index] if index < len(got) else None
+        if want != have:
+            return f"message {index}: golden {_short(want)}, resumed {_short(have)}"
+    return None
+
+
+def _short(message: Any, limit: int = 160) -> str:
+    import json
+
+    text = "nothing" if message is None else json.dumps(message, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

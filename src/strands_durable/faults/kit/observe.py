@@ -1,0 +1,185 @@
+"""The observer: what a run does, seen through its crash-point bus, and the options every fault run runs with.
+
+A `Phase` records one run's points, the tools it executed, the tool results each commit recorded and the model
+requests it made (`observe`); `arm` and `crash_at` crash it at a point and `watch_convergence` stops it where its
+state equals the golden run's. `run_options` is the one
+way a fault run (in process or in a child, golden, crashing or resuming) is configured: the target's model or
+cassette, its tools and network cassette, its own copy of the tools' workspace, HITL defaults, a pinned creation
+time and, in process, concurrent units in lockstep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints, InjectedCrash, ToolCall, ToolKey
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.oracle import RequestLog, counting_model
+from strands_durable.faults.kit.target import PINNED_CREATED_AT, ChaosTarget
+from strands_durable.runner.options import RunOptions
+from strands_durable.store import KnownJournal, LocalStore
+from strands_durable.store.wrapping import WrappingStore
+
+
+class Converged(InjectedCrash):
+    """Stops a resumed run at a checkpoint equal to the golden run's; the session is let go as after a crash."""
+
+
+def observed_store(sessions: Path, *, known: KnownJournal | None = None) -> WrappingStore:
+    """A real `LocalStore` behind the wrapper store, whose `session` is the session it opened last, so subscribers
+    can read its state."""
+    return WrappingStore(LocalStore(sessions, _known_journal=known))
+
+
+class SizedRequestLog(RequestLog):
+    """Requests as (message count, digest of the normalised messages)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[tuple[int, list[dict[str, Any]]]] = []
+
+    def record(self, messages: list[dict[str, Any]]) -> None:
+        super().record(messages)
+        self.requests.append((len(messages), [dict(m) for m in messages]))
+
+
+@dataclass
+class Phase:
+    """What one run (golden, crashing or resuming) observed through the crash-point bus."""
+
+    emitted: list[CrashPoint] = field(default_factory=list)
+    tools_run: list[ToolCall] = field(default_factory=list)  # tool calls that executed (tool.before)
+    commits: list[tuple[ToolKey, ...]] = field(default_factory=list)  # tool results each commit recorded
+    requests: SizedRequestLog = field(default_factory=SizedRequestLog)
+    fired: CrashPoint | None = None
+    converged_at: CrashPoint | None = None
+    converged_seq: int = -1  # the journal record of the converged checkpoint
+    converged_digest: str = ""  # the golden checkpoint state it equals
+    error: BaseException | None = None
+    completed: bool = False
+
+
+def run_options(
+    target: ChaosTarget,
+    out_dir: Path,
+    bus: CrashPoints | None,
+    *,
+    scratch_dir: Path | None = None,
+    requests: RequestLog | None = None,
+    stop_requested: Callable[[], bool] | None = None,
+    model_factory: Callable[..., Any] | None = None,
+    off_the_record: bool = False,
+    lockstep: bool = False,
+) -> RunOptions:
+    """Options of a fault run. The model is `model_factory` when given (a faulting model), else the target's
+    (a cassette) or the synthetic one; `requests` counts what it is asked. `scratch_dir` is this run's own copy of
+    the tools' workspace (None: the store's). `stop_requested` is how a signal handler stops the run (as `strands
+    run` does, cancelling a model call in flight); without it nothing stops the run from outside: it stops at its
+    crash point. `off_the_record`: the run follows a crash that made a non-idempotent call's outcome unknown, so a
+    cassette's misses are answered by the synthetic model (`faults.kit.cassette.off_the_record`). `lockstep`: concurrent
+    units take turns in a fixed order (the golden run and the in-process explorer); the classes that run real
+    processes keep free threading, so other interleavings are exercised there."""
+
+    def factory(*, agent_id: str, provider: str, model_id: Any, runtime: Any) -> Any:
+        from strands_durable.models.providers import build_model
+
+        if model_factory is not None:
+            model = model_factory(agent_id=agent_id, provider=provider, model_id=model_id, runtime=runtime)
+        else:
+            synthetic = None
+            if target.model is None or off_the_record:
+                synthetic = build_model("synthetic", model_id=model_id, runtime=runtime, seed=target.seed)
+            if target.model is not None:
+                model = target.model(agent_id=agent_id, model_id=model_id, runtime=runtime)
+                if off_the_record:
+                    from strands_durable.faults.kit.cassette import off_the_record as leave_the_record
+
+                    model = leave_the_record(model, synthetic)
+            else:
+                model = synthetic
+        return counting_model(model, requests) if requests is not None else model
+
+    extra: dict[str, Any] = {}
+    if stop_requested is not None:
+        extra["stop_requested"] = stop_requested
+    return RunOptions(
+        provider="synthetic",  # offline semantics (fixed clock, scratch directory); the model comes from the factory
+        seed=target.seed,
+        cli_vars=[f"{k}={v}" for k, v in target.variables.items()],
+        out_dir=out_dir,
+        scratch_dir=scratch_dir,
+        hitl_use_defaults=True,
+        hitl_answer=target.hitl_answer,
+        extra_tools=dict(target.tools),
+        model_factory=factory,
+        network=target.network_tools is not None,  # the cassette answers (or records) every network tool
+        network_tools=target.network_tools,
+        crash_points=bus,
+        created_at=PINNED_CREATED_AT,
+        lockstep=lockstep,
+        cancel_in_flight=stop_requested is not None,
+        **extra,
+    )
+
+
+def observe(bus: CrashPoints, phase: Phase) -> None:
+    """Record into `phase` every point, each tool that executes and the tool results each commit records."""
+
+    def record(point: CrashPoint) -> None:
+        phase.emitted.append(point)
+        if isinstance(point, ToolCall) and point.site == "tool.before":
+            phase.tools_run.append(point)
+        elif isinstance(point, Commit) and point.site == "store.after_commit":
+            phase.commits.append(point.tool_results)
+
+    bus.subscribe(record)
+
+
+def arm(bus: CrashPoints, phase: Phase, target: CrashPoint, skip: int) -> None:
+    """Raise `InjectedCrash` at the `skip`-th emission (0-based) of the target's site and path in this run."""
+    seen = [0]
+
+    def crash(point: CrashPoint) -> None:
+        if phase.fired is None and point.site == target.site and point.path == target.path:
+            if seen[0] >= skip:
+                phase.fired = point
+                raise InjectedCrash(point)
+            seen[0] += 1
+
+    bus.subscribe(crash)
+
+
+def crash_at(point_id: str) -> CrashPoints:
+    """A crash-point bus that raises `InjectedCrash` at the first emission of the point `point_id` (a run's
+    `crash_points`, where a test crashes a run it drives itself)."""
+    bus = CrashPoints()
+    fired: list[CrashPoint] = []
+
+    def crash(point: CrashPoint) -> None:
+        if not fired and point.id == point_id:
+            fired.append(point)
+            raise InjectedCrash(point)
+
+    bus.subscribe(crash)
+    return bus
+
+
+def watch_convergence(bus: CrashPoints, phase: Phase, store: WrappingStore, golden: WorkflowGoldenRun) -> None:
+    """Stop the run (`Converged`) at the first commit whose state equals the golden run's at one of its
+    checkpoints; `phase` keeps where, the journal record and the golden state's digest."""
+    digester = golden.digester
+
+    def check(point: CrashPoint) -> None:
+        if point.site != "store.after_commit" or store.session is None or phase.fired is not None:
+            return
+        digest = digester.digest(store.session.state)
+        if digest in golden.checkpoint_states:
+            phase.converged_at = point
+            phase.converged_seq = store.session.state.seq
+            phase.converged_digest = digest
+            raise Converged(point)
+
+    bus.subscribe(check)

@@ -1,0 +1,287 @@
+"""The runs fault classes drive: the golden run of a workflow (`run_golden`, and `record_cassette`, a golden run
+against the real provider that records the cassette), a crashing run (in a child process, dying by a signal at a
+crash point), a resuming run in fresh objects (optionally stopping where it converges on the golden run), a run
+paused after its first unit, and what the parent does between them (wait for a dead run's threads, digest a crash
+state).
+
+Shared by every fault class; each class module keeps only its own exploration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from strands_durable.agent.durable import StopRequested
+from strands_durable.agent.loop import stop_pool_threads
+from strands_durable.crashpoints import CrashPoint, CrashPoints, UnitBoundary
+from strands_durable.faults.kit.findings import INVALID_HISTORY, Finding
+from strands_durable.faults.kit.golden import (
+    DETERMINISTIC_FAILURES,
+    GoldenPoint,
+    WorkflowGoldenRun,
+    failure_of,
+    pending_unknown,
+)
+from strands_durable.faults.kit.judge import continuable, tool_repeats
+from strands_durable.faults.kit.ledger import ToolLedger
+from strands_durable.faults.kit.observe import Converged, Phase, observe, observed_store, run_options, watch_convergence
+from strands_durable.faults.kit.oracle import comparable
+from strands_durable.faults.kit.scratch import write_scratch
+from strands_durable.faults.kit.snapshot import SnapshotDigest
+from strands_durable.faults.kit.target import ChaosTarget
+from strands_durable.faults.kit.workspace import WorkspaceHistory, read_files, write_files
+from strands_durable.runner.run import resume, run_workflow
+from strands_durable.runner.signals import StopSignals  # imported here, in the warm parent, not in every child
+from strands_durable.store import LocalStore
+from strands_durable.store.fileops import FileOps
+from strands_durable.store.state import SessionState
+from strands_durable.store.wrapping import WrappingStore
+
+NOT_FIRED = 99  # the child finished without reaching its crash point
+_NO_NOTICE = -1  # a descriptor that is never open: the handlers' notice is dropped (they ignore OSError)
+_OPS = FileOps()  # chaos scratch files go through the project's one file-operations layer too
+
+
+# -- the golden run ---------------------------------------------------------------------------------------------
+
+
+def run_golden(
+    target: ChaosTarget,
+    workdir: Path,
+    *,
+    store_factory: Callable[[Path], WrappingStore] = observed_store,
+    subscribe: Callable[[CrashPoints], None] | None = None,
+) -> WorkflowGoldenRun:
+    """Run the workflow once without faults, recording every crash point and the durable state at each, in
+    `workdir/golden` (sessions/, out/, workspace/). `store_factory` opens the store on the sessions root (the
+    power class records every file operation through its own) and `subscribe` adds observers to the bus."""
+    if workdir.exists():
+        _OPS.remove_tree(workdir)
+    sessions, out_dir = workdir / "golden" / "sessions", workdir / "golden" / "out"
+    scratch = workdir / "golden" / "workspace"
+    workspace = WorkspaceHistory(read_files(target.workspace))
+    write_files(scratch, workspace.final)
+    store = store_factory(sessions)
+    journal_path = LocalStore(sessions).journal_path(target.session_id)
+    phase = Phase()
+    bus = CrashPoints()
+    points: list[GoldenPoint] = []
+    digester = SnapshotDigest()
+
+    def record(point: CrashPoint) -> None:
+        digest = None
+        if point.site == "store.after_commit" and store.session is not None:
+            digest = digester.digest(store.session.state)
+        state = store.session.state if store.session is not None else None
+        completed = state is not None and state.status == "completed"
+        unknown = point.site == "store.before_commit" and state is not None and bool(pending_unknown(state))
+        if point.site == "tool.executed":  # tools change the workspace only while they run
+            workspace.observe(len(points), scratch)
+        points.append(GoldenPoint(point, len(points), journal_path.stat().st_size, digest, completed, unknown))
+
+    bus.subscribe(record)
+    observe(bus, phase)
+    if subscribe is not None:
+        subscribe(bus)
+    options = run_options(target, out_dir, bus, scratch_dir=scratch, requests=phase.requests, lockstep=True)
+    failure = None
+    try:
+        status = run_workflow(target.spec_path, options, store=store, session_id=target.session_id).status
+    except DETERMINISTIC_FAILURES as exc:  # explored too: every crash point must resume to this same failure
+        from strands_durable.faults.kit.cassette import CassetteMiss
+
+        if isinstance(exc, CassetteMiss):  # the recording is incomplete: that is the finding, not a workflow's end
+            raise
+        failure, status = failure_of(exc), "failed"
+    final = LocalStore(sessions).load(target.session_id)
+    problems = [Finding(INVALID_HISTORY, f"golden run: {v}") for v in continuable(final)]
+    if (status != "completed" and failure is None) or final.status != status:
+        problems.append(Finding("status", f"golden run ended {final.status}"))
+    problems += tool_repeats(phase.tools_run, "golden run")
+    return WorkflowGoldenRun(
+        target=target,
+        workdir=workdir,
+        points=points,
+        journal=LocalStore(sessions).journal_bytes(target.session_id),
+        spec_snapshot=LocalStore(sessions).spec_snapshot_bytes(target.session_id),
+        meta=final.meta,
+        comparable=comparable(final),
+        tool_executions=len(phase.tools_run),
+        model_requests=len(phase.requests.requests),
+        problems=problems,
+        digester=digester,
+        workspace=workspace,
+        failure=failure,
+        untaken_edges=_untaken_edges(target.spec_path, final),
+    )
+
+
+def _untaken_edges(spec_path: Path, state: SessionState) -> list[str]:
+    """The graph edges a run never took (none for other patterns): its crash points cannot cover them."""
+    from strands_durable.runner.patterns.graph import untaken_edges
+    from strands_durable.spec import load_spec
+
+    spec = load_spec(spec_path)
+    if spec.pattern.type != "graph":
+        return []
+    return untaken_edges(spec.pattern.config, list(state.units.values()))
+
+
+def record_cassette(target: ChaosTarget, workdir: Path) -> ChaosTarget:
+    """Record the target's cassette (faults/kit/cassette.py) with one golden run in `workdir` against the real
+    provider and network, save it next to the spec, and turn the target into one that replays it."""
+    from strands_durable.faults.kit.cassette import (
+        Cassette,
+        NetworkCassette,
+        cassette_path,
+        recording_factory,
+        replaying_factory,
+    )
+
+    cassette = Cassette(cassette_path(target.spec_path))
+    target.model = recording_factory(cassette, target.spec_path)
+    target.network_tools = NetworkCassette(cassette, recording=True)
+    run_golden(target, workdir)
+    cassette.save()
+    target.model = replaying_factory(cassette)
+    target.network_tools = NetworkCassette(cassette, recording=False)
+    return target
+
+
+# -- crashing and resuming runs -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """Where a crashing child signals itself: the `skip`-th emission (0-based) of a site and path in its run."""
+
+    site: str
+    path: str
+    skip: int = 0
+
+
+def crashing_run(
+    target: ChaosTarget,
+    sessions: Path,
+    out_dir: Path,
+    ledger: ToolLedger,
+    crash_at: str | Trigger | None,
+    signum: int,
+    store_factory: Callable[[Path], Any] = LocalStore,
+    *,
+    from_prefix: bool = False,
+    report: Path | None = None,
+    scratch: Path | None = None,
+) -> int:
+    """A child's run that raises `signum` on itself at `crash_at` (a point id, or a `Trigger`; None: never):
+    from scratch, or with `from_prefix` a resume of the session already in `sessions` (a golden journal
+    prefix). Before the signal it names the point in `report` (the kernel keeps a killed process's writes).
+    `scratch` is the run's copy of the tools' workspace."""
+    bus = CrashPoints()
+    ledger.subscribe(bus)
+    fired: list[CrashPoint] = []
+    seen = [0]
+
+    def reached(point: CrashPoint) -> bool:
+        if isinstance(crash_at, str):
+            return point.id == crash_at
+        if crash_at is None or point.site != crash_at.site or point.path != crash_at.path:
+            return False
+        seen[0] += 1
+        return seen[0] > crash_at.skip
+
+    def at_point(point: CrashPoint) -> None:
+        if not fired and reached(point):
+            fired.append(point)
+            if report is not None:
+                write_scratch(report, json.dumps([point.site, point.path, point.occurrence]).encode())
+            os.kill(os.getpid(), signum)
+
+    bus.subscribe(at_point)
+    stops = StopSignals(notice_fd=_NO_NOTICE)  # the CLI's handlers, without their notice on the terminal
+    options = run_options(target, out_dir, bus, scratch_dir=scratch, stop_requested=stops.requested)
+    with stops:
+        try:
+            if from_prefix:
+                resume(target.session_id, options, store=store_factory(sessions))
+            else:
+                run_workflow(target.spec_path, options, store=store_factory(sessions), session_id=target.session_id)
+        except (StopRequested, KeyboardInterrupt):
+            return stops.exit_code
+    return 0 if fired or crash_at is None else NOT_FIRED
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """Where a resume stopped: the checkpoint whose snapshot equalled the golden run's, its journal record and
+    the digest of the golden state it equalled."""
+
+    point: CrashPoint
+    seq: int
+    digest: str
+
+
+def resuming_run(
+    target: ChaosTarget,
+    sessions: Path,
+    out_dir: Path,
+    ledger: ToolLedger,
+    *,
+    converge_to: WorkflowGoldenRun | None = None,
+    store_factory: Callable[[Path], WrappingStore] = observed_store,
+    scratch: Path | None = None,
+) -> Convergence | None:
+    """Resume the session in fresh objects; with `converge_to`, stop at the first commit whose snapshot (in
+    memory) equals the golden run's at one of its checkpoints. The durable state there is judged afterwards."""
+    bus = CrashPoints()
+    ledger.subscribe(bus)
+    store = store_factory(sessions)
+    phase = Phase()
+    if converge_to is not None:
+        watch_convergence(bus, phase, store, converge_to)
+    try:
+        resume(target.session_id, run_options(target, out_dir, bus, scratch_dir=scratch), store=store)
+    except Converged:
+        assert phase.converged_at is not None
+        return Convergence(phase.converged_at, phase.converged_seq, phase.converged_digest)
+    return None
+
+
+def wait_for_threads(timeout: float = 5.0) -> None:
+    """Let the threads of an in-process run end before the next fork."""
+    stop_pool_threads()
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(timeout)
+
+
+def journal_digest(path: Path) -> str:
+    """The digest of a journal's committed events (timestamps left out): one per distinct crash state."""
+    contents = LocalStore.read_journal_bytes(path.read_bytes())
+    events = [record.get("events") for record in contents.records]
+    return hashlib.sha256(json.dumps(events, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def paused_after_first_unit(
+    golden: WorkflowGoldenRun, sessions: Path, out_dir: Path, scratch: Path | None = None
+) -> Path:
+    """Run the golden workflow until its first unit is committed, stop there cleanly; the session's directory."""
+    bus = CrashPoints()
+    done: list[CrashPoint] = []
+    bus.subscribe(UnitBoundary, lambda p: done.append(p) if p.site == "unit.after" else None)
+    with contextlib.suppress(StopRequested):
+        run_workflow(
+            golden.target.spec_path,
+            run_options(golden.target, out_dir, bus, scratch_dir=scratch, stop_requested=lambda: bool(done)),
+            store=LocalStore(sessions),
+            session_id=golden.target.session_id,
+        )
+    return LocalStore(sessions).directory_of(golden.target.session_id)

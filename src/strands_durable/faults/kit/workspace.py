@@ -1,0 +1,95 @@
+"""The tools' workspace under chaos: each explored run works on its own copy, seeded with what the golden run's
+workspace held at the run's starting point, and the judge compares it with the golden run's (side effects
+happened exactly once).
+
+The workspace is the directory a run's file-writing tools use (`RunOptions.scratch_dir`; a Python tool finds it
+with `strands_durable.tool_workspace(tool_context)`). It starts as a copy of the directory the user names for
+external state (the `strands_chaos_workspace` ini option, `workspace=` of the fixture), empty otherwise. Tools
+change it only while they run, so the golden run's workspace is recorded after each tool ran (`tool.executed`),
+and only when it changed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from strands_durable.faults.kit.oracle import readable_difference
+from strands_durable.store.fileops import FileOps
+
+WORKSPACE_RULE = "workspace"
+"""The rule name of a workspace that differs from the golden run's."""
+
+Files = dict[str, bytes]  # path relative to the workspace -> content
+
+_OPS = FileOps()  # workspace copies are scratch files: written through the file layer, without fsync
+
+
+def read_files(directory: Path | None) -> Files:
+    """Every file under `directory` (none when it does not exist), by relative path."""
+    if directory is None or not directory.is_dir():
+        return {}
+    return {
+        str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()
+    }
+
+
+def write_files(directory: Path, files: Files) -> None:
+    """Create `directory` holding exactly `files` (it must not hold anything else yet)."""
+    _OPS.makedirs(directory, durable=False)
+    for name, data in files.items():
+        target = directory / name
+        _OPS.makedirs(target.parent, durable=False)
+        _OPS.write_file(target, data, sync=False)
+
+
+class WorkspaceHistory:
+    """The golden run's workspace after each change: (index of the golden point, files), in order."""
+
+    def __init__(self, initial: Files) -> None:
+        self.changes: list[tuple[int, Files]] = [(-1, initial)]
+
+    def observe(self, index: int, directory: Path) -> None:
+        """Record the workspace as it is at golden point `index` when it changed since the last record."""
+        files = read_files(directory)
+        if files != self.changes[-1][1]:
+            self.changes.append((index, files))
+
+    def at(self, index: int) -> Files:
+        """The workspace as the golden run left it just before point `index` (every change at a lower index)."""
+        found = self.changes[0][1]
+        for changed_at, files in self.changes:
+            if changed_at >= index:
+                break
+            found = files
+        return found
+
+    @property
+    def final(self) -> Files:
+        return self.changes[-1][1]
+
+
+def workspace_difference(golden: Files, resumed: Files, *, at_most: bool = False) -> str | None:
+    """Where the resumed run's workspace differs from the golden run's, as a readable diff; None when equal.
+    A file whose lines are the same with only their order changed counts as equal: tools that ran in parallel
+    may append in either order. `at_most` (a non-idempotent call's outcome was unknown): a file may miss what the
+    golden run wrote, but no line may appear more often than in the golden file (no effect happened twice)."""
+    if golden == resumed:
+        return None
+
+    def settled(name: str) -> bool:
+        if name not in resumed:
+            return at_most
+        if name not in golden:
+            return False
+        want, have = Counter(golden[name].splitlines()), Counter(resumed[name].splitlines())
+        return want == have or (at_most and not have - want)
+
+    differing = {name for name in golden.keys() | resumed.keys() if not settled(name)}
+    if not differing:
+        return None
+
+    def view(files: Files) -> dict[str, str]:
+        return {name: data.decode("utf-8", "replace") for name, data in files.items() if name in differing}
+
+    return readable_difference(view(golden), view(resumed))
