@@ -12,7 +12,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from strands_durable.errors import S3DeadlineExceeded
 from strands_durable.store.s3.client import Objects, make_client
 from tests.cli.support import Child, strands_command
 from tests.conftest import EXAMPLES
@@ -47,6 +46,8 @@ def stalled() -> Iterator[str]:
 
 
 def test_an_operation_on_a_stalled_server_ends_at_its_deadline(stalled: str, monkeypatch) -> None:
+    from strands_durable.errors import S3DeadlineExceeded
+
     for name, value in {**CREDENTIALS, "STRANDS_S3_DEADLINE": "2"}.items():
         monkeypatch.setenv(name, value)
     objects = Objects(make_client(stalled), "some-bucket")
