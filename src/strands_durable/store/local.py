@@ -28,6 +28,7 @@ from strands_durable.store.journal import (
     HEADER_KIND,
     JOURNAL_NAME,
     JournalContents,
+    JournalEnds,
     encode_record,
     journal_ends,
     read_journal,
@@ -297,30 +298,30 @@ class LocalStore(SessionStore):
 
     def _summary(self, session_id: str) -> SessionSummary | None:
         directory = self._path(session_id)
-        kind = folder_kind(directory)
-        if kind is None:
-            return None
-        if kind == UNREADABLE:
-            return corrupt_summary(directory, session_id, SessionUnreadable(str(directory), "permission denied"))
         try:
-            view = self._listing_view(directory, session_id)
+            ends: JournalEnds | None = journal_ends(directory / JOURNAL_NAME)  # one open for a healthy session
+        except OSError:
+            ends = None
+        if ends is None or not ends.ours:  # is it a session at all (a stranger's folder is never read)?
+            kind = folder_kind(directory)
+            if kind is None:
+                return None
+            if kind == UNREADABLE:
+                return corrupt_summary(directory, session_id, SessionUnreadable(str(directory), "permission denied"))
+        try:
+            view = self._listing_view(directory, session_id, ends)
             stale = view.get("status", "running") == "running" and live_holder(directory) is None
         except (DurableError, OSError, ValueError) as exc:  # this session's own damage, shown on its own row
             return corrupt_summary(directory, session_id, exc)
         return summary_of_view(session_id, view, stale=stale)
 
-    def _listing_view(self, directory: Path, session_id: str) -> dict[str, Any]:
+    def _listing_view(self, directory: Path, session_id: str, ends: JournalEnds | None) -> dict[str, Any]:
         """session.json when the journal's last record confirms it (the view is as of that record, or only the
         close's mark follows it); otherwise the view of the journal itself (CorruptSession or SessionUnreadable
         naming the file when it cannot be read)."""
-        path = directory / JOURNAL_NAME
-        try:
-            ends = journal_ends(path)
-        except OSError as exc:
-            raise file_error(exc, path) from exc
-        if not ends.ours:
+        if ends is None or not ends.ours:
             self._read(directory, repair_tail=False)  # raises naming what is wrong, as every command would
-            raise CorruptSession(str(path), "not a strands-durable journal")
+            raise CorruptSession(str(directory / JOURNAL_NAME), "not a strands-durable journal")
         tail = ends.last
         view = read_json_object(directory / layout.SESSION_JSON)
         if view is not None and view.get("session_id") == session_id:
