@@ -94,12 +94,14 @@ class StallingProxy:
 
     def close(self) -> None:
         self._closed.set()
+        with_shutdown(self._listener)  # wakes the thread blocked in accept (closing the socket alone does not)
         self._listener.close()
         for sock in self._sockets:
             with_shutdown(sock)
             sock.close()
         for thread in self._threads:
             thread.join(10)
+        assert not any(thread.is_alive() for thread in self._threads), "a proxy thread outlived the proxy"
 
 
 def with_shutdown(sock: socket.socket) -> None:

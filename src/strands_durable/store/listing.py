@@ -1,8 +1,9 @@
 """Which folders of a local sessions directory are sessions, and how `sessions list` shows one it cannot read.
 
 The rule (docs/storage.md, "Damaged sessions"): a folder named `session_<id>` is a session when its journal starts
-with our header or our record frame, or when it holds a file only a session's own writes make after its journal
-existed (session.json, pattern_state.json, agents/), or when this process may not look inside it. Such a session that
+with our header or our record frame, or when it holds a file only a session of ours writes once its journal exists
+(pattern_state.json, or a session.json of ours: the Strands SDK's FileSessionManager keeps a session.json and
+agents/ under the same folder name), or when this process may not look inside it. Such a session that
 cannot be read is listed as `corrupt (<file>: <reason>)`; a command on it exits 17 naming the file, and `sessions
 delete` removes it. A folder that merely has the name (another program's log, what a failed creation left) is
 never read, listed or touched. Nothing here raises for one session's damage: the listing of every other session
@@ -28,8 +29,7 @@ DAMAGED = "damaged"  # looks like a session, but its journal is missing, not our
 UNREADABLE = "unreadable"  # named like a session, and this process may not look inside
 CORRUPT = "corrupt"  # the status `sessions list` gives a damaged or unreadable session
 
-# written only after the session's journal existed: a folder holding one is a session whatever its journal says
-_WRITTEN_AFTER_THE_JOURNAL = frozenset({layout.SESSION_JSON, layout.PATTERN_STATE_JSON, layout.AGENTS_DIR})
+_VIEW_MARK = b'"journal_seq"'  # in every session.json of ours, in none of the Strands SDK's FileSessionManager
 _DENIED = (errno.EACCES, errno.EPERM)
 
 
@@ -53,7 +53,17 @@ def folder_kind(directory: Path) -> str | None:
         names = os.listdir(directory)
     except OSError as exc:
         return UNREADABLE if exc.errno in _DENIED else None
-    return DAMAGED if _WRITTEN_AFTER_THE_JOURNAL.intersection(names) else None
+    return DAMAGED if layout.PATTERN_STATE_JSON in names or _our_view(directory) else None
+
+
+def _our_view(directory: Path) -> bool:
+    """Whether the folder's session.json is one of ours (a Strands FileSessionManager keeps a session.json and an
+    agents/ folder of its own under the same `session_<id>` name)."""
+    try:
+        with open(directory / layout.SESSION_JSON, "rb") as view:
+            return _VIEW_MARK in view.read(1 << 16)
+    except OSError:
+        return False
 
 
 def file_error(exc: OSError, path: Path) -> DurableError:
