@@ -45,6 +45,14 @@ class SessionNotFound(UsageError):
         self.session_id = session_id
 
 
+class SessionExists(UsageError):
+    """A new session was asked for with an id a session already has (another process may have just created it)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"Session already exists: {session_id}")
+        self.session_id = session_id
+
+
 class SessionCompleted(UsageError):
     def __init__(self, session_id: str) -> None:
         super().__init__(f"Session already completed: {session_id}")
@@ -168,15 +176,44 @@ class SessionFenced(DurableError):
 
 
 class SessionInUse(DurableError):
+    """Another process holds the session. A lease that lapses on its own (S3) says when (`free_at`, epoch seconds,
+    by the clock `now` read): a holder that died frees the session then, and a resume works."""
+
     exit_code = ExitCode.SESSION_UNUSABLE
 
-    def __init__(self, session_id: str, pid: int, host: str, *, owner: str | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        pid: int,
+        host: str,
+        *,
+        owner: str | None = None,
+        free_at: float | None = None,
+        now: float | None = None,
+    ) -> None:
         holder = owner if owner else f"pid {pid} on host {host}"  # owner: a store's opaque holder (S3: a worker)
-        super().__init__(f"Session {session_id} is in use by {holder}")
+        message = f"Session {session_id} is in use by {holder}"
+        if free_at is not None:
+            import time
+
+            wait = max(0.0, free_at - (time.time() if now is None else now))
+            message += (
+                f"; its lease expires at {time.strftime('%H:%M:%S', time.localtime(free_at))} (in {wait:.0f} s) "
+                "unless that process renews it: if it is gone, the resume works then"
+            )
+        super().__init__(message)
         self.session_id = session_id
         self.pid = pid
         self.host = host
         self.owner = owner
+        self.free_at = free_at
+
+
+class SessionChanged(DurableError):
+    """The session is no longer the one this process holds: its directory was deleted or replaced under it, or
+    (Python agents) another process extended it while this agent held messages it had not stored."""
+
+    exit_code = ExitCode.SESSION_UNUSABLE
 
 
 class CorruptSession(DurableError):

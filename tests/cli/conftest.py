@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from strands_durable.store import LocalStore
+from strands_durable import LocalStore
 from tests.cli.support import Child, strands_command
 
 

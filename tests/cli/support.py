@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from strands_durable.store import LocalStore
+from strands_durable import LocalStore
 
 CHAIN = """\
 version: 0

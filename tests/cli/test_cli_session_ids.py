@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from strands_durable.store import LocalStore
+from strands_durable import LocalStore
 from tests.cli.support import make_session
 
 

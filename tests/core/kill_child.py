@@ -9,9 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from strands_durable import LocalStore, run_workflow
 from strands_durable.faults.kit.oracle import RequestLog
-from strands_durable.runner.run import run_workflow
-from strands_durable.store import LocalStore
 from tests.core.support import ExecutionLog, counted_options
 
 

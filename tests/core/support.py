@@ -10,6 +10,7 @@ from typing import Any
 
 from strands import tool
 
+from strands_durable import RunOptions, non_idempotent
 from strands_durable.faults.classes.explore import explore_point
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.observe import crash_at as crash_at  # the pattern suites crash their own runs with it
@@ -17,9 +18,7 @@ from strands_durable.faults.kit.oracle import RequestLog, counting_model
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.models.providers import build_model
-from strands_durable.runner.marks import non_idempotent
 from strands_durable.runner.native_tools import evaluate_arithmetic
-from strands_durable.runner.options import RunOptions
 
 
 class ExecutionLog:

@@ -16,21 +16,11 @@ from strands import Agent, tool
 from strands.hooks import BeforeModelCallEvent, BeforeToolCallEvent, HookProvider, HookRegistry, MessageAddedEvent
 from strands.tools.executors import ConcurrentToolExecutor
 
-from strands_durable.crashpoints import (
-    SITE_TYPES,
-    Commit,
-    CrashPoint,
-    CrashPoints,
-    InjectedCrash,
-    ModelCall,
-    ToolCall,
-    UnitBoundary,
-)
+from strands_durable import CrashPoints, InjectedCrash, LocalStore, run_workflow
+from strands_durable.crashpoints import SITE_TYPES, Commit, CrashPoint, ModelCall, ToolCall, UnitBoundary
 from strands_durable.errors import ExitCode, exit_code_for
 from strands_durable.faults.kit.oracle import RequestLog
 from strands_durable.models.scripted import ScriptedModel
-from strands_durable.runner.run import run_workflow
-from strands_durable.store import LocalStore
 from tests.core.support import ExecutionLog, counted_options
 
 SPEC = Path(__file__).parent / "specs" / "chain-tools.strands.yaml"

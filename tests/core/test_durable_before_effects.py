@@ -14,13 +14,11 @@ from typing import Any
 
 import pytest
 
-from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints
+from strands_durable import CrashPoints, LocalStore, RunOptions, run_workflow
+from strands_durable.crashpoints import Commit, CrashPoint
 from strands_durable.errors import HitlPaused
 from strands_durable.faults.classes.recording import Op, RecordingFileOps
-from strands_durable.runner.options import RunOptions
 from strands_durable.runner.reporter import Reporter
-from strands_durable.runner.run import run_workflow
-from strands_durable.store import LocalStore
 from strands_durable.store.journal import JOURNAL_NAME
 from strands_durable.testing.chain import chain_spec_text
 from tests.slow_disk import SlowSyncOps

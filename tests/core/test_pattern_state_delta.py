@@ -7,10 +7,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strands_durable.store import LocalStore
+from strands_durable import LocalStore, MemoryStore
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
 from strands_durable.store.layout import new_session_id
-from strands_durable.store.memory import MemoryStore
 from strands_durable.store.state import SessionState, apply_event, pattern_state_delta
 
 values = st.recursive(

@@ -7,12 +7,10 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from strands_durable import CrashPoints, LocalStore, run_workflow
 from strands_durable.agent.durable import DurableInvoker, Invocation
-from strands_durable.crashpoints import CrashPoints
 from strands_durable.faults.kit.oracle import RequestLog
 from strands_durable.models.providers import build_model
-from strands_durable.runner.run import run_workflow
-from strands_durable.store import LocalStore
 from tests.core.support import ExecutionLog, counted_options
 
 SPEC = Path(__file__).parent / "specs" / "chain-tools.strands.yaml"

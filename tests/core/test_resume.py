@@ -11,15 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
+from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, resume, run_workflow
+from strands_durable.crashpoints import CrashPoint
 from strands_durable.errors import SessionCompleted, SpecError
 from strands_durable.faults.kit.judge import outcome_unknown
 from strands_durable.faults.kit.oracle import RequestLog, comparable, first_difference, stored_violations
 from strands_durable.history import SYNTHESIZED_RESULT_TEXT, synthesized_ids
-from strands_durable.runner.options import RunOptions
 from strands_durable.runner.reporter import RecordingReporter
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 from tests.conftest import REPO
 from tests.core.support import ExecutionLog, counted_options, counting_tools
 

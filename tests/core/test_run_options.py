@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore, resume, run_workflow
 from strands_durable.errors import HitlPaused
 from strands_durable.faults.kit.oracle import RequestLog
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 from tests.conftest import EXAMPLES
 from tests.core.support import ExecutionLog, counted_options
 

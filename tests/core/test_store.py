@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.errors import CorruptSession, ExitCode, SessionInUse, SessionNotFound, UsageError
-from strands_durable.store import LocalStore
 from strands_durable.store.journal import JOURNAL_NAME
 from strands_durable.store.layout import new_session_id
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from strands_durable import LocalStore, MemoryStore
 from strands_durable.errors import SessionInUse
-from strands_durable.store import LeaseHolder, LocalStore, MemoryStore, Session, SessionStore, WrappingStore
+from strands_durable.store import LeaseHolder, Session, SessionStore, WrappingStore
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.memory import MemorySession
 from strands_durable.store.state import fold

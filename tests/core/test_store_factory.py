@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.errors import ExitCode, Unsupported
-from strands_durable.store import LocalStore, open_store
+from strands_durable.store import open_store
 from tests.cli.support import strands_command
 
 

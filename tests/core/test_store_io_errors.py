@@ -12,11 +12,10 @@ from typing import Any
 
 import pytest
 
-from strands_durable import RunOptions, resume, run_workflow
+from strands_durable import LocalStore, RunOptions, resume, run_workflow
 from strands_durable.errors import DurableError, ExitCode, StorageIOError
 from strands_durable.faults.classes.disk import FaultyFileOps
 from strands_durable.operations import check_session, export_session, repair_session
-from strands_durable.store import LocalStore
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.journal import JOURNAL_NAME
 from tests.cli.support import make_session, strands_command
@@ -198,9 +197,12 @@ def test_a_delete_that_cannot_remove_names_the_session_not_a_file(tmp_path: Path
     with pytest.raises(DurableError) as raised:
         LocalStore(tmp_path, fileops=FailingOps(errno.EROFS, "remove")).delete("delete-one")
     _expect_io_error(raised, "cannot delete session delete-one", "Read-only file system (EROFS)")
+    LocalStore(tmp_path).delete("delete-one")  # the next delete finishes the one cut short
+    assert not any(tmp_path.iterdir())
+    _paused_session(tmp_path, "delete-two")
     with pytest.raises(DurableError) as raised:  # on a read-only disk the lease is refused first
-        LocalStore(tmp_path, fileops=FailingOps(errno.EROFS, *READ_ONLY)).delete("delete-one")
-    _expect_io_error(raised, "cannot take the lease of session delete-one", "(EROFS)")
+        LocalStore(tmp_path, fileops=FailingOps(errno.EROFS, *READ_ONLY)).delete("delete-two")
+    _expect_io_error(raised, "cannot take the lease of session delete-two", "(EROFS)")
     assert ".tmp" not in str(raised.value)
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from strands_durable import RunOptions, resume, run_workflow
+from strands_durable import LocalStore, MemoryStore, RunOptions, resume, run_workflow
 from strands_durable.errors import StorageIOError
-from strands_durable.store import LocalStore, MemoryStore, WrappingStore
+from strands_durable.store import WrappingStore
 from strands_durable.store.wrapping import CommitCall, WrappedSession
 from tests.cli.support import make_session
 from tests.core.test_store_io_errors import SHORT_SPEC

@@ -17,6 +17,7 @@ import pytest
 from strands import Agent, tool
 from strands.models.openai import OpenAIModel
 
+from strands_durable import LocalStore, RunOptions, run_workflow
 from strands_durable.agent.loop import run_on_thread_loop
 from strands_durable.models.answer import Answer, ToolCall, Usage
 from strands_durable.models.digest import canonical_json, sha256_hex
@@ -24,10 +25,7 @@ from strands_durable.models.direct_messages import DirectMessagesClient
 from strands_durable.models.loop_client import LoopBoundClient
 from strands_durable.models.providers import build_model
 from strands_durable.models.wrapping import WrappedModel
-from strands_durable.runner.options import RunOptions
 from strands_durable.runner.retry import RetryingModel, RetryPolicy
-from strands_durable.runner.run import run_workflow
-from strands_durable.store import LocalStore
 from strands_durable.testing import OpenAICompatServer
 
 

@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 
+from strands_durable import LocalStore, MemoryStore
 from strands_durable.errors import UsageError
 from strands_durable.operations import (
     apply_retention,
@@ -17,7 +18,7 @@ from strands_durable.operations import (
     retention_from_env,
 )
 from strands_durable.operations.repair import units_after_repair
-from strands_durable.store import LocalStore, MemoryStore, layout
+from strands_durable.store import layout
 
 LATER = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=3)
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from strands_durable import RunOptions
 from strands_durable.faults.kit.oracle import RequestLog, counting_model
 from strands_durable.models import SyntheticModel
 from strands_durable.models.wrapping import WrappedModel
-from strands_durable.runner.options import RunOptions
 from strands_durable.runner.reporter import RecordingReporter
 from tests.core.support import ExecutionLog, counting_tools
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, resume, run_workflow
 from strands_durable.agent.compaction import SUMMARIZER_PROMPT
-from strands_durable.crashpoints import CrashPoints, InjectedCrash
 from strands_durable.errors import DurableError, exit_code_for
 from strands_durable.faults.classes.explore import explore_point
 from strands_durable.faults.kit.oracle import comparable, first_difference
@@ -21,9 +21,6 @@ from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.history import validate
 from strands_durable.models.providers import build_model
 from strands_durable.models.wrapping import WrappedModel
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 from tests.core.support import crash_and_resume, crash_at, golden_run
 
 SPEC = Path(__file__).parent / "specs" / "chain-compaction.strands.yaml"

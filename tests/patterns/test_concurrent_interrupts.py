@@ -12,12 +12,11 @@ from types import FrameType
 
 import pytest
 
+from strands_durable import CrashPoints, InjectedCrash, LocalStore, resume, run_workflow
 from strands_durable.agent.durable import StopRequested
-from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
+from strands_durable.crashpoints import CrashPoint
 from strands_durable.errors import BudgetExceeded
 from strands_durable.faults.kit.oracle import comparable, first_difference
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 from tests.conftest import EXAMPLES
 from tests.core.support import ExecutionLog, crash_at
 from tests.patterns.support import Probe, spec_variant

@@ -11,10 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore, RunOptions, resume, run_workflow
 from strands_durable.errors import DurableError, HitlPaused, exit_code_for
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 from tests.corpus import corpus_dir
 
 CORPUS = corpus_dir() / "examples"

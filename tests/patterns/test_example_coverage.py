@@ -8,10 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import run_workflow
+from strands_durable import LocalStore, RunOptions, run_workflow
 from strands_durable.spec import load_spec
-from strands_durable.store import LocalStore
 from tests.conftest import EXAMPLES
 
 SEEDS = (0, 2, 3)

@@ -8,12 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.runner.options import RunOptions
+from strands_durable import LocalStore, RunOptions, run_workflow
 from strands_durable.runner.patterns.graph import untaken_edges
-from strands_durable.runner.run import run_workflow
 from strands_durable.spec import load_spec
 from strands_durable.spec.templates import compared_literals
-from strands_durable.store import LocalStore
 
 SEEDS = range(6)
 

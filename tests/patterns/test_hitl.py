@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore, resume, run_workflow
 from strands_durable.errors import ExitCode, HitlPaused, WorkflowFailed, exit_code_for
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 from tests.conftest import EXAMPLES
 from tests.core.support import ExecutionLog
 from tests.patterns.support import Probe, spec_variant

@@ -8,11 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
+from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, resume, run_workflow
+from strands_durable.crashpoints import CrashPoint
 from strands_durable.faults.kit.oracle import comparable, first_difference
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 from tests.conftest import EXAMPLES
 
 PINNED = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)

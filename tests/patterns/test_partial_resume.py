@@ -7,11 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.crashpoints import InjectedCrash
+from strands_durable import InjectedCrash, LocalStore, resume, run_workflow
 from strands_durable.errors import WorkflowFailed
 from strands_durable.faults.kit.oracle import committed_request_digests, comparable, first_difference
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 from tests.conftest import EXAMPLES
 from tests.core.support import ExecutionLog, crash_at
 from tests.patterns.support import Probe

@@ -7,10 +7,10 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+from strands_durable import RunOptions, run_workflow
 from strands_durable.faults.kit.oracle import comparable, first_difference
-from strands_durable.runner.options import RunOptions
 from strands_durable.runner.plan import plan_step
-from strands_durable.runner.run import create_run, run_workflow
+from strands_durable.runner.run import create_run
 from strands_durable.store import open_store
 from strands_durable.store.wrapping import WrappingStore
 from tests.conftest import EXAMPLES

@@ -17,10 +17,7 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from strands import tool
 
-from strands_durable.crashpoints import CrashPoints, InjectedCrash
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
+from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, resume, run_workflow
 from tests.tools.support import call
 
 SECRET = "tok-3f9a1c77e2b54d0f"

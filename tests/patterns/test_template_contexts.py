@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore, RunOptions, resume, run_workflow
 from strands_durable.errors import HitlPaused
-from strands_durable.runner.options import RunOptions
 from strands_durable.runner.patterns.places import template_places
-from strands_durable.runner.run import resume, run_workflow
 from strands_durable.spec import load_spec
-from strands_durable.store import LocalStore
 
 HEADER = """\
 version: 0

@@ -1,6 +1,9 @@
-"""One local SeaweedFS S3 server per test session (per xdist worker), and a fresh bucket per test.
+"""One local SeaweedFS S3 server per test session (per xdist worker), and a fresh key prefix per test.
 
-In CI (CI=true) a server that cannot start fails the tests; elsewhere they are skipped with the reason.
+A test that asks for `server` (and `server_space` or `server_any_space`) runs on each S3 implementation: SeaweedFS,
+the reference, and moto's server mode, so the store does not lean on one server's quirks (docs/storage.md, "Two
+servers"); a test that asks for `s3_server` runs on SeaweedFS only. In CI (CI=true) a server that cannot start fails
+the tests; elsewhere they are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any
 import pytest
 
 from strands_durable.store.s3.local_server import LocalS3Server, start_server
-from tests.s3.support import MotoServer, Space, client_for, start_moto
+from tests.s3.support import BUCKET_KINDS, SERVERS, MotoServer, Space, bucket_on, start_moto
 
 
 @pytest.fixture(autouse=True)
@@ -58,41 +61,49 @@ def admin_client(s3_server):
     return make_client(s3_server.endpoint, s3_server.access_key, s3_server.secret_key)
 
 
+def _own_prefix() -> str:
+    return f"t-{uuid.uuid4().hex[:16]}"
+
+
 @pytest.fixture(scope="session")
 def shared_bucket(s3_server) -> str:
-    """One bucket for the session (creating one costs SeaweedFS ~0.5 s); tests keep apart by key prefix."""
-    from strands_durable.store.s3.client import make_client
-
-    name = f"strands-tests-{uuid.uuid4().hex[:12]}"
-    make_client(s3_server.endpoint, s3_server.access_key, s3_server.secret_key).create_bucket(Bucket=name)
-    return name
+    """The plain bucket on SeaweedFS."""
+    return bucket_on(s3_server, "plain")
 
 
 @pytest.fixture
 def space(shared_bucket) -> Space:
-    return Space(shared_bucket, f"t-{uuid.uuid4().hex[:16]}")
+    return Space(shared_bucket, _own_prefix())
 
 
 @pytest.fixture(scope="session")
 def special_buckets(s3_server) -> dict[str, str]:
-    """A versioned bucket and one with default encryption (SSE-S3, AES256)."""
-    from strands_durable.store.s3.client import make_client
-
-    client = make_client(s3_server.endpoint, s3_server.access_key, s3_server.secret_key)
-    names = {"versioned": f"versioned-{uuid.uuid4().hex[:12]}", "encrypted": f"encrypted-{uuid.uuid4().hex[:12]}"}
-    for name in names.values():
-        client.create_bucket(Bucket=name)
-    client.put_bucket_versioning(Bucket=names["versioned"], VersioningConfiguration={"Status": "Enabled"})
-    rule = {"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
-    client.put_bucket_encryption(Bucket=names["encrypted"], ServerSideEncryptionConfiguration={"Rules": [rule]})
-    return names
+    """A versioned bucket and one with default encryption (SSE-S3, AES256) on SeaweedFS."""
+    return {kind: bucket_on(s3_server, kind) for kind in ("versioned", "encrypted")}
 
 
-@pytest.fixture(params=["plain", "versioned", "encrypted"])
-def any_space(request, shared_bucket, special_buckets) -> Space:
-    """A test's place in a plain, a versioned and an encrypted bucket (the test runs once in each)."""
-    bucket = shared_bucket if request.param == "plain" else special_buckets[request.param]
-    return Space(bucket, f"t-{uuid.uuid4().hex[:16]}")
+@pytest.fixture(params=BUCKET_KINDS)
+def any_space(request, s3_server) -> Space:
+    """A test's place in a plain, a versioned and an encrypted bucket on SeaweedFS (the test runs once in each)."""
+    return Space(bucket_on(s3_server, request.param), _own_prefix())
+
+
+@pytest.fixture(scope="session", params=SERVERS)
+def server(request) -> Any:
+    """The S3 server a test runs on, once on each: SeaweedFS (`s3_server`) and moto (`moto_s3`)."""
+    return request.getfixturevalue("s3_server" if request.param == "seaweedfs" else "moto_s3")
+
+
+@pytest.fixture
+def server_space(server) -> Space:
+    """A test's own place in the plain bucket of `server`."""
+    return Space(bucket_on(server, "plain"), _own_prefix())
+
+
+@pytest.fixture(params=BUCKET_KINDS)
+def server_any_space(request, server) -> Space:
+    """A test's place in a plain, a versioned and an encrypted bucket of `server` (once in each, on each server)."""
+    return Space(bucket_on(server, request.param), _own_prefix())
 
 
 @pytest.fixture(scope="session")
@@ -100,11 +111,3 @@ def moto_s3(tmp_path_factory) -> Iterator[MotoServer]:
     """moto's S3 in server mode (a real HTTP server on loopback, its own process): the second S3 implementation."""
     log = tmp_path_factory.mktemp("moto") / "moto.log"
     yield from _serving(lambda: start_moto(log), ModuleNotFoundError, "moto[server]")
-
-
-@pytest.fixture
-def moto_space(moto_s3) -> Space:
-    """A test's own bucket on the moto server (buckets cost nothing there)."""
-    name = f"strands-moto-{uuid.uuid4().hex[:12]}"
-    client_for(moto_s3).create_bucket(Bucket=name)
-    return Space(name, f"t-{uuid.uuid4().hex[:16]}")

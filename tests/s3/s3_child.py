@@ -16,11 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from strands_durable.crashpoints import CrashPoints
+from strands_durable import CrashPoints, S3Store, resume, run_workflow
 from strands_durable.errors import DurableError
 from strands_durable.faults.kit.oracle import RequestLog
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store.s3 import S3Store
 from tests.core.support import ExecutionLog, counted_options
 
 

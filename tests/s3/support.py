@@ -6,18 +6,24 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from strands_durable.crashpoints import CrashPoints
+from strands_durable import CrashPoints, S3Store
 from strands_durable.store.layout import new_session_id
-from strands_durable.store.s3 import S3Store
 from strands_durable.store.s3.client import make_client
 from strands_durable.store.s3.local_server import LocalS3Server, free_ports
 
 FAST_RETRIES = (0.01, 0.02, 0.04)
+SERVERS = ("seaweedfs", "moto")  # the S3 implementations the tests asking for `server` run on
+
+
+def server_name(server: Any) -> str:
+    """Which of SERVERS `server` is."""
+    return "moto" if isinstance(server, MotoServer) else "seaweedfs"
 
 
 def client_for(server: LocalS3Server, *, access_key: str | None = None, secret_key: str | None = None) -> Any:
@@ -77,6 +83,27 @@ def start_moto(log: Path) -> MotoServer:
         time.sleep(0.1)
     process.kill()
     raise ModuleNotFoundError(f"moto server did not answer on port {port} (see {log})", name="moto")
+
+
+BUCKET_KINDS = ("plain", "versioned", "encrypted")
+_BUCKETS: dict[tuple[str, str], str] = {}  # (server endpoint, kind) -> its bucket, made once per test session
+
+
+def bucket_on(server: Any, kind: str) -> str:
+    """A bucket of `kind` on `server`: plain, versioned, or with default encryption (SSE-S3, AES256); one per
+    session and kind (creating one costs SeaweedFS ~0.5 s), tests keep apart by key prefix."""
+    made = _BUCKETS.get((server.endpoint, kind))
+    if made is None:
+        made = f"strands-{kind}-{uuid.uuid4().hex[:12]}"
+        client = client_for(server)
+        client.create_bucket(Bucket=made)
+        if kind == "versioned":
+            client.put_bucket_versioning(Bucket=made, VersioningConfiguration={"Status": "Enabled"})
+        elif kind == "encrypted":
+            rule = {"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
+            client.put_bucket_encryption(Bucket=made, ServerSideEncryptionConfiguration={"Rules": [rule]})
+        _BUCKETS[(server.endpoint, kind)] = made
+    return made
 
 
 def store_for(server: LocalS3Server, space: Space, *, client: Any = None, **opts: Any) -> S3Store:

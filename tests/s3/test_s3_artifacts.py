@@ -9,9 +9,9 @@ from pathlib import PurePosixPath
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.errors import ExitCode, StorageIOError
 from strands_durable.runner.s3_artifacts import S3Output
-from strands_durable.store import LocalStore
 from strands_durable.store.s3.local_server import READONLY_KEY
 from strands_durable.store.s3.wrappers import (
     RESET_BEFORE,

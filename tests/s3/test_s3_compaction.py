@@ -25,8 +25,8 @@ def _revision(index: int) -> dict:
     return {"type": "unit", "unit": "step[0]", "record": {"response": f"revision {index} " + "x" * 400}}
 
 
-def test_a_checkpoint_holds_the_live_state_so_it_does_not_grow_with_the_history(s3_server, space):
-    store = store_for(s3_server, space, checkpoint_every=8)
+def test_a_checkpoint_holds_the_live_state_so_it_does_not_grow_with_the_history(server, server_space):
+    store = store_for(server, server_space, checkpoint_every=8)
     session = store.create(meta(), b"spec")
     sid = session.state.session_id
     sizes = []
@@ -44,43 +44,43 @@ def test_a_checkpoint_holds_the_live_state_so_it_does_not_grow_with_the_history(
     assert len(contents.records) == 2 and "checkpoint" in contents.records[1]
     assert contents.records[1]["checkpoint"]["units"] == {"step[0]": _revision(seq - 1)["record"]}  # commit seq
     session.close()
-    assert store_for(s3_server, space).load(sid).units == {"step[0]": _revision(79)["record"]}
+    assert store_for(server, server_space).load(sid).units == {"step[0]": _revision(79)["record"]}
 
 
-def test_a_session_checkpointed_by_an_earlier_release_still_opens_and_compacts_anew(s3_server, space):
+def test_a_session_checkpointed_by_an_earlier_release_still_opens_and_compacts_anew(server, server_space):
     """The earlier form: `checkpoints/<seq>` holding records 0..seq concatenated, covered commits deleted except
     fences. It reads within the same request bound, its fences still refuse the writer they fenced out, and the
     next compaction replaces it with the new form."""
     opts = {"lease_ttl_s": 0.6, "lease_skew_s": 0.1, "checkpoint_every": 10**6}
-    paused = pause_a_writer(store_for(s3_server, space, **opts))  # between its lease check and its PUT
+    paused = pause_a_writer(store_for(server, server_space, **opts))  # between its lease check and its PUT
     sid = paused.session.state.session_id
-    taker = store_for(s3_server, space, **opts).open(sid)
+    taker = store_for(server, server_space, **opts).open(sid)
     fence_seq = taker.state.seq
     for index in range(2, 12):
         taker.commit([unit(index)])
     taker.close()
-    client = client_for(s3_server)
-    store = store_for(s3_server, space)
+    client = client_for(server)
+    store = store_for(server, server_space)
     seq = store.load(sid).seq
     records = [store.objects.get(store.keys.commit(sid, s))[0] for s in range(seq + 1)]
-    client.put_object(Bucket=space.bucket, Key=store.keys.checkpoint(sid, seq), Body=b"".join(records))
+    client.put_object(Bucket=server_space.bucket, Key=store.keys.checkpoint(sid, seq), Body=b"".join(records))
     store.objects.delete_many([store.keys.commit(sid, s) for s in range(seq + 1) if s != fence_seq])
 
-    counting = CountingClient(client_for(s3_server))
-    state = store_for(s3_server, space, client=counting).load(sid)
+    counting = CountingClient(client_for(server))
+    state = store_for(server, server_space, client=counting).load(sid)
     assert list(state.units) == ["step[0]", *[f"step[{i}]" for i in range(2, 12)]] and state.seq == seq
     assert (counting.counts["list_objects_v2"], counting.counts["get_object"]) == (1, 1)
     refused = paused.finish()  # its key is the fence's, kept: refused, and the fence found in the checkpoint
     assert isinstance(refused, SessionFenced) and f"commit {fence_seq} is a fence" in str(refused), refused
 
-    writer = store_for(s3_server, space, checkpoint_every=4).open(sid)
+    writer = store_for(server, server_space, checkpoint_every=4).open(sid)
     for index in range(12, 16):
         writer.commit([unit(index)])
     writer.close()
     (new_seq, data), *older = sorted(_checkpoints(store, sid).items(), reverse=True)
     assert older == [] and new_seq > seq
     assert "checkpoint" in read_journal(sid, data).records[1]  # the new form replaced the old one
-    final = store_for(s3_server, space).load(sid)
+    final = store_for(server, server_space).load(sid)
     assert list(final.units) == ["step[0]", *[f"step[{i}]" for i in range(2, 16)]]
 
 
@@ -119,11 +119,11 @@ def test_a_strict_close_finds_its_checkpoint_replaced(s3_server, space):
         session.close()
 
 
-def test_commits_are_deleted_only_once_the_checkpoint_covering_them_exists(s3_server, space):
+def test_commits_are_deleted_only_once_the_checkpoint_covering_them_exists(server, server_space):
     """A checkpoint PUT that keeps failing, then the writer dies: every commit it made is still there for the
     next reader. (Fails when the covered commits are deleted before the checkpoint lands.)"""
-    faulting = FaultingClient(client_for(s3_server))
-    store = store_for(s3_server, space, client=faulting, checkpoint_every=3)
+    faulting = FaultingClient(client_for(server))
+    store = store_for(server, server_space, client=faulting, checkpoint_every=3)
     session = store.create(meta(), b"spec")
     sid = session.state.session_id
     faulting.plan("put_object", SLOW_DOWN, times=10**6, when=lambda kw: "/checkpoints/" in kw["Key"])
@@ -131,6 +131,6 @@ def test_commits_are_deleted_only_once_the_checkpoint_covering_them_exists(s3_se
         session.commit([unit(index)])  # a due compaction fails after its retries; the commits stand
     assert faulting.injected
     session.abandon()  # dies before any compaction succeeded
-    state = store_for(s3_server, space).load(sid)
+    state = store_for(server, server_space).load(sid)
     assert list(state.units) == [f"step[{i}]" for i in range(7)]
     assert list(store.objects.list(store.keys.checkpoints(sid))) == []

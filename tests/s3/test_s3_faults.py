@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from strands_durable import S3Store
 from strands_durable.errors import (
     ExitCode,
     S3AccessDenied,
@@ -11,7 +12,6 @@ from strands_durable.errors import (
     S3EndpointUnreachable,
     StorageIOError,
 )
-from strands_durable.store.s3 import S3Store
 from strands_durable.store.s3.local_server import READONLY_KEY, free_ports
 from strands_durable.store.s3.wrappers import (
     RESET_BEFORE,
@@ -35,10 +35,10 @@ def _commit_puts(kwargs) -> bool:
     [SERVER_ERROR, SLOW_DOWN, TIMEOUT_AFTER_WRITE, RESET_MID_PUT, RESET_BEFORE, (precondition_failed, False)],
     ids=["500", "503-slowdown", "timeout-after-write", "reset-mid-put", "reset-before-send", "412-race"],
 )
-def test_a_commit_survives_a_failed_put_exactly_once(s3_server, space, fault):
+def test_a_commit_survives_a_failed_put_exactly_once(server, server_space, fault):
     """Whatever happened to the PUT, the commit lands once at its key and the next commit takes the next key."""
-    faulting = FaultingClient(client_for(s3_server))
-    store = store_for(s3_server, space, client=faulting)
+    faulting = FaultingClient(client_for(server))
+    store = store_for(server, server_space, client=faulting)
     session = store.create(meta(), b"spec")
     sid = session.state.session_id
     faulting.plan("put_object", fault, when=_commit_puts)
@@ -46,16 +46,16 @@ def test_a_commit_survives_a_failed_put_exactly_once(s3_server, space, fault):
     assert faulting.injected, "the fault was not injected"
     session.commit([unit(2)])
     session.close()
-    state = store_for(s3_server, space).load(sid)
+    state = store_for(server, server_space).load(sid)
     assert list(state.units) == ["step[1]", "step[2]"]
     assert state.seq == 3  # header, two commits, the close mark: nothing written twice, nothing skipped
 
 
-def test_an_unknown_outcome_is_read_back_not_rewritten(s3_server, space):
+def test_an_unknown_outcome_is_read_back_not_rewritten(server, server_space):
     """A PUT that landed but whose reply was lost is resolved by one GET of its key, never by a second PUT."""
-    counting = CountingClient(client_for(s3_server))
+    counting = CountingClient(client_for(server))
     faulting = FaultingClient(counting)
-    session = store_for(s3_server, space, client=faulting).create(meta(), b"spec")
+    session = store_for(server, server_space, client=faulting).create(meta(), b"spec")
     faulting.plan("put_object", RESET_MID_PUT, when=_commit_puts)
     counting.reset()
     session.commit([{"type": "attempt", "unit": "step[0]", "conv": "c", "attempt": 1, "error": "x", "wait_s": 0}])
@@ -93,9 +93,9 @@ def test_a_server_that_keeps_failing_is_a_clean_io_error_and_commits_nothing(s3_
     assert store_for(s3_server, space).load(sid).units == {}
 
 
-def test_a_lease_renewal_whose_reply_was_lost_keeps_the_lease(s3_server, space):
-    faulting = FaultingClient(client_for(s3_server))
-    session = store_for(s3_server, space, client=faulting).create(meta(), b"spec")
+def test_a_lease_renewal_whose_reply_was_lost_keeps_the_lease(server, server_space):
+    faulting = FaultingClient(client_for(server))
+    session = store_for(server, server_space, client=faulting).create(meta(), b"spec")
     faulting.plan("put_object", TIMEOUT_AFTER_WRITE, when=lambda kw: "/leases/" in kw["Key"] and "IfMatch" in kw)
     session._lease.renew()
     assert faulting.injected and session._lease.lost is None

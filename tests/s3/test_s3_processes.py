@@ -13,12 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.crashpoints import CrashPoints
+from strands_durable import CrashPoints, S3Store, resume, run_workflow
 from strands_durable.errors import SessionInUse
 from strands_durable.faults.kit.oracle import RequestLog, comparable, first_difference, stored_violations
-from strands_durable.runner.run import resume, run_workflow
 from strands_durable.store.layout import new_session_id
-from strands_durable.store.s3 import S3Store
 from tests.conftest import REPO
 from tests.core.support import ExecutionLog, counted_options
 from tests.s3.support import client_for, meta, store_for

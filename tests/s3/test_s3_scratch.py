@@ -8,11 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.crashpoints import InjectedCrash
-from strands_durable.runner.options import RunOptions
+from strands_durable import InjectedCrash, RunOptions, S3Store, resume, run_workflow
 from strands_durable.runner.reporter import RecordingReporter
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store.s3 import S3Store
 from tests.core.support import crash_at
 
 SPEC = """\
@@ -91,7 +88,7 @@ def test_scratch_files_follow_the_session_to_another_machine(s3_env, space, tmp_
 
 
 def test_a_writer_fenced_out_cannot_overwrite_the_scratch_files_of_the_holder_that_took_over(
-    s3_server, space, tmp_path
+    server, server_space, tmp_path
 ):
     """A holder saved two files, changed them locally, and was paused past its lease before its next commit
     (between its lease check and its scratch save). Another machine takes over, changes one file and commits.
@@ -102,7 +99,7 @@ def test_a_writer_fenced_out_cannot_overwrite_the_scratch_files_of_the_holder_th
     from tests.s3.support import pause_a_writer, store_for, unit
 
     opts = {"lease_ttl_s": 0.6, "lease_skew_s": 0.1}
-    machine_a = store_for(s3_server, space, scratch_root=tmp_path / "a", **opts)
+    machine_a = store_for(server, server_space, scratch_root=tmp_path / "a", **opts)
 
     def saved_then_changed(session) -> None:
         scratch = machine_a.scratch_dir(session.state.session_id)
@@ -116,7 +113,7 @@ def test_a_writer_fenced_out_cannot_overwrite_the_scratch_files_of_the_holder_th
 
     paused = pause_a_writer(machine_a, prepare=saved_then_changed)
     sid = paused.session.state.session_id
-    machine_b = store_for(s3_server, space, scratch_root=tmp_path / "b", **opts)
+    machine_b = store_for(server, server_space, scratch_root=tmp_path / "b", **opts)
     taker = machine_b.open(sid)
     scratch_b = machine_b.scratch_dir(sid)
     assert _files(scratch_b) == {"keep.txt": b"kept from A", "notes.txt": b"first note by A"}
@@ -127,7 +124,7 @@ def test_a_writer_fenced_out_cannot_overwrite_the_scratch_files_of_the_holder_th
     assert isinstance(refused, SessionFenced), paused.outcome
     taker.close()
 
-    machine_c = store_for(s3_server, space, scratch_root=tmp_path / "c")
+    machine_c = store_for(server, server_space, scratch_root=tmp_path / "c")
     machine_c.open(sid).close()
     assert _files(machine_c.scratch_dir(sid)) == {"keep.txt": b"kept from A", "notes.txt": b"second note by B"}
     stored = [item.key for item in machine_c.objects.list(machine_c.keys.scratch(sid))]

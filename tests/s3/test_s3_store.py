@@ -18,9 +18,9 @@ def _keys(client, space, under: str = "") -> list[str]:
     return [item["Key"] for page in pages for item in page.get("Contents", ())]
 
 
-def test_commits_reopen_to_the_same_fold_across_checkpoints(s3_server, any_space):
-    space = any_space
-    store = store_for(s3_server, space, checkpoint_every=4)
+def test_commits_reopen_to_the_same_fold_across_checkpoints(server, server_any_space):
+    space = server_any_space
+    store = store_for(server, space, checkpoint_every=4)
     session = store.create(meta(), b"name: spec\n")
     sid = session.state.session_id
     for index in range(10):
@@ -28,12 +28,12 @@ def test_commits_reopen_to_the_same_fold_across_checkpoints(s3_server, any_space
     session.commit([{"type": "status", "status": "paused", "reason": "interrupted"}])
     units, seq = dict(session.state.units), session.state.seq
     session.close()
-    loaded = store_for(s3_server, space).load(sid)
+    loaded = store_for(server, space).load(sid)
     assert loaded.units == units and len(loaded.units) == 10
     assert (loaded.status, loaded.reason, loaded.seq) == ("paused", "interrupted", seq + 1)  # + the close mark
     assert loaded.synced_seq == loaded.seq
     assert store.spec_snapshot(sid) == b"name: spec\n"
-    keys = _keys(client_for(s3_server), space, f"sessions/{sid}/")
+    keys = _keys(client_for(server), space, f"sessions/{sid}/")
     checkpoints = [k for k in keys if "/checkpoints/" in k]
     commits = [k for k in keys if "/commits/" in k]
     assert len(checkpoints) == 1, keys  # older checkpoints are deleted once a newer one exists
@@ -41,16 +41,16 @@ def test_commits_reopen_to_the_same_fold_across_checkpoints(s3_server, any_space
     assert all(int(k.rsplit("/", 1)[1]) > covered for k in commits), "a covered commit object was kept"
 
 
-def test_opening_a_long_session_costs_a_bounded_number_of_requests(s3_server, space):
+def test_opening_a_long_session_costs_a_bounded_number_of_requests(server, server_space):
     every = 8
-    store = store_for(s3_server, space, checkpoint_every=every)
+    store = store_for(server, server_space, checkpoint_every=every)
     session = store.create(meta(), b"spec")
     sid = session.state.session_id
     for index in range(40):
         session.commit([unit(index)])
     session.close()
-    counting = CountingClient(client_for(s3_server))
-    reader = store_for(s3_server, space, client=counting, checkpoint_every=every)
+    counting = CountingClient(client_for(server))
+    reader = store_for(server, server_space, client=counting, checkpoint_every=every)
     state = reader.load(sid)
     assert len(state.units) == 40
     # one LIST page + the checkpoint + at most `every` commits after it
@@ -59,26 +59,26 @@ def test_opening_a_long_session_costs_a_bounded_number_of_requests(s3_server, sp
     assert counting.total <= 1 + 1 + every
 
 
-def test_a_second_open_is_refused_naming_the_holder(s3_server, space):
-    store = store_for(s3_server, space)
+def test_a_second_open_is_refused_naming_the_holder(server, server_space):
+    store = store_for(server, server_space)
     session = store.create(meta(), b"spec")
     sid = session.state.session_id
     with pytest.raises(SessionInUse) as refused:
-        store_for(s3_server, space).open(sid)
+        store_for(server, server_space).open(sid)
     assert refused.value.exit_code == ExitCode.SESSION_UNUSABLE
     assert f"Session {sid} is in use by pid" in str(refused.value)
     session.close()
-    store_for(s3_server, space).open(sid).close()  # released on close
+    store_for(server, server_space).open(sid).close()  # released on close
 
 
-def test_a_writer_whose_lease_was_taken_over_is_fenced_out(s3_server, space):
-    store = store_for(s3_server, space, lease_ttl_s=0.6, lease_skew_s=0.1)
+def test_a_writer_whose_lease_was_taken_over_is_fenced_out(server, server_space):
+    store = store_for(server, server_space, lease_ttl_s=0.6, lease_skew_s=0.1)
     holder = store.create(meta(), b"spec")
     sid = holder.state.session_id
     holder.commit([unit(0)])
     holder._lease.stop_renewing()  # a holder that stopped (paused, partitioned) without knowing it
     time.sleep(0.8)
-    taker = store_for(s3_server, space, lease_ttl_s=0.6, lease_skew_s=0.1).open(sid)
+    taker = store_for(server, server_space, lease_ttl_s=0.6, lease_skew_s=0.1).open(sid)
     fence_seq = taker.state.seq
     with pytest.raises(SessionFenced) as fenced:
         holder.commit([unit(1)])
@@ -90,16 +90,16 @@ def test_a_writer_whose_lease_was_taken_over_is_fenced_out(s3_server, space):
     assert fence_seq == 2  # header, step[0], then the fence
 
 
-def test_a_writer_paused_across_a_compaction_cannot_reuse_a_deleted_key(s3_server, any_space):
+def test_a_writer_paused_across_a_compaction_cannot_reuse_a_deleted_key(server, server_any_space):
     """The writer passes its lease check, then pauses before its PUT; meanwhile its lease expires, the taker
     fences, commits and compacts (deleting the commit objects around the fence). The paused writer's next key is
     the fence's, which compaction keeps: its PUT fails, it reads the fence and stops. (Fails when compaction
     deletes fences: the If-None-Match PUT then succeeds on the deleted key, on a versioned bucket too.)"""
-    space = any_space
+    space = server_any_space
     opts = {"lease_ttl_s": 0.6, "lease_skew_s": 0.1, "checkpoint_every": 4}
-    paused = pause_a_writer(store_for(s3_server, space, **opts))
+    paused = pause_a_writer(store_for(server, space, **opts))
     sid = paused.session.state.session_id
-    taker = store_for(s3_server, space, **opts).open(sid)
+    taker = store_for(server, space, **opts).open(sid)
     taker_fence = taker.state.seq
     fence_key = f"{space.prefix}/sessions/{sid}/commits/{taker_fence:012d}"
     for index in range(1, 12):
@@ -107,17 +107,17 @@ def test_a_writer_paused_across_a_compaction_cannot_reuse_a_deleted_key(s3_serve
     refused = paused.finish()
     assert isinstance(refused, SessionFenced), paused.outcome
     assert f"commit {taker_fence} is a fence written by pid" in str(refused)  # found in the checkpoint's fences
-    keys = _keys(client_for(s3_server), space, f"sessions/{sid}/")
+    keys = _keys(client_for(server), space, f"sessions/{sid}/")
     assert fence_key in keys, "compaction deleted the fence"
     assert f"{space.prefix}/sessions/{sid}/commits/000000000001" not in keys  # covered commits were deleted
     taker.close()
-    state = store_for(s3_server, space).load(sid)
+    state = store_for(server, space).load(sid)
     assert "step[1]" not in state.units
     assert sorted(k for k in state.units if k.startswith("step[1")) == [f"step[{100 + i}]" for i in range(1, 12)]
 
 
-def test_a_lost_race_without_a_fence_is_folded_and_the_commit_goes_to_the_next_key(s3_server, space):
-    store = store_for(s3_server, space)
+def test_a_lost_race_without_a_fence_is_folded_and_the_commit_goes_to_the_next_key(server, server_space):
+    store = store_for(server, server_space)
     session = store.create(meta(), b"spec")
     sid = session.state.session_id
     other = {"seq": 1, "at": "2026-01-01T00:00:00+00:00", "events": [unit(7)], "writer": "another-writer"}
@@ -129,8 +129,8 @@ def test_a_lost_race_without_a_fence_is_folded_and_the_commit_goes_to_the_next_k
     assert {"step[7]", "step[8]"} <= set(state.units)
 
 
-def test_list_reads_list_pages_and_one_small_object_per_session(s3_server, space):
-    store = store_for(s3_server, space)
+def test_list_reads_list_pages_and_one_small_object_per_session(server, server_space):
+    store = store_for(server, server_space)
     sessions = 12
     held = []
     for index in range(sessions):
@@ -144,8 +144,8 @@ def test_list_reads_list_pages_and_one_small_object_per_session(s3_server, space
             session.close()
         else:
             session.abandon()  # running with no holder: listed as stale
-    counting = CountingClient(client_for(s3_server))
-    summaries = store_for(s3_server, space, client=counting).list()
+    counting = CountingClient(client_for(server))
+    summaries = store_for(server, server_space, client=counting).list()
     for session in held:
         session.close()
     assert len(summaries) == sessions
@@ -155,12 +155,12 @@ def test_list_reads_list_pages_and_one_small_object_per_session(s3_server, space
     assert counting.total == 2 + sessions
 
 
-def test_delete_removes_every_object_of_the_session_but_its_fence(s3_server, any_space):
+def test_delete_removes_every_object_of_the_session_but_its_fence(server, server_any_space):
     """Everything but the delete's own fence record (kept so a paused writer cannot recreate the session; see
     tests/s3/test_s3_visibility.py). (On a versioned bucket the deleted objects' older versions stay, as versioning
     means; see docs/storage.md.)"""
-    space = any_space
-    store = store_for(s3_server, space, checkpoint_every=3)
+    space = server_any_space
+    store = store_for(server, space, checkpoint_every=3)
     keep = store.create(meta(), b"spec")
     keep.close()
     session = store.create(meta(), b"spec")
@@ -169,7 +169,7 @@ def test_delete_removes_every_object_of_the_session_but_its_fence(s3_server, any
         session.commit([unit(index)])
     session.close()
     store.delete(sid)
-    client = client_for(s3_server)
+    client = client_for(server)
     assert [k for k in _keys(client, space) if sid in k] == [f"{space.prefix}/sessions/{sid}/commits/000000000010"]
     assert [s.session_id for s in store.list()] == [keep.state.session_id]
     with pytest.raises(SessionNotFound):
@@ -200,24 +200,24 @@ def test_objects_are_encrypted_at_rest_in_a_bucket_with_default_encryption(s3_se
     assert store.load(session.state.session_id).units["step[0]"]["response"] == marker
 
 
-def test_a_damaged_or_missing_commit_object_is_corruption_naming_its_key(s3_server, space):
-    store = store_for(s3_server, space)
+def test_a_damaged_or_missing_commit_object_is_corruption_naming_its_key(server, server_space):
+    store = store_for(server, server_space)
     session = store.create(meta(), b"spec")
     sid = session.state.session_id
     for index in range(3):
         session.commit([unit(index)])
     session.close()
-    client = client_for(s3_server)
+    client = client_for(server)
     damaged = store.keys.commit(sid, 2)
-    client.put_object(Bucket=space.bucket, Key=damaged, Body=b"00000000 {not json}\n")
+    client.put_object(Bucket=server_space.bucket, Key=damaged, Body=b"00000000 {not json}\n")
     with pytest.raises(CorruptSession) as corrupt:
         store.load(sid)
     assert corrupt.value.exit_code == ExitCode.SESSION_UNUSABLE
-    assert f"s3://{space.bucket}/{damaged}" in str(corrupt.value)
-    client.delete_object(Bucket=space.bucket, Key=damaged)
+    assert f"s3://{server_space.bucket}/{damaged}" in str(corrupt.value)
+    client.delete_object(Bucket=server_space.bucket, Key=damaged)
     with pytest.raises(CorruptSession) as gap:
         store.load(sid)
-    assert f"s3://{space.bucket}/{damaged}: missing while commit 3 exists" in str(gap.value)
+    assert f"s3://{server_space.bucket}/{damaged}: missing while commit 3 exists" in str(gap.value)
 
 
 def test_commit_returns_its_records_seq(s3_server, space):

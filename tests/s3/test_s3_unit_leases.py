@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from strands_durable.crashpoints import CrashPoints
+from strands_durable import CrashPoints, S3Store
 from strands_durable.errors import SessionFenced, SessionInUse
-from strands_durable.store.s3 import S3Store
 from strands_durable.store.s3.wrappers import CountingClient
 from strands_durable.store.state import SessionState, snapshot
 from tests.conftest import REPO

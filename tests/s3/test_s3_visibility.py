@@ -16,52 +16,52 @@ def _keys(client, space, under: str = "") -> list[str]:
     return [item["Key"] for page in pages for item in page.get("Contents", ())]
 
 
-def test_a_create_that_dies_after_its_header_commit_is_still_listed(s3_server, space):
+def test_a_create_that_dies_after_its_header_commit_is_still_listed(server, server_space):
     """The view written after the header commit fails for good (as a process killed between the two PUTs): the
     pending view written before the header keeps the session listed, read from its commits (two requests more)."""
-    faulting = FaultingClient(client_for(s3_server))
-    views = f"{space.prefix}/views/"
+    faulting = FaultingClient(client_for(server))
+    views = f"{server_space.prefix}/views/"
 
     def real_view(kwargs) -> bool:
         return kwargs["Key"].startswith(views) and b'"pending"' not in kwargs["Body"]
 
     faulting.plan("put_object", SERVER_ERROR, times=10, when=real_view)
     with pytest.raises(StorageIOError):
-        store_for(s3_server, space, client=faulting).create(meta(), b"spec")
+        store_for(server, server_space, client=faulting).create(meta(), b"spec")
     assert faulting.injected
-    (commit,) = [key for key in _keys(client_for(s3_server), space, "sessions/") if "/commits/" in key]
+    (commit,) = [key for key in _keys(client_for(server), server_space, "sessions/") if "/commits/" in key]
     sid = commit.split("/sessions/")[1].split("/")[0]
 
-    counting = CountingClient(client_for(s3_server))
-    (summary,) = store_for(s3_server, space, client=counting).list()
+    counting = CountingClient(client_for(server))
+    (summary,) = store_for(server, server_space, client=counting).list()
     assert (summary.session_id, summary.workflow_name, summary.display_status) == (sid, "s3-test", "running (stale)")
     # LIST views, LIST leases, GET the view; the pending view is confirmed by LIST of the session and GET commit 0
     assert (counting.counts["list_objects_v2"], counting.counts["get_object"]) == (3, 2)
 
-    resumed = store_for(s3_server, space).open(sid)  # resumable, and its open writes the real view
+    resumed = store_for(server, server_space).open(sid)  # resumable, and its open writes the real view
     counting.reset()
-    (summary,) = store_for(s3_server, space, client=counting).list()
+    (summary,) = store_for(server, server_space, client=counting).list()
     resumed.close()
     assert summary.display_status == "running" and counting.total == 3
 
 
-def test_a_pending_view_without_a_header_is_not_listed(s3_server, space):
+def test_a_pending_view_without_a_header_is_not_listed(server, server_space):
     """A create that died after its pending view and before its header commit created nothing."""
-    faulting = FaultingClient(client_for(s3_server))
+    faulting = FaultingClient(client_for(server))
     faulting.plan("put_object", SERVER_ERROR, times=10, when=lambda kw: "/commits/" in kw["Key"])
     with pytest.raises(StorageIOError):
-        store_for(s3_server, space, client=faulting).create(meta(), b"spec")
-    assert any("/views/" in key for key in _keys(client_for(s3_server), space))
-    assert store_for(s3_server, space).list() == []
+        store_for(server, server_space, client=faulting).create(meta(), b"spec")
+    assert any("/views/" in key for key in _keys(client_for(server), server_space))
+    assert store_for(server, server_space).list() == []
 
 
-def test_a_writer_paused_before_its_put_while_the_session_is_deleted_leaves_nothing(s3_server, space, tmp_path):
+def test_a_writer_paused_before_its_put_while_the_session_is_deleted_leaves_nothing(server, server_space, tmp_path):
     """The writer passes its lease check and pauses before saving its scratch files and its PUT; its lease
     expires, another process deletes the session. Its PUT aims at the delete's fence, which stays: refused, it
     stops with exit 17, and removes the scratch files it saved. Nothing of the session is listed or readable, and
     its id is not reused. (Fails when delete removes the fences: the PUT lands on the freed key.)"""
     opts = {"lease_ttl_s": 0.6, "lease_skew_s": 0.1}
-    paused_store = store_for(s3_server, space, **opts)
+    paused_store = store_for(server, server_space, **opts)
 
     def a_tool_writes_a_file(session) -> None:
         scratch = paused_store.scratch_dir(session.state.session_id)
@@ -70,16 +70,16 @@ def test_a_writer_paused_before_its_put_while_the_session_is_deleted_leaves_noth
 
     paused = pause_a_writer(paused_store, prepare=a_tool_writes_a_file)
     sid = paused.session.state.session_id
-    deleter = store_for(s3_server, space, **opts)
+    deleter = store_for(server, server_space, **opts)
     deleter.delete(sid)
     refused = paused.finish()
     assert isinstance(refused, SessionFenced), paused.outcome
     assert "the session was deleted" in str(refused)
 
-    client = client_for(s3_server)
-    left = [key for key in _keys(client, space) if sid in key]
+    client = client_for(server)
+    left = [key for key in _keys(client, server_space) if sid in key]
     assert len(left) == 1 and "/commits/" in left[0], left  # the delete's fence, nothing the writer wrote
-    held = client.get_object(Bucket=space.bucket, Key=left[0])["Body"].read()
+    held = client.get_object(Bucket=server_space.bucket, Key=left[0])["Body"].read()
     (record,) = read_journal(left[0], held, first_seq=2).records
     assert record["fence"]["deleted"] is True and record["seq"] == 2
     assert deleter.list() == []
@@ -91,18 +91,18 @@ def test_a_writer_paused_before_its_put_while_the_session_is_deleted_leaves_noth
         deleter.create(meta(sid), b"spec", session_id=sid)
 
 
-def test_deleting_a_deleted_session_again_removes_a_view_a_paused_writer_wrote_after_it(s3_server, space):
+def test_deleting_a_deleted_session_again_removes_a_view_a_paused_writer_wrote_after_it(server, server_space):
     """A writer paused between a landed commit and its view PUT can still write the view after a delete: the
     session then shows in `list`, and deleting it again removes the view (the fences stay)."""
-    store = store_for(s3_server, space)
+    store = store_for(server, server_space)
     session = store.create(meta(), b"spec")
     sid = session.state.session_id
     session.commit([unit(0)])
     session.close()
-    late_view = client_for(s3_server).get_object(Bucket=space.bucket, Key=store.keys.view(sid))["Body"].read()
+    late_view = client_for(server).get_object(Bucket=server_space.bucket, Key=store.keys.view(sid))["Body"].read()
     store.delete(sid)
-    client_for(s3_server).put_object(Bucket=space.bucket, Key=store.keys.view(sid), Body=late_view)  # the late PUT
+    client_for(server).put_object(Bucket=server_space.bucket, Key=store.keys.view(sid), Body=late_view)  # the late PUT
     assert [s.session_id for s in store.list()] == [sid]
     store.delete(sid)
     assert store.list() == []
-    assert all("/commits/" in key for key in _keys(client_for(s3_server), space) if sid in key)
+    assert all("/commits/" in key for key in _keys(client_for(server), server_space) if sid in key)

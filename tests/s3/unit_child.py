@@ -14,9 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from strands_durable.crashpoints import CrashPoints
+from strands_durable import CrashPoints, S3Store
 from strands_durable.errors import DurableError
-from strands_durable.store.s3 import S3Store
 from tests.s3.support import unit_message
 
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from strands import Agent, tool
 
-from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash
+from strands_durable import CrashPoints, InjectedCrash
+from strands_durable.crashpoints import CrashPoint
 from strands_durable.models.request import normalise_messages
 from strands_durable.models.scripted import ScriptedModel
 from strands_durable.models.wrapping import WrappedModel

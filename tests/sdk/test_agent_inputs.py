@@ -8,11 +8,10 @@ from typing import Any
 import pytest
 from strands import Agent
 
-from strands_durable.crashpoints import CrashPoints
+from strands_durable import CrashPoints, LocalStore
 from strands_durable.errors import UsageError
 from strands_durable.history import normalize, validate
 from strands_durable.sdk import DurableSessionManager
-from strands_durable.store import LocalStore
 
 from .support import PROMPTS, SCRIPT, World, crash_run, raise_at
 

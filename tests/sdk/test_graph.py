@@ -10,12 +10,12 @@ from typing import Any
 from strands import Agent
 from strands.multiagent import GraphBuilder
 
-from strands_durable.crashpoints import CrashPoint, CrashPoints
+from strands_durable import CrashPoints, LocalStore
+from strands_durable.crashpoints import CrashPoint
 from strands_durable.faults.agents import examples as agents
 from strands_durable.faults.kit.forking import run_in_child
 from strands_durable.history import normalize
 from strands_durable.sdk import DurableSessionManager
-from strands_durable.store import LocalStore
 
 PLANNER = ["Plan: record the taxi.", "Plan: nothing more."]
 RECORDER = [

@@ -10,12 +10,12 @@ from strands import Agent, tool
 from strands.hooks import AfterToolCallEvent
 from strands.tools.executors import SequentialToolExecutor
 
+from strands_durable import LocalStore
 from strands_durable.errors import SessionInUse, UsageError
 from strands_durable.faults.agents.examples import overlapping
 from strands_durable.history import SDK_INTERRUPTED_TEXT, normalize, validate
 from strands_durable.sdk import DurableSessionManager, dedup_key, non_idempotent
 from strands_durable.sdk.pending import INTERRUPTED_ANSWER, INTERRUPTED_TOOL
-from strands_durable.store import LocalStore
 
 from .support import PROMPTS, SCRIPT, World, crash_run
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import logging
 
+from strands_durable import LocalStore
 from strands_durable.history import validate
-from strands_durable.store import LocalStore
 
 from .support import PROMPTS, SCRIPT, World
 

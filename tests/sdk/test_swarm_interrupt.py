@@ -10,10 +10,10 @@ from typing import Any
 from strands import Agent
 from strands.hooks import BeforeToolCallEvent
 
+from strands_durable import LocalStore
 from strands_durable.faults.kit.forking import fork_child, wait_child
 from strands_durable.history import normalize, validate
 from strands_durable.sdk import DurableSessionManager
-from strands_durable.store import LocalStore
 
 from .support import World
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.faults.classes.power import (
     DiskModel,
     after_power_cut,
@@ -21,7 +22,7 @@ from strands_durable.faults.classes.recording import RecordingFileOps
 from strands_durable.operations.check import check_session
 from strands_durable.operations.export import export_session
 from strands_durable.operations.repair import repair_session
-from strands_durable.store import LocalStore, SessionState
+from strands_durable.store import SessionState
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import JOURNAL_NAME, read_journal
 from strands_durable.store.layout import new_session_id

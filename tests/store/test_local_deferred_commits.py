@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from strands_durable.crashpoints import Commit, CrashPoints, Durable
+from strands_durable import CrashPoints, LocalStore, MemoryStore
+from strands_durable.crashpoints import Commit, Durable
 from strands_durable.errors import StorageIOError, exit_code_for
-from strands_durable.store import LocalStore, MemoryStore
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.layout import new_session_id
 

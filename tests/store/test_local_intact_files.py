@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.faults.classes.recording import RecordingFileOps
-from strands_durable.store import LocalStore
 from strands_durable.store.fileops import is_temp_file
 from strands_durable.store.layout import new_session_id
 

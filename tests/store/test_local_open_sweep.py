@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.faults.classes.recording import RecordingFileOps
-from strands_durable.store import LocalStore
 from strands_durable.store.fileops import FileOps
 
 META = {

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from strands_durable import LocalStore
 from strands_durable.faults.classes.recording import RecordingFileOps
-from strands_durable.store import LocalStore
 from strands_durable.store.layout import new_session_id
 from strands_durable.store.verify import readable_file_findings
 

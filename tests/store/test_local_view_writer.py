@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from strands_durable.store import LocalStore
+from strands_durable import LocalStore
 from strands_durable.store.layout import new_session_id
 from strands_durable.store.writer_thread import WriterThread
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.errors import CorruptSession
 from strands_durable.faults.classes.recording import RecordingFileOps
-from strands_durable.store import LocalStore
 from strands_durable.store.fileops import FileOps, machine_boot_id
 from strands_durable.store.journal import JOURNAL_NAME
 from strands_durable.store.layout import new_session_id

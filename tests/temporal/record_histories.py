@@ -14,7 +14,7 @@ import asyncio
 import tempfile
 from pathlib import Path
 
-from strands_durable.runner.options import RunOptions
+from strands_durable import RunOptions
 from strands_durable.runner.run import create_run
 from strands_durable.store import open_store
 from strands_durable.temporal import engine

@@ -11,10 +11,10 @@ import uuid
 
 import pytest
 
+from strands_durable import RunOptions, load_session, resume, run_workflow
 from strands_durable.errors import HitlPaused
 from strands_durable.faults.kit.oracle import comparable, first_difference, stored_violations
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import create_run, load_session, resume, run_workflow
+from strands_durable.runner.run import create_run
 from strands_durable.store import open_store
 from strands_durable.temporal.workflow import PAUSED
 from tests.temporal.support import SPECS, start_worker, strands, wait_for

@@ -12,8 +12,8 @@ import signal
 from collections import Counter
 from pathlib import Path
 
+from strands_durable import load_session
 from strands_durable.faults.kit.oracle import comparable, first_difference, stored_violations
-from strands_durable.runner.run import load_session
 from strands_durable.store import open_store
 from tests.temporal.support import SPECS, start_worker, strands, wait_for
 from tests.temporal.test_temporal_runs import (

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import signal
 
+from strands_durable import load_session
 from strands_durable.faults.kit.oracle import comparable, first_difference, stored_violations
-from strands_durable.runner.run import load_session
 from strands_durable.store import open_store
 from tests.temporal.support import (
     ROOT,

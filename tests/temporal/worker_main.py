@@ -17,7 +17,8 @@ import os
 import threading
 import time
 
-from strands_durable.crashpoints import CrashPoint, CrashPoints
+from strands_durable import CrashPoints
+from strands_durable.crashpoints import CrashPoint
 from strands_durable.temporal.engine import run_worker
 
 LEDGER_SITES = ("model.before", "model.answered", "tool.before", "tool.committed")

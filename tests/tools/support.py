@@ -12,9 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import run_workflow
-from strands_durable.store import LocalStore
+from strands_durable import LocalStore, RunOptions, run_workflow
 
 
 def scripted_spec(
@@ -46,6 +44,30 @@ def scripted_spec(
     path = tmp_path / name
     path.write_text(text + textwrap.dedent(extra), encoding="utf-8")
     return path
+
+
+def http_spec(
+    tmp_path: Path,
+    base_url: str,
+    *,
+    script: list[Any] | None = None,
+    headers: str = '{Authorization: "Bearer ${API_TOKEN}"}',
+    extra: str = "",
+) -> Path:
+    """`scripted_spec` with one HTTP executor `api` on `base_url` whose `headers` use the secret API_TOKEN (the
+    environment variable HTTP_TEST_TOKEN); `extra` is appended under `tools:`."""
+    tools = f"""\
+env:
+  secrets:
+    - {{name: API_TOKEN, source: env, key: HTTP_TEST_TOKEN}}
+tools:
+  http_executors:
+    - id: api
+      base_url: {base_url}
+      headers: {headers}
+      timeout: 20
+{extra}"""
+    return scripted_spec(tmp_path, None, tools, script=script)
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:

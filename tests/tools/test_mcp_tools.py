@@ -16,10 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore, RunOptions, resume
 from strands_durable.errors import Unsupported
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import resume
-from strands_durable.store import LocalStore
 from tests.tools.support import call, result_text, run_and_kill, run_script, scripted_spec, tool_results
 
 SERVER = Path(__file__).with_name("mcp_server.py")

@@ -10,12 +10,10 @@ from typing import Any
 
 import pytest
 
+from strands_durable import LocalStore, RunOptions, resume, run_workflow
 from strands_durable.errors import HitlPaused
 from strands_durable.models.providers import build_model
 from strands_durable.models.wrapping import WrappedModel
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 
 SPEC = """\
 version: 0

@@ -14,12 +14,9 @@ from typing import Any
 import pytest
 from strands import tool
 
-from strands_durable.crashpoints import CrashPoints, InjectedCrash
+from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, resume, run_workflow
 from strands_durable.errors import DurableError, HitlPaused, exit_code_for
 from strands_durable.faults.kit.oracle import comparable
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 from tests.tools.support import call, result_text, run_script, scripted_spec, tool_results
 
 GUARD = "security:\n  guardrails: {%s}\n"

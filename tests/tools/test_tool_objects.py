@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore, RunOptions, resume, run_workflow
 from strands_durable.errors import Unsupported, exit_code_for
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 from tests.tools.support import call, run_script, scripted_spec, tool_results
 
 NOT_A_TOOL = """

@@ -24,6 +24,7 @@ _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 class CleanupReport:
     deleted: list[SessionSummary] = field(default_factory=list)  # or, in a dry run, would be deleted
     skipped: list[tuple[SessionSummary, str]] = field(default_factory=list)  # old enough, but kept: why
+    finished: list[str] = field(default_factory=list)  # ids of deletes cut short before, finished now (any age)
 
 
 def parse_age(text: str, *, what: str = "--older-than") -> dt.timedelta:
@@ -55,10 +56,13 @@ def cleanup_sessions(
 
     A session a live process holds is skipped (checked, and the delete itself takes the lease), whatever its
     status, and so is every id in `keep` and every session that cannot be read (reported as skipped, never
-    deleted unasked); `dry_run` only reports.
+    deleted unasked); `dry_run` only reports. A delete that was cut short is finished first, whatever its age
+    (`finished`).
     """
     now = now or dt.datetime.now(dt.timezone.utc)
     report = CleanupReport()
+    if not dry_run:
+        report.finished = store.finish_interrupted_deletes()
     for summary in store.list():
         if summary.status == "corrupt":  # never deleted unasked: what is left of it may be worth saving
             if statuses is None or "corrupt" in statuses:

@@ -51,6 +51,7 @@ class SessionSummary:
     created_at: str | None
     updated_at: str | None
     spec_path: str | None
+    lease_until: float | None = None  # running under a lease that lapses on its own (S3): when, unless renewed
 
     @property
     def display_status(self) -> str:
@@ -258,6 +259,11 @@ class SessionStore(ABC):
     @abstractmethod
     def delete(self, session_id: str) -> None:
         """Delete a session (takes the lease first: SessionInUse while a live process holds it)."""
+
+    def finish_interrupted_deletes(self) -> list[str]:
+        """Finish the deletes that were cut short and left a session no command lists; the ids finished (a store
+        whose interrupted delete leaves a session that is still listed and deleted again has none)."""
+        return []
 
     @abstractmethod
     def holder(self, session_id: str) -> LeaseHolder | None:
