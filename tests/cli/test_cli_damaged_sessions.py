@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from strands_durable.store import LocalStore
+from strands_durable import LocalStore
 from strands_durable.testing.hostile_files import CASES, case
 from tests.cli.support import CHAIN, make_session, session_ids_in
 

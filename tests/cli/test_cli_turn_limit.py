@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from strands_durable.store import LocalStore
+from strands_durable import LocalStore
 from tests.cli.support import session_ids_in, strands_command
 from tests.tools.support import call, scripted_spec, tool_results
 

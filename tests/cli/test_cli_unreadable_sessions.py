@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.store import LocalStore
+from strands_durable import LocalStore
 from tests.cli.support import CHAIN, make_session, session_ids_in
 
 pytestmark = pytest.mark.slow

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.faults.classes.hostile import explore_hostile
 from strands_durable.faults.classes.registry import fault_class
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.store import LocalStore, SessionSummary
+from strands_durable.store import SessionSummary
 from strands_durable.testing.hostile_files import CASES
 from tests.faults.conftest import describe, rules
 

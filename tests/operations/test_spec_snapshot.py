@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.store import LocalStore
+from strands_durable import LocalStore
 from tests.cli.support import HITL_CHAIN, make_session, session_ids_in, strands_command
 
 pytestmark = pytest.mark.slow

@@ -11,12 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.crashpoints import Commit, CrashPoints, InjectedCrash
+from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, resume, run_workflow
+from strands_durable.crashpoints import Commit
 from strands_durable.errors import CorruptSession, HitlPaused
 from strands_durable.operations import check_session
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import read_journal
 from tests.cli.support import HITL_CHAIN, strands_command

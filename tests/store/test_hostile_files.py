@@ -9,11 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore, RunOptions, resume, run_workflow
 from strands_durable.errors import DurableError, HitlPaused, exit_code_for
 from strands_durable.operations import check_session, repair_session
-from strands_durable.runner.options import RunOptions
-from strands_durable.runner.run import resume, run_workflow
-from strands_durable.store import LocalStore
 from strands_durable.testing.hostile_files import CASES, HostileFile
 from tests.cli.support import HITL_CHAIN
 

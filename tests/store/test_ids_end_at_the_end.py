@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.errors import UsageError
 from strands_durable.models.scripted import ScriptError, parse_turn
 from strands_durable.spec.fields import check_identifier
-from strands_durable.store import LocalStore
 from strands_durable.store.ids import is_session_id, is_uuid, resolve_session_id
 from strands_durable.store.layout import safe_key
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from strands_durable.store import LocalStore
+from strands_durable import LocalStore
 from tests.cli.support import session_ids_in
 from tests.tools.support import call, result_text, scripted_spec, tool_results
 
