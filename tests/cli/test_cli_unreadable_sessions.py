@@ -55,17 +55,9 @@ def _as_user(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Completed
     if os.geteuid() == 0:
         user = pwd.getpwnam(NOBODY)
         prefix = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
+    command = [*prefix, sys.executable, "-m", "strands_durable", *args]
     full_env = {**os.environ, "HOME": str(cwd), **env}
-    return subprocess.run(
-        [*prefix, sys.executable, "-m", "strands_durable", *args],
-        cwd=cwd,
-        env=full_env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return subprocess.run(command, cwd=cwd, env=full_env, input="", capture_output=True, text=True, timeout=120)
 
 
 def _give(path: Path) -> None:
