@@ -33,7 +33,6 @@ from strands_durable.store.journal import (
     read_journal,
     refuse_damaged_last,
     utc_now,
-    written_on_boot,
 )
 from strands_durable.store.lease import Lease, live_holder
 from strands_durable.store.listing import (
@@ -47,6 +46,7 @@ from strands_durable.store.local_create import create_session_directory
 from strands_durable.store.local_session import VIEW_INTERVAL_S, LocalSession
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, copy_state, fold
 from strands_durable.store.verify import (
+    damaged_last_proof,
     hand_edited_variables,
     read_journal_findings,
     read_json_object,
@@ -173,8 +173,9 @@ class LocalStore(SessionStore):
                 raise CorruptSession(str(path), "no complete header record" if data else "empty")
             state = SessionState()
         if contents.damaged_last:  # never cut a record that something proves was committed
-            boots = (base.written_boot, base.views_boot) if base is not None else ()
-            refuse_damaged_last(path, contents, written_on_boot(contents.records, self.fileops.boot_id(), boots))
+            boots, first = ((base.written_boot, base.views_boot), base.seq + 1) if base is not None else ((), 0)
+            proof = damaged_last_proof(directory, contents, self.fileops.boot_id(), boots, first_seq=first)
+            refuse_damaged_last(path, contents, proof)
         if contents.torn_tail and repair_tail:
             try:
                 self.fileops.truncate(path, start + contents.valid_length)

@@ -13,7 +13,13 @@ from strands_durable.errors import CorruptSession
 from strands_durable.store import bounded_json, layout
 from strands_durable.store.base import Finding, Severity
 from strands_durable.store.fileops import FileOps, is_temp_file
-from strands_durable.store.journal import JOURNAL_NAME, damaged_last_detail, read_journal, written_on_boot
+from strands_durable.store.journal import (
+    JOURNAL_NAME,
+    JournalContents,
+    damaged_last_detail,
+    read_journal,
+    written_on_boot,
+)
 from strands_durable.store.state import SessionState, fold
 from strands_durable.store.views import agent_view, pattern_state_view, session_view
 
@@ -145,10 +151,36 @@ def hand_edited_variables(directory: Path, state: SessionState) -> dict[str, Any
     return None
 
 
+def damaged_last_proof(
+    directory: Path,
+    contents: JournalContents,
+    boot: str | None,
+    earlier: tuple[str | None, ...] = (),
+    *,
+    first_seq: int = 0,
+) -> str | None:
+    """Why the journal's complete but damaged last line was once whole and durable, in words, or None (a torn
+    tail a resume may cut): a record before it was written on this boot (`journal.written_on_boot`), or
+    session.json was written from it or a later record (readable files are written only once the records they
+    show are durable: they never lead the journal). `first_seq`: the seq of the first record `contents` may hold
+    (a journal read after a known state)."""
+    if not contents.damaged_last:
+        return None
+    proof = written_on_boot(contents.records, boot, earlier)
+    if proof:
+        return proof
+    damaged_seq = contents.records[-1]["seq"] + 1 if contents.records else first_seq
+    view = read_json_object(directory / layout.SESSION_JSON)
+    shown = view.get("journal_seq") if view is not None else None
+    if type(shown) is int and shown >= damaged_seq:
+        return f"{layout.SESSION_JSON} shows record {shown} (readable files are written only from durable records)"
+    return None
+
+
 def read_journal_findings(directory: Path, fileops: FileOps, findings: list[Finding]) -> SessionState | None:
     """The journal's state, adding what is wrong with the journal to `findings` (None when it cannot be read).
-    A torn tail is a warning; a complete last record that fails its checksum after a record written on this boot
-    is an error (`journal.refuse_damaged_last`: it was committed, and a resume refuses to drop it)."""
+    A torn tail is a warning; a complete last record that fails its checksum is an error when something proves it
+    was once whole (`damaged_last_proof`: it was committed, and a resume refuses to drop it)."""
     path = directory / JOURNAL_NAME
     try:
         data = fileops.read_bytes(path)
@@ -164,7 +196,7 @@ def read_journal_findings(directory: Path, fileops: FileOps, findings: list[Find
         findings.append(Finding("error", JOURNAL_NAME, "no complete header record"))
         return None
     if contents.torn_tail:
-        proof = written_on_boot(contents.records, fileops.boot_id()) if contents.damaged_last else None
+        proof = damaged_last_proof(directory, contents, fileops.boot_id())
         if proof:
             findings.append(Finding("error", JOURNAL_NAME, damaged_last_detail(contents, proof)))
         else:
