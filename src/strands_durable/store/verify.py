@@ -44,6 +44,10 @@ def spec_snapshot_matches(data: bytes, meta: dict[str, Any]) -> bool:
     return not isinstance(recorded, str) or hashlib.sha256(data).hexdigest() == recorded
 
 
+SNAPSHOT_MISSING = "missing (a resume needs it when the spec file is gone)"
+SNAPSHOT_DIFFERS = "does not hold the spec this session was created from (its sha256 differs)"
+
+
 def spec_snapshot_findings(directory: Path, fileops: FileOps, meta: dict[str, Any]) -> list[Finding]:
     """The spec snapshot a resume runs when the spec file is gone: present, readable, and the very bytes the
     session was created from."""
@@ -51,11 +55,11 @@ def spec_snapshot_findings(directory: Path, fileops: FileOps, meta: dict[str, An
     try:
         data = fileops.read_bytes(directory / name)
     except FileNotFoundError:
-        return [Finding("error", name, "missing (a resume needs it when the spec file is gone)")]
+        return [Finding("error", name, SNAPSHOT_MISSING)]
     except OSError as exc:
         return [Finding("error", name, f"cannot read: {exc.strerror or exc}")]
     if not spec_snapshot_matches(data, meta):
-        return [Finding("error", name, "does not hold the spec this session was created from (its sha256 differs)")]
+        return [Finding("error", name, SNAPSHOT_DIFFERS)]
     return []
 
 
