@@ -19,7 +19,6 @@ from strands_durable.runner.options import RunOptions
 from strands_durable.store.base import Session, SessionStore
 from strands_durable.store.factory import open_store
 from strands_durable.store.state import AGENT_PATTERN, SessionState
-from strands_durable.store.verify import SNAPSHOT_DIFFERS
 
 SPEC_CHANGED_WARNING = "⚠ Warning: Spec file has changed since session creation"
 
@@ -183,7 +182,7 @@ def _snapshot_spec(session: Session, spec_path: Path) -> Any:
     name = session.spec_snapshot_name()
     recorded = session.state.meta.get("spec_hash")
     if isinstance(recorded, str) and bytes_hash(raw) != recorded:
-        raise CorruptSession(name, SNAPSHOT_DIFFERS)
+        raise CorruptSession(name, "does not hold the spec this session was created from (its sha256 differs)")
     try:
         return load_spec_text(raw, source_path=spec_path)  # `$ref` paths are read beside the original file
     except SpecError as exc:
