@@ -130,7 +130,9 @@ def postgresql(ctx: Any) -> Any:
 def session_sql_sqlite(ctx: Any) -> Any:
     from strands_session_sql import SQLSessionManager
 
-    return SQLSessionManager(ctx.session_id, url=f"sqlite:///{Path(ctx.directory) / 'sessions.db'}")
+    directory = Path(ctx.directory)
+    directory.mkdir(parents=True, exist_ok=True)  # SQLite makes the file, not its directory
+    return SQLSessionManager(ctx.session_id, url=f"sqlite:///{directory / 'sessions.db'}")
 
 
 def session_sql_postgresql(ctx: Any) -> Any:
