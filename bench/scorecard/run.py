@@ -7,6 +7,9 @@ loopback, each row beside its commit latency and resume times measured on the sa
 Rewrites docs/backends.md below its `<!-- scorecard -->` line and the plot docs/img/backends-scorecard.png. A
 backend that does not install, import or build gets its row with its version and the first line of the error.
 `--install` installs the backends that cannot share one `pip install -r` (their rows keep pip's error line).
+Measurements run first, one backend at a time; then the gates, `--gate-jobs` at a time, each in a child stopped
+after `--gate-timeout-s` or when the run's `--budget-s` is spent (its row says which); `--gate-every N` runs a
+partial gate (every N-th crash point).
 Exit 0: the scorecard was written (backends failing clauses are its content); 2: a bad option; 4: a server did
 not start, or (with `--require-gate`) the gate is not installed: the scorecard could not run.
 """
@@ -42,6 +45,7 @@ SEPARATE = {"strands-redis-session-manager": ("strands-redis-session-manager==0.
 GATE_MODULE = "strands_durable.faults.backends"
 FLOOR = "no session manager (the floor)"
 # the servers' versions the scorecard pins (Debian 12's packages; moto is pinned in requirements.txt)
+RENDER_MARGIN_S = 60  # stopping the servers, the table and the plot, after the last gate
 SERVER_VERSIONS = {"redis": "redis 7.0.", "postgresql": "PostgreSQL 15."}
 EXIT_USAGE = 2
 EXIT_CANNOT_RUN = 4
@@ -98,8 +102,9 @@ def stop_on_sigterm(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def gate(backend: Backend, args: argparse.Namespace) -> tuple[str, list[dict], str | None]:
-    """(level, failing clauses, error) from the gate run on `backend` in a child process."""
+def gate(backend: Backend, args: argparse.Namespace, timeout_s: float) -> tuple[str, list[dict], str | None]:
+    """(level, failing clauses, error) from the gate run on `backend` in a child process stopped after
+    `timeout_s`."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "bench.scorecard.gate_child", backend.factory.__name__, str(args.run_limit_s)]
     command.append(str(args.gate_every))
@@ -109,11 +114,11 @@ def gate(backend: Backend, args: argparse.Namespace) -> tuple[str, list[dict], s
     )
     GATES.add(process)
     try:
-        stdout, stderr = process.communicate(timeout=args.gate_timeout_s)
+        stdout, stderr = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         kill_group(process)
         process.communicate()
-        return "-", [], f"the gate did not finish within {args.gate_timeout_s:.0f} s"
+        return "-", [], f"the gate did not finish within {timeout_s:.0f} s"
     finally:
         GATES.discard(process)
     if process.returncode != 0 or not stdout.strip():
@@ -146,15 +151,20 @@ def measured_row(backend: Backend, args: argparse.Namespace, scratch: Path, inst
     return row
 
 
-def gate_rows(pairs: list[tuple[Backend, Row]], args: argparse.Namespace) -> None:
+def gate_rows(pairs: list[tuple[Backend, Row]], args: argparse.Namespace, deadline: float) -> None:
     """Gate every backend that runs, `--gate-jobs` at a time (each gate waits on its children's kills, fsyncs and
-    servers far more than it computes), after the measurements so that none of them is timed beside a gate."""
+    servers far more than it computes), after the measurements so that none of them is timed beside a gate; a
+    gate still running at `deadline` (monotonic) is stopped and its row says so."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(pair: tuple[Backend, Row]) -> None:
         backend, row = pair
         started = time.monotonic()
-        row.level, row.failed, row.gate_error = gate(backend, args)
+        left = deadline - started
+        if left <= 0:
+            row.level, row.gate_error = "-", "not gated: the scorecard's --budget-s ran out"
+            return
+        row.level, row.failed, row.gate_error = gate(backend, args, min(args.gate_timeout_s, left))
         row.seconds["gate"] = time.monotonic() - started
         print(f"scorecard: gated {backend.name}: {row.level} {row.gate_error or ''}", file=sys.stderr, flush=True)
 
@@ -186,6 +196,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--gate-timeout-s", type=float, default=600.0, help="one backend's whole gate")
     parser.add_argument("--gate-every", type=int, default=1, help="a partial gate: every n-th crash point only")
     parser.add_argument("--gate-jobs", type=int, default=3, help="backends gated at once")
+    parser.add_argument("--budget-s", type=float, default=3600.0, help="the whole run: gates still running stop")
     args = parser.parse_args(argv)
     known = {backend.factory.__name__ for backend in BACKENDS}
     args.selected = [name for name in args.only.split(",") if name] or [b.factory.__name__ for b in BACKENDS]
@@ -237,7 +248,7 @@ def main(argv: list[str]) -> int:
                 print(f"scorecard: {backend.name}: {pairs[-1][1].error or 'measured'}", file=sys.stderr, flush=True)
             rows += [row for _, row in pairs]
             if args.gate_available:
-                gate_rows(pairs, args)
+                gate_rows(pairs, args, deadline=started + args.budget_s - RENDER_MARGIN_S)
             else:
                 for row in rows[1:]:
                     row.level = "not gated (the gate is not installed)" if row.error is None else row.level
