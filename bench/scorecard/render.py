@@ -107,7 +107,7 @@ def plot(rows: list[Row], sizes: tuple[int, ...], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     measured = [row for row in rows if row.measurements.get("commit_p50_ms") is not None]
-    figure, (commits, resumes) = plt.subplots(1, 2, figsize=(15, 6.5), gridspec_kw={"width_ratios": [1.1, 1]})
+    figure, (commits, resumes) = plt.subplots(1, 2, figsize=(15, 8), gridspec_kw={"width_ratios": [1.1, 1]})
     positions = range(len(measured))
     commits.barh([p + 0.2 for p in positions], [r.measurements["commit_p50_ms"] for r in measured], 0.4, label="p50")
     commits.barh([p - 0.2 for p in positions], [r.measurements["commit_p99_ms"] for r in measured], 0.4, label="p99")
@@ -126,9 +126,9 @@ def plot(rows: list[Row], sizes: tuple[int, ...], path: Path) -> None:
     resumes.set_yscale("log")
     resumes.set_xlabel("messages in the session (log)")
     resumes.set_ylabel("ms to resume (log)")
-    resumes.legend(fontsize=7, loc="upper left")
+    resumes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)  # below: no line hidden
     figure.suptitle("Strands session backends on loopback servers, one run (ours in bold)")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=90)
+    figure.savefig(path, dpi=90, bbox_inches="tight")
     plt.close(figure)
