@@ -23,7 +23,10 @@ from strands_durable.faults.kit.workspace import read_files, write_files
 from tests.faults.conftest import describe
 from tests.faults.test_kit_targets import SPEC_WITH_LEDGER, record_unmarked
 
-EVERY_POINT = {"interrupt": {"max_points": None}, "kill": {"max_points": None, "signals": ("SIGKILL",), "random_moments": 0}}
+EVERY_POINT: dict[str, dict[str, Any]] = {
+    "interrupt": {"max_points": None},
+    "kill": {"max_points": None, "signals": ("SIGKILL",), "random_moments": 0},
+}
 
 PARALLEL_SPEC = """
 version: 0
@@ -37,7 +40,10 @@ pattern:
     tasks:
       - {{id: this_week, agent: clerk, input: Record the payments of this week.}}
       - {{id: last_week, agent: clerk, input: Record the payments of last week.}}
-      - {{id: refunds, agent: clerk, deps: [this_week, last_week], input: "Refunds: {{{{ tasks.this_week.response }}}}"}}
+      - id: refunds
+        agent: clerk
+        deps: [this_week, last_week]
+        input: "Refunds: {{{{ tasks.this_week.response }}}}"
 """
 
 

@@ -42,7 +42,7 @@ class GoldenPoint:
     digest: str | None = None  # snapshot digest, at store.after_commit points
     completed: bool = False  # the session's status was already completed
     outcome_unknown: bool = False  # a non-idempotent tool had started and had no committed result
-    effect_uncommitted: bool = False  # the tools' workspace held an effect of a tool call whose result was not committed
+    effect_uncommitted: bool = False  # the tools' workspace held an effect of a call whose result was not committed
 
     @property
     def id(self) -> str:
