@@ -124,15 +124,37 @@ class SessionFenced(DurableError):
 
 
 class SessionInUse(DurableError):
+    """Another process holds the session. A lease that lapses on its own (S3) says when (`free_at`, epoch seconds,
+    by the clock `now` read): a holder that died frees the session then, and a resume works."""
+
     exit_code = ExitCode.SESSION_UNUSABLE
 
-    def __init__(self, session_id: str, pid: int, host: str, *, owner: str | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        pid: int,
+        host: str,
+        *,
+        owner: str | None = None,
+        free_at: float | None = None,
+        now: float | None = None,
+    ) -> None:
         holder = owner if owner else f"pid {pid} on host {host}"  # owner: a store's opaque holder (S3: a worker)
-        super().__init__(f"Session {session_id} is in use by {holder}")
+        message = f"Session {session_id} is in use by {holder}"
+        if free_at is not None:
+            import time
+
+            wait = max(0.0, free_at - (time.time() if now is None else now))
+            message += (
+                f"; its lease expires at {time.strftime('%H:%M:%S', time.localtime(free_at))} (in {wait:.0f} s) "
+                "unless that process renews it: if it is gone, the resume works then"
+            )
+        super().__init__(message)
         self.session_id = session_id
         self.pid = pid
         self.host = host
         self.owner = owner
+        self.free_at = free_at
 
 
 class CorruptSession(DurableError):

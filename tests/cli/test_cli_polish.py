@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.faults.soak import SoakResult
 from tests.cli.support import CHAIN, session_ids_in
 from tests.conftest import EXAMPLES
@@ -87,6 +88,54 @@ def test_shell_completion_installs_and_completes(tmp_path):
     assert completed.stdout.split() == ["show"], completed
 
 
+def _completions(words: str, tmp_path: Path, sessions: Path) -> list[str]:
+    """What bash completion offers for the last word of `words` (typer's protocol, as the installed script asks)."""
+    program = str(Path(sys.executable).parent / "strands-durable")
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1",
+        "STRANDS_SESSIONS_DIR": str(sessions),
+        "_STRANDS_DURABLE_COMPLETE": "complete_bash",
+        "COMP_WORDS": words,
+        "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)),
+    }
+    completed = subprocess.run([program], env=env, capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0 and completed.stderr == "", completed
+    return completed.stdout.split()
+
+
+def test_shell_completion_completes_session_ids(tmp_path, store, sessions_dir):
+    from tests.cli.support import make_session
+
+    first = make_session(store, session_id="aaaa1111-0000-4000-8000-000000000001")
+    second = make_session(store, session_id="aaaa2222-0000-4000-8000-000000000002")
+    other = make_session(store, session_id="expenses-1")
+    for session in (first, second, other):
+        session.close()
+    every = sorted(s.state.session_id for s in (first, second, other))
+    assert _completions("strands-durable sessions show ", tmp_path, sessions_dir) == every
+    assert _completions("strands-durable sessions show aaaa2", tmp_path, sessions_dir) == [second.state.session_id]
+    assert _completions("strands-durable run --resume exp", tmp_path, sessions_dir) == ["expenses-1"]
+    for command in ("delete", "export", "check", "repair"):
+        assert _completions(f"strands-durable sessions {command} aaaa", tmp_path, sessions_dir) == every[:2]
+    elsewhere = tmp_path / "elsewhere"
+    moved = make_session(LocalStore(elsewhere), session_id="moved-1")
+    moved.close()
+    words = f"strands-durable sessions show --sessions-dir {elsewhere} "
+    assert _completions(words, tmp_path, sessions_dir) == ["moved-1"]
+
+
+def test_strands_help_and_sessions_help_describe_sessions_alike(strands):
+    entry = re.search(r"^  sessions\s+(.+(?:\n {4,}\S.*)*)", strands("--help").stdout, re.M)[1]
+    listed = " ".join(entry.split())  # the listing wraps long descriptions onto indented lines
+    own = " ".join(strands("sessions", "--help").stdout.split("\n\n")[1].split())
+    assert listed == own
+    assert not listed.endswith("...")
+    for name in ("List", "show", "export", "check", "repair", "delete", "clean up"):
+        assert name in listed
+
+
 def test_a_closed_stdout_during_help_exits_141_without_a_traceback(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "strands_durable"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()  # like `strands | head -0`: the help it prints goes nowhere
@@ -128,4 +177,6 @@ def test_hitl_response_for_a_session_not_waiting_for_one_is_ignored_with_a_warni
     session_id = session_ids_in("\n".join(run.out))[0]
     resumed = strands("run", "--resume", session_id, "--hitl-response", "yes")
     assert resumed.returncode == 0, resumed.stderr
-    assert f"--hitl-response is ignored: session {session_id[:8]} is not waiting for a human answer" in resumed.stderr
+    assert (
+        f"--hitl-response is ignored: session {session_id[:8]}... is not waiting for a human answer" in resumed.stderr
+    )

@@ -105,13 +105,31 @@ def test_debug_shows_the_traceback(strands):
     assert "Traceback" in result.stderr and result.stderr.rstrip().endswith("Error: nope.yaml: no such file")
 
 
-def test_missing_credentials_exit_10_suggesting_the_synthetic_provider(strands, write_spec):
-    result = strands("run", write_spec(CHAIN), "--provider", "openai", env={"OPENAI_API_KEY": None})
-    assert result.returncode == 10, result.stderr
-    error = result.stderr.splitlines()
-    assert len(error) == 1 and "OPENAI_API_KEY" in error[0] and "--provider synthetic" in error[0]
-    session_id = session_ids_in(result.stdout)[0]
-    assert f"resume with: strands run --resume {session_id}" in result.stdout
+def test_missing_credentials_exit_10_suggesting_the_synthetic_provider_and_leave_no_session(strands, write_spec):
+    for _ in range(2):
+        result = strands("run", write_spec(CHAIN), "--provider", "openai", env={"OPENAI_API_KEY": None})
+        assert result.returncode == 10, result.stderr
+        error = result.stderr.splitlines()
+        assert len(error) == 1 and "OPENAI_API_KEY" in error[0] and "--provider synthetic" in error[0]
+        assert result.stdout == ""
+    assert strands("sessions", "list").stdout == "No sessions found.\n"
+
+
+def test_a_missing_provider_package_exits_18_naming_the_extra_and_leaves_no_session(strands, write_spec, tmp_path):
+    missing = tmp_path / "without-anthropic"  # shadows an installed anthropic package with one that is not there
+    missing.mkdir()
+    (missing / "anthropic.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'anthropic'\", name='anthropic')\n", encoding="utf-8"
+    )
+    spec = write_spec(CHAIN.replace("provider: synthetic", "provider: anthropic"))
+    for _ in range(2):
+        result = strands("run", spec, env={"PYTHONPATH": str(missing), "ANTHROPIC_API_KEY": "k"})
+        assert result.returncode == 18, result.stderr
+        assert result.stderr.splitlines() == [
+            "Error: provider 'anthropic' needs the anthropic package: in the strands-durable checkout run "
+            "pip install -e '.[anthropic]' (the package is not on PyPI yet)"
+        ]
+    assert strands("sessions", "list").stdout == "No sessions found.\n"
 
 
 @pytest.mark.parametrize(

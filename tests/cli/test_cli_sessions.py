@@ -81,6 +81,36 @@ def test_list_filters_by_status_and_prints_json(strands, store, completed_id):
     assert bad.returncode == 2 and bad.stderr.startswith("Error: --status: unknown status 'sleeping'")
 
 
+def test_list_status_is_repeatable_like_cleanups(strands, store, completed_id):
+    crashed = make_session(store, workflow="crashed")
+    crashed.abandon()
+    paused = make_session(store, workflow="paused")
+    paused.commit([{"type": "status", "status": "paused", "reason": "interrupted"}])
+    paused.close()
+    both = strands("sessions", "list", "--status", "completed", "--status", "running", "--json")
+    assert both.returncode == 0, both.stderr
+    assert {s["session_id"] for s in json.loads(both.stdout)} == {completed_id, crashed.state.session_id}
+    table = strands("sessions", "list", "--status", "paused", "--status", "completed").stdout
+    assert set(session_ids_in(table)) == {completed_id, paused.state.session_id}
+    none = strands("sessions", "list", "--status", "failed", "--status", "idle")
+    assert none.stdout == "No failed or idle sessions found.\n"
+    bad = strands("sessions", "list", "--status", "paused", "--status", "sleeping")
+    assert bad.returncode == 2 and bad.stderr.startswith("Error: --status: unknown status 'sleeping'")
+
+
+def test_show_and_delete_of_a_python_agent_session_name_its_whole_id_and_no_spec(strands, sessions_dir):
+    from tests.sdk.support import PROMPTS, World
+
+    World(sessions_dir).agent()(PROMPTS[0])  # session id "expenses-1": ten characters the caller chose
+    shown = strands("sessions", "show", "expenses-1")
+    assert shown.returncode == 0, shown.stderr
+    assert "Session expenses-1" in shown.stdout and "expenses..." not in shown.stdout
+    assert "None" not in shown.stdout and "Spec" not in shown.stdout and "Variables" not in shown.stdout
+    assert re.search(r"Pattern\s+agent", shown.stdout) and re.search(r"Status\s+idle", shown.stdout)
+    declined = strands("sessions", "delete", "expenses-1", stdin="n\n")
+    assert declined.stdout.startswith("Delete session expenses-1? [y/N]: "), declined.stdout
+
+
 # -- show ---------------------------------------------------------------------------------------------------------
 def test_show_is_a_panel_with_token_usage(strands, completed_id):
     result = strands("sessions", "show", completed_id[:8])

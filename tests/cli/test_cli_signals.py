@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import time
 
 import pytest
 
@@ -72,6 +73,27 @@ def test_second_ctrl_c_aborts_at_once_and_the_session_stays_resumable(child, str
     resumed = strands("run", "--resume", session_id)
     assert resumed.returncode == 0, resumed.stderr
     assert strands("sessions", "check", session_id).returncode == 0
+
+
+def test_ctrl_c_while_a_tool_runs_names_the_tool_it_waits_for(child, strands, tmp_path, nap_spec):
+    run = child("run", nap_spec)
+    run.wait_for("Step 1/2: sleeper - EXECUTING")
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "nap.started").exists():  # the 2-second nap is running
+        assert time.monotonic() < deadline, (run.out, run.err)
+        time.sleep(0.02)
+    run.proc.send_signal(signal.SIGINT)
+    assert run.finish() == 130, (run.out, run.err)
+    notice = next(line for line in run.err if "received: stopping now" in line)
+    assert notice == (
+        "Ctrl+C received: stopping now; waiting for the running tool 'nap' to finish (a finished tool's result is "
+        "committed, never run again) (Ctrl+C again aborts at once)"
+    )
+    session_id = re.fullmatch(r"Session ID: (\S+)", run.out[0])[1]
+    (tmp_path / "nap.started").unlink()
+    resumed = strands("run", "--resume", session_id)
+    assert resumed.returncode == 0, resumed.stderr
+    assert not (tmp_path / "nap.started").exists()  # its committed result was replayed, the nap not taken again
 
 
 def test_interrupt_with_json_prints_the_resume_command_in_the_document(child, strands):

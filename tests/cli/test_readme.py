@@ -1,9 +1,12 @@
-"""The README's two quickstart commands stay true: CI runs the test command verbatim; the run command is offline."""
+"""The README's commands stay true: CI runs its two install commands verbatim and in order (with the pip that
+`python -m venv` gives), the extras they install never re-resolve the core package, the run command is offline and
+the examples after the quickstart can run after it."""
 
 from __future__ import annotations
 
 import shlex
 
+import pytest
 import yaml
 
 from tests.conftest import REPO
@@ -20,6 +23,58 @@ def test_the_test_command_is_exactly_what_ci_runs():
     command = 'pip install -e ".[test]" && python -m pytest'
     assert command in _fenced_commands()
     assert command in ci.splitlines()
+
+
+def test_ci_runs_the_readme_install_commands_in_order_with_the_stock_pip():
+    """A new user runs the quickstart's `pip install -e .`, then the test command's `pip install -e ".[test]"`, in
+    one venv whose pip was never upgraded: CI must do exactly that, or it never sees what they see."""
+    lines = [line.strip() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    commands = _fenced_commands()[:2]
+    assert [c.split(" && ")[0] for c in commands] == ["pip install -e .", 'pip install -e ".[test]"']
+    positions = [lines.index(command) for command in commands]  # each one verbatim, as a line of its own
+    assert positions == sorted(positions)
+    assert lines.index("python3 -m venv .venv-ci") < positions[0]
+    upgrades = [line for line in lines if "pip" in line and ("--upgrade" in line or " -U " in line)]
+    assert upgrades == []
+
+
+def _extras() -> dict[str, list[str]]:
+    tomllib = pytest.importorskip("tomllib", reason="the standard library reads TOML from Python 3.11")
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return project["optional-dependencies"]
+
+
+def test_no_extra_asks_for_the_core_package_again():
+    """`strands-agents[openai]` in an extra makes the stock pip (23.x) re-resolve the strands-agents the first
+    command installed: it backtracks for minutes and ends in ResolutionImpossible. Extras name the SDK's provider
+    packages themselves (and never this package with an extra of its own)."""
+    from packaging.requirements import Requirement
+
+    again = {
+        extra: requirement
+        for extra, requirements in _extras().items()
+        for requirement in requirements
+        if Requirement(requirement).name in ("strands-agents", "strands-durable")
+    }
+    assert again == {}
+
+
+@pytest.mark.parametrize("extra", ["openai", "anthropic", "ollama", "gemini", "litellm"])
+def test_a_provider_extra_asks_what_the_sdks_own_extra_asks(extra):
+    """Each provider extra installs the packages the installed strands-agents asks for in its extra of that name,
+    with the same version ranges (optional helpers of the SDK's extra may be left out)."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    sdk = {}
+    for line in requires("strands-agents") or []:
+        requirement = Requirement(line)
+        if requirement.marker is not None and requirement.marker.evaluate({"extra": extra}):
+            sdk[requirement.name] = requirement.specifier
+    ours = {Requirement(line).name: Requirement(line).specifier for line in _extras()[extra]}
+    assert ours, extra
+    assert {name: sdk.get(name) for name in ours} == ours
 
 
 def test_the_quickstart_runs_the_offline_example():
@@ -71,3 +126,39 @@ def test_the_readme_k_example_selects_one_real_crash_point(tmp_path):
     )
     items = [line for line in collected.stdout.splitlines() if "::" in line]
     assert items == [f"examples/{node}"], collected.stdout + collected.stderr
+
+
+def test_the_examples_after_the_quickstart_do_not_stop_on_its_artifact():
+    """The quickstart writes ./artifacts/durable-agent-workflows-report.md; every later `strands run SPEC` the README
+    shows must write elsewhere (`--out`) or say it may overwrite (`--force`), or a reader following the README in
+    order stops at `Error: Artifact already exists`."""
+    blocks = (REPO / "README.md").read_text(encoding="utf-8").split("```")[1::2]
+    commands = [line.split("&&")[-1].split("#")[0].strip() for block in blocks for line in block.splitlines()]
+    runs = [
+        argv
+        for argv in (shlex.split(c) for c in commands if c.startswith(("strands run ", "strands-durable run ")))
+        if argv[2].endswith((".yaml", ".yml", ".json"))
+    ]
+    quickstart, *later = runs
+    assert quickstart[2] == "examples/chain-research.strands.yaml" and len(later) >= 3, runs
+    assert [argv for argv in later if "--force" not in argv and "--out" not in argv] == []
+
+
+def test_the_export_shape_the_readme_shows_is_the_exports(strands):
+    """The contract's Export rule: `agents` maps a conversation key to `{"messages": [...]}` of plain messages."""
+    import json
+    import re
+
+    shape = '`{"messages": [{"role": ..., "content": [...]}]}`'
+    row = next(
+        line for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines() if "sessions export ID" in line
+    )
+    assert f"`agents` (each conversation key -> {shape}" in row
+    result = strands("run", REPO / "examples" / "chain-research.strands.yaml", "--out", "out")
+    session_id = re.search(r"Session ID: (\S+)", result.stdout)[1]
+    exported = json.loads(strands("sessions", "export", session_id).stdout)
+    assert list(exported) == ["session", "pattern_state", "outputs", "agents", "journal"]
+    assert exported["agents"]
+    for conversation in exported["agents"].values():
+        assert list(conversation) == ["messages"]
+        assert all(list(message) == ["role", "content"] for message in conversation["messages"])

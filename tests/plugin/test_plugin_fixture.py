@@ -61,7 +61,7 @@ def test_lookups_survive_every_interrupt(strands_chaos):
 @pytest.mark.strands_chaos
 def test_a_broken_expectation_is_reported(strands_chaos):
     with pytest.raises(AssertionError, match="golden run failed"):
-        strands_chaos.run("lookups.yaml", variables={"city": "Oslo"})  # lookup_population is missing
+        strands_chaos.run("lookups.yaml")  # the required input `city` is missing
 '''
 
 

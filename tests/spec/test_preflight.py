@@ -58,6 +58,28 @@ def test_an_undeclared_template_variable_is_refused_before_a_session_naming_the_
     assert "\n" not in str(error)
 
 
+def test_a_misspelt_template_name_gets_a_did_you_mean(write_spec, tmp_path):
+    error = run_refused(write_spec(chain(first="Write in a {{ toen }} tone, then {{ stpes[0].response }}.")), tmp_path)
+    assert exit_code_for(error) == 2
+    assert str(error).endswith(
+        ": did you mean 'steps' for 'stpes', 'tone' for 'toen'? Otherwise pass --var stpes=... --var toen=..."
+    )
+    found = findings(load_spec(write_spec(chain(first="{{ toen }}"))), ["tone"])
+    assert [f.detail for f in found] == [
+        "template variable 'toen' at pattern.config.steps[0].input is neither an input nor a context name "
+        "(did you mean 'tone'?)"
+    ]
+    unlike = run_refused(write_spec(chain(first="Write about {{ topic }}.")), tmp_path)
+    assert "did you mean" not in str(unlike) and str(unlike).endswith(": pass --var topic=...")
+
+
+def test_a_misspelt_provider_gets_a_did_you_mean(write_spec, tmp_path):
+    error = run_refused(write_spec(chain()), tmp_path, provider="opnai")
+    assert str(error).startswith("unknown provider 'opnai' (--provider) (did you mean 'openai'?); use one of: ")
+    error = run_refused(write_spec(chain().replace("provider: synthetic", "provider: antropic")), tmp_path)
+    assert str(error).startswith("unknown provider 'antropic' (runtime.provider) (did you mean 'anthropic'?)")
+
+
 def test_passing_the_variable_runs_and_an_undeclared_var_is_a_warning_naming_it(write_spec, tmp_path):
     reporter = RecordingReporter()
     options = RunOptions(out_dir=tmp_path / "out", cli_vars=["topic=tides"], reporter=reporter)
@@ -94,10 +116,35 @@ def test_an_unknown_provider_is_refused_before_a_session_exit_2(write_spec, tmp_
     assert exit_code_for(error) == 2 and "runtime.provider" in str(error)
 
 
+def test_a_missing_credential_is_refused_before_a_session_exit_10(write_spec, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    error = run_refused(write_spec(chain()), tmp_path, provider="openai")
+    assert exit_code_for(error) == 10 and "OPENAI_API_KEY" in str(error) and "--provider synthetic" in str(error)
+
+
+@pytest.mark.parametrize(("provider", "module"), [("anthropic", "anthropic"), ("ollama", "ollama")])
+def test_a_missing_provider_package_is_refused_before_a_session_exit_18(
+    write_spec, tmp_path, monkeypatch, provider, module
+):
+    monkeypatch.setitem(sys.modules, module, None)  # `import <module>` fails, installed or not
+    monkeypatch.delitem(sys.modules, f"strands.models.{provider}", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    spec = write_spec(chain().replace("provider: synthetic", f"provider: {provider}"))
+    error = run_refused(spec, tmp_path)
+    assert exit_code_for(error) == 18 and f"pip install -e '.[{provider}]'" in str(error)
+
+
+def test_an_agent_of_its_own_provider_is_checked_too(write_spec, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    text = chain().replace("  writer:\n", "  writer:\n    provider: openai\n")
+    error = run_refused(write_spec(text), tmp_path)
+    assert exit_code_for(error) == 10 and "OPENAI_API_KEY" in str(error)
+
+
 @pytest.mark.parametrize(
     ("tools", "names"),
     [
-        ("[no_such_tool]", "unknown tool 'no_such_tool'"),
+        ("[tools_module_nowhere:func]", "'tools_module_nowhere:func' (agents.writer.tools) cannot be imported"),
         ("[http_request]", "'http_request' (agents.writer.tools) needs the network"),
         ("[nowhere_module.func]", "'nowhere_module.func'"),
     ],
@@ -120,6 +167,20 @@ def test_no_false_alarm_on_any_corpus_spec(spec: Path):
         assert any(int(f.exit_code) == expected.exit_code and expected.names in f.detail for f in found), found
 
 
+def test_a_tool_name_nothing_defines_is_no_finding_and_the_run_warns_once_and_runs_without_it(write_spec, tmp_path):
+    path = write_spec(chain(tools="[no_such_tool, calculator]", first="Go."))
+    assert findings(load_spec(path), ["tone"]) == []
+    reporter = RecordingReporter()
+    options = RunOptions(out_dir=tmp_path / "out", reporter=reporter)
+    outcome = run_workflow(path, options, store=LocalStore(tmp_path / "sessions"))
+    assert outcome.status == "completed"
+    warnings = [call[1] for call in reporter.calls if call[0] == "warning"]
+    assert [w for w in warnings if "no_such_tool" in w] == [
+        "Warning: tool 'no_such_tool' (agents.writer.tools) is defined nowhere (not a native tool, a tools.python "
+        "entry, an HTTP executor or an MCP server): the agent runs without it, as in strands-cli"
+    ]
+
+
 @pytest.mark.slow
 def test_validate_prints_findings_as_warnings_and_exits_0(write_spec):
     path = write_spec(chain(first="Write about {{ topic }}.", tools="[no_such_tool]"))
@@ -128,4 +189,4 @@ def test_validate_prints_findings_as_warnings_and_exits_0(write_spec):
     )
     assert result.returncode == 0, result.stderr
     assert "Warning: template variable 'topic' at pattern.config.steps[0].input" in result.stderr
-    assert "Warning: unknown tool 'no_such_tool'" in result.stderr
+    assert "Warning: tool 'no_such_tool' (agents.writer.tools) is defined nowhere" in result.stderr

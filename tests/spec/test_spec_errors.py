@@ -77,6 +77,21 @@ def test_unknown_pattern_type(write_spec):
     assert error.key_path == "pattern" and "chain, workflow" in error.detail
 
 
+@pytest.mark.parametrize(
+    ("written", "ending"),
+    [
+        ("chian", ", got 'chian' (did you mean 'chain'?)"),
+        ("evaluator-optimizer", ", got 'evaluator-optimizer' (did you mean 'evaluator_optimizer'?)"),
+        ("orchestrator", ", got 'orchestrator' (did you mean 'orchestrator_workers'?)"),
+        ("dag", ", got 'dag'"),
+    ],
+)
+def test_a_misspelt_pattern_type_says_what_was_written_and_the_near_miss(write_spec, written, ending):
+    error = spec_error(write_spec(BASE.replace("type: chain", f"type: {written}")))
+    assert error.detail.startswith("`type` must be one of: chain, workflow, parallel, routing")
+    assert error.detail.endswith(ending), error.detail
+
+
 def test_dangling_agent_reference(write_spec):
     error = spec_error(write_spec(BASE.replace("- agent: writer", "- agent: ghost")))
     assert (error.key_path, error.line) == ("pattern.config.steps[0].agent", 14)

@@ -189,6 +189,14 @@ def test_a_run_paused_for_a_human_is_answered_by_a_signal(temporal_server, task_
         "--sessions-dir", str(sessions),
     )  # fmt: skip
     assert again.returncode == 2 and "already completed" in again.stderr, again.stderr
+    cancelled = strands(
+        "run", "--cancel", session_id, "--engine", "temporal", "--temporal", temporal_server,
+        "--sessions-dir", str(sessions),
+    )  # fmt: skip
+    assert cancelled.returncode == 2 and "Cancel requested" not in cancelled.stdout, cancelled.stdout
+    assert cancelled.stderr.strip() == (
+        f"Error: Run {session_id} already finished on Temporal (completed; session completed): nothing to cancel"
+    )
 
 
 def test_an_unreachable_server_is_exit_12_naming_it_and_creates_nothing(tmp_path):
@@ -229,6 +237,11 @@ def test_cancel_stops_the_run_at_a_safe_point_and_it_cannot_be_resumed(temporal_
         again.stderr.strip()
         == f"Error: Run {session_id} was cancelled on Temporal: start a new run of its spec instead"
     )
+    twice = strands("run", "--cancel", session_id, *cancel)
+    assert twice.returncode == 2 and twice.stdout == "", twice.stdout + twice.stderr
+    assert twice.stderr.strip() == (
+        f"Error: Run {session_id} already finished on Temporal (canceled; session paused): nothing to cancel"
+    )
 
 
 def test_a_worker_that_cannot_import_a_python_tool_fails_the_run_and_resume_starts_a_new_attempt(
@@ -242,7 +255,8 @@ def test_a_worker_that_cannot_import_a_python_tool_fails_the_run_and_resume_star
     worker = workers[0].identity
     assert (
         f"✗ Run {session_id} failed: tool 'tests.temporal.tools:slow_lookup' (agents.researcher.tools) cannot be "
-        f"imported (on worker {worker}@" in result.stderr
+        "imported: importing tests.temporal.tools raised ModuleNotFoundError: No module named 'tests' (modules are "
+        f"looked up on the Python path and in the spec's directory {SPECS}) (on worker {worker}@" in result.stderr
     ), result.stderr
     state = load_session(session_id, store=open_store(sessions))
     assert state.status == "failed" and not state.units  # nothing ran

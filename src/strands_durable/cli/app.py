@@ -15,6 +15,7 @@ import typer
 
 from strands_durable import __version__
 from strands_durable.cli.chaos import chaos
+from strands_durable.cli.closed_stdout import WatchedStdout
 from strands_durable.cli.failure import fail, set_debug
 from strands_durable.cli.run import run
 from strands_durable.cli.sessions import sessions_app
@@ -69,20 +70,28 @@ def validate(
         fail(exc)
     for warning in loaded.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
-    from strands_durable.runner.preflight import findings
+    from strands_durable.runner.preflight import findings, unknown_tools
+    from strands_durable.runner.tools import unknown_tool_text
 
     for finding in findings(loaded, [*loaded.inputs.declared(), *loaded.inputs.values]):
         print(f"Warning: {finding.detail} (a run stops here with exit {int(finding.exit_code)})", file=sys.stderr)
+    for name, where in unknown_tools(loaded).items():
+        print(f"Warning: {unknown_tool_text(name, where)}", file=sys.stderr)
     print(f"✓ {spec}: valid spec for workflow '{loaded.name}' (pattern: {loaded.pattern.type})")
 
 
 def main() -> None:
+    stdout = WatchedStdout(sys.stdout)
+    sys.stdout = stdout  # type: ignore[assignment]
     try:
         code = _run_command()
-    except BrokenPipeError:  # stdout's reader went away outside a run (a run stops at a safe point instead)
-        from strands_durable.cli.output import silence_closed_stream
-
-        silence_closed_stream(sys.stdout)
+    except BrokenPipeError:  # raised past every command (a run stops at a safe point instead)
+        code = int(ExitCode.SIGPIPE)
+    except SystemExit:  # click ends a command whose output failed with exit 1: the reader went away
+        if not stdout.reader_gone:
+            raise
+    stdout.finish()
+    if stdout.reader_gone:  # whichever command, whatever it returned: a closed stdout is exit 141, no error
         code = int(ExitCode.SIGPIPE)
     if "temporalio.bridge.temporal_sdk_bridge" in sys.modules:  # its Rust threads can abort a normal shutdown
         sys.stdout.flush()

@@ -7,28 +7,37 @@ runner calls; calls may come from several threads (concurrent units).
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from strands_durable.cli.closed_stdout import silence_closed_stream
 from strands_durable.runner.reporter import Reporter
 from strands_durable.wording import counted
 
 _ROUND_UNIT = re.compile(r"round\[(\d+)\]:(orchestrator|decomposition_review|worker\[\d+\])$")
 
 
-def step_name(index: int, total: int | None, unit: str = "") -> str:
-    """`Step 2/3` (counted from 1, as the user's document shows it); orchestrator_workers' units by their role:
-    `Planner (round 1)`, `Worker 2/3 (round 1)`, `Reducer`, `Writer`."""
+_ROLES = {"router": "Router", "router.review": "Review of the route", "reduce_review": "Review of the reduction"}
+
+
+def role_name(index: int, total: int | None, unit: str) -> str | None:
+    """The name of a unit that is not a numbered step, by its role: orchestrator_workers' `Planner (round 1)`,
+    `Worker 2/3 (round 1)`, `Reducer`, `Writer`; routing's `Router` (strands-cli numbers only the route's steps)."""
     role = _round_role(unit, index, total)
     if role is not None:
         return role
     if unit in ("reduce", "writeup") and total is None:
         return "Reducer" if unit == "reduce" else "Writer"
-    if unit == "reduce_review":
-        return "Review of the reduction"
+    return _ROLES.get(unit)
+
+
+def step_name(index: int, total: int | None, unit: str = "") -> str:
+    """`Step 2/3` (counted from 1, as the user's document shows it), or the unit's role (`role_name`)."""
+    role = role_name(index, total, unit)
+    if role is not None:
+        return role
     return f"Step {index + 1}/{total}" if total else f"Step {index + 1}"
 
 
@@ -118,12 +127,13 @@ class LineReporter(Reporter):
         for part in text.splitlines():
             self.warn(part)
 
-    def unit_skipped(self, index: int, label: str, unit: str) -> None:
-        self.line(f"Skipping completed step {index}: {label}")
+    def unit_skipped(self, index: int, label: str, unit: str, *, total: int | None = None) -> None:
+        role = role_name(index, total, unit)
+        self.line(f"Skipping completed {role}: {label}" if role else f"Skipping completed step {index}: {label}")
 
     def unit_started(self, index: int, total: int | None, label: str, unit: str) -> None:
         with self._lock:
-            if self.resumed:
+            if self.resumed and role_name(index, total, unit) is None:  # a role's EXECUTING line names it
                 self.line(f"Executing step {index}: {label}")
             self.line(executing_line(index, total, label, unit))
 
@@ -165,7 +175,7 @@ class LiveReporter(LineReporter):
 
     def unit_started(self, index: int, total: int | None, label: str, unit: str) -> None:
         with self._lock:
-            if self.resumed:
+            if self.resumed and role_name(index, total, unit) is None:
                 self.line(f"Executing step {index}: {label}")
             self._running[unit] = executing_line(index, total, label, unit)
             self._refresh()
@@ -213,17 +223,6 @@ class LiveReporter(LineReporter):
             self._live.start()
         else:
             self._live.update(group, refresh=True)
-
-
-def silence_closed_stream(stream: TextIO) -> None:
-    """Point a stream whose reader went away at /dev/null, so later writes and the interpreter's final flush do
-    not fail again (Python's documented recipe for SIGPIPE)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
 
 
 def make_reporter(

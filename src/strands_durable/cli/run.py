@@ -16,6 +16,7 @@ import typer
 
 from strands_durable.cli.failure import fail, set_debug
 from strands_durable.cli.run_request import CLOCK_ENV, RunRequest, pinned_clock, program_name, run_options
+from strands_durable.cli.sessions import complete_session_id
 from strands_durable.errors import DurableError, ExitCode, SessionCompleted, UsageError, exit_code_for
 from strands_durable.wording import counted
 
@@ -25,7 +26,13 @@ def run(
         Path | None, typer.Argument(metavar="SPEC", help="Workflow spec (YAML or JSON).", show_default=False)
     ] = None,
     resume: Annotated[
-        str | None, typer.Option("--resume", metavar="ID", help="Resume a session (full id or 8+ char prefix).")
+        str | None,
+        typer.Option(
+            "--resume",
+            metavar="ID",
+            help="Resume a session (full id or 8+ char prefix).",
+            autocompletion=complete_session_id,
+        ),
     ] = None,
     hitl_response: Annotated[
         str | None, typer.Option("--hitl-response", metavar="TEXT", help="Answer the human-in-the-loop pause.")
@@ -86,7 +93,13 @@ def run(
     ] = "strands-durable",
     detach: Annotated[bool, typer.Option("--detach", help="Start on Temporal and return at once.")] = False,
     cancel: Annotated[
-        str | None, typer.Option("--cancel", metavar="ID", help="Cancel a run on Temporal (--engine temporal).")
+        str | None,
+        typer.Option(
+            "--cancel",
+            metavar="ID",
+            help="Cancel a run on Temporal (--engine temporal).",
+            autocompletion=complete_session_id,
+        ),
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
 ) -> None:
@@ -166,18 +179,23 @@ def execute(request: RunRequest) -> int:
     """Run or resume; print the outcome; return the exit code."""
     from strands_durable.agent.durable import StopRequested
     from strands_durable.cli.output import make_reporter
+    from strands_durable.crashpoints import CrashPoints, ToolCall
     from strands_durable.errors import HitlPaused
     from strands_durable.operations import retention_from_env
     from strands_durable.runner.run import resume, run_workflow
-    from strands_durable.runner.signals import StopSignals
+    from strands_durable.runner.signals import RunningTools, StopSignals
     from strands_durable.store import MemoryStore, open_store
 
     human: TextIO = sys.stderr if request.json_output else sys.stdout
     live = not request.json_output and human.isatty()
     reporter = make_reporter(human, sys.stderr, live=live, on_output_closed=lambda: signals.output_closed())
+    running = RunningTools()  # a stop waits for the running tools: its notice names them
+    crash_points = CrashPoints()
+    crash_points.subscribe(ToolCall, running.observe)
     signals = StopSignals(
         notice=reporter.notice if live else None,
         on_abort=lambda: reporter.abort_text() + _abort_lines(request, reporter.session_id or session_id, signals),
+        running_tools=running.names,
     )
     session_id: str | None = None
     try:
@@ -191,7 +209,11 @@ def execute(request: RunRequest) -> int:
     try:
         with signals:
             options = run_options(
-                request, hitl_response=request.hitl_response, reporter=reporter, stop_requested=signals.requested
+                request,
+                hitl_response=request.hitl_response,
+                reporter=reporter,
+                stop_requested=signals.requested,
+                crash_points=crash_points,
             )
             if session_id is not None:
                 outcome = resume(session_id, options, store=store)
@@ -235,12 +257,14 @@ def session_to_resume(request: RunRequest, store: Any, reporter: Any, human: Tex
     stored = store.load(session_id)
     if stored.status == "completed":
         raise SessionCompleted(session_id)
-    print(f"Resuming session: {session_id[:8]}...", file=human, flush=True)
+    from strands_durable.cli.session_views import short_id
+
+    print(f"Resuming session: {short_id(session_id)}", file=human, flush=True)
     for flag in request.ignored_with_resume:
         reporter.warning(f"{flag} is ignored with --resume: the session's recorded choices are used")
     if request.hitl_response is not None and not stored.pattern_state.get("pending_hitl"):
         reporter.warning(
-            f"--hitl-response is ignored: session {session_id[:8]} is not waiting for a human answer "
+            f"--hitl-response is ignored: session {short_id(session_id)} is not waiting for a human answer "
             f"(status {stored.status})"
         )
         request.hitl_response = None

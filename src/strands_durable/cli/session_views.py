@@ -25,6 +25,18 @@ def console(*, stderr: bool = False) -> Any:
     return Console(file=stream, highlight=False, width=None if stream.isatty() else 200, soft_wrap=False)
 
 
+def short_id(session_id: str) -> str:
+    """How a message names a session briefly: a generated UUID by its first 8 characters (`a1b2c3d4...`, as the
+    user's document shows it), an id the caller chose (`expenses-1`) whole."""
+    import uuid
+
+    try:
+        generated = len(session_id) == 36 and str(uuid.UUID(session_id)) == session_id
+    except ValueError:
+        generated = False
+    return f"{session_id[:8]}..." if generated else session_id
+
+
 def local_time(text: str | None) -> str:
     if not text:
         return "-"
@@ -37,9 +49,13 @@ def local_time(text: str | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def display_status(status: str, reason: str | None, *, stale: bool = False) -> str:
+def display_status(status: str, reason: str | None, *, stale: bool = False, lease_until: float | None = None) -> str:
+    """`running (stale)`, `paused (interrupted)`, ...; on S3 a held session says until when its lease holds
+    (`running (leased until 14:02:31)`): a resume is refused until then, and works after it if the holder died."""
     if stale:
         return "running (stale)"
+    if status == "running" and lease_until is not None:
+        return f"running (leased until {dt.datetime.fromtimestamp(lease_until).strftime('%H:%M:%S')})"
     if status == "paused" and reason:
         return f"paused ({reason})"
     return status
@@ -57,7 +73,7 @@ def sessions_table(summaries: list[SessionSummary], workflows: Mapping[str, Work
             summary.session_id,
             summary.workflow_name,
             summary.pattern,
-            display_status(summary.status, summary.reason, stale=summary.stale),
+            display_status(summary.status, summary.reason, stale=summary.stale, lease_until=summary.lease_until),
             local_time(summary.updated_at),
         )
         + ((_workflow_cell(workflows.get(summary.session_id)),) if workflows is not None else ())
@@ -80,14 +96,21 @@ def summary_json(summary: SessionSummary, workflow: WorkflowStatus | None = None
         "workflow_name": summary.workflow_name,
         "pattern": summary.pattern,
         "status": summary.status,
-        "display_status": display_status(summary.status, summary.reason, stale=summary.stale),
+        "display_status": display_status(
+            summary.status, summary.reason, stale=summary.stale, lease_until=summary.lease_until
+        ),
         "stale": summary.stale,
+        "lease_until": None if summary.lease_until is None else _iso(summary.lease_until),
         "reason": summary.reason,
         "created_at": summary.created_at,
         "updated_at": summary.updated_at,
         "spec_path": summary.spec_path,
         **({"temporal": workflow.to_json()} if workflow is not None else {}),
     }
+
+
+def _iso(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).isoformat()
 
 
 def show_json(
@@ -139,6 +162,8 @@ def session_panel(
         ("Variables", ", ".join(f"{k}={v}" for k, v in variables.items()) or "-"),
         ("Token usage", _tokens(usage)),
     ]
+    if not view["spec_path"]:  # a plain-Python agent session has no spec, nor variables
+        rows = [row for row in rows if row[0] not in ("Spec", "Variables")]
     lost = state.lost_usage()
     if lost["total"]:
         rows.append(("Tokens lost", f"{_tokens(lost)} (model answers never committed: a crash or a retry)"))
@@ -161,7 +186,7 @@ def session_panel(
     rows.append(("Pattern state", json.dumps(_previewed(state.pattern_state), indent=2, ensure_ascii=False)))
     for name, value in rows:
         grid.add_row(name, Text(value))
-    return Panel(grid, title=f"Session {view['session_id'][:8]}...", title_align="left", expand=False)
+    return Panel(grid, title=f"Session {short_id(view['session_id'])}", title_align="left", expand=False)
 
 
 def _tokens(usage: dict[str, int]) -> str:

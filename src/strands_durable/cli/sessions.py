@@ -19,10 +19,11 @@ from strands_durable.cli.failure import fail
 from strands_durable.errors import DurableError, ExitCode, SessionInUse, UsageError
 from strands_durable.wording import counted
 
+SESSIONS_HELP = "List, show, export, check, repair, delete and clean up saved sessions."
 sessions_app = typer.Typer(
     name="sessions",
-    help="List, inspect, export, check, repair, delete and clean up saved sessions.",
-    short_help="List, inspect, check, repair and clean up sessions.",
+    help=SESSIONS_HELP,
+    short_help=SESSIONS_HELP,  # `strands --help` says the same, never a shortened form
     no_args_is_help=True,
 )
 
@@ -34,7 +35,24 @@ SessionsDir = Annotated[
     typer.Option("--sessions-dir", metavar="DIR", help="Where sessions live (default $STRANDS_SESSIONS_DIR)."),
 ]
 JsonOutput = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table or panel.")]
-SessionId = Annotated[str, typer.Argument(metavar="ID", help="Session id, or a unique prefix of 8+ characters.")]
+
+
+def complete_session_id(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion of a session id: the ids in the command's sessions directory (`--sessions-dir` when it
+    is already on the line, else $STRANDS_SESSIONS_DIR) that start with what is typed."""
+    try:
+        ids = open_store(ctx.params.get("sessions_dir")).session_ids()
+    except Exception:  # completion never prints an error into the user's shell
+        return []
+    return sorted(session_id for session_id in ids if session_id.startswith(incomplete))
+
+
+SessionId = Annotated[
+    str,
+    typer.Argument(
+        metavar="ID", help="Session id, or a unique prefix of 8+ characters.", autocompletion=complete_session_id
+    ),
+]
 StrandsSdkDir = Annotated[
     Path | None,
     typer.Option(
@@ -54,6 +72,8 @@ def reports_errors(command: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
+        except BrokenPipeError:  # stdout's reader went away: not an I/O failure of the store (cli/closed_stdout.py)
+            raise
         except (DurableError, OSError) as exc:
             fail(exc)
 
@@ -82,11 +102,22 @@ def confirm(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
+def checked_statuses(given: list[str] | None) -> set[str] | None:
+    """The statuses `--status` names (repeatable), None when not given; an unknown one is a usage error."""
+    for name in given or ():
+        if name not in STATUSES:
+            raise UsageError(f"--status: unknown status {name!r} (expected one of: {', '.join(STATUSES)})")
+    return set(given) if given else None
+
+
 @sessions_app.command("list")
 @reports_errors
 def list_sessions(
     status: Annotated[
-        str | None, typer.Option("--status", metavar="STATUS", help="Only running, paused, completed, failed or idle.")
+        list[str] | None,
+        typer.Option(
+            "--status", metavar="STATUS", help="Only running, paused, completed, failed or idle (repeatable)."
+        ),
     ] = None,
     json_output: JsonOutput = False,
     sessions_dir: SessionsDir = None,
@@ -102,15 +133,14 @@ def list_sessions(
     """
     from strands_durable.cli.session_views import sessions_table, summary_json
 
-    if status is not None and status not in STATUSES:
-        raise UsageError(f"--status: unknown status {status!r} (expected one of: {', '.join(STATUSES)})")
+    statuses = checked_statuses(status)
     store = open_store(sessions_dir)
-    summaries = [s for s in store.list() if status is None or s.status == status]
+    summaries = [s for s in store.list() if statuses is None or s.status in statuses]
     workflows = _workflow_statuses(store, [s.session_id for s in summaries]) if temporal else None
     if json_output:
         print_json([summary_json(s, (workflows or {}).get(s.session_id)) for s in summaries])
     elif not summaries:
-        print(f"No {status} sessions found." if status else "No sessions found.")
+        print(f"No {' or '.join(dict.fromkeys(status or ()))} sessions found." if status else "No sessions found.")
     else:
         print(sessions_table(summaries, workflows))
 
@@ -165,12 +195,14 @@ def delete(
 
     Asks first unless --force; refuses a session a live process holds (exit 17).
     """
+    from strands_durable.cli.session_views import short_id
+
     store = open_store(sessions_dir)
     full_id = store.resolve(session_id)
     holder = store.holder(full_id)
     if holder is not None:
         raise SessionInUse(full_id, holder.pid, holder.host, owner=holder.owner)
-    if not force and not confirm(f"Delete session {full_id[:8]}...?"):
+    if not force and not confirm(f"Delete session {short_id(full_id)}?"):
         print("Not deleted.", file=sys.stderr)
         return
     store.delete(full_id)
@@ -198,10 +230,7 @@ def cleanup(
     from strands_durable.operations import cleanup_sessions, parse_age
 
     age = parse_age(older_than)
-    for name in status or ():
-        if name not in STATUSES:
-            raise UsageError(f"--status: unknown status {name!r} (expected one of: {', '.join(STATUSES)})")
-    statuses = set(status) if status else None
+    statuses = checked_statuses(status)
     store = open_store(sessions_dir)
     plan = cleanup_sessions(store, age, statuses, dry_run=True)
     for summary, why in plan.skipped:

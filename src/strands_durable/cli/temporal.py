@@ -113,6 +113,7 @@ async def _drive(request: Any, flags: EngineFlags, sessions_dir: str) -> int:
     store = open_store(sessions_dir)
     if flags.cancel_id is not None:
         session_id = store.resolve(flags.cancel_id)
+        await _check_cancellable(client, store, session_id)
         await engine.cancel(client, session_id)
         print(f"Cancel requested for run {session_id}: it stops at its next safe point")
         return int(ExitCode.OK)
@@ -131,6 +132,25 @@ async def _drive(request: Any, flags: EngineFlags, sessions_dir: str) -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         print(f"\nDetached: the run goes on. {_how_to_follow(request, flags, session_id, sessions_dir)}")
         return int(ExitCode.OK)
+
+
+async def _check_cancellable(client: Any, store: Any, session_id: str) -> None:
+    """A usage error (exit 2) unless the session's run is running on Temporal: one that already ended (completed,
+    failed, cancelled) has nothing to stop, and saying "it stops at its next safe point" would be untrue."""
+    from temporalio.client import WorkflowExecutionStatus
+    from temporalio.service import RPCError
+
+    try:
+        description = await client.get_workflow_handle(session_id).describe()
+    except RPCError as exc:
+        raise UsageError(f"Session {session_id} has no run on this Temporal server: {exc}") from None
+    status = description.status
+    if status != WorkflowExecutionStatus.RUNNING:
+        ended = status.name.lower() if status is not None else "unknown"
+        raise UsageError(
+            f"Run {session_id} already finished on Temporal ({ended}; session {store.load(session_id).status}): "
+            "nothing to cancel"
+        )
 
 
 def _create(request: Any, flags: EngineFlags, store: Any) -> tuple[str, Any]:

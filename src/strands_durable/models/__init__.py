@@ -6,8 +6,7 @@ imports strands.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from strands_durable.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "Contract": "contracts",
@@ -32,6 +31,7 @@ _EXPORTS = {
     "SyntheticPolicy": "synthetic_policy",
     "SyntheticModel": "synthetic",
     "ScriptedModel": "scripted",
+    "PromptScriptedModel": "prompt_scripted",
     "ScriptedPolicy": "scripted",
     "ScriptError": "scripted",
     "ScriptExhausted": "scripted",
@@ -43,14 +43,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {name: f".{module}" for name, module in _EXPORTS.items()})

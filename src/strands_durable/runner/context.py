@@ -75,18 +75,7 @@ class RunContext:
         model = self._models.get(key)
         if model is not None:
             return model
-        agent = self.spec.agents[agent_id]
-        provider = self.options.provider or agent.provider or self.spec.runtime.provider
-        runtime = self.spec.runtime.model_dump(mode="json", exclude_none=True)
-        if agent.inference is not None:
-            runtime.update(agent.inference.model_dump(mode="json", exclude_none=True))
-        if model_id is not None:
-            runtime["temperature"] = 0.3
-        model_id = model_id or agent.model_id or self.spec.runtime.model_id
-        if self.spec.pattern.type == "graph":  # free-text `when` literals, for the synthetic model to answer
-            literals = answer_literals(self.spec.pattern.config, agent_id)
-            if literals:
-                runtime["answer_literals"] = literals
+        provider, model_id, runtime = model_arguments(self.spec, self.options, agent_id, model_id)
         if self.options.model_factory is not None:
             model = self.options.model_factory(agent_id=agent_id, provider=provider, model_id=model_id, runtime=runtime)
         else:
@@ -102,6 +91,26 @@ class RunContext:
             )
         self._models[key] = model
         return model
+
+
+def model_arguments(
+    spec: Any, options: RunOptions, agent_id: str, model_id: str | None = None
+) -> tuple[str, str | None, dict[str, Any]]:
+    """(provider, model_id, runtime) of an agent's model in a run with these options; with `model_id`, that model
+    of the agent's provider (compaction's summarizer, with strands-cli's temperature 0.3)."""
+    agent = spec.agents[agent_id]
+    provider = options.provider or agent.provider or spec.runtime.provider
+    runtime = spec.runtime.model_dump(mode="json", exclude_none=True)
+    if agent.inference is not None:
+        runtime.update(agent.inference.model_dump(mode="json", exclude_none=True))
+    if model_id is not None:
+        runtime["temperature"] = 0.3
+    model_id = model_id or agent.model_id or spec.runtime.model_id
+    if spec.pattern.type == "graph":  # free-text `when` literals, for the synthetic model to answer
+        literals = answer_literals(spec.pattern.config, agent_id)
+        if literals:
+            runtime["answer_literals"] = literals
+    return provider, model_id, runtime
 
 
 def answer_literals(config: Any, agent_id: str) -> list[tuple[str, str]]:

@@ -1,8 +1,9 @@
 """What can be known wrong before a session exists: provider names, tools that cannot run here, template
-names that are neither an input nor a context name at their place, and `steps[n]` read before step n ran.
+names that are neither an input nor a context name at their place, `steps[n]` read before step n ran, a real
+provider whose package or credential is missing, and a tool module that fails to import.
 
-`strands run` refuses on these before creating a session (`check_before_session`); `strands validate` prints
-the same findings as warnings (`findings`). Nothing here imports strands-agents.
+`strands run` refuses on these before creating a session (`check_before_session`, `check_imports`); `strands
+validate` prints the same findings as warnings (`findings`). Only `check_imports` imports strands-agents.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from strands_durable.errors import DurableError, ExitCode, SpecError, Unsupported, UsageError
 from strands_durable.runner.patterns.places import template_places
+from strands_durable.spec.diagnostics import did_you_mean, near_miss
 from strands_durable.spec.templates import constant_indexes, referenced_names
 
 
@@ -24,6 +26,7 @@ class Finding:
     where: str
     detail: str
     name: str = ""
+    near_miss: str | None = None  # what `name` likely misspells (`topci` -> `topic`)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -68,8 +71,11 @@ def _error(spec: Any, kind: str, group: list[Finding]) -> DurableError:
         names = list(dict.fromkeys(f.name for f in group))
         places = "; ".join(f"'{f.name}' at {f.where}" for f in group[:3]) + ("; ..." if len(group) > 3 else "")
         flags = " ".join(f"--var {name}=..." for name in names)
+        misses = {f.name: f.near_miss for f in group if f.near_miss}
+        guess = ", ".join(f"'{close}'" + (f" for '{name}'" if len(names) > 1 else "") for name, close in misses.items())
+        advice = f"did you mean {guess}? Otherwise pass {flags}" if misses else f"pass {flags}"
         return UsageError(
-            f"Template variable(s) {', '.join(names)} are neither inputs nor context names ({places}): pass {flags}"
+            f"Template variable(s) {', '.join(names)} are neither inputs nor context names ({places}): {advice}"
         )
     first = group[0]
     if kind == "steps":
@@ -84,23 +90,23 @@ def _provider_findings(spec: Any, override: str | None) -> Iterator[Finding]:
 
     choices = ", ".join(PROVIDERS)
     if override is not None:
-        if override not in PROVIDERS:
-            yield Finding(
-                "provider", "--provider", f"unknown provider '{override}' (--provider); use one of: {choices}"
-            )
-        return
-    candidates = [("runtime.provider", spec.runtime.provider)]
-    candidates += [(f"agents.{a}.provider", agent.provider) for a, agent in spec.agents.items() if agent.provider]
+        candidates = [("--provider", override)]
+    else:
+        candidates = [("runtime.provider", spec.runtime.provider)]
+        candidates += [(f"agents.{a}.provider", agent.provider) for a, agent in spec.agents.items() if agent.provider]
     for where, name in candidates:
         if name not in PROVIDERS:
-            yield Finding("provider", where, f"unknown provider '{name}' ({where}); use one of: {choices}", name)
+            hint = did_you_mean(name, list(PROVIDERS))
+            yield Finding("provider", where, f"unknown provider '{name}' ({where}){hint}; use one of: {choices}", name)
 
 
 def _template_findings(spec: Any, inputs: frozenset[str]) -> Iterator[Finding]:
     for place in template_places(spec):
         for name in sorted(referenced_names(place.template, condition=place.condition) - place.names - inputs):
-            detail = f"template variable '{name}' at {place.where} is neither an input nor a context name"
-            yield Finding("variable", place.where, detail, name)
+            close = near_miss(name, sorted(place.names | inputs))
+            hint = f" (did you mean '{close}'?)" if close else ""
+            detail = f"template variable '{name}' at {place.where} is neither an input nor a context name{hint}"
+            yield Finding("variable", place.where, detail, name, close)
         if place.steps_before is None:
             continue
         for index in sorted(constant_indexes(place.template, "steps", condition=place.condition)):
@@ -114,11 +120,12 @@ def _template_findings(spec: Any, inputs: frozenset[str]) -> Iterator[Finding]:
                 yield Finding("steps", place.where, detail, "steps")
 
 
-def _tool_findings(spec: Any, override: str | None, allow: Allowances) -> Iterator[Finding]:
+def _resolver(spec: Any, override: str | None, allow: Allowances) -> Any:
+    """A ToolResolver that locates tools without building any (native tools by name only)."""
     from strands_durable.runner.native_tools import NATIVE_TOOL_NAMES
     from strands_durable.runner.tools import ToolResolver
 
-    resolver = ToolResolver(
+    return ToolResolver(
         spec,
         provider=override or spec.runtime.provider,
         native=dict.fromkeys(NATIVE_TOOL_NAMES),
@@ -126,16 +133,57 @@ def _tool_findings(spec: Any, override: str | None, allow: Allowances) -> Iterat
         allow_python_exec=allow.python_exec,
         network=allow.network,
     )
+
+
+def unknown_tools(spec: Any, *, allow: Allowances = Allowances()) -> dict[str, str]:
+    """Tool names agents give that nothing defines (a run leaves them out with a warning), with where."""
+    return _resolver(spec, None, allow).unknown_names()
+
+
+def _agent_tool_sets(spec: Any) -> Iterator[tuple[str, list[str] | None]]:
+    """Each (agent, tool names given at that place; None: its own) the pattern runs, once."""
     seen: set[tuple[str, tuple[str, ...] | None]] = set()
     for place in template_places(spec):
         if place.agent is None or (place.agent, place.tools) in seen:
             continue
         seen.add((place.agent, place.tools))
-        for name in resolver.names_for(place.agent, None if place.tools is None else list(place.tools)):
+        yield place.agent, None if place.tools is None else list(place.tools)
+
+
+def _tool_findings(spec: Any, override: str | None, allow: Allowances) -> Iterator[Finding]:
+    resolver = _resolver(spec, override, allow)
+    for agent, tools in _agent_tool_sets(spec):
+        for name in resolver.names_for(agent, tools):
             try:
-                resolver.locate(name, place.agent)
+                resolver.locate(name, agent)
             except Unsupported as exc:
-                yield Finding("tool", f"agents.{place.agent}.tools", str(exc), name)
+                yield Finding("tool", f"agents.{agent}.tools", str(exc), name)
+
+
+def check_imports(spec: Any, options: Any) -> None:
+    """Import what the run will import, and let the first failure out before a session exists: the model of every
+    agent with a real provider (a provider package that is not installed: Unsupported, exit 18; a missing
+    credential: WorkflowFailed, exit 10) and every tool named by module (one that fails to import or lacks the
+    function: Unsupported, exit 18). Offline models always build, and a caller's `model_factory` brings its own
+    models; both are left alone."""
+    from strands_durable.models.digest import canonical_json
+    from strands_durable.models.providers import build_model
+    from strands_durable.runner.context import model_arguments
+    from strands_durable.runner.tool_imports import import_tool
+    from strands_durable.runner.tools import OFFLINE_PROVIDERS
+
+    built: set[str] = set()
+    resolver = _resolver(spec, options.provider, Allowances.of(options))
+    for agent_id, tools in _agent_tool_sets(spec):
+        provider, model_id, runtime = model_arguments(spec, options, agent_id)
+        key = canonical_json([provider, model_id, runtime])
+        if options.model_factory is None and provider not in OFFLINE_PROVIDERS and key not in built:
+            build_model(provider, model_id=model_id, runtime=runtime, seed=options.seed, agent_id=agent_id)
+            built.add(key)
+        for name in resolver.names_for(agent_id, tools):
+            kind, ref, _idempotent = resolver.locate(name, agent_id)
+            if kind == "import":
+                import_tool(ref, f"agents.{agent_id}.tools", resolver.spec_dir)
 
 
 def warn_undeclared_vars(spec: Any, options: Any) -> None:
@@ -150,4 +198,12 @@ def warn_undeclared_vars(spec: Any, options: Any) -> None:
             )
 
 
-__all__ = ["Allowances", "Finding", "check_before_session", "findings", "warn_undeclared_vars"]
+__all__ = [
+    "Allowances",
+    "Finding",
+    "check_before_session",
+    "check_imports",
+    "findings",
+    "unknown_tools",
+    "warn_undeclared_vars",
+]

@@ -10,7 +10,7 @@ class Reporter:
 
     def warning(self, text: str) -> None: ...
 
-    def unit_skipped(self, index: int, label: str, unit: str) -> None: ...
+    def unit_skipped(self, index: int, label: str, unit: str, *, total: int | None = None) -> None: ...
 
     def unit_started(self, index: int, total: int | None, label: str, unit: str) -> None: ...
 
@@ -31,7 +31,7 @@ class RecordingReporter(Reporter):
     def warning(self, text: str) -> None:
         self.calls.append(("warning", text))
 
-    def unit_skipped(self, index: int, label: str, unit: str) -> None:
+    def unit_skipped(self, index: int, label: str, unit: str, *, total: int | None = None) -> None:
         self.calls.append(("unit_skipped", index, label, unit))
 
     def unit_started(self, index: int, total: int | None, label: str, unit: str) -> None:

@@ -64,7 +64,7 @@ def create_run(
     """
     from strands_durable.runner.artifacts import check_existing, resolve_out
     from strands_durable.runner.patterns import executor_for
-    from strands_durable.runner.preflight import check_before_session, warn_undeclared_vars
+    from strands_durable.runner.preflight import check_before_session, check_imports, warn_undeclared_vars
     from strands_durable.spec import load_spec, resolve_variables
 
     options = options or RunOptions()
@@ -74,6 +74,8 @@ def create_run(
     variables = resolve_variables(spec, options.cli_vars)
     warn_undeclared_vars(spec, options)
     check_before_session(spec, variables, options)
+    if engine is None:  # on an engine the workers import models and tools, with their own packages and credentials
+        check_imports(spec, options)
     created = options.created_at or dt.datetime.now(dt.timezone.utc)
     provider = options.provider or spec.runtime.provider
     out_dir = resolve_out(options.out_dir)
@@ -175,7 +177,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
     from strands_durable.runner.native_tools import ENVIRONMENT_KEY, NativeToolEnvironment, native_tools
     from strands_durable.runner.patterns import executor_for
     from strands_durable.runner.skills import skill_directories
-    from strands_durable.runner.tools import OFFLINE_PROVIDERS, ToolResolver
+    from strands_durable.runner.tools import OFFLINE_PROVIDERS, ToolResolver, unknown_tool_text
 
     state = session.state
     meta = state.meta
@@ -228,6 +230,8 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
             cancelled=cancelled,
             invocation_state={ENVIRONMENT_KEY: environment},
         )
+        for name, where in ctx.tools.unknown_names().items():
+            options.reporter.warning(f"Warning: {unknown_tool_text(name, where)}")
         options.reporter.session_started(state.session_id, spec.name, resumed=resumed)
         tokens_before = state.usage()["total"] if resumed else 0
         unit_pass = options.unit_gate is not None and options.unit_gate.unit_pass  # siblings commit meanwhile

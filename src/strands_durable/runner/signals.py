@@ -25,6 +25,22 @@ _NAMES = {signal.SIGINT: "Ctrl+C", signal.SIGTERM: "SIGTERM", CLOSED_STDOUT: "st
 _AGAIN = {signal.SIGINT: "Ctrl+C again aborts at once", signal.SIGTERM: "a second SIGTERM aborts at once"}
 
 
+class RunningTools:
+    """The tools running now, from the run's `ToolCall` crash points (`tool.before` to `tool.executed`)."""
+
+    def __init__(self) -> None:
+        self._running: dict[tuple[str, str], str] = {}
+
+    def observe(self, point: Any) -> None:
+        if point.site == "tool.before":
+            self._running[point.key] = point.name
+        elif point.site == "tool.executed":
+            self._running.pop(point.key, None)
+
+    def names(self) -> list[str]:
+        return list(self._running.values())
+
+
 class StopSignals:
     """A context manager installing the two-stage SIGINT/SIGTERM handlers; `requested` is the run's stop flag.
 
@@ -39,11 +55,13 @@ class StopSignals:
         *,
         notice: Callable[[str], None] | None = None,
         on_abort: Callable[[], str] | None = None,
+        running_tools: Callable[[], list[str]] | None = None,
     ) -> None:
         self.received: int | None = None
         self._notice_fd = notice_fd
         self._notice = notice
         self._on_abort = on_abort
+        self._running_tools = running_tools  # the names of the tools running now: a stop waits for them
         self._previous: dict[int, Any] = {}
 
     def requested(self) -> bool:
@@ -86,10 +104,21 @@ class StopSignals:
                 os.write(self._notice_fd, text.encode())
             os._exit(_EXIT_CODES[signum])
         self.received = signum
-        notice = (
-            f"{_NAMES[signum]} received: stopping now; a model call in flight is cancelled (not committed, the "
-            f"resume asks again) ({_AGAIN[signum]})"
-        )
+        tools: list[str] = []
+        if self._running_tools is not None:
+            with contextlib.suppress(Exception):
+                tools = sorted(set(self._running_tools()))
+        if tools:  # a running tool is let finish: say which one the stop waits for
+            names = ", ".join(f"'{name}'" for name in tools)
+            notice = (
+                f"{_NAMES[signum]} received: stopping now; waiting for the running tool{'s' if len(tools) > 1 else ''} "
+                f"{names} to finish (a finished tool's result is committed, never run again) ({_AGAIN[signum]})"
+            )
+        else:
+            notice = (
+                f"{_NAMES[signum]} received: stopping now; a model call in flight is cancelled (not committed, the "
+                f"resume asks again) ({_AGAIN[signum]})"
+            )
         if self._notice is None:
             with contextlib.suppress(OSError):
                 os.write(self._notice_fd, f"\n{notice}\n".encode())

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from strands_durable.errors import Unsupported
-from strands_durable.runner import marks
 from strands_durable.runner.marks import IDEMPOTENT_ATTRIBUTE
-from strands_durable.runner.native_tools import NETWORK_TOOLS
+from strands_durable.runner.native_tools import NATIVE_TOOL_NAMES, NETWORK_TOOLS
 from strands_durable.runner.python_exec import ALLOW_FLAG
 from strands_durable.runner.skills import SKILL_TOOL, SKILL_TOOL_NAMES, skills_prompt
+from strands_durable.runner.tool_imports import check_findable, import_tool
 
 OFFLINE_PROVIDERS = frozenset({"synthetic", "scripted"})
 NOTES_MANAGER = "notes_manager"
@@ -82,6 +80,8 @@ class ToolResolver:
         self.native = native
         self.extra = extra or {}
         self.entries = _entries(spec)
+        source = getattr(spec, "source_path", None)
+        self.spec_dir = Path(source).resolve().parent if source is not None else None  # module tools beside it
         self.http_ids = {h.id for h in spec.tools.http_executors}
         self._http_tools: dict[str, Any] = {}
         self.mcp_ids = {m.id for m in spec.tools.mcp}
@@ -109,8 +109,39 @@ class ToolResolver:
         if self.spec.skills and not SKILL_TOOL_NAMES & {*names, *implied}:  # strands-cli: every agent gets Skill
             implied.append(SKILL_TOOL)
         names = [*names, *(n for n in implied if self.allows(n))]
-        # strands-cli has no `notes_manager` tool (its registry skips the module; notes are context_policy.notes)
-        return [n for n in names if n != NOTES_MANAGER]
+        # strands-cli has no `notes_manager` tool (its registry skips the module; notes are context_policy.notes),
+        # and leaves out a name no tool defines (warned about once per run: `unknown_names`)
+        return [n for n in names if n != NOTES_MANAGER and not self.defines_nothing(n)]
+
+    def defines_nothing(self, name: str) -> bool:
+        """Whether `name` is a bare tool name that nothing defines: no native or network tool, `tools.python` entry,
+        HTTP executor, MCP server or tool of the caller. strands-cli runs an agent naming one without it (its
+        example names `http_executors`, the key, as a tool); so do we, with a warning. A `module:function` or
+        dotted name is a reference to import: that one must import (`locate`)."""
+        if ":" in name or "." in name or name == NOTES_MANAGER:
+            return False
+        if name in self.extra or name in self.entries or name in self.http_ids or name in self.mcp_ids:
+            return False
+        known = NATIVE_TOOL_NAMES | NETWORK_TOOLS.keys() | SKILL_TOOL_NAMES
+        return name not in self.native and name not in known
+
+    def unknown_names(self) -> dict[str, str]:
+        """Every tool name that nothing defines, with where the spec names it first (`agents.<id>.tools`, a step's
+        `tool_overrides`, `context_policy.retrieval.jit_tools`)."""
+        from strands_durable.runner.patterns.places import template_places
+
+        found: dict[str, str] = {}
+        policy = self.spec.context_policy
+        for name in policy.retrieval.jit_tools if policy and policy.retrieval else ():
+            found.setdefault(name, "context_policy.retrieval.jit_tools")
+        for place in template_places(self.spec):
+            if place.agent is None:
+                continue
+            own = place.tools is None
+            where = f"agents.{place.agent}.tools" if own else f"tool_overrides of a step of agent {place.agent}"
+            for name in place.tools if place.tools is not None else self.spec.agents[place.agent].tools or ():
+                found.setdefault(name, where)
+        return {name: where for name, where in found.items() if self.defines_nothing(name)}
 
     def allows(self, name: str) -> bool:
         """Whether `security.guardrails.allow_tools` (when given) lists this tool, by the name an agent uses, its
@@ -181,7 +212,7 @@ class ToolResolver:
                 self._http_tools[ref] = self.network_tools.wrap(http_executor_tool(self.spec, config))
             return self._http_tools[ref], True
         module = NETWORK_TOOLS[ref] if kind == "network" else ref
-        tool = _import_callable(module, f"agents.{agent_id}.tools")
+        tool = import_tool(module, f"agents.{agent_id}.tools", self.spec_dir)
         idempotent = idempotent and is_idempotent(tool)
         return (self.network_tools.wrap(tool) if kind == "network" else tool), idempotent
 
@@ -228,9 +259,16 @@ class ToolResolver:
                 return "network", short, entry.idempotent
             if entry.ref == short:
                 raise Unsupported(f"unknown tool '{short}' ({where})")
-        if not _importable(entry.ref):
-            raise Unsupported(f"tool '{entry.ref}' ({where}) cannot be imported")
+        check_findable(entry.ref, where, self.spec_dir)
         return "import", entry.ref, entry.idempotent
+
+
+def unknown_tool_text(name: str, where: str) -> str:
+    """How a run and `strands validate` name a tool that nothing defines."""
+    return (
+        f"tool '{name}' ({where}) is defined nowhere (not a native tool, a tools.python entry, an HTTP executor or "
+        "an MCP server): the agent runs without it, as in strands-cli"
+    )
 
 
 def _tool_name(tool: Any) -> str:
@@ -250,45 +288,6 @@ def is_idempotent(tool: Any) -> bool:
     return True
 
 
-def _importable(ref: str) -> bool:
-    """Whether the module of "module:function", dotted "module.function" or a module can be found (not run)."""
-    modules = [ref.partition(":")[0]] if ":" in ref else [ref, ref.rpartition(".")[0]]
-    for module_name in filter(None, modules):
-        try:
-            if importlib.util.find_spec(module_name) is not None:
-                return True
-        except (ImportError, ValueError):
-            continue
-    return False
-
-
-def _import_callable(ref: str, where: str) -> Any:
-    """Import "module:function", dotted "module.function" or a module that defines a TOOL_SPEC."""
-    if ":" in ref:
-        module_name, _, attr = ref.partition(":")
-        candidates = [(module_name, attr)]
-    else:
-        candidates = [(ref, None)]
-        if "." in ref:
-            module_name, _, attr = ref.rpartition(".")
-            candidates.insert(0, (module_name, attr))
-    for module_name, attr in candidates:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        if attr is None:
-            return module
-        obj = getattr(module, attr, None)
-        if obj is None:
-            try:
-                return importlib.import_module(f"{module_name}.{attr}")
-            except ImportError:
-                continue
-        return _as_tool(obj)
-    raise Unsupported(f"tool '{ref}' ({where}) cannot be imported")
-
-
 def _as_sdk_tool(tool: Any, name: str, agent_id: str) -> Any:
     """`tool` when the SDK takes it: an `AgentTool` (a `@tool` function is one) or a module of tools. The SDK leaves
     anything else out of the agent with only a log line, and the run would go on without that tool."""
@@ -302,19 +301,6 @@ def _as_sdk_tool(tool: Any, name: str, agent_id: str) -> Any:
         f"tool '{name}' (agents.{agent_id}.tools) is not a Strands tool but a {type(tool).__name__}: give a function "
         "decorated with @tool, an AgentTool, or a module that defines TOOL_SPEC"
     )
-
-
-def _as_tool(obj: Any) -> Any:
-    if hasattr(obj, "tool_name") or hasattr(obj, "TOOL_SPEC"):
-        return obj
-    if callable(obj):
-        from strands import tool
-
-        wrapped = tool(obj)
-        if getattr(obj, IDEMPOTENT_ATTRIBUTE, True) is False:
-            marks.non_idempotent(wrapped)
-        return wrapped
-    return obj
 
 
 def tool_prompt_sections(spec: Any) -> str:

@@ -174,7 +174,7 @@ def complete_unit(
 def skip_unit(ctx: RunContext, ref: UnitRef) -> dict[str, Any] | None:
     record = completed(ctx, ref.unit)
     if record is not None:
-        ctx.reporter.unit_skipped(ref.index, ref.label, ref.unit)
+        ctx.reporter.unit_skipped(ref.index, ref.label, ref.unit, total=ref.total)
         if ctx.telemetry is not None:
             ctx.telemetry.unit_skipped(ref.unit, ref.label)
     return record

@@ -69,12 +69,28 @@ def _spec_keys() -> set[str]:
     return keys
 
 
-def did_you_mean(key: str, candidates: list[str]) -> str:
-    """` (did you mean 'description'?)` for a near miss among `candidates`, else nothing."""
+def near_miss(key: str, candidates: list[str]) -> str | None:
+    """The candidate `key` most likely misspells (`descriptionz` -> `description`), or None."""
     import difflib
 
     close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.75)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    return close[0] if close else None
+
+
+def did_you_mean(key: str, candidates: list[str]) -> str:
+    """` (did you mean 'description'?)` for a near miss among `candidates`, else nothing."""
+    close = near_miss(key, candidates)
+    return f" (did you mean '{close}'?)" if close else ""
+
+
+def _pattern_type_given(pattern: Any) -> str:
+    """`, got 'chian' (did you mean 'chain'?)` after the list of pattern types ('' when `type` is missing)."""
+    from strands_durable.spec.patterns import PATTERN_TYPES
+
+    given = pattern.get("type") if isinstance(pattern, dict) else None
+    if given is None:
+        return ""
+    return f", got {_shorten(given)}" + did_you_mean(str(given), list(PATTERN_TYPES))
 
 
 def describe(error: dict[str, Any], path: KeyPath, siblings_missing: list[str] | None = None) -> str:
@@ -87,6 +103,8 @@ def describe(error: dict[str, Any], path: KeyPath, siblings_missing: list[str] |
     if kind == "missing":
         return f"missing required key '{path[-1] if path else error['loc'][-1]}'"
     message = error["msg"]
+    if kind == "invalid_pattern":
+        return message + _pattern_type_given(error.get("input"))
     if kind in _OWN_MESSAGES or kind.startswith("value_"):
         return message.removeprefix("Value error, ")
     return f"{message[0].lower()}{message[1:]} (got {_shorten(error.get('input'))})"
@@ -145,6 +163,7 @@ __all__ = [
     "from_problems",
     "from_validation",
     "key_path_of",
+    "near_miss",
     "one_line",
     "single_line_error",
 ]

@@ -50,6 +50,7 @@ class SessionSummary:
     created_at: str | None
     updated_at: str | None
     spec_path: str | None
+    lease_until: float | None = None  # running under a lease that lapses on its own (S3): when, unless renewed
 
     @property
     def display_status(self) -> str:

@@ -31,7 +31,6 @@ def run_routing(ctx: RunContext) -> dict[str, Any]:
     if router.review_router is not None:
         chosen = _review(ctx, router.review_router, names, base, decision)
     steps = config.routes[chosen].then
-    offset = 2 if router.review_router is not None else 1
     routed = _routed(base, router, chosen, decision)
 
     def state(entries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -43,7 +42,8 @@ def run_routing(ctx: RunContext) -> dict[str, Any]:
             "step_history": list(entries),
         }
 
-    seq = Sequence(f"route:{chosen}/", f"pattern.config.routes.{chosen}.then", lambda a: a, offset, offset + len(steps))
+    # the route's steps are numbered within the route, as strands-cli runs them (a chain); the router is a role
+    seq = Sequence(f"route:{chosen}/", f"pattern.config.routes.{chosen}.then", lambda a: a, 0, len(steps))
     entries = run_sequence(ctx, steps, seq, routed, state)
     return sequence_context(routed, entries)
 

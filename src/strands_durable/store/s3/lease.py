@@ -143,8 +143,11 @@ class S3Lease:
                 )
             if holder.attempt < self.attempt:
                 return  # the engine retried the unit: the earlier attempt is dead or a zombie, fenced at once
-        if self._clock() <= holder.expires_at + self.skew_s:
-            raise SessionInUse(self.session_id, holder.pid, holder.host)
+        now = self._clock()
+        if now <= holder.expires_at + self.skew_s:
+            raise SessionInUse(
+                self.session_id, holder.pid, holder.host, free_at=holder.expires_at + self.skew_s, now=now
+            )
 
     def renew(self) -> None:
         """Extend the lease (If-Match on our ETag). A refused renewal means another process took it over."""

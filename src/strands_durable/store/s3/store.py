@@ -447,7 +447,8 @@ class S3Store(SessionStore):
                 continue
             status = view.get("status", "running")
             renewed = lease_times.get(session_id)
-            live = renewed is not None and now <= renewed + self.lease_ttl_s + self.lease_skew_s
+            until = None if renewed is None else renewed + self.lease_ttl_s + self.lease_skew_s
+            live = until is not None and now <= until
             summaries.append(
                 SessionSummary(
                     session_id=session_id,
@@ -459,6 +460,7 @@ class S3Store(SessionStore):
                     created_at=view.get("created_at"),
                     updated_at=view.get("updated_at"),
                     spec_path=view.get("spec_path"),
+                    lease_until=until if status == "running" and live else None,
                 )
             )
         summaries.sort(key=lambda s: s.updated_at or "", reverse=True)
