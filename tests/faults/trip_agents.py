@@ -1,0 +1,173 @@
+"""A Python developer's trip-booking agent, as the chaos gate sees it: concurrent tools (the SDK's default
+executor), the non-idempotent ones marked, tools that change `agent.state` (a search counted before it awaits,
+so its siblings commit first), an email whose body is built from that state, a sliding window that trims the conversation, and `DurableSessionManager`; as a plain `Agent`, a
+`Graph` and a `Swarm`. A correct agent: every crash point must pass."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from strands_durable.faults.agents.run import AgentContext
+
+PROMPTS = (
+    "Book my trip to Lisbon: the flight and the hotel.",
+    "Email me the itinerary.",
+    "What did I book?",
+)
+SCRIPT: dict[str, list[Any]] = {
+    PROMPTS[0]: [
+        [
+            {"name": "search_flights", "input": {"city": "Lisbon"}},
+            {"name": "book_flight", "input": {"flight": "TP123"}},
+            {"name": "book_hotel", "input": {"hotel": "Alfama Inn"}},
+        ],
+        "Booked the flight TP123 and the Alfama Inn.",
+    ],
+    PROMPTS[1]: [[{"name": "send_email", "input": {"to": "me@example.com"}}], "Sent you the itinerary."],
+    PROMPTS[2]: ["You booked the flight TP123 and the Alfama Inn."],
+}
+WINDOW = 4  # messages the sliding window keeps: each prompt's turns trim the one before
+
+
+async def _io(turns: int = 10) -> None:
+    """A tool awaiting I/O without a clock: a batch's calls overlap, interleaved the same way in every run."""
+    for _ in range(turns):
+        await asyncio.sleep(0)
+
+
+def trip_tools(ctx: AgentContext) -> list[Any]:
+    from strands import tool
+
+    from strands_durable.faults.kit.scratch import write_scratch
+    from strands_durable.sdk import non_idempotent
+
+    def append(name: str, line: str) -> None:
+        path = ctx.workspace / name
+        old = path.read_bytes() if path.exists() else b""
+        write_scratch(path, old + (line + "\n").encode())
+
+    @tool(context=True)
+    async def search_flights(city: str, tool_context: Any) -> str:
+        """Search flights to a city (counted in `agent.state`; slower than the bookings of its batch)."""
+        state = tool_context.agent.state
+        state.set("searches", (state.get("searches") or 0) + 1)
+        await _io(30)
+        return f"TP123 to {city} at 09:00"
+
+    @tool
+    async def search_hotels(city: str) -> str:
+        """Search hotels in a city."""
+        await _io()
+        return f"Alfama Inn in {city}"
+
+    @non_idempotent
+    @tool(context=True)
+    async def book_flight(flight: str, tool_context: Any) -> str:
+        """Book a flight (charges the card: must not happen twice)."""
+        await _io()
+        append("bookings.txt", f"flight {flight}")
+        tool_context.agent.state.set("flight", flight)
+        return f"booked {flight}"
+
+    @non_idempotent
+    @tool(context=True)
+    async def book_hotel(hotel: str, tool_context: Any) -> str:
+        """Book a hotel (charges the card: must not happen twice)."""
+        await _io()
+        append("bookings.txt", f"hotel {hotel}")
+        tool_context.agent.state.set("hotel", hotel)
+        return f"booked {hotel}"
+
+    @non_idempotent
+    @tool(context=True)
+    async def send_email(to: str, tool_context: Any) -> str:
+        """Email the itinerary, built from what was booked."""
+        await _io()
+        state = tool_context.agent.state
+        flight, hotel = state.get("flight") or "not booked", state.get("hotel") or "not booked"
+        append("outbox.txt", f"to {to}: flight {flight}, hotel {hotel}")
+        return "sent"
+
+    return [search_flights, search_hotels, book_flight, book_hotel, send_email]
+
+
+def trip_agent(ctx: AgentContext) -> Any:
+    """The user's factory: a plain Agent."""
+    from strands import Agent
+    from strands.agent.conversation_manager import SlidingWindowConversationManager
+
+    from strands_durable.models.prompt_scripted import PromptScriptedModel
+    from strands_durable.sdk import DurableSessionManager
+
+    return Agent(
+        model=PromptScriptedModel(SCRIPT),
+        tools=trip_tools(ctx),
+        system_prompt="You book trips.",
+        callback_handler=None,
+        conversation_manager=SlidingWindowConversationManager(window_size=WINDOW),
+        session_manager=DurableSessionManager(ctx.session_id, ctx.storage_dir),
+    )
+
+
+TASK = "Book my trip to Lisbon and email me the itinerary."
+_BOOKINGS = [
+    {"name": "search_flights", "input": {"city": "Lisbon"}},
+    {"name": "book_flight", "input": {"flight": "TP123"}},
+    {"name": "book_hotel", "input": {"hotel": "Alfama Inn"}},
+]
+_EMAIL = {"name": "send_email", "input": {"to": "me@example.com"}}
+GRAPH_SCRIPTS: dict[str, list[Any]] = {
+    "planner": ["Plan: fly TP123, stay at the Alfama Inn."],
+    "booker": [_BOOKINGS, "Booked the flight and the hotel."],
+    "mailer": [[_EMAIL], "Sent the itinerary."],
+}
+
+
+def _handoff(to: str) -> dict[str, Any]:
+    return {"name": "handoff_to_agent", "input": {"agent_name": to, "message": f"Over to the {to}."}}
+
+
+SWARM_SCRIPTS: dict[str, list[Any]] = {
+    "planner": [[_handoff("booker")], "Handed to the booker."],
+    "booker": [_BOOKINGS, [_handoff("mailer")], "Booked; handed to the mailer."],
+    "mailer": [[_EMAIL], "Sent the itinerary."],
+}
+
+
+def _node_agents(ctx: AgentContext, scripts: dict[str, list[Any]]) -> list[Any]:
+    from strands import Agent
+
+    from strands_durable.models.scripted import ScriptedModel
+
+    return [
+        Agent(name=name, model=ScriptedModel(script), tools=trip_tools(ctx), callback_handler=None)
+        for name, script in scripts.items()
+    ]
+
+
+def trip_graph(ctx: AgentContext) -> Any:
+    """The user's factory: a Graph planner -> booker -> mailer, the manager on the graph."""
+    from strands.multiagent import GraphBuilder
+
+    from strands_durable.sdk import DurableSessionManager
+
+    builder = GraphBuilder()
+    for agent in _node_agents(ctx, GRAPH_SCRIPTS):
+        builder.add_node(agent, agent.name)
+    builder.add_edge("planner", "booker")
+    builder.add_edge("booker", "mailer")
+    builder.set_entry_point("planner")
+    builder.set_max_node_executions(10)
+    builder.set_session_manager(DurableSessionManager(ctx.session_id, ctx.storage_dir))
+    return builder.build()
+
+
+def trip_swarm(ctx: AgentContext) -> Any:
+    """The user's factory: a Swarm whose planner hands off to the booker, who hands off to the mailer."""
+    from strands.multiagent import Swarm
+
+    from strands_durable.sdk import DurableSessionManager
+
+    agents = _node_agents(ctx, SWARM_SCRIPTS)
+    return Swarm(agents, session_manager=DurableSessionManager(ctx.session_id, ctx.storage_dir))
