@@ -55,7 +55,9 @@ def _cassette(path: Any, where: Path, record: bool) -> Any:
 
     path = Path(path) if Path(path).is_absolute() else where / path
     if record:
-        return Cassette(path)
+        from strands_durable.runner.run_secrets import secret_values
+
+        return Cassette(path, secrets=tuple(secret_values(None)))  # credential-named environment variables
     if not path.exists():
         raise ChaosFailure(f"no cassette {path}; record one with: pytest --strands-chaos --strands-record")
     return Cassette.load(path)

@@ -46,6 +46,14 @@ class SessionNotFound(UsageError):
         self.session_id = session_id
 
 
+class SessionExists(UsageError):
+    """A new session was asked for with an id a session already has (another process may have just created it)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"Session already exists: {session_id}")
+        self.session_id = session_id
+
+
 class SessionCompleted(UsageError):
     def __init__(self, session_id: str) -> None:
         super().__init__(f"Session already completed: {session_id}")
@@ -155,6 +163,13 @@ class SessionInUse(DurableError):
         self.host = host
         self.owner = owner
         self.free_at = free_at
+
+
+class SessionChanged(DurableError):
+    """The session is no longer the one this process holds: its directory was deleted or replaced under it, or
+    (Python agents) another process extended it while this agent held messages it had not stored."""
+
+    exit_code = ExitCode.SESSION_UNUSABLE
 
 
 class CorruptSession(DurableError):

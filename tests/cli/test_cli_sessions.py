@@ -313,7 +313,10 @@ def test_a_damaged_readable_file_blocks_resume_with_17_until_repair_writes_it_ag
     message_file.write_text("{}")
     blocked = strands("run", "--resume", session_id, "--hitl-response", "yes")
     assert blocked.returncode == 17
-    assert blocked.stderr == f"Error: Corrupt session file {message_file}: does not match the session journal\n"
+    assert blocked.stderr == (
+        f"Error: Corrupt session file {message_file}: does not match the session journal; "
+        f"`strands sessions repair {session_id}` writes it again from the journal\n"
+    )
     repaired = strands("sessions", "repair", session_id)
     assert repaired.returncode == 0, repaired.stderr
     assert repaired.stdout.splitlines() == [

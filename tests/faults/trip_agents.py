@@ -1,7 +1,8 @@
 """A Python developer's trip-booking agent, as the chaos gate sees it: concurrent tools (the SDK's default
-executor), the non-idempotent ones marked, tools that change `agent.state` (a search counted before it awaits,
-so its siblings commit first), an email whose body is built from that state, a sliding window that trims the conversation, and `DurableSessionManager`; as a plain `Agent`, a
-`Graph` and a `Swarm`. A correct agent: every crash point must pass."""
+executor), the non-idempotent ones marked, tools that change `agent.state` (a search counted before it awaits, so
+its siblings commit first), an email whose body is built from that state, a sliding window that trims the
+conversation, and `DurableSessionManager`; as a plain `Agent`, a `Graph` and a `Swarm`. A correct agent: every
+crash point must pass."""
 
 from __future__ import annotations
 

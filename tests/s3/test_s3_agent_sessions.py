@@ -4,12 +4,14 @@ exactly by a fresh agent on a fresh manager, and a second holder of the same ses
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
 from strands import tool
 
-from strands_durable.errors import SessionInUse
+from strands_durable import S3Store
+from strands_durable.errors import SessionChanged, SessionFenced, SessionInUse, SessionNotFound
 from strands_durable.history import normalize, validate
 from strands_durable.store import open_store
 from tests.sdk.support import PROMPTS, World
@@ -73,3 +75,56 @@ def test_a_second_holder_of_an_s3_session_is_refused_naming_the_first(s3_env, sp
     texts = [b.get("text") for m in state.conversations["default"].messages for b in m["content"]]
     assert "hello" not in texts, "the refused holder stored its prompt"
     assert texts[-1] == "Done."
+
+
+def test_an_s3_session_deleted_between_prompts_stops_the_agent_instead_of_starting_over(s3_env, space, tmp_path):
+    world = World(tmp_path / "unused")
+    agent = world.agent(store=open_store(space.url))
+    agent(PROMPTS[0])
+    open_store(space.url).delete(SESSION)  # `strands sessions delete` while the agent waits for its next prompt
+    requests = len(world.requests)
+    with pytest.raises(SessionChanged, match="was deleted"):
+        agent(PROMPTS[1])
+    assert len(world.requests) == requests
+    with pytest.raises(SessionNotFound):
+        open_store(space.url).load(SESSION)
+
+
+def test_an_s3_session_cannot_be_deleted_under_a_live_agent_and_a_lapsed_one_is_fenced_out(s3_env, space, tmp_path):
+    """A delete needs the session's lease: refused while the agent's lease is live; once it lapsed (a paused
+    process), the delete's fence refuses the agent's next commit, so no later tool runs."""
+    world = World(tmp_path / "unused")
+    opts = {"lease_ttl_s": 2.0, "lease_skew_s": 0.2}  # renewed every ttl/3: live on a loaded machine too
+    outcomes: list[str] = []
+    charged: list[float] = []
+
+    @tool
+    def pause(item: str) -> str:
+        """Stand still for a while."""
+        try:
+            S3Store.from_url(space.url, **opts).delete(SESSION)
+            outcomes.append("deleted while live")
+        except SessionInUse:
+            outcomes.append("refused while live")
+        agent._session_manager._slots["default"].session._lease.stop_renewing()  # the process stops, unaware
+        time.sleep(2.5)
+        S3Store.from_url(space.url, **opts).delete(SESSION)
+        outcomes.append("deleted after the lease lapsed")
+        return "paused"
+
+    @tool
+    def charge(amount: float) -> str:
+        """Charge the card."""
+        charged.append(amount)
+        return "charged"
+
+    script = [[{"name": "pause", "input": {"item": "x"}}], [{"name": "charge", "input": {"amount": 5}}], "Done."]
+    agent = world.agent(script=script, tools=[pause, charge], store=S3Store.from_url(space.url, **opts))
+    with pytest.raises(Exception) as raised:
+        agent("Pause, then charge.")
+    assert outcomes == ["refused while live", "deleted after the lease lapsed"]
+    seen: BaseException | None = raised.value
+    while seen is not None and not isinstance(seen, SessionFenced):  # the SDK wraps what a hook raised
+        seen = getattr(seen, "original_exception", None) or seen.__cause__
+    assert isinstance(seen, SessionFenced), repr(raised.value)
+    assert charged == [], "a tool ran after the session was deleted"

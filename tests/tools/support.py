@@ -46,6 +46,30 @@ def scripted_spec(
     return path
 
 
+def http_spec(
+    tmp_path: Path,
+    base_url: str,
+    *,
+    script: list[Any] | None = None,
+    headers: str = '{Authorization: "Bearer ${API_TOKEN}"}',
+    extra: str = "",
+) -> Path:
+    """`scripted_spec` with one HTTP executor `api` on `base_url` whose `headers` use the secret API_TOKEN (the
+    environment variable HTTP_TEST_TOKEN); `extra` is appended under `tools:`."""
+    tools = f"""\
+env:
+  secrets:
+    - {{name: API_TOKEN, source: env, key: HTTP_TEST_TOKEN}}
+tools:
+  http_executors:
+    - id: api
+      base_url: {base_url}
+      headers: {headers}
+      timeout: 20
+{extra}"""
+    return scripted_spec(tmp_path, None, tools, script=script)
+
+
 def call(name: str, **arguments: Any) -> dict[str, Any]:
     """One scripted turn that calls `name` with `arguments`."""
     return {"tool_calls": [{"name": name, "input": arguments}]}

@@ -10,12 +10,11 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
 from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, resume
-from tests.tools.support import call, result_text, run_and_kill, run_script, scripted_spec, tool_results
+from tests.tools.support import call, http_spec, result_text, run_and_kill, run_script, tool_results
 
 SECRET = "s3cr3t-token-value"
 
@@ -77,21 +76,6 @@ def recorder(server):
     recorder.seen.clear()
     recorder.release.clear()
     return recorder
-
-
-def http_spec(tmp_path: Path, base_url: str, *, script: list | None = None) -> Path:
-    extra = f"""\
-env:
-  secrets:
-    - {{name: API_TOKEN, source: env, key: HTTP_TEST_TOKEN}}
-tools:
-  http_executors:
-    - id: api
-      base_url: {base_url}
-      headers: {{Authorization: "Bearer ${{API_TOKEN}}"}}
-      timeout: 20
-"""
-    return scripted_spec(tmp_path, None, extra, script=script)
 
 
 def session_bytes(store: LocalStore, session_id: str) -> bytes:

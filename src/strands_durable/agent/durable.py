@@ -48,6 +48,7 @@ class Invocation:
     tools_configured: bool | None = None  # whether requests carry a tool config (None: when `tools` is not empty)
     place: tuple[tuple[str, int], ...] = ()  # the unit's crash-point place (see crashpoints.Place)
     redact_pii: bool = False  # security.guardrails.pii_redaction: PII leaves messages and results before commits
+    secrets: tuple[str, ...] = ()  # the run's secret values: every stored form of each leaves messages and results
     compaction: Any = None  # an agent.compaction.CompactionPolicy: summarize instead of the sliding window
 
 
@@ -340,6 +341,8 @@ class InvocationHooks:
         return {"agent": self.inv.agent_id, "conversation": self.inv.conv_key, "turn": turn, "place": place}
 
     def message_added(self, event: Any) -> None:
+        from strands_durable.agent.state_attribution import EVERY_OWNER, settle, state_to_commit
+
         if self.invoker.stop_requested():
             # the run is stopping (Ctrl+C, SIGTERM, a sibling's crash): what the SDK adds now is its "Cancelled by
             # user" answer or "Tool execution cancelled" results, never committed (the resume asks the model
@@ -351,6 +354,10 @@ class InvocationHooks:
             from strands_durable.history.pii import redact_message_in_place
 
             redact_message_in_place(message)
+        if self.inv.secrets:  # likewise: the live history equals what a resume reads back
+            from strands_durable.history.secrets import redact_secrets_in_place
+
+            redact_secrets_in_place(message, self.inv.secrets)
         turn = self._turn()
         if message.get("role") == "assistant":
             kind = "answer"
@@ -379,7 +386,9 @@ class InvocationHooks:
             "index": len(conv.messages) if conv is not None else 0,
             "message": stored,
         }
-        agent_state = self.agent.state.get()
+        # a results message ends its batch: every change is committed; a prompt or an answer takes no tool's
+        owner = EVERY_OWNER if kind == "results" else None
+        agent_state, taken = state_to_commit(self.agent, conv.agent_state if conv is not None else {}, owner)
         if conv is None or agent_state != conv.agent_state:
             record["agent_state"] = agent_state
         cm_state = self.agent.conversation_manager.get_state()
@@ -389,6 +398,7 @@ class InvocationHooks:
         # from the durable tool-result journal; those records become durable with the next fsync
         defer = self.invoker.defer_commits
         seq = self.session.commit([record], path=commit_path, durable=kind == "answer", wait=not defer)
+        settle(self.agent, owner, taken)
         if kind == "answer":
             self.answer_seq = seq
 
@@ -445,6 +455,10 @@ class InvocationHooks:
             from strands_durable.history.pii import redact_tool_result
 
             final = ToolResultEvent(redact_tool_result(final.tool_result))
+        if self.inv.secrets:  # a tool's echo of a secret (an error text, a printed variable) is never committed
+            from strands_durable.history.secrets import redact_secrets
+
+            final = ToolResultEvent(redact_secrets(final.tool_result, self.inv.secrets))
         self._commit_result(final.tool_result, tool_path)
         self.crash.emit("tool.committed", tool_path, **point)
         yield final
@@ -466,8 +480,11 @@ class InvocationHooks:
         event: dict[str, Any] = {"type": "tool_result", "conv": self.inv.conv_key, "result": copy.deepcopy(result)}
         if final:
             event["final"] = True
-        agent_state = self.agent.state.get()
+        from strands_durable.agent.state_attribution import settle, state_to_commit
+
         conv = self.conv
+        owner = result["toolUseId"]  # the changes this call's task made (and nobody's), never a sibling's
+        agent_state, taken = state_to_commit(self.agent, conv.agent_state if conv is not None else {}, owner)
         if conv is not None and agent_state != conv.agent_state:
             event["agent_state"] = agent_state  # a tool changed agent.state: commit it with the result
         self.session.commit(
@@ -476,6 +493,7 @@ class InvocationHooks:
             durable=durable,
             wait=not self.invoker.defer_commits,
         )
+        settle(self.agent, owner, taken)
 
     @staticmethod
     def _tool_index(conv: Conversation, tool_use_id: str) -> int:

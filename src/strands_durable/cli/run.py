@@ -66,7 +66,16 @@ def run(
         bool, typer.Option("--json", help="Print one JSON document on stdout; messages go to stderr.")
     ] = False,
     allow_python_exec: Annotated[
-        bool, typer.Option("--allow-python-exec", help="Let the python_exec tool run Python code.")
+        bool,
+        typer.Option(
+            "--allow-python-exec",
+            help=(
+                "Let the python_exec tool run Python code: a child process with no secrets in its environment, "
+                "memory/CPU/file-size/process limits and its process group killed at the timeout; inside bubblewrap "
+                "(bwrap) where it starts: no network, read-only system, only scratch writable. Without bubblewrap "
+                "the code can read and write what you can."
+            ),
+        ),
     ] = False,
     network: Annotated[
         bool, typer.Option("--network", help="Let tools use the network even with an offline provider.")

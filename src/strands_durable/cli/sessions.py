@@ -193,11 +193,17 @@ def delete(
 ) -> None:
     """Delete a session.
 
-    Asks first unless --force; refuses a session a live process holds (exit 17).
+    Asks first unless --force; refuses a session a live process holds (exit 17). Never follows a symbolic link out
+    of the session; a delete that was cut short is finished first.
     """
     from strands_durable.cli.session_views import short_id
 
     store = open_store(sessions_dir)
+    finished = store.finish_interrupted_deletes()
+    for finished_id in finished:
+        print(f"✓ Finished an interrupted delete of session {finished_id}")
+    if any(finished_id.startswith(session_id.strip()) for finished_id in finished):
+        return
     full_id = store.resolve(session_id)
     holder = store.holder(full_id)
     if holder is not None:
@@ -232,6 +238,8 @@ def cleanup(
     age = parse_age(older_than)
     statuses = checked_statuses(status)
     store = open_store(sessions_dir)
+    for finished_id in [] if dry_run else store.finish_interrupted_deletes():
+        print(f"✓ Finished an interrupted delete of session {finished_id}")
     plan = cleanup_sessions(store, age, statuses, dry_run=True)
     for summary, why in plan.skipped:
         print(f"Keeping {summary.session_id} ({summary.workflow_name}): {why}")

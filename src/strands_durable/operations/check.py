@@ -28,7 +28,21 @@ def check_session(store: SessionStore, session_id: str) -> list[Problem]:
         problems.append(Problem("warning", "lease", f"in use by {holder.describe()}; files may be changing"))
     problems.extend(inspection.findings)
     problems.extend(_check_histories(inspection.state))
+    problems.extend(_check_scratch(store, full_id))
     return problems
+
+
+def _check_scratch(store: SessionStore, session_id: str) -> list[Problem]:
+    """The tools' scratch directory, when it exists, must be a directory (not a file a tool wrote in its place,
+    not a symbolic link out of the session)."""
+    scratch = store.workspace(session_id).scratch_dir
+    if scratch is None:
+        return []
+    if scratch.is_symlink():
+        return [Problem("error", "scratch", f"{scratch} is a symbolic link; the session's tools would follow it")]
+    if scratch.exists() and not scratch.is_dir():
+        return [Problem("error", "scratch", f"{scratch} is not a directory; the session's file tools cannot use it")]
+    return []
 
 
 def _check_histories(state: SessionState) -> list[Problem]:

@@ -24,6 +24,7 @@ _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 class CleanupReport:
     deleted: list[SessionSummary] = field(default_factory=list)  # or, in a dry run, would be deleted
     skipped: list[tuple[SessionSummary, str]] = field(default_factory=list)  # old enough, but kept: why
+    finished: list[str] = field(default_factory=list)  # ids of deletes cut short before, finished now (any age)
 
 
 def parse_age(text: str, *, what: str = "--older-than") -> dt.timedelta:
@@ -54,10 +55,13 @@ def cleanup_sessions(
     status but `idle`; an agent's chat between invocations is deleted only when `idle` is asked for by name).
 
     A session a live process holds is skipped (checked, and the delete itself takes the lease), whatever its
-    status, and so is every id in `keep`; `dry_run` only reports.
+    status, and so is every id in `keep`; `dry_run` only reports. A delete that was cut short is finished first,
+    whatever its age (`finished`).
     """
     now = now or dt.datetime.now(dt.timezone.utc)
     report = CleanupReport()
+    if not dry_run:
+        report.finished = store.finish_interrupted_deletes()
     for summary in store.list():
         updated = _parse_time(summary.updated_at or summary.created_at)
         if updated is None or now - updated < older_than:

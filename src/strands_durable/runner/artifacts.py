@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -13,18 +14,46 @@ from strands_durable.spec import render
 from strands_durable.store.factory import is_s3_location, s3_url
 from strands_durable.store.fileops import FileOps, is_temp_file
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
 
 def artifact_relpath(spec: Any, index: int, rendered: str) -> PurePosixPath:
     return _relpath(spec, rendered, f"outputs.artifacts[{index}].path")
 
 
 def _relpath(spec: Any, rendered: str, where: str) -> PurePosixPath:
-    """A path inside the output directory, or a SpecError naming `where`."""
-    rel = PurePosixPath(rendered.strip())
+    """A path of a file strictly inside the output directory, or a SpecError naming `where`: not empty, not
+    absolute, no `..`, not `.` alone, not ending in `/` or `/.` (a directory), no control character (NUL)."""
+    text = rendered.strip()
+    rel = PurePosixPath(text)
     file = str(spec.source_path or "<spec>")
-    if not rendered.strip() or rel.is_absolute() or ".." in rel.parts or rendered.strip().startswith("~"):
-        raise SpecError(file, f"artifact path {rendered!r} must stay inside the output directory", key_path=where)
+
+    def refuse(why: str) -> SpecError:
+        return SpecError(file, f"artifact path {rendered!r} {why}", key_path=where)
+
+    if _CONTROL.search(text):
+        raise refuse("holds a control character")
+    if not text or rel.is_absolute() or ".." in rel.parts or text.startswith("~"):
+        raise refuse("must stay inside the output directory")
+    if not rel.parts or text.split("/")[-1] in ("", "."):
+        raise refuse("must name a file inside the output directory, not a directory")
     return rel
+
+
+def _no_symlink_on_the_way(out_dir: Path, rel: PurePosixPath) -> Path:
+    """`out_dir/rel`, refused (StorageIOError) when a component below `out_dir` is a symbolic link or the file
+    itself is a directory: an artifact is written strictly inside --out, never through a link out of it."""
+    target = out_dir
+    for part in rel.parts:
+        target = target / part
+        if target.is_symlink():
+            raise StorageIOError(
+                f"cannot write artifact {rel}: {target} is a symbolic link (artifacts are written strictly inside "
+                f"{out_dir}, never through a link)"
+            )
+    if target.is_dir():
+        raise StorageIOError(f"cannot write artifact {rel}: {target} is a directory")
+    return target
 
 
 def resolve_out(out_dir: str | Path) -> str | Path:
@@ -121,14 +150,14 @@ def _write(ctx: Any, label: str, rel: PurePosixPath, content: bytes, fileops: Fi
         found = _existing(out_dir, rel, s3)
         if found is not None:
             raise UsageError(f"Artifact already exists: {found} (use --force to overwrite)")
+    target = _no_symlink_on_the_way(Path(out_dir), rel) if s3 is None else None
     # claim the path first: a crash between the claim and the write leaves a file this session may replace
     ctx.session.commit(
         [{"type": "artifact", "path": str(rel), "sha256": hashlib.sha256(content).hexdigest(), "bytes": len(content)}],
         path=label,
     )
-    if s3 is not None:
+    if target is None:
         return str(s3.write(rel, content))
-    target = Path(out_dir) / rel
     try:
         fileops.makedirs(target.parent)
         _remove_stale_temps(target, fileops)

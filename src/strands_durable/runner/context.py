@@ -36,6 +36,7 @@ class RunContext:
     invocation_state: dict[str, Any] = field(default_factory=dict)  # handed to every agent call (native tools)
     hitl_response: str | None = None  # the caller's answer to the pending pause, until a unit takes it
     telemetry: Any = None  # a runner.telemetry.RunTelemetry when the spec has telemetry.otel
+    secrets: tuple[str, ...] | None = None  # the run's secret values (runner/run_secrets.py), redacted when stored
     _models: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -43,6 +44,10 @@ class RunContext:
         from strands_durable.runner.retry import RetryPolicy
 
         self.hitl_response = self.options.hitl_response
+        if self.secrets is None:
+            from strands_durable.runner.run_secrets import secret_values
+
+            self.secrets = tuple(secret_values(self.spec))
         if self.budget is None:
             self.budget = Budget(self.spec.runtime.budgets, self.session, self.options.reporter)
         if self.retry_policy is None:

@@ -84,13 +84,20 @@ def tool_workspace(tool_context: Any) -> Path | None:
     return _environment(tool_context).scratch_dir
 
 
-def _confined(environment: NativeToolEnvironment, path: str) -> Path:
+def _confined(environment: NativeToolEnvironment, path: str, *, writing: bool = False) -> Path:
+    """`path` inside the scratch directory (symlinks resolved), or a ValueError; a path to write must name a file
+    strictly inside it, never the scratch directory itself (`.`, `a/..`), which a write would replace."""
     scratch = environment.scratch_dir
     if scratch is None:
         return Path(path)
+    root = scratch.resolve()
     candidate = (scratch / path.lstrip("/")).resolve()
-    if scratch.resolve() not in (candidate, *candidate.parents):
+    if root not in (candidate, *candidate.parents):
         raise ValueError(f"path {path!r} escapes the scratch directory")
+    if writing and candidate == root:
+        raise ValueError(f"path {path!r} is the scratch directory itself; name a file inside it")
+    if writing and candidate.is_dir():
+        raise ValueError(f"path {path!r} is a directory; name a file")
     return candidate
 
 
@@ -183,7 +190,7 @@ def native_tools() -> dict[str, Any]:
             content: The text to write.
         """
         environment = _environment(tool_context)
-        target = _confined(environment, path)
+        target = _confined(environment, path, writing=True)
         environment.fileops.makedirs(target.parent)
         environment.fileops.write_atomic(target, content.encode("utf-8"))
         return f"wrote {len(content.encode('utf-8'))} bytes to {path}"

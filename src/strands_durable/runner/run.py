@@ -13,6 +13,7 @@ from typing import Any
 from strands_durable.agent.durable import DurableInvoker, StopRequested
 from strands_durable.crashpoints import CrashPoints, InjectedCrash
 from strands_durable.errors import DurableError, HitlPaused, SessionCompleted, UsageError
+from strands_durable.history.secrets import redact_secrets
 from strands_durable.runner.context import RunContext
 from strands_durable.runner.options import RunOptions
 from strands_durable.store.base import Session, SessionStore
@@ -263,7 +264,8 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
     except HitlPaused:
         raise
     except DurableError as exc:
-        _safe_commit(session, {"type": "status", "status": "failed", "reason": str(exc)[:500]})
+        reason = redact_secrets(str(exc), ctx.secrets or ()) if ctx is not None else str(exc)
+        _safe_commit(session, {"type": "status", "status": "failed", "reason": reason[:500]})
         raise
     finally:
         if ctx is not None:

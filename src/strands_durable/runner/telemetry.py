@@ -27,10 +27,11 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from strands_durable.runner.run_secrets import secret_values
+
 DEFAULT_SERVICE_NAME = "strands-durable"
 TOOL_PLACEHOLDER = "***REDACTED***"
 GRPC_PORT = 4317
-_SECRET_NAME_ENDINGS = ("API_KEY", "_TOKEN", "_SECRET", "SECRET_ACCESS_KEY", "PASSWORD", "SESSION_TOKEN")
 # where the SDK puts a tool's input and output on its `execute_tool` spans (both semantic-convention versions)
 _TOOL_INPUTS = {("", "gen_ai.tool.call.arguments"), ("gen_ai.tool.message", "content")}
 _TOOL_INPUTS |= {("gen_ai.client.inference.operation.details", "gen_ai.input.messages")}
@@ -68,15 +69,6 @@ def _exporter(otel: Any, warn: Any) -> Any:
     url = urlsplit(endpoint)
     path = url.path if url.path not in ("", "/") else "/v1/traces"
     return OTLPSpanExporter(endpoint=urlunsplit((url.scheme, url.netloc, path, url.query, "")))
-
-
-def secret_values(spec: Any) -> list[str]:
-    """Values that must never leave the process: the spec's `env.secrets` and API-key-like environment variables."""
-    from strands_durable.runner.http_tools import secret_variables
-
-    names = set(secret_variables(spec).values())
-    names |= {name for name in os.environ if name.upper().endswith(_SECRET_NAME_ENDINGS)}
-    return [os.environ[name] for name in sorted(names) if len(os.environ.get(name, "")) >= 4]
 
 
 class _Dispatcher:
@@ -138,10 +130,10 @@ class _Scrubbed:
 
     def _text(self, value: Any) -> Any:
         from strands_durable.history.pii import redact_pii
-        from strands_durable.runner.http_tools import redact
+        from strands_durable.history.secrets import redact_secrets
 
         if isinstance(value, str):
-            value = redact(value, self.secrets)
+            value = redact_secrets(value, self.secrets)
             return redact_pii(value) if self.pii else value
         if isinstance(value, (list, tuple)):
             return type(value)(self._text(item) for item in value)

@@ -14,6 +14,7 @@ from typing import Any
 from strands_durable.agent.durable import Invocation
 from strands_durable.crashpoints import Place
 from strands_durable.errors import DurableError, HitlPaused, WorkflowFailed
+from strands_durable.history.secrets import redact_secrets
 from strands_durable.runner.context import RunContext
 from strands_durable.runner.notes import notes_prompt_section
 from strands_durable.runner.tools import tool_prompt_sections
@@ -95,6 +96,7 @@ def run_agent_unit(
         model=_guarded_model(ctx, ref, conv_key, ctx.model_for(agent_id)),
         invocation_state=ctx.invocation_state,
         redact_pii=ctx.spec.redacts_pii,
+        secrets=ctx.secrets or (),
         compaction=_compaction(ctx, ref, conv_key, agent_id),
     )
     traced = ctx.telemetry.unit(ref.unit, ref.label, agent_id) if ctx.telemetry is not None else nullcontext()
@@ -136,7 +138,7 @@ def _guarded_model(ctx: RunContext, ref: UnitRef, conv_key: str, model: Any) -> 
             "unit": ref.unit,
             "conv": conv_key,
             "attempt": attempt,
-            "error": f"{type(exc).__name__}: {exc}"[:500],
+            "error": redact_secrets(f"{type(exc).__name__}: {exc}", ctx.secrets or ())[:500],
             "wait_s": round(wait_s, 3),
         }
         ctx.session.commit([event], path=f"{ref.path}/attempt[{attempt}]")

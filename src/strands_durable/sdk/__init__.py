@@ -13,7 +13,7 @@ __all__ = ["DurableSessionManager", "SessionChanged", "SessionUsage", "dedup_key
 
 _LAZY = {
     "DurableSessionManager": "strands_durable.sdk.manager",
-    "SessionChanged": "strands_durable.sdk.manager",
+    "SessionChanged": "strands_durable.errors",
     "SessionUsage": "strands_durable.sdk.manager",
     "dedup_key": "strands_durable.sdk.side_effects",
     "non_idempotent": "strands_durable.runner.marks",

@@ -28,17 +28,27 @@ from strands.hooks import (
     AfterToolCallEvent,
     BeforeInvocationEvent,
     BeforeModelCallEvent,
+    BeforeToolCallEvent,
     MessageAddedEvent,
 )
 from strands.hooks.registry import HookRegistry
 from strands.session.session_manager import SessionManager
 
 from strands_durable.agent.durable import DurableInvoker, Invocation, InvocationHooks
+from strands_durable.agent.state_attribution import (
+    EVERY_OWNER,
+    TOOL_CALL,
+    AttributedState,
+    adopt,
+    settle,
+    state_to_commit,
+)
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import (
     CorruptSession,
     DurableError,
-    ExitCode,
+    SessionChanged,
+    SessionExists,
     SessionInUse,
     SessionNotFound,
     UsageError,
@@ -46,6 +56,7 @@ from strands_durable.errors import (
 from strands_durable.history import SDK_INTERRUPTED_TEXT
 from strands_durable.runner.tools import is_idempotent
 from strands_durable.sdk import pending as invocations
+from strands_durable.sdk import tokens
 from strands_durable.sdk.multiagent import MultiAgentSupport, latest_visit
 from strands_durable.sdk.profiles import carries_tool_config, profile_for_model
 from strands_durable.store import LocalStore, open_store
@@ -54,12 +65,6 @@ from strands_durable.store.ids import ID_RULE, is_session_id
 from strands_durable.store.state import AGENT_PATTERN, Conversation, SessionState
 
 logger = logging.getLogger("strands_durable.sdk")
-
-
-class SessionChanged(DurableError):
-    """Another process extended the session while this agent holds messages it has not stored."""
-
-    exit_code = ExitCode.SESSION_UNUSABLE
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,8 @@ class _AgentSlot:
     result_order: list[str] = field(default_factory=list)  # toolUse order for a batch the SDK resumed
     invocation: Any = None  # the invocation_state of the invocation in progress (the same for all its passes)
     aborted: bool = False  # the last invocation raised instead of ending (it is pending)
+    serve_stop: str = "end_turn"  # the stop reason `serve` is returned with
+    replaying: bool = False  # the invocation returns a finished invocation's stored result (its token came again)
 
 
 class DurableSessionManager(MultiAgentSupport, SessionManager):
@@ -120,7 +127,9 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         self._acked: dict[str, str] = {}  # node conversation -> the invocation the orchestrator recorded
         self._source: Any = None  # the Graph or Swarm this manager instruments
         self._shared: Session | None = None  # the session a graph invocation holds for all its nodes
+        self._own_invocation: dict[str, Any] = {}  # a Graph's or Swarm's own invocation (see sdk/tokens.py)
         self._lock = threading.Lock()
+        self._birth: str | None = None  # the session's creation time, once this manager has seen it
         self._refuse_case_twin()
         _LIVE.add(self)
 
@@ -139,6 +148,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         registry.add_callback(MessageAddedEvent, lambda event: self.append_message(event.message, event.agent))
         registry.add_callback(BeforeModelCallEvent, self._before_model_call)
         registry.add_callback(AfterModelCallEvent, self._after_model_call)
+        registry.add_callback(BeforeToolCallEvent, self._before_tool_call)  # Before* in order: ours runs first
         registry.add_callback(AfterToolCallEvent, self._after_tool_call)  # After* run in reverse: ours runs last
         registry.add_callback(AfterInvocationEvent, self._after_invocation)
         registry.add_callback(MultiAgentInitializedEvent, lambda event: self.initialize_multi_agent(event.source))
@@ -245,9 +255,10 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
     def sync_agent(self, agent: Any, **kwargs: Any) -> None:
         slot = self._slots.get(self._key_of(agent))
         if slot is not None and slot.session is not None:
-            event = _state_event(slot)
+            event, taken = _state_event(slot)
             if event is not None:
                 slot.session.commit([event], path=f"{slot.key}/sync", durable=False)
+                settle(agent, EVERY_OWNER, taken)
 
     # -- invocations ---------------------------------------------------------------------------------
     def _before_invocation(self, event: Any) -> None:
@@ -267,6 +278,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
     def _begin(self, slot: _AgentSlot, event: Any) -> None:
         session = slot.session = self._open()
         state = session.state
+        token = None
         if id(slot.agent) in self._node_keys:
             # the orchestrator resets its node agents (each Swarm run, a Graph revisit, its own restore)
             pending = self.node_invocation(slot, state, list(event.messages or []))
@@ -274,6 +286,20 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             if state.seq != slot.seen_seq:
                 self._catch_up(slot, state)
             pending = invocations.pending_invocation(state, state.conversations.get(slot.key))
+            token = tokens.token_of(event.invocation_state)
+            known = tokens.unit_of(state, slot.key, token) if token is not None else None
+            if known is not None and (pending is None or known != pending.unit):
+                finished = tokens.finished_invocation(state, state.conversations.get(slot.key), known)
+                if finished is not None:
+                    self._replay(slot, state, finished, event)
+                    return
+            if known is not None and pending is not None and known == pending.unit:
+                event.messages = []  # the token names the pending invocation: finish it, whatever the prompt
+            if pending is None and not event.messages and _nothing_to_answer(slot.agent):
+                raise UsageError(
+                    f"Nothing to finish in session {self.session_id} for agent {slot.key}: no invocation is "
+                    'pending; pass a prompt, e.g. agent("...")'
+                )
         if pending is None:
             self._fit_profile(slot, session)
         conv = state.conversations.get(slot.key)
@@ -296,8 +322,47 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
                 )
         if slot.unsaved:
             self._store_initial(slot, session)
+        if token is not None and tokens.unit_of(session.state, slot.key, token) != unit:
+            session.commit([tokens.token_event(slot.key, unit, token)], path=f"{unit}/token", durable=False)
+        conv = session.state.conversations.get(slot.key)
+        adopt(slot.agent, conv.agent_state if conv is not None else {})
         slot.hooks = self._hooks(slot, session, unit)
         self.crash_points.emit("unit.before", unit)
+
+    def _replay(self, slot: _AgentSlot, state: SessionState, finished: tokens.Finished, event: Any) -> None:
+        """Return a finished invocation's stored result again, running nothing and committing nothing: its answer
+        is served by the model stage (no model call) after the messages it answered; the re-sent prompt is not
+        added. When the invocation ends, the agent is restored to the stored history (`_end_replay`)."""
+        conv = state.conversations[slot.key]
+        agent = slot.agent
+        agent.messages = copy.deepcopy(conv.messages[finished.start : finished.end])
+        for message in agent.messages:
+            usage = (message.get("metadata") or {}).get("usage")
+            if message.get("role") == "assistant" and usage:
+                agent.event_loop_metrics.update_usage(usage)
+        slot.serve = copy.deepcopy(conv.messages[finished.end])
+        slot.serve_stop = finished.stop_reason
+        slot.replaying = True
+        event.messages = []
+        slot.hooks = self._hooks(slot, slot.session, finished.unit)  # type: ignore[arg-type]
+        logger.info(
+            "session %s, agent %s: returning the stored result of %s (its idempotency token was given again)",
+            self.session_id,
+            slot.key,
+            finished.unit,
+        )
+
+    def _end_replay(self, slot: _AgentSlot) -> None:
+        session, slot.session, slot.hooks, slot.serve, slot.replaying = slot.session, None, None, None, False
+        slot.serve_stop = "end_turn"
+        assert session is not None
+        state = session.state
+        session.abandon()  # nothing was committed: released as it was found
+        conv = state.conversations.get(slot.key)
+        kept = slot.agent.state  # changes made since the last commit are still to be committed with the next one
+        if conv is not None:
+            self._restore(slot, state, conv)
+        slot.agent.state = kept
 
     def _fit_profile(self, slot: _AgentSlot, session: Session) -> None:
         """Make the stored history one the next request can carry under the model's provider profile, not only
@@ -364,6 +429,9 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         slot = self._slots[self._key_of(event.agent)]
         if slot.hooks is None:
             return
+        if slot.replaying:
+            self._end_replay(slot)
+            return
         if event.result is None:  # the invocation raised: it stays pending, as after a crash
             self._let_go(slot)
             slot.aborted = True
@@ -381,7 +449,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         stop_reason = str(result.stop_reason)
         record = {"status": "interrupted" if stop_reason == "interrupt" else "completed", "stop_reason": stop_reason}
         events: list[dict[str, Any]] = [{"type": "unit", "unit": unit, "record": record}]
-        state_event = _state_event(slot)
+        state_event, taken = _state_event(slot)
         if state_event is not None:
             events.append(state_event)
         if stop_reason == "interrupt":
@@ -389,6 +457,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         elif session is not self._shared:  # a node's end: the multi-agent invocation goes on
             events.append({"type": "status", "status": "idle"})
         session.commit(events, path=f"{unit}/end")
+        settle(slot.agent, EVERY_OWNER, taken)
         self.crash_points.emit("unit.after", unit)
         slot.hooks = None
         slot.session = None
@@ -401,7 +470,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         """After a failed invocation: release the lease as a crash would and show the agent the session as a
         fresh process would load it (the interrupted invocation pending)."""
         session, slot.session, slot.hooks, slot.serve = slot.session, None, None, None
-        slot.result_order = []
+        slot.result_order, slot.serve_stop, slot.replaying = [], "end_turn", False
         if session is None:
             return
         if session is not self._shared:
@@ -413,11 +482,10 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
 
     # -- restoring -------------------------------------------------------------------------------------
     def _restore(self, slot: _AgentSlot, state: SessionState, conv: Conversation, end: int | None = None) -> None:
-        from strands.agent.state import AgentState
         from strands.interrupt import _InterruptState
 
         agent = slot.agent
-        agent.state = AgentState(copy.deepcopy(conv.agent_state))
+        agent.state = AttributedState(copy.deepcopy(conv.agent_state))
         internal = conv.internal_state
         if "interrupt_state" in internal:
             agent._interrupt_state = _InterruptState.from_dict(copy.deepcopy(internal["interrupt_state"]))
@@ -548,16 +616,24 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             event_ = {"type": "model_usage", "conv": slot.key, "agent": slot.key, "usage": dict(usage)}
             session.commit([event_], path=f"{slot.hooks.inv.path}/usage", durable=False)
 
+    def _before_tool_call(self, event: Any) -> None:
+        """Attribute what this call's task changes in `agent.state` (the hooks before it, the tool, the hooks after
+        it) to the call: it is committed with the call's result (agent/state_attribution.py)."""
+        TOOL_CALL.set(event.tool_use["toolUseId"])
+
     def _after_tool_call(self, event: Any) -> None:
         slot = self._slots[self._key_of(event.agent)]
         hooks = slot.hooks
-        if hooks is None:
-            return
-        tool_use_id = event.tool_use["toolUseId"]
-        if event.retry:
-            hooks.retrying.add(tool_use_id)  # a new attempt: its raw result is committed in turn
-            return
-        hooks.commit_final_result(event.result)
+        try:
+            if hooks is None:
+                return
+            tool_use_id = event.tool_use["toolUseId"]
+            if event.retry:
+                hooks.retrying.add(tool_use_id)  # a new attempt: its raw result is committed in turn
+                return
+            hooks.commit_final_result(event.result)
+        finally:
+            TOOL_CALL.set(None)  # the sequential executor runs the next call (and the loop) in this same context
 
     def _execute_tool_for(self, slot: _AgentSlot) -> Any:
         from strands.tools.structured_output.structured_output_tool import StructuredOutputTool
@@ -587,7 +663,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             usage = metadata.get("usage") or Usage(inputTokens=0, outputTokens=0, totalTokens=0)
             metrics = metadata.get("metrics") or Metrics(latencyMs=0)
             message = {"role": "assistant", "content": copy.deepcopy(served["content"])}
-            yield ModelStopReason(stop_reason="end_turn", message=message, usage=usage, metrics=metrics)
+            yield ModelStopReason(stop_reason=slot.serve_stop, message=message, usage=usage, metrics=metrics)
 
         return invoke_model
 
@@ -604,12 +680,13 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
                 with contextlib.suppress(SessionInUse):  # its holder's open finds and repairs it in turn
                     self._repair()
                     state = self.store.load(self.session_id)
+            self._birth = self._birth or state.meta.get("created_at")
             return state
-        if isinstance(self.store, LocalStore):
+        if isinstance(self.store, LocalStore) and self._birth is None:
             from strands_durable.sdk.importing import import_file_session
 
             if import_file_session(self.store, self.session_id, _new_meta(self.session_id)):
-                return self.store.load(self.session_id)
+                return self._load()
         return None
 
     def _open(self) -> Session:
@@ -621,13 +698,31 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         while True:
             try:
                 try:
-                    return self._repairing(lambda: self.store.open(self.session_id, crash_points=self.crash_points))
+                    session = self._repairing(lambda: self.store.open(self.session_id, crash_points=self.crash_points))
                 except SessionNotFound:
-                    return self.store.create(_new_meta(self.session_id), b"", crash_points=self.crash_points)
+                    if self._birth is not None:
+                        raise SessionChanged(
+                            f"Session {self.session_id} was deleted while this manager held it (its agents' memory "
+                            "holds turns the store no longer has); build the agent again to start a new session"
+                        ) from None
+                    try:
+                        session = self.store.create(_new_meta(self.session_id), b"", crash_points=self.crash_points)
+                    except SessionExists:
+                        continue  # another process created it a moment ago: open it (its lease may be held)
             except SessionInUse:
                 if deadline is None or time.monotonic() >= deadline:
                     raise
                 time.sleep(0.05)
+                continue
+            born = session.state.meta.get("created_at")
+            if self._birth is not None and born != self._birth:
+                session.abandon()
+                raise SessionChanged(
+                    f"Session {self.session_id} was deleted and created again since this manager loaded it; build "
+                    "the agent again to continue from the stored session"
+                )
+            self._birth = born
+            return session
 
     def _repairing(self, read: Any) -> Any:
         """`read()`; when the session's stored history is invalid (written by an older version, or edited), it is
@@ -746,15 +841,16 @@ def _new_meta(session_id: str) -> dict[str, Any]:
     }
 
 
-def _state_event(slot: _AgentSlot) -> dict[str, Any] | None:
-    """A `conversation` event for what changed outside messages (agent, conversation-manager, SDK state)."""
+def _state_event(slot: _AgentSlot) -> tuple[dict[str, Any] | None, int]:
+    """A `conversation` event for what changed outside messages (agent, conversation-manager, SDK state), and the
+    order up to which it takes the agent's state changes (all of them: no tool is running)."""
     session = slot.session
     if session is None:
-        return None
+        return None, 0
     agent = slot.agent
     conv = session.state.conversations.get(slot.key)
     event: dict[str, Any] = {"type": "conversation", "conv": slot.key, "agent": slot.key}
-    agent_state = agent.state.get()
+    agent_state, taken = state_to_commit(agent, conv.agent_state if conv is not None else {}, EVERY_OWNER)
     if conv is None or agent_state != conv.agent_state:
         event["agent_state"] = agent_state
     cm_state = agent.conversation_manager.get_state()
@@ -763,7 +859,7 @@ def _state_event(slot: _AgentSlot) -> dict[str, Any] | None:
     internal = {"interrupt_state": agent._interrupt_state.to_dict(), "model_state": agent._model_state}
     if conv is None or internal != conv.internal_state:
         event["internal_state"] = internal
-    return event if len(event) > 3 else None
+    return (event if len(event) > 3 else None), taken
 
 
 def _stored(message: dict[str, Any]) -> dict[str, Any]:
@@ -789,6 +885,15 @@ def _answers_structured_output(agent: Any, committed: list[dict[str, Any]]) -> b
         use["name"] not in agent.tool_registry.registry and status.get(use["toolUseId"]) == "success"
         for use in invocations.tool_uses(committed[-2])
     )
+
+
+def _nothing_to_answer(agent: Any) -> bool:
+    """Whether `agent()` without a prompt would only send the model its own last answer (a request every provider
+    refuses as a prefill): no interrupt to resume, and the history is empty or ends with a plain answer."""
+    if agent._interrupt_state.activated:
+        return False
+    messages = agent.messages
+    return not messages or (messages[-1].get("role") == "assistant" and not invocations.tool_uses(messages[-1]))
 
 
 def _is_sdk_placeholder(message: dict[str, Any]) -> bool:

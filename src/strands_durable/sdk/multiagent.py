@@ -14,11 +14,13 @@ the swarm's memory, are applied again from their committed tool calls.
 from __future__ import annotations
 
 import copy
+import logging
 import re
 from typing import Any
 
-from strands_durable.errors import Unsupported
+from strands_durable.errors import Unsupported, UsageError
 from strands_durable.sdk import pending as invocations
+from strands_durable.sdk import tokens
 from strands_durable.store.ids import ID_RULE, is_session_id
 from strands_durable.store.state import Conversation, SessionState
 
@@ -26,6 +28,7 @@ ACKED_KEY = "acked"  # pattern_state: conversation key -> the node invocation th
 BEFORE_KEY = "swarm.before"  # pattern_state: the Swarm's state before its latest node ran
 NEXT_KEY = "graph.next"  # pattern_state: the nodes a Graph runs next, as it computes them (revisits included)
 HANDOFF_TOOL = "handoff_to_agent"  # the tool Swarm injects into its nodes
+logger = logging.getLogger("strands_durable.sdk")
 _VISIT = re.compile(r"\.v\d+$")
 
 
@@ -79,12 +82,16 @@ class MultiAgentSupport:
     _before: dict[str, Any] | None = None  # the Swarm's state as of before its latest node
     _graph_batch: list[Any]  # the Graph's nodes that ended in the batch under way
     _latest: dict[str, Any] | None = None  # the Swarm's state after its latest node
+    _own_invocation: dict[str, Any]  # tokens.MULTIAGENT_KEY: the orchestrator's own invocation (token, end stored)
+    _task: Any = None  # the task of the invocation starting (seen by the wrapped stream_async)
+    _replaying: bool = False  # a Graph returning its last invocation's stored result
 
     def initialize_multi_agent(self, source: Any, **kwargs: Any) -> None:
         """Instrument the node agents and restore the orchestrator's progress and each node's latest visit."""
         kind = check_source(source)
         self._source = source
         self._graph_batch = []
+        self._see_tasks(source)
         for node_id, node in source.nodes.items():
             agent = node.executor
             base = node_key(node_id)
@@ -95,6 +102,7 @@ class MultiAgentSupport:
         state = self._load()  # type: ignore[attr-defined]
         saved = state.pattern_state if state is not None else {}
         self._acked = dict(saved.get(ACKED_KEY) or {})
+        self._own_invocation = dict(saved.get(tokens.MULTIAGENT_KEY) or {})
         payload = copy.deepcopy(saved.get(kind))
         self._before = copy.deepcopy(saved.get(BEFORE_KEY))
         self._latest = copy.deepcopy(payload)
@@ -138,7 +146,7 @@ class MultiAgentSupport:
                 self._acked[key] = conv.units[-1]
         kind = "graph" if type(source).__name__ == "Graph" else "swarm"
         payload = source.serialize_state()
-        new = {kind: payload, ACKED_KEY: dict(self._acked)}
+        new = {kind: payload, ACKED_KEY: dict(self._acked), tokens.MULTIAGENT_KEY: dict(self._own_invocation)}
         if kind == "swarm":
             if node_id is not None:
                 self._before, self._latest = self._latest, payload
@@ -208,16 +216,103 @@ class MultiAgentSupport:
                     arguments = use["input"]
                     swarm._handle_handoff(target, arguments.get("message", ""), arguments.get("context") or {})
 
+    def _see_tasks(self, source: Any) -> None:
+        """Know each invocation's task before it starts (the SDK's BeforeMultiAgentInvocationEvent does not carry it;
+        every entry point, `__call__`, `invoke_async` and `stream_async`, goes through `stream_async`)."""
+        if getattr(source, "_durable_sees_tasks", False):
+            return
+        stream = source.stream_async
+
+        def stream_async(task: Any, invocation_state: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+            self._task = task
+            return stream(task, invocation_state, **kwargs)
+
+        source.stream_async = stream_async
+        source._durable_sees_tasks = True
+
     def _before_graph(self, event: Any) -> None:
-        if not getattr(event.source, "_resume_from_session", False):
-            self._before = self._latest = None  # a new run of the task
+        source = event.source
+        resuming = getattr(source, "_resume_from_session", False)
         self._graph_batch = []
-        self._shared = self._open()  # type: ignore[attr-defined]
-        self._shared.commit([{"type": "status", "status": "running"}], path="multiagent/status", durable=False)
+        self._shared = session = self._open()  # type: ignore[attr-defined]
+        try:
+            self._own_invocation = dict(session.state.pattern_state.get(tokens.MULTIAGENT_KEY) or {})
+            token = tokens.token_of(event.invocation_state)
+            saved = session.state.pattern_state
+            if not resuming and self._returns_stored_result(source, saved, event.invocation_state):
+                return
+        except BaseException:
+            self._shared = None
+            session.abandon()  # refused before anything ran: released as it was found
+            raise
+        if not resuming:
+            self._before = self._latest = None  # a new run of the task
+            finished = list(self._own_invocation.get("finished_tokens") or ())
+            self._own_invocation = {"token": token, "ended": False, "finished_tokens": finished}
+        elif token is not None:
+            self._own_invocation["token"] = token  # the pending run, finished under this token
+        events = [
+            {"type": "status", "status": "running"},
+            {"type": "pattern_state", "set": {tokens.MULTIAGENT_KEY: dict(self._own_invocation)}},
+        ]
+        session.commit(events, path="multiagent/status", durable=False)
+
+    def _returns_stored_result(self, source: Any, saved: dict[str, Any], invocation_state: Any) -> bool:
+        """Set the orchestrator up to return its last invocation's stored result, running nothing, when that
+        invocation's end is stored, nothing ran since, and this call is the same invocation: the same token, or
+        (no token given) the same task; `durable_new_run` forces a new run. A token of an earlier finished
+        invocation, whose result is no longer stored, is refused."""
+        from strands.types.session import encode_bytes_values
+
+        token = tokens.token_of(invocation_state)
+        if tokens.forces_new_run(invocation_state):
+            return False
+        kind = "graph" if type(source).__name__ == "Graph" else "swarm"
+        payload = saved.get(kind)
+        last = self._own_invocation
+        if payload is None or not last.get("ended"):
+            same = False
+        elif token is not None:
+            same = token == last.get("token")
+        else:
+            same = encode_bytes_values(self._task) == payload.get("current_task")
+        if not same:
+            if token is not None and token in (last.get("finished_tokens") or ()):
+                raise UsageError(
+                    f"The {kind} invocation with idempotency token {token!r} finished earlier, but only the last "
+                    f"invocation's result is stored (session {self.session_id}); give "  # type: ignore[attr-defined]
+                    f'invocation_state["{tokens.NEW_RUN}"]=True to run it again'
+                )
+            return False
+        if kind == "graph":
+            resume_graph(source, copy.deepcopy(payload), [])  # nothing left to run: it returns the stored result
+            self._replaying = True
+        else:
+            self._finish_last_node_again(source, payload, saved.get(BEFORE_KEY))
+        logger.info("session %s: returning the stored result of the last %s invocation", self.session_id, kind)  # type: ignore[attr-defined]
+        return True
+
+    def _finish_last_node_again(self, source: Any, payload: dict[str, Any], before: dict[str, Any] | None) -> None:
+        """A Swarm cannot be restored with nothing left to run: restore it as it was before its last node, whose
+        invocation is then finished again from the journal (no model call, no tool run)."""
+        last = payload["node_history"][-1] if payload["node_history"] else None
+        if last is not None:
+            self._acked.pop(self._slots[node_key(last)].key, None)
+        self._before = copy.deepcopy(before)
+        self._latest = copy.deepcopy(before)
+        if before:
+            source.deserialize_state(copy.deepcopy(before))
+        self._shared.commit(  # type: ignore[union-attr]
+            [{"type": "status", "status": "running"}], path="multiagent/status", durable=False
+        )
 
     def _after_graph(self, event: Any) -> None:
         session, self._shared = self._shared, None
         if session is None:
+            return
+        if self._replaying:  # a Graph that returned its stored result: nothing ran, nothing to commit
+            self._replaying = False
+            session.abandon()
             return
         state = event.source.state
         status = getattr(state, "status", None) or getattr(state, "completion_status", None)
@@ -225,6 +320,8 @@ class MultiAgentSupport:
         try:
             if not failed:
                 self._shared = session
+                if getattr(status, "value", "") == "completed":  # the end is stored with the state below
+                    self._own_invocation = _ended(self._own_invocation)
                 self.sync_multi_agent(event.source)
                 end = {"type": "status", "status": "idle"}
                 if getattr(status, "value", "") == "interrupted":  # stopped for a human (a node's interrupt)
@@ -238,6 +335,15 @@ class MultiAgentSupport:
                 session.close()
         for slot in self._slots.values():
             slot.seen_seq = session.state.seq
+
+
+def _ended(invocation: dict[str, Any]) -> dict[str, Any]:
+    """The multi-agent invocation's token record once its end is stored (its token joins the finished ones)."""
+    finished = list(invocation.get("finished_tokens") or ())
+    token = invocation.get("token")
+    if token is not None and token not in finished:
+        finished.append(token)
+    return {**invocation, "ended": True, "finished_tokens": finished}
 
 
 def resume_graph(graph: Any, payload: dict[str, Any], next_ids: list[str]) -> None:

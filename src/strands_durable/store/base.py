@@ -253,6 +253,11 @@ class SessionStore(ABC):
     def delete(self, session_id: str) -> None:
         """Delete a session (takes the lease first: SessionInUse while a live process holds it)."""
 
+    def finish_interrupted_deletes(self) -> list[str]:
+        """Finish the deletes that were cut short and left a session no command lists; the ids finished (a store
+        whose interrupted delete leaves a session that is still listed and deleted again has none)."""
+        return []
+
     @abstractmethod
     def holder(self, session_id: str) -> LeaseHolder | None:
         """The live holder of the session's lease, or None when nobody holds it (a dead holder holds nothing)."""

@@ -143,20 +143,34 @@ class FileOps:
                 self.fsync_dir(directory.parent)
 
     def remove_tree(self, path: Path) -> None:
-        """Delete a directory tree bottom-up through the primitives (a subclass sees each removal)."""
+        """Delete a directory tree bottom-up through the primitives (a subclass sees each removal). A symbolic
+        link is removed as a link, never followed: `path` itself when it is one, and every link inside the tree
+        (to a directory or a file), so nothing outside the tree is touched."""
+        if path.is_symlink():
+            self.remove(path)
+            self.fsync_dir(path.parent)
+            return
         plain = type(self).remove is FileOps.remove and type(self).rmdir is FileOps.rmdir
-        for root, dirs, files in os.walk(path, topdown=False):
+        for root, dirs, files in os.walk(path, topdown=False):  # never descends into a link to a directory
             if plain:  # the same unlinks without a Path per entry (the chaos explorer clears a tree per point)
                 for name in files:
                     os.unlink(os.path.join(root, name))
                 for name in dirs:
-                    os.rmdir(os.path.join(root, name))
+                    entry = os.path.join(root, name)
+                    if os.path.islink(entry):
+                        os.unlink(entry)
+                    else:
+                        os.rmdir(entry)
                 continue
             base = Path(root)
             for name in files:
                 self.remove(base / name)
             for name in dirs:
-                self.rmdir(base / name)
+                entry = base / name
+                if entry.is_symlink():
+                    self.remove(entry)
+                else:
+                    self.rmdir(entry)
         self.rmdir(path)
         self.fsync_dir(path.parent)
 

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from strands_durable.errors import SessionNotFound, UsageError
+from strands_durable.errors import SessionExists, SessionNotFound, UsageError
 
 __all__ = [
     "ID_RULE",
@@ -53,7 +53,7 @@ def check_new_session_id(requested: str | None, existing: Iterable[str]) -> str:
     for other in existing:
         if other.casefold() == folded:
             if other == requested:
-                raise UsageError(f"Session already exists: {requested}")
+                raise SessionExists(requested)
             raise UsageError(f"Session id {requested!r} differs only in letter case from existing session {other!r}")
     return requested
 

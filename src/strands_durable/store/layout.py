@@ -12,6 +12,7 @@ from strands_durable.store.ids import is_session_id, new_session_id
 __all__ = [
     "AGENTS_DIR",
     "BACKUPS_DIR",
+    "DELETING_PREFIX",
     "LEASE_JSON",
     "LEASE_LOCK",
     "PATTERN_STATE_JSON",
@@ -35,6 +36,7 @@ LEASE_JSON = "lease.json"
 LEASE_LOCK = "lease.lock"
 AGENTS_DIR = "agents"
 BACKUPS_DIR = "backups"
+DELETING_PREFIX = ".deleting_"  # + a session directory's name: a delete under way, finished by the next one
 
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9._:-]+$")
 

@@ -92,6 +92,11 @@ class Lease:
             raise
         return self
 
+    def moved_to(self, directory: Path) -> None:
+        """The session's directory was renamed (a creation's staging directory put in place): the lock, held on
+        its open file, moved with it."""
+        self.directory = directory
+
     @property
     def held(self) -> bool:
         return self._fd >= 0

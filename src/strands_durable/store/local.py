@@ -8,7 +8,6 @@ backups/<timestamp>/ (never read as data), scratch/. This module is the store (c
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from strands_durable.store.journal import (
     utc_now,
 )
 from strands_durable.store.lease import Lease, live_holder
+from strands_durable.store.local_create import create_session_directory
 from strands_durable.store.local_session import VIEW_INTERVAL_S, LocalSession
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, copy_state, fold
 from strands_durable.store.verify import (
@@ -95,43 +95,25 @@ class LocalStore(SessionStore):
         crash_points: CrashPoints | None = None,
         session_id: str | None = None,
     ) -> LocalSession:
+        """A new session, created whole in one rename (store/local_create.py): a failure or a kill leaves either no
+        `session_<id>` at all or a complete one. SessionExists when the id is taken, even by a process that
+        created it at the same moment."""
         meta = new_session_meta(meta, session_id, self.session_ids())
         session_id = meta["session_id"]
-        directory = layout.session_dir(self.root, session_id)
         ops = self.fileops
-        try:
-            ops.makedirs(self.root)
-            ops.mkdir(directory)
-        except OSError as exc:
-            raise io_error(exc, f"cannot create session {session_id} in {self.root}") from exc
-        try:
-            ops.fsync_dir(self.root)
-        except OSError as exc:
-            self._remove_unfinished(directory)
-            raise io_error(exc, f"cannot create session {session_id} in {self.root}") from exc
-        try:
-            lease = Lease(directory, session_id, ops).acquire()
-        except BaseException:
-            self._remove_unfinished(directory)
-            raise
-        try:
-            ops.write_atomic(directory / layout.SPEC_SNAPSHOT, spec_snapshot)
-            header = {
-                "seq": 0,
-                "at": utc_now(),
-                "kind": HEADER_KIND,
-                "schema": SCHEMA_VERSION,
-                "events": [{"type": "session", "meta": meta}, {"type": "status", "status": "running"}],
-            }
-            ops.write_atomic(directory / JOURNAL_NAME, encode_record(header))
-        except OSError as exc:
-            self._remove_unfinished(directory)
-            lease.release()
-            raise io_error(exc, f"cannot create session {session_id}") from exc
-        except BaseException:
-            self._remove_unfinished(directory)
-            lease.release()
-            raise
+        header = {
+            "seq": 0,
+            "at": utc_now(),
+            "kind": HEADER_KIND,
+            "schema": SCHEMA_VERSION,
+            "events": [{"type": "session", "meta": meta}, {"type": "status", "status": "running"}],
+        }
+
+        def fill(staging: Path) -> None:
+            ops.write_atomic(staging / layout.SPEC_SNAPSHOT, spec_snapshot)
+            ops.write_atomic(staging / JOURNAL_NAME, encode_record(header))
+
+        directory, lease = create_session_directory(self.root, session_id, ops, fill)
         # from here on the session exists (its journal is durable): a failure leaves a session to resume or delete
         try:
             session = LocalSession(self, directory, fold([header]), lease, crash_points)
@@ -140,12 +122,6 @@ class LocalStore(SessionStore):
             lease.release()
             raise
         return session
-
-    def _remove_unfinished(self, directory: Path) -> None:
-        """Remove what a failed creation left (no journal yet: nothing can see it); a disk that refuses even
-        that leaves a directory without a journal, which no command reads as a session."""
-        with contextlib.suppress(OSError):
-            self.fileops.remove_tree(directory)
 
     def _directory(self, session_id: str) -> Path:
         if not is_session_id(session_id):
@@ -243,16 +219,19 @@ class LocalStore(SessionStore):
         return self._read(self._directory(session_id), repair_tail=False, upto_seq=upto_seq)[0]
 
     # -- listing and housekeeping ---------------------------------------------------------------------
-    def _candidates(self) -> list[str]:
-        """Ids of the directories named like sessions that hold a journal file (ours or not)."""
+    def _root_names(self) -> list[str]:
+        """The names in the sessions folder (none when it does not exist yet)."""
         try:
-            names = os.listdir(self.root)
+            return os.listdir(self.root)
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise io_error(exc, f"cannot list sessions in {self.root}") from exc
+
+    def _candidates(self) -> list[str]:
+        """Ids of the directories named like sessions that hold a journal file (ours or not)."""
         ids = []
-        for name in names:
+        for name in self._root_names():
             if name.startswith(layout.SESSION_PREFIX):
                 candidate = name[len(layout.SESSION_PREFIX) :]
                 if is_session_id(candidate) and (self.root / name / JOURNAL_NAME).is_file():
@@ -385,6 +364,26 @@ class LocalStore(SessionStore):
         return journal_codec.read_journal(Path(JOURNAL_NAME), data, first_seq=first_seq)
 
     def delete(self, session_id: str) -> None:
+        """Delete a session under its lease, never following a symbolic link out of it: a symlinked session
+        directory is removed as a link (what it points at is left alone), a link inside it is removed as a link.
+        The directory is first renamed out of the sessions' names (`.deleting_session_<id>`: no command lists
+        it from then on), then emptied with the journal removed last; a delete cut short is finished by the next
+        `delete` or `cleanup` (`finish_interrupted_deletes`)."""
+        if not is_session_id(session_id):
+            raise SessionNotFound(session_id)
+        link = layout.session_dir(self.root, session_id)
+        doomed = self.root / f"{layout.DELETING_PREFIX}{link.name}"
+        if session_id in self.interrupted_deletes() and not link.exists():
+            self._empty_and_remove(doomed, session_id)  # a delete of this session was cut short: finish it
+            return
+        if link.is_symlink():
+            self._directory(session_id)  # SessionNotFound unless a session's journal is behind it
+            try:
+                self.fileops.remove(link)
+                self.fileops.fsync_dir(self.root)
+            except OSError as exc:
+                raise io_error(exc, f"cannot delete session {session_id}") from exc
+            return
         directory = self._directory(session_id)
         if not starts_with_header(directory / JOURNAL_NAME):
             raise CorruptSession(
@@ -392,11 +391,46 @@ class LocalStore(SessionStore):
             )
         lease = Lease(directory, session_id, self.fileops).acquire()
         try:
-            # the journal goes first, so a crash midway leaves a directory that is no longer a session
-            self.fileops.remove(directory / JOURNAL_NAME)
-            self.fileops.fsync_dir(directory)
-            self.fileops.remove_tree(directory)
+            self.fileops.rename(directory, doomed)  # the lock stays held: it is on the open file, not the name
+            self.fileops.fsync_dir(self.root)
         except OSError as exc:
             raise io_error(exc, f"cannot delete session {session_id}") from exc
         finally:
             lease.release()
+        self._empty_and_remove(doomed, session_id)
+
+    def _empty_and_remove(self, doomed: Path, session_id: str) -> None:
+        """Remove a renamed session directory: its entries (links as links), the journal last, then itself."""
+        ops = self.fileops
+        try:
+            with os.scandir(doomed) as entries:
+                paths = sorted((Path(entry.path) for entry in entries), key=lambda p: p.name == JOURNAL_NAME)
+            for path in paths:
+                if path.is_dir() and not path.is_symlink():
+                    ops.remove_tree(path)
+                else:
+                    ops.remove(path)
+            ops.rmdir(doomed)
+            ops.fsync_dir(self.root)
+        except OSError as exc:
+            raise io_error(exc, f"cannot delete session {session_id}") from exc
+
+    def interrupted_deletes(self) -> list[str]:
+        """Ids of the sessions whose delete was cut short (their renamed directories are still there)."""
+        prefix = layout.DELETING_PREFIX + layout.SESSION_PREFIX
+        found = []
+        for name in sorted(self._root_names()):
+            session_id = name[len(prefix) :]
+            path = self.root / name
+            if name.startswith(prefix) and is_session_id(session_id) and path.is_dir() and not path.is_symlink():
+                found.append(session_id)
+        return found
+
+    def finish_interrupted_deletes(self) -> list[str]:
+        """Finish every delete that was cut short; the ids finished."""
+        finished = []
+        for session_id in self.interrupted_deletes():
+            doomed = self.root / f"{layout.DELETING_PREFIX}{layout.SESSION_PREFIX}{session_id}"
+            self._empty_and_remove(doomed, session_id)
+            finished.append(session_id)
+        return finished

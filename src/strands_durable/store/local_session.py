@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from strands_durable.crashpoints import CrashPoints, Durable, ToolKey, tool_result_keys
-from strands_durable.errors import StorageIOError
+from strands_durable.errors import SessionChanged, StorageIOError
 from strands_durable.store import layout
 from strands_durable.store.base import Session
 from strands_durable.store.checkpoint import checkpoint_due, compacted_journal
@@ -82,9 +82,11 @@ class LocalSession(Session):
         self._journal_path = directory / JOURNAL_NAME
         try:
             self._appender = self._ops.open_append(self._journal_path)
-            self._journal_size = self._journal_path.stat().st_size
+            found = self._journal_path.stat()
         except OSError as exc:
             raise io_error(exc, f"cannot open the journal of session {state.session_id}") from exc
+        self._journal_size = found.st_size
+        self._journal_identity = (found.st_dev, found.st_ino)  # the file this session appends to
         self._written_messages: dict[str, int] = {}
         self._written_generation: dict[str, int] = {}
         self._stale_agent_files: set[str] = set()  # agent.json to write although its messages are on disk
@@ -109,6 +111,23 @@ class LocalSession(Session):
             self._sync_journal, self._became_durable, durable=state.seq, name=f"sync-{state.session_id[:8]}"
         )
 
+    def _still_here(self) -> bool:
+        """Whether the file at the journal's path is still the journal this session appends to."""
+        try:
+            found = os.stat(self._journal_path)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise io_error(exc, f"cannot read the journal of session {self.state.session_id}") from exc
+        return (found.st_dev, found.st_ino) == self._journal_identity
+
+    def _writable_here(self) -> bool:
+        """`_still_here` for the writer thread, which reports nothing: a failed stat is left to the next flush."""
+        try:
+            return self._still_here()
+        except StorageIOError:
+            return False
+
     # -- commits ------------------------------------------------------------------------------------
     def commit(
         self,
@@ -126,6 +145,18 @@ class LocalSession(Session):
         with self._lock:
             target = self._deferred_seq if seq is None else min(seq, self._deferred_seq)
         self._wait_deferred(target)
+        self._check_still_here()  # the barrier before an effect outside the process: it must act for this session
+
+    def _check_still_here(self) -> None:
+        """SessionChanged when the journal this session appends to is no longer the one at the session's path (the
+        directory was deleted, moved or replaced under this process): commits would go to a file nobody reads, and
+        an effect would act for a session that no longer exists. One stat; our open descriptor keeps the old inode
+        alive, so a new file at the path can never carry its number."""
+        if not self._still_here():
+            raise SessionChanged(
+                f"Session {self.state.session_id} was deleted or replaced while this process held it "
+                f"({self._journal_path} is no longer the journal it was writing); nothing more is committed or run"
+            )
 
     def _wait_deferred(self, target: int | None = None) -> None:
         """Block until the deferred commits up to `target` (default: all so far) are durable; a failed fdatasync
@@ -174,6 +205,7 @@ class LocalSession(Session):
     ) -> int:
         if self._broken:
             raise StorageIOError(f"session {self.state.session_id} cannot commit after an I/O failure: {self._broken}")
+        self._check_still_here()
         defer, durable = durable and not wait, durable and wait
         if wait and not durable:
             self._wait_deferred()  # a commit that waits is a barrier (a durable one's own fdatasync covers them)
@@ -237,6 +269,8 @@ class LocalSession(Session):
             self._ops.write_atomic(self._journal_path, data)
             self._appender.close()
             self._appender = self._ops.open_append(self._journal_path)
+            found = self._journal_path.stat()
+            self._journal_identity = (found.st_dev, found.st_ino)
         except OSError as exc:
             self._broken = os.strerror(exc.errno) if exc.errno else str(exc)
             raise io_error(exc, f"cannot write a checkpoint of session {self.state.session_id}") from exc
@@ -266,6 +300,7 @@ class LocalSession(Session):
             self._flush_views(messages)
 
     def _flush_views(self, messages: bool) -> None:
+        self._check_still_here()  # never write readable files into a directory that is not this session's
         state = self.state
         ops = self._ops
         self._flushed_at = time.monotonic()
@@ -274,7 +309,7 @@ class LocalSession(Session):
                 agent_dir, messages_dir = self._agent_dir(key)
                 written = self._written_messages.get(key)
                 if written is None:
-                    ops.makedirs(messages_dir, durable=False)
+                    self._make_dirs_inside(messages_dir)
                     written = 0
                 if self._written_generation.get(key, 0) != conv.generation:
                     self._backup_messages(key, messages_dir)
@@ -293,6 +328,21 @@ class LocalSession(Session):
             self._write_top_file(layout.SESSION_JSON, dump(session_view(state)))
         except OSError as exc:
             raise io_error(exc, f"cannot write the readable files of session {state.session_id}") from exc
+
+    def _make_dirs_inside(self, path: Path) -> None:
+        """Create `path` and its missing parents below the session's directory, never the directory itself (not
+        durable: message files are re-derived). A session directory deleted under us stays deleted: a lagging
+        write fails (FileNotFoundError) instead of leaving a half session at its path."""
+        missing: list[Path] = []
+        probe = path
+        while probe != self.directory and not probe.is_dir():
+            missing.append(probe)
+            probe = probe.parent
+        for directory in reversed(missing):
+            try:
+                self._ops.mkdir(directory)
+            except FileExistsError:
+                continue
 
     def _agent_dir(self, key: str) -> tuple[Path, Path]:
         """A conversation's directory and its messages/ (built once: every flush walks every conversation)."""
@@ -317,7 +367,7 @@ class LocalSession(Session):
         copied out under the session lock and written under the views lock, after checking that no flush wrote
         them meanwhile. A failure leaves them to the next flush, which reports it."""
         with self._lock:
-            if self._closed or self._broken:
+            if self._closed or self._broken or not self._writable_here():
                 return
             batches = []
             for key, conv in self.state.conversations.items():
@@ -332,7 +382,7 @@ class LocalSession(Session):
                 messages_dir = self._agent_dir(key)[1]
                 try:
                     if key not in self._written_messages:
-                        self._ops.makedirs(messages_dir, durable=False)
+                        self._make_dirs_inside(messages_dir)
                     for offset, message in enumerate(messages):
                         index = start + offset
                         view = dump_compact(message_file_view(index, units[offset], message))

@@ -44,10 +44,11 @@ def verify_views(directory: Path, state: SessionState, *, trusted: int) -> None:
     check` always compares every file's content.
     """
     clean = trusted == state.seq
+    repair = f"; `strands sessions repair {state.session_id}` writes it again from the journal"
     if clean:
         for name in (layout.SESSION_JSON, layout.PATTERN_STATE_JSON):
             if read_json_object(directory / name) is None:
-                raise CorruptSession(str(directory / name), "missing or not a JSON object")
+                raise CorruptSession(str(directory / name), f"missing or not a JSON object{repair}")
     trusted_before = _closed_at_ns(state) if clean else 0
     for key, conv in state.conversations.items():
         messages_dir = f"{directory / layout.AGENTS_DIR / key / 'messages'}{os.sep}"
@@ -63,9 +64,9 @@ def verify_views(directory: Path, state: SessionState, *, trusted: int) -> None:
                     pass  # read below, and named as missing
             view = read_json_object(Path(path))
             if view is None:
-                raise CorruptSession(path, "missing, truncated or not JSON")
+                raise CorruptSession(path, f"missing, truncated or not JSON{repair}")
             if view.get("message") != conv.messages[index] or view.get("message_id") != index:
-                raise CorruptSession(path, "does not match the session journal")
+                raise CorruptSession(path, f"does not match the session journal{repair}")
 
 
 # how long before the close's mark's timestamp a file's ctime must be for the file to be trusted unread: file

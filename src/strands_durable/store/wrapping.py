@@ -180,6 +180,9 @@ class WrappingStore(SessionStore):
     def delete(self, session_id: str) -> None:
         self.inner.delete(session_id)
 
+    def finish_interrupted_deletes(self) -> list[str]:
+        return self.inner.finish_interrupted_deletes()
+
     def holder(self, session_id: str) -> LeaseHolder | None:
         return self.inner.holder(session_id)
 

@@ -11,7 +11,8 @@ native tools), keyed by the digest of the tool's name and canonical input: `Netw
 tool so that recording runs it and stores its result, and replay answers from the cassette without running it
 (an MCP server over HTTP is not even connected: the cassette also lists its tools).
 What is stored is the tool's result (an HTTP executor's is already redacted of the secrets it sent), never its
-input or the tool-use id.
+input or the tool-use id. Answers and results are recorded with the run's secrets redacted (every form
+`history/secrets.py` names), as the session stores them.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from strands.types.tools import AgentTool
 
 from strands_durable.agent.durable import CALL_IDEMPOTENCY_ATTRIBUTE
 from strands_durable.errors import WorkflowFailed
+from strands_durable.history.secrets import redact_secrets
 from strands_durable.models.digest import canonical_json, sha256_hex
 from strands_durable.models.request import ModelRequest
 from strands_durable.store.fileops import FileOps
@@ -63,8 +65,11 @@ class Cassette:
         responses: dict[str, list[dict[str, Any]]] | None = None,
         tools: dict[str, dict[str, Any]] | None = None,
         servers: dict[str, list[dict[str, Any]]] | None = None,
+        *,
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self.path = path
+        self.secrets = secrets  # redacted from what is recorded
         self.responses: dict[str, list[dict[str, Any]]] = dict(responses or {})
         self.tools: dict[str, dict[str, Any]] = dict(tools or {})  # tool-call digest -> its result without the id
         self.servers: dict[str, list[dict[str, Any]]] = dict(servers or {})  # MCP-over-HTTP server -> its tools
@@ -89,6 +94,7 @@ class Cassette:
         FileOps().write_atomic(self.path, data.encode("utf-8"))
 
     def record(self, key: str, events: list[dict[str, Any]]) -> None:
+        events = redact_secrets(events, self.secrets)
         with self._lock:
             self.responses[key] = events
 
@@ -104,6 +110,7 @@ class Cassette:
         return events
 
     def record_tool(self, key: str, result: dict[str, Any]) -> None:
+        result = redact_secrets(result, self.secrets)
         with self._lock:
             self.tools[key] = result
 

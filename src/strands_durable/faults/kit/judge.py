@@ -14,7 +14,9 @@ its end). The rule names are `Finding.rule`:
 - `tool-rerun`: a committed tool ran again, or a non-idempotent one twice (`tool_reruns`, `tools_not_rerun`);
 - `model-rerequest`: a committed model turn was requested again (`model_not_rerequested`);
 - `synthesized-result`: a non-idempotent call whose outcome was unknown is not answered "outcome unknown"
-  (`answered_unknown`).
+  (`answered_unknown`);
+- `secret-echo`: a file of the session holds a declared secret (`env.secrets`, as set in the environment) in any
+  form redaction covers (`no_secret_echoes`, `declared_secrets`; history/secrets.py).
 
 Over a Python agent, Graph or Swarm (faults/agents/engine.py), what a fresh build of the user's factory finds:
 `invalid-request` (`requests_valid`), `tool-rerun` (`stored_tools_not_rerun`), `model-rerequest`
@@ -26,6 +28,7 @@ stored conversation, `unknown_outcomes`) `unknown-outcome` instead of the three 
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -34,15 +37,17 @@ from typing import Any
 from strands_durable.crashpoints import ToolCall, ToolKey
 from strands_durable.errors import DurableError
 from strands_durable.faults.kit.findings import INVALID_HISTORY, Finding
-from strands_durable.faults.kit.golden import GoldenRun
+from strands_durable.faults.kit.golden import GoldenRun, WorkflowGoldenRun
 from strands_durable.faults.kit.oracle import comparable, history_violations, readable_difference
 from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_view
 from strands_durable.faults.kit.workspace import WORKSPACE_RULE, Files, read_files, workspace_difference
 from strands_durable.history import normalize, synthesized_ids, validate
+from strands_durable.history.secrets import find_secret_echoes
 from strands_durable.store import LocalStore
 from strands_durable.store.state import SessionState
 
 Problem = tuple[str, str]  # (rule, detail)
+SECRET_ECHO = "secret-echo"
 
 
 def stored_valid(state: SessionState, when: str, valid: dict[str, list[dict[str, Any]]] | None = None) -> list[Problem]:
@@ -149,13 +154,38 @@ def completed_like(golden: GoldenRun, state: SessionState, scratch: Path | None 
 
 
 def completed_on_disk(golden: GoldenRun, sessions: Path, session_id: str, scratch: Path | None = None) -> list[Problem]:
-    """The session `session_id` under `sessions`, read from disk after a resume: it loads, and is what
-    `completed_like` asks (completed and identical, with the golden run's workspace in `scratch`)."""
+    """The session `session_id` under `sessions`, read from disk after a resume: it loads, is what
+    `completed_like` asks (completed and identical, with the golden run's workspace in `scratch`), and none of its
+    files holds a declared secret."""
+    store = LocalStore(sessions)
     try:
-        state = LocalStore(sessions).load(session_id)
+        state = store.load(session_id)
     except DurableError as exc:
         return [("resume-failed", f"the session cannot be loaded after the resume: {exc}")]
-    return completed_like(golden, state, scratch)
+    secrets = declared_secrets(golden.target.spec_path) if isinstance(golden, WorkflowGoldenRun) else {}
+    return completed_like(golden, state, scratch) + no_secret_echoes(store.directory_of(session_id), secrets)
+
+
+def declared_secrets(spec_path: Path) -> dict[str, str]:
+    """The spec's `env.secrets` that are set in the environment: name -> value."""
+    from strands_durable.runner.run_secrets import secret_variables
+    from strands_durable.spec import load_spec
+
+    variables = secret_variables(load_spec(spec_path))
+    return {name: os.environ[variable] for name, variable in variables.items() if os.environ.get(variable)}
+
+
+def no_secret_echoes(session_dir: Path, secrets: dict[str, str]) -> list[Problem]:
+    """No file of the session (journal, readable files, backups; the tools' scratch/ is the tools' own) holds a
+    declared secret in any form redaction covers."""
+    if not secrets:
+        return []
+    stored = {
+        str(path.relative_to(session_dir)): path.read_bytes()
+        for path in sorted(session_dir.rglob("*"))
+        if path.is_file() and not path.is_symlink() and path.relative_to(session_dir).parts[0] != "scratch"
+    }
+    return [(SECRET_ECHO, echo.describe()) for echo in find_secret_echoes(stored, secrets)]
 
 
 def tools_not_rerun(

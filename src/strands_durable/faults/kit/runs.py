@@ -160,8 +160,11 @@ def record_cassette(target: ChaosTarget, workdir: Path) -> ChaosTarget:
         recording_factory,
         replaying_factory,
     )
+    from strands_durable.runner.run_secrets import secret_values
+    from strands_durable.spec import load_spec
 
-    cassette = Cassette(cassette_path(target.spec_path))
+    # what the session keeps out of its stored text, the cassette keeps out too
+    cassette = Cassette(cassette_path(target.spec_path), secrets=tuple(secret_values(load_spec(target.spec_path))))
     target.model = recording_factory(cassette, target.spec_path)
     target.network_tools = NetworkCassette(cassette, recording=True)
     run_golden(target, workdir)

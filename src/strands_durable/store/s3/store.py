@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
-from strands_durable.errors import CorruptSession, SessionInUse, SessionNotFound, UsageError
+from strands_durable.errors import CorruptSession, SessionExists, SessionInUse, SessionNotFound, UsageError
 from strands_durable.store.base import LeaseHolder, SessionStore, SessionSummary, Workspace
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import is_session_id, new_session_meta
@@ -343,7 +343,7 @@ class S3Store(SessionStore):
             try:
                 self.objects.put_new(self.keys.commit(session_id, 0), data)
             except KeyTaken:
-                raise UsageError(f"Session already exists: {session_id}") from None
+                raise SessionExists(session_id) from None
             state = fold([json.loads(data[9:])])
             stored = StoredSession(data, [data], state, {}, -1, "", [], scratch={})
             session = S3Session(self, stored, lease, crash_points)
