@@ -126,6 +126,7 @@ class Resumed:
     requests: list[Request]
     place: Place
     reran: int = 0
+    unknown: list[str] = field(default_factory=list)  # call keys answered "outcome unknown" in what it left
 
 
 @dataclass
@@ -289,6 +290,7 @@ def _resume(golden: AgentGoldenRun, outcome: AgentOutcome, style: str) -> Resume
     problems += judge.stored_turns_not_rerequested(
         ((r.agent, r.messages) for r in run.requests), stored.conversations, golden.turns
     )
+    unknown: list[str] = []
     if not problems:
         try:
             found = found_on(chaos, place)
@@ -296,23 +298,35 @@ def _resume(golden: AgentGoldenRun, outcome: AgentOutcome, style: str) -> Resume
             problem = f"the session does not load after the resume: {type(exc).__name__}: {exc}"
             problems.append(("resume-failed", problem))
         else:
-            problems += _judged(golden, found, read_files(place.workspace), run, results, stored)
+            unknown = unknown_calls(found)
+            problems += _judged(golden, found, unknown, read_files(place.workspace), run, results, stored)
     findings = [Finding(rule, detail, outcome.fault, outcome.point, style) for rule, detail in problems]
     reran = sum(1 for i in run.executions if i in stored.finished and not stored.results[i])
-    return Resumed(style, findings, run.requests, place, reran)
+    return Resumed(style, findings, run.requests, place, reran, unknown)
 
 
-def _judged(
-    golden: AgentGoldenRun, found: Found, workspace: Any, run: Run, results: dict[int, Any], stored: Stored
-) -> list[tuple[str, str]]:
-    """What the resume left, against the golden run: equal (conversations, states, workspace, each call's result),
-    unless a call was answered "outcome unknown" in a stored conversation; then the contract's rule for it instead:
-    no stored result answered so, the conversation equal up to that result, no effect twice."""
-    unknown = [
+def unknown_calls(found: Found) -> list[str]:
+    """The calls (call keys) answered "outcome unknown" in the stored conversations: looked for there, not in the
+    loaded windows, which a conversation manager may have trimmed."""
+    return [
         call_key(agent_of_conversation(key), tool_use_id)
         for key, messages in found.stored.items()
         for tool_use_id in judge.unknown_outcomes(messages)
     ]
+
+
+def _judged(
+    golden: AgentGoldenRun,
+    found: Found,
+    unknown: list[str],
+    workspace: Any,
+    run: Run,
+    results: dict[int, Any],
+    stored: Stored,
+) -> list[tuple[str, str]]:
+    """What the resume left, against the golden run: equal (conversations, states, workspace, each call's result),
+    unless a call was answered "outcome unknown" (`unknown`); then the contract's rule for it instead: no stored
+    result answered so, the conversation equal up to that result, no effect twice."""
     if not unknown:
         return [
             *judge.same_history(golden.comparable, found.windows),

@@ -1,8 +1,11 @@
-"""A Python developer's trip-booking agent, as the chaos gate sees it: concurrent tools (the SDK's default
-executor), the non-idempotent ones marked, tools that change `agent.state` (a search counted before it awaits, so
-its siblings commit first), an email whose body is built from that state, a sliding window that trims the
-conversation, and `DurableSessionManager`; as a plain `Agent`, a `Graph` and a `Swarm`. A correct agent: every
-crash point must pass."""
+"""The trip-booking conversation: a Python developer's correct agent that the gate must pass at every point.
+
+Concurrent tools (the SDK's default executor), the non-idempotent ones marked (`book_flight`, `book_hotel`,
+`send_email`), tools that change `agent.state` (a search counted before it awaits, so its siblings commit first),
+an email whose body is built from that state (after an "outcome unknown" it legitimately differs), a sliding window
+that trims the conversation, and `DurableSessionManager`; as a plain `Agent` (`trip_agent`, three prompts), a
+`Graph` (`trip_graph`) and a `Swarm` (`trip_swarm`), each given one task. `manager` is the manager class (the
+self-tests' planted bugs subclass ours). The tests and the docs' run_agent example share it."""
 
 from __future__ import annotations
 
@@ -93,7 +96,7 @@ def trip_tools(ctx: AgentContext) -> list[Any]:
     return [search_flights, search_hotels, book_flight, book_hotel, send_email]
 
 
-def trip_agent(ctx: AgentContext) -> Any:
+def trip_agent(ctx: AgentContext, manager: Any = None) -> Any:
     """The user's factory: a plain Agent."""
     from strands import Agent
     from strands.agent.conversation_manager import SlidingWindowConversationManager
@@ -107,7 +110,7 @@ def trip_agent(ctx: AgentContext) -> Any:
         system_prompt="You book trips.",
         callback_handler=None,
         conversation_manager=SlidingWindowConversationManager(window_size=WINDOW),
-        session_manager=DurableSessionManager(ctx.session_id, ctx.storage_dir),
+        session_manager=(manager or DurableSessionManager)(ctx.session_id, ctx.storage_dir),
     )
 
 
@@ -147,7 +150,7 @@ def _node_agents(ctx: AgentContext, scripts: dict[str, list[Any]]) -> list[Any]:
     ]
 
 
-def trip_graph(ctx: AgentContext) -> Any:
+def trip_graph(ctx: AgentContext, manager: Any = None) -> Any:
     """The user's factory: a Graph planner -> booker -> mailer, the manager on the graph."""
     from strands.multiagent import GraphBuilder
 
@@ -160,15 +163,15 @@ def trip_graph(ctx: AgentContext) -> Any:
     builder.add_edge("booker", "mailer")
     builder.set_entry_point("planner")
     builder.set_max_node_executions(10)
-    builder.set_session_manager(DurableSessionManager(ctx.session_id, ctx.storage_dir))
+    builder.set_session_manager((manager or DurableSessionManager)(ctx.session_id, ctx.storage_dir))
     return builder.build()
 
 
-def trip_swarm(ctx: AgentContext) -> Any:
+def trip_swarm(ctx: AgentContext, manager: Any = None) -> Any:
     """The user's factory: a Swarm whose planner hands off to the booker, who hands off to the mailer."""
     from strands.multiagent import Swarm
 
     from strands_durable.sdk import DurableSessionManager
 
     agents = _node_agents(ctx, SWARM_SCRIPTS)
-    return Swarm(agents, session_manager=DurableSessionManager(ctx.session_id, ctx.storage_dir))
+    return Swarm(agents, session_manager=(manager or DurableSessionManager)(ctx.session_id, ctx.storage_dir))
