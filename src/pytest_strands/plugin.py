@@ -28,10 +28,11 @@ OPTIONS = [
     ("--strands-record", "strands_record", bool, "run each spec's real provider once and record its cassette"),
     ("--strands-chaos-full", "strands_chaos_full", bool, "run every resumed tail to the end (no convergence)"),
     ("--strands-chaos-schedules", "strands_chaos_schedules", int, "multi-fault schedules per workflow (10)"),
-    ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "xdist workers on one core each: auto|off"),
+    ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "auto|off: accepted, no effect (see docs)"),
 ]
 TOTALS = pytest.StashKey[Any]()
 SELECTION = pytest.StashKey[Any]()
+PIN_CHOICES = ("auto", "off")  # `--strands-chaos-pin-workers`: accepted, no longer acted on (docs/chaos-plugin.md)
 GOLDENS = "strands_chaos_goldens"  # the workerinput key naming the session's shared golden-run directory
 
 
@@ -66,11 +67,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _setting(config, "strands_chaos", bool):
         return
     from pytest_strands.collect import select_specs
-    from pytest_strands.exit import EndImports, freeze_at_exit
     from pytest_strands.properties import PackedProperties, packs_properties
-    from strands_durable.faults.kit.cores import PIN_CHOICES, allow_narrowing, pin_worker
     from strands_durable.faults.kit.report import ChaosTotals, report_path_problem
-    from strands_durable.faults.suite import SCRATCH_REMOVAL, ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
+    from strands_durable.faults.suite import ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
 
     try:
         report = _setting(config, "strands_chaos_report", str)
@@ -89,7 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
             workspace=next(iter(config.getini("strands_chaos_workspace")), None),
         )
         pin = _setting(config, "strands_chaos_pin_workers", str) or "auto"
-        if pin not in PIN_CHOICES:
+        if pin not in PIN_CHOICES:  # kept so that command lines and ini files naming it still run
             raise ChaosUsageError(f"--strands-chaos-pin-workers: {pin!r} is not one of {', '.join(PIN_CHOICES)}")
         selection = select_specs(config)
         for flag, path in (("--strands-chaos-report", settings.report), ("--strands-chaos-html", settings.html)):
@@ -110,22 +109,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.args.extend(p for p in selection.extra_args() if p not in config.args)
     if worker is None and config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(GoldenSharing(suite.workdir / "goldens"), "strands-chaos-golden-sharing")
-        summary = ["hypothesis"] if config.pluginmanager.hasplugin("hypothesispytest") else []
-        config.pluginmanager.register(EndImports([*summary, SCRATCH_REMOVAL]), "strands-chaos-end-imports")
-    elif worker is not None and config.pluginmanager.hasplugin("hypothesispytest"):
-        config.pluginmanager.register(EndImports(["hypothesis"]), "strands-chaos-end-imports")
-    if worker is not None and pin == "auto":
-        pin_worker(worker["workerid"], int(worker["workercount"]))
-    allow_narrowing(pin == "auto")  # off: a crash point's runs are not narrowed to one core either
-    freeze_at_exit()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     suite = config.stash.get(SUITE, None)
     if suite is not None:
-        from strands_durable.faults.kit.cores import allow_narrowing
-
-        allow_narrowing(True)  # the default again for whatever runs next in this process
         suite.close()
 
 

@@ -1,7 +1,8 @@
 """The fault kit's three wings import one way: `kit/` (the vocabulary) imports no other part of `faults/`, `classes/`
 (the fault classes and their registry) imports only the kit, `agents/` (chaos for Python agents) the kit and the
 classes; no wing imports the drivers at the top of `faults/` (suite, soak, golden-file cache), which the faces call.
-Every import counts, also one inside a function or under `if TYPE_CHECKING:`."""
+Every import counts, also one inside a function or under `if TYPE_CHECKING:`. And the golden run is one small base
+with a workflow's and an agent's on it: no code outside kit/golden.py switches on which one it has."""
 
 from __future__ import annotations
 
@@ -69,3 +70,31 @@ def test_a_kit_module_importing_a_class_is_found(tmp_path):
         "kit/judge.py imports strands_durable.faults.suite",
         "classes/kill.py imports strands_durable.faults.agents",
     ]
+
+
+GOLDEN_RUN_MODULE = Path("kit") / "golden.py"
+
+
+def golden_run_switches(source: str, where: str) -> list[str]:
+    """`isinstance(x, ...GoldenRun)` calls in `source` (the subtype decides what the code does)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
+            names = {n.id for arg in node.args[1:] for n in ast.walk(arg) if isinstance(n, ast.Name)}
+            names |= {n.attr for arg in node.args[1:] for n in ast.walk(arg) if isinstance(n, ast.Attribute)}
+            if any(name.endswith("GoldenRun") for name in names):
+                found.append(f"{where}:{node.lineno}")
+    return found
+
+
+def test_no_code_outside_the_golden_run_module_switches_on_its_subtype():
+    found = []
+    for path in sorted(FAULTS.rglob("*.py")):
+        if path.relative_to(FAULTS) != GOLDEN_RUN_MODULE:
+            found += golden_run_switches(path.read_text(), str(path.relative_to(FAULTS)))
+    assert found == []
+
+
+def test_a_switch_on_the_golden_runs_subtype_is_found():
+    source = "def rule(golden):\n    return golden.journal if isinstance(golden, kit.WorkflowGoldenRun) else b''\n"
+    assert golden_run_switches(source, "kit/judge.py") == ["kit/judge.py:2"]

@@ -78,6 +78,7 @@ def golden_record(golden: WorkflowGoldenRun) -> dict[str, Any]:
         "workspace": golden.workspace.changes,
         "failure": golden.failure,
         "untaken_edges": golden.untaken_edges,
+        "secret_variables": golden.secret_variables,  # names only: no value of a secret is written
     }
 
 
@@ -100,6 +101,7 @@ def golden_from_record(record: dict[str, Any], target: ChaosTarget, workdir: Pat
             workspace=workspace,
             failure=record["failure"],
             untaken_edges=record["untaken_edges"],
+            secret_variables=record["secret_variables"],
         )
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise GoldenFileError(f"not a golden run record: {type(exc).__name__}: {exc}") from None

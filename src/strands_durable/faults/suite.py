@@ -24,7 +24,6 @@ if TYPE_CHECKING:  # the xdist controller imports this module to configure; the 
     from strands_durable.faults.kit.golden import WorkflowGoldenRun
 
 SPEC_SUFFIXES = (".strands.yaml", ".strands.yml", ".strands.json")
-SCRATCH_REMOVAL = "strands_durable.store.fileops"  # what `ChaosSuite.close` imports (an xdist controller: early)
 
 
 class ChaosUsageError(ValueError):

@@ -31,7 +31,7 @@ from strands_durable.faults.agents.examples import (
 )
 from strands_durable.faults.agents.run import STYLES, AgentChaos
 from strands_durable.faults.kit.golden import AgentGoldenRun
-from strands_durable.faults.kit.scratch import reset_dir
+from strands_durable.store.fileops import FileOps
 
 LABELS = {"durable": "DurableSessionManager", "sdk-file": "FileSessionManager"}
 HOOK_PATH = "hook"  # the points every manager has: the SDK's hooks (the engine's crash hooks name them so)
@@ -118,8 +118,7 @@ def make(name: str) -> str:
     try:
         return TABLES[name](base)
     finally:
-        reset_dir(base)
-        base.rmdir()
+        FileOps().remove_tree(base)
 
 
 def main(argv: list[str] | None = None) -> int:

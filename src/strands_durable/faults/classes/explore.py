@@ -17,9 +17,6 @@ How one crash point is explored (`explore_point`):
    is what the crash point right after that golden commit explores, so stopping there loses nothing, and runs
    whose concurrent units interleave differently from the golden run meet it long before the end.
 4. When the resume passed the same point again, a second run crashes there too, and a third must converge.
-
-A point's runs run on one core (faults/kit/cores.py): they hand work from thread to thread one at a time, and a
-hand-over across cores costs more than the work handed over.
 """
 
 from __future__ import annotations
@@ -34,7 +31,6 @@ from pathlib import Path
 from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash, ToolKey, natural_key
 from strands_durable.errors import DurableError
 from strands_durable.faults.kit import judge
-from strands_durable.faults.kit.cores import batch_scheduled, one_core
 from strands_durable.faults.kit.findings import INVALID_HISTORY, Finding
 from strands_durable.faults.kit.golden import (
     GoldenPoint,
@@ -64,7 +60,6 @@ class PointOutcome:
     problems: list[Finding] = field(default_factory=list)
     converged_at: str | None = None  # the checkpoint where the last resume stopped (None: ran to the end)
     runs: int = 0
-    core: int | None = None  # the one core the point's runs ran on (None: not narrowed, see faults/kit/cores.py)
 
     @property
     def explored(self) -> bool:
@@ -273,10 +268,8 @@ def explore_schedule(
     """Crash at each point of `point_ids` in turn (each in the resume of the previous crash), then resume to
     convergence or the end. With `repeat_last`, also crash a second time at the last point when a resume
     passes it again, and require that run to converge as well."""
-    with _old_objects_frozen(), one_core() as core, batch_scheduled():
-        outcome = _explore_schedule(golden, point_ids, workdir, repeat_last=repeat_last)
-    outcome.core = core
-    return outcome
+    with _old_objects_frozen():
+        return _explore_schedule(golden, point_ids, workdir, repeat_last=repeat_last)
 
 
 @contextlib.contextmanager

@@ -68,7 +68,8 @@ def load_points(data: str) -> list[GoldenPoint]:
 class GoldenRun:
     """What every golden run has: the crash points it passed, what a resumed run must equal (`comparable`: a
     workflow's comparable view, an agent's normalised history, a multi-agent run's summary), the problems it
-    showed, its model requests and the tools' workspace. The judge's rules take this."""
+    showed, its model requests, the tools' workspace and the secrets it declares (by name and environment variable,
+    never their values: no stored file may hold them). The judge's rules take this."""
 
     workdir: Path
     points: list[GoldenPoint]
@@ -76,6 +77,7 @@ class GoldenRun:
     problems: list[Finding] = field(default_factory=list)
     model_requests: int = 0
     workspace: WorkspaceHistory = field(default_factory=lambda: WorkspaceHistory({}))  # the tools' files
+    secret_variables: dict[str, str] = field(default_factory=dict)  # declared secret -> its environment variable
     _by_id: dict[str, GoldenPoint] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:

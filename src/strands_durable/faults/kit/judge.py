@@ -37,7 +37,7 @@ from typing import Any
 from strands_durable.crashpoints import ToolCall, ToolKey
 from strands_durable.errors import DurableError
 from strands_durable.faults.kit.findings import INVALID_HISTORY, Finding
-from strands_durable.faults.kit.golden import GoldenRun, WorkflowGoldenRun
+from strands_durable.faults.kit.golden import GoldenRun
 from strands_durable.faults.kit.oracle import comparable, history_violations, readable_difference
 from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_view
 from strands_durable.faults.kit.workspace import WORKSPACE_RULE, Files, read_files, workspace_difference
@@ -162,16 +162,13 @@ def completed_on_disk(golden: GoldenRun, sessions: Path, session_id: str, scratc
         state = store.load(session_id)
     except DurableError as exc:
         return [("resume-failed", f"the session cannot be loaded after the resume: {exc}")]
-    secrets = declared_secrets(golden.target.spec_path) if isinstance(golden, WorkflowGoldenRun) else {}
+    secrets = declared_secrets(golden.secret_variables)
     return completed_like(golden, state, scratch) + no_secret_echoes(store.directory_of(session_id), secrets)
 
 
-def declared_secrets(spec_path: Path) -> dict[str, str]:
-    """The spec's `env.secrets` that are set in the environment: name -> value."""
-    from strands_durable.runner.run_secrets import secret_variables
-    from strands_durable.spec import load_spec
-
-    variables = secret_variables(load_spec(spec_path))
+def declared_secrets(variables: dict[str, str]) -> dict[str, str]:
+    """The declared secrets (name -> environment variable, `GoldenRun.secret_variables`) that are set in the
+    environment: name -> value."""
     return {name: os.environ[variable] for name, variable in variables.items() if os.environ.get(variable)}
 
 

@@ -136,7 +136,16 @@ def run_golden(
         workspace=workspace,
         failure=failure,
         untaken_edges=_untaken_edges(target.spec_path, final),
+        secret_variables=_secret_variables(target.spec_path),
     )
+
+
+def _secret_variables(spec_path: Path) -> dict[str, str]:
+    """The spec's declared secrets (`env.secrets`): name -> environment variable."""
+    from strands_durable.runner.run_secrets import secret_variables
+    from strands_durable.spec import load_spec
+
+    return secret_variables(load_spec(spec_path))
 
 
 def _untaken_edges(spec_path: Path, state: SessionState) -> list[str]:
