@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
-from strands_durable.faults.agents.engine import explore, rule_counts
+from strands_durable.faults.agents.engine import crash_at, explore, rule_counts, run_golden
+from strands_durable.faults.agents.place import found_on
 from strands_durable.faults.agents.run import AgentChaos
 from strands_durable.faults.agents.trip import PROMPTS, TASK, trip_agent, trip_graph, trip_swarm
 from strands_durable.faults.kit import judge
+from strands_durable.history import OUTCOME_UNKNOWN, SYNTHESIZED_RESULT_TEXT
 from strands_durable.sdk import DurableSessionManager
 
 
@@ -79,13 +81,33 @@ def _result(tool_use_id: str, text: str, status: str = "success") -> dict[str, A
 
 
 def test_an_unknown_outcome_is_a_tool_result_that_says_outcome_unknown() -> None:
+    assert OUTCOME_UNKNOWN == "outcome unknown" and OUTCOME_UNKNOWN in SYNTHESIZED_RESULT_TEXT  # the pinned marker
     messages = [
         {"role": "user", "content": [{"text": "Is the outcome unknown?"}]},  # a prompt saying it is not one
         {"role": "assistant", "content": [{"toolUse": {"toolUseId": "a", "name": "pay", "input": {}}}]},
-        _result("a", "interrupted before its result was recorded; outcome unknown", "error"),
+        _result("a", "the bank timed out: outcome unknown", "error"),  # a user's own tool may say it too
     ]
     assert judge.unknown_outcomes(messages) == {"a": 2}
     assert judge.unknown_outcomes(messages[:2]) == {}
+
+
+def test_a_booking_a_crash_hid_is_stored_with_a_result_that_says_outcome_unknown(tmp_path: Path) -> None:
+    chaos = AgentChaos(trip_agent, PROMPTS[:1])
+    golden = run_golden(chaos, tmp_path)
+    outcome = crash_at(golden, "default/inv[0]/turn[0]/tool[1]:book_flight/tool.executed")
+    assert outcome.ok, outcome.describe()
+    for resumed in outcome.resumed:
+        [conversation] = found_on(chaos, resumed.place).stored.values()
+        results = {
+            block["toolResult"]["toolUseId"]: block["toolResult"]
+            for message in conversation
+            for block in message["content"]
+            if "toolResult" in block
+        }
+        assert len(resumed.unknown) == 2  # both bookings had started, neither's result was stored
+        for call in resumed.unknown:
+            assert results[call]["status"] == "error"
+            assert "outcome unknown" in results[call]["content"][0]["text"]
 
 
 def test_where_the_run_left_the_golden_path_an_effect_may_be_missing_but_never_twice() -> None:

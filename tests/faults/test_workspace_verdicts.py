@@ -1,11 +1,16 @@
 """The gate never blames a committed tool: with an appending tool that is not marked non-idempotent, a point fails
 `workspace` exactly where a real crash and a real resume run the tool twice (after it ran and before its result
-was committed), and passes everywhere else, as a real crash shows point by point; and a resume stopped where it
+was committed), and passes everywhere else, as a real crash shows point by point (in process at every point, and
+for the points around one call a SIGKILLed process resumed by `strands run --resume`); and a resume stopped where it
 converged on the golden run is judged on a workspace holding exactly the committed effects, so concurrent units
 whose tools write files idempotently pass every point."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -13,8 +18,9 @@ from typing import Any
 import pytest
 from strands import tool
 
-from strands_durable import InjectedCrash, LocalStore, RunOptions, resume, run_workflow, tool_workspace
+from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, resume, run_workflow, tool_workspace
 from strands_durable.faults.classes.registry import explore_fault
+from strands_durable.faults.kit.forking import run_in_child
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.observe import crash_at
 from strands_durable.faults.kit.runs import run_golden
@@ -149,3 +155,99 @@ def test_concurrent_units_whose_tools_write_idempotently_pass_every_point(fault:
     run = explore_fault(fault, target, tmp_path / "work", **EVERY_POINT[fault])
     assert run.explored > 50 and run.outcomes["converged"] > 0, run.summary()
     assert not run.findings, describe(run.findings)
+
+
+LEDGER_TOOLS = '''
+from strands import tool
+
+from strands_durable import tool_workspace
+
+
+@tool(context=True)
+def record_unmarked(amount: str, tool_context) -> str:
+    """Append a payment to the ledger (not marked non-idempotent).
+
+    Args:
+        amount: The amount paid.
+    """
+    scratch = tool_workspace(tool_context)
+    scratch.mkdir(parents=True, exist_ok=True)
+    with open(scratch / "ledger.txt", "a", encoding="utf-8") as ledger:
+        ledger.write(f"paid {amount}\\n")
+    return "recorded"
+'''
+
+
+def _cli_spec(root: Path) -> Path:
+    """SPEC_WITH_LEDGER with its tool in a module beside the spec, so `strands run --resume` finds it too."""
+    (root / "ledger_tools.py").write_text(LEDGER_TOOLS, encoding="utf-8")
+    spec = SPEC_WITH_LEDGER.format(tool="record_unmarked").replace(
+        "agents:", 'tools:\n  python: ["ledger_tools:record_unmarked"]\nagents:', 1
+    )
+    path = root / "payments.strands.yaml"
+    path.write_text(spec, encoding="utf-8")
+    return path
+
+
+def _ledger_of(sessions: Path) -> Counter[str]:
+    ledger = LocalStore(sessions).workspace("s").scratch_dir / "ledger.txt"
+    return Counter(ledger.read_text(encoding="utf-8").splitlines())
+
+
+def _killed_and_resumed_by_the_cli(spec: Path, point_id: str, root: Path) -> Counter[str]:
+    """A child process runs the spec and is SIGKILLed at `point_id`; `strands run --resume` finishes it. The
+    ledger it leaves."""
+    sessions = root / "sessions"
+    bus = CrashPoints()
+    bus.subscribe(lambda point: os.kill(os.getpid(), signal.SIGKILL) if point.id == point_id else None)
+
+    def crashing_run() -> int:
+        run_workflow(
+            spec,
+            RunOptions(provider="synthetic", out_dir=root / "out", crash_points=bus),
+            store=LocalStore(sessions),
+            session_id="s",
+        )
+        return 0
+
+    assert run_in_child(crashing_run).signal == signal.SIGKILL
+    resumed = subprocess.run(
+        [sys.executable, "-m", "strands_durable", "run", "--resume", "s", "--sessions-dir", str(sessions)],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    return _ledger_of(sessions)
+
+
+@pytest.mark.slow
+def test_a_killed_run_that_strands_run_resume_finishes_runs_an_unmarked_tool_twice_only_before_its_commit(
+    tmp_path: Path,
+) -> None:
+    spec = _cli_spec(tmp_path)
+    seen: list[str] = []
+    bus = CrashPoints()
+    bus.subscribe(lambda point: seen.append(point.id))
+    golden_sessions = tmp_path / "golden"
+    run_workflow(
+        spec,
+        RunOptions(provider="synthetic", out_dir=tmp_path / "out", crash_points=bus),
+        store=LocalStore(golden_sessions),
+        session_id="s",
+    )
+    golden = _ledger_of(golden_sessions)
+    call = next(i.removesuffix("/tool.executed") for i in seen if i.endswith("/tool.executed"))
+    # the points from the first call's start to two past its result's commit
+    window = seen[seen.index(f"{call}/tool.before") : seen.index(f"{call}/tool.committed") + 3]
+    assert {f"{call}/result/store.after_commit", f"{call}/tool.committed"} <= set(window)
+    twice = {
+        point_id
+        for index, point_id in enumerate(window)
+        if _killed_and_resumed_by_the_cli(spec, point_id, tmp_path / f"kill-{index}") != golden
+    }
+    assert twice == {f"{call}/tool.executed", f"{call}/result/store.before_commit"}

@@ -21,9 +21,10 @@ its end). The rule names are `Finding.rule`:
 Over a Python agent, Graph or Swarm (faults/agents/engine.py), what a fresh build of the user's factory finds:
 `invalid-request` (`requests_valid`), `tool-rerun` (`stored_tools_not_rerun`), `model-rerequest`
 (`stored_turns_not_rerequested`), `history` (`same_history`), `state` (`same_state`), `workspace`
-(`same_workspace`), `identical` (`same_results`), and where a call was answered "outcome unknown" (found in the
-stored conversation, `unknown_outcomes`) `unknown-outcome` instead of the three before (`unknown_only_where_unstored`,
-`same_until_unknown`, `no_effect_twice`).
+(`same_workspace`), `identical` (`same_results`), and where a call was answered "outcome unknown" (a result whose
+text holds `OUTCOME_UNKNOWN`, found in the stored conversation, `unknown_outcomes`) `unknown-outcome` instead of the
+four before (`unknown_only_where_unstored`, `same_until_unknown`, `no_effect_twice`): what follows that result, and
+so `agent.state`, is not compared.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from strands_durable.faults.kit.golden import GoldenRun
 from strands_durable.faults.kit.oracle import comparable, history_violations, readable_difference
 from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_view
 from strands_durable.faults.kit.workspace import WORKSPACE_RULE, Files, read_files, workspace_difference
-from strands_durable.history import normalize, synthesized_ids, validate
+from strands_durable.history import OUTCOME_UNKNOWN, normalize, synthesized_ids, validate
 from strands_durable.history.secrets import find_secret_echoes
 from strands_durable.store import LocalStore
 from strands_durable.store.state import SessionState
@@ -270,15 +271,11 @@ def _answer_committed(state: SessionState, request: list[dict[str, Any]], count:
 
 # -- a Python agent, Graph or Swarm (faults/agents/engine.py): what a fresh build of the factory finds ----------------
 
-OUTCOME_UNKNOWN = "outcome unknown"
-"""The words every result of a call whose outcome a crash hid carries (the runtime's synthesized result text holds
-them; tests/faults/test_unknown_outcome_marker.py pins it): what the judge looks for, and what a user reading the
-conversation sees."""
-
 
 def unknown_outcomes(messages: Iterable[dict[str, Any]]) -> dict[str, int]:
-    """toolUseId -> the index of the message holding its result, for each tool result answered "outcome unknown"
-    (its text contains `OUTCOME_UNKNOWN`)."""
+    """toolUseId -> the index of the message holding its result, for each tool result answered "outcome unknown":
+    its text contains `OUTCOME_UNKNOWN` (the marker, whoever wrote the result: our synthesized one, an HTTP or MCP
+    executor's, the user's own tool's)."""
     found: dict[str, int] = {}
     for index, message in enumerate(messages):
         for block in message.get("content", ()):
