@@ -9,9 +9,9 @@ self-tests' planted bugs subclass ours). The tests and the docs' run_agent examp
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
+from strands_durable.faults.agents.examples import awaiting
 from strands_durable.faults.agents.run import AgentContext
 
 PROMPTS = (
@@ -34,13 +34,8 @@ SCRIPT: dict[str, list[Any]] = {
 WINDOW = 4  # messages the sliding window keeps: each prompt's turns trim the one before
 
 
-async def _io(turns: int = 10) -> None:
-    """A tool awaiting I/O without a clock: a batch's calls overlap, interleaved the same way in every run."""
-    for _ in range(turns):
-        await asyncio.sleep(0)
-
-
 def trip_tools(ctx: AgentContext) -> list[Any]:
+    """The trip's tools, writing to `ctx.workspace`: the searches, the marked bookings and the email."""
     from strands import tool
 
     from strands_durable.faults.kit.scratch import write_scratch
@@ -56,38 +51,38 @@ def trip_tools(ctx: AgentContext) -> list[Any]:
         """Search flights to a city (counted in `agent.state`; slower than the bookings of its batch)."""
         state = tool_context.agent.state
         state.set("searches", (state.get("searches") or 0) + 1)
-        await _io(30)
+        await awaiting(30)
         return f"TP123 to {city} at 09:00"
 
     @tool
     async def search_hotels(city: str) -> str:
         """Search hotels in a city."""
-        await _io()
+        await awaiting()
         return f"Alfama Inn in {city}"
+
+    async def book(kind: str, name: str, tool_context: Any) -> str:
+        await awaiting()
+        append("bookings.txt", f"{kind} {name}")
+        tool_context.agent.state.set(kind, name)
+        return f"booked {name}"
 
     @non_idempotent
     @tool(context=True)
     async def book_flight(flight: str, tool_context: Any) -> str:
         """Book a flight (charges the card: must not happen twice)."""
-        await _io()
-        append("bookings.txt", f"flight {flight}")
-        tool_context.agent.state.set("flight", flight)
-        return f"booked {flight}"
+        return await book("flight", flight, tool_context)
 
     @non_idempotent
     @tool(context=True)
     async def book_hotel(hotel: str, tool_context: Any) -> str:
         """Book a hotel (charges the card: must not happen twice)."""
-        await _io()
-        append("bookings.txt", f"hotel {hotel}")
-        tool_context.agent.state.set("hotel", hotel)
-        return f"booked {hotel}"
+        return await book("hotel", hotel, tool_context)
 
     @non_idempotent
     @tool(context=True)
     async def send_email(to: str, tool_context: Any) -> str:
         """Email the itinerary, built from what was booked."""
-        await _io()
+        await awaiting()
         state = tool_context.agent.state
         flight, hotel = state.get("flight") or "not booked", state.get("hotel") or "not booked"
         append("outbox.txt", f"to {to}: flight {flight}, hotel {hotel}")
