@@ -88,7 +88,7 @@ def ended_as(golden: GoldenRun, state: SessionState, label: str = "the resumed r
 
 
 def identical(golden: GoldenRun, state: SessionState) -> list[Problem]:
-    """The comparable view (CONTRACT "identical") equals the golden run's."""
+    """The comparable view (docs/contract.md#what-identical-means) equals the golden run's."""
     difference = readable_difference(golden.comparable, comparable(state))
     return [("identical", f"differs from the golden run at {difference}")] if difference else []
 
@@ -383,7 +383,7 @@ def same_until_unknown(
     golden: dict[str, list[dict[str, Any]]], stored: dict[str, list[dict[str, Any]]]
 ) -> list[Problem]:
     """Each stored conversation (normalised, by conversation key) that answers a call "outcome unknown" equals the
-    golden run's up to that result; what follows it is not compared (CONTRACT "identical")."""
+    golden run's up to that result; what follows it is not compared (docs/contract.md#what-identical-means)."""
     problems = []
     for key, messages in sorted(stored.items()):
         found = unknown_outcomes(messages)
