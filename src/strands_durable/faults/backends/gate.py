@@ -1,0 +1,189 @@
+"""`run_backend_gate(factory)`: the durability gate for any Strands session backend. The factory returns a
+SessionManager, a SessionRepository or a Storage (detected); every backend is driven through a manager
+(faults/backends/children.py), killed at every crash point of the built-in conversation and resumed both ways
+(explore.py), judged clause by clause (clauses.py), raced by two resumers (resumers.py), and a repository or
+storage also held to the contract of its kind (contract.py). The answer is a `BackendReport` (report.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from strands_durable.errors import DurableError, ExitCode
+from strands_durable.faults.backends import children, clauses, explore
+from strands_durable.faults.backends.context import (
+    BackendFactory,
+    BackendFactoryError,
+    BackendUnavailable,
+    GateContext,
+    absent_clauses,
+    build_backend,
+    factory_name,
+    resolve,
+)
+from strands_durable.faults.backends.pool import Job, run_jobs
+from strands_durable.faults.backends.report import CLAUSES, FAIL, NOT_APPLICABLE, PASS, BackendReport, ClauseResult
+from strands_durable.faults.kit.scratch import reset_dir, write_scratch
+from strands_durable.store.fileops import FileOps
+
+RUN_LIMIT_S = 60.0  # one run (the golden run, a killed run, a resume) longer than this is stopped: `liveness` fails
+LEVEL_CHOICES = ("crash-safe", "message-durable", "concurrent-safe")
+
+
+def run_backend_gate(
+    factory: BackendFactory | str,
+    *,
+    name: str | None = None,
+    level: str | None = None,
+    run_limit_s: float = RUN_LIMIT_S,
+    points: Sequence[str] | None = None,
+    workers: int | None = None,
+    workdir: Path | None = None,
+) -> BackendReport:
+    """Gate the backend `factory(ctx)` returns. `level` runs only the clauses that level asks for (the others are
+    "not applicable"); `points` explores only those crash points (a failure's reproduction); `workers` children
+    run at once (default: the CPU count). Raises BackendFactoryError (exit 2) or BackendUnavailable (exit 12) when
+    the factory gives no backend."""
+    if level is not None and level not in LEVEL_CHOICES:
+        raise BackendFactoryError(f"--level: {level!r} is not one of {', '.join(LEVEL_CHOICES)}")
+    label = name or factory_name(factory)
+    made = resolve(factory)
+    absent = absent_clauses(made)
+    warm_imports()
+    started = time.monotonic()
+    root = Path(tempfile.mkdtemp(prefix="strands-backend-gate-")) if workdir is None else workdir
+    try:
+        prefix = f"sdgate{os.getpid()}x{int(time.time() * 1000) % 10**9}"
+        kind = detect_kind(made, label, root, prefix, run_limit_s)
+        setup = children.Setup(made, kind, prefix)
+        report = BackendReport(label, kind)
+        results = _crash_clauses(setup, root, report, points, workers or os.cpu_count() or 2, run_limit_s)
+        for clause in CLAUSES:
+            if clause == "two-resumers" or clause == "durable-per-message":
+                continue
+            report.clauses.append(results[clause])
+        report.clauses.insert(2, _declarable("durable-per-message", results["durable-per-message"], absent, level))
+        report.clauses.append(_declarable("two-resumers", results["two-resumers"], absent, level))
+        report.seconds = time.monotonic() - started
+        return report
+    finally:
+        if workdir is None:
+            FileOps().remove_tree(root)
+
+
+def warm_imports() -> None:
+    """What every child uses, imported once here: each forked child then starts warm."""
+    import strands.session.repository_session_manager
+    import strands.session.snapshot_session_manager
+    import strands.tools.executors  # noqa: F401
+
+    import strands_durable.faults.agents.run
+    import strands_durable.history
+    import strands_durable.models.request
+    import strands_durable.models.scripted
+    import strands_durable.sdk.profiles  # noqa: F401
+
+
+def detect_kind(factory: BackendFactory, label: str, root: Path, prefix: str, limit_s: float) -> str:
+    """Which kind the factory returns, asked in a child (the parent never holds the backend's connections)."""
+    place = root / "detect"
+    reset_dir(place)
+    answer = place / "kind.json"
+
+    def body() -> int:
+        ctx = GateContext("gate-detect", place / "backend", prefix)
+        try:
+            kind, backend = build_backend(factory, ctx, label)
+        except DurableError as exc:
+            write_scratch(answer, json.dumps({"error": str(exc), "exit": int(exc.exit_code)}).encode())
+            return 0
+        close = getattr(backend, "close", None)
+        if callable(close) and kind == "session-manager":
+            close()
+        write_scratch(answer, json.dumps({"kind": kind}).encode())
+        return 0
+
+    job = Job("detect", [lambda: body])
+    run_jobs([job], workers=1, limit_s=limit_s)
+    if job.overran:
+        raise BackendUnavailable(f"backend factory {label} did not return within {limit_s:g} s")
+    if not answer.exists():
+        raise BackendUnavailable(f"backend factory {label} killed the process calling it ({job.exits[0].describe()})")
+    found = json.loads(answer.read_text())
+    if "error" in found:
+        error = BackendUnavailable if found["exit"] == int(ExitCode.IO) else BackendFactoryError
+        raise error(found["error"])
+    return str(found["kind"])
+
+
+def _crash_clauses(
+    setup: children.Setup,
+    root: Path,
+    report: BackendReport,
+    points: Sequence[str] | None,
+    workers: int,
+    limit_s: float,
+) -> dict[str, ClauseResult]:
+    """Every clause judged over the golden run and every crash point."""
+    reproduce = f"strands chaos backend {report.backend}"
+    try:
+        golden = explore.run_golden(setup, root, limit_s=limit_s)
+    except explore.GoldenFailed as failed:
+        clause = "liveness" if "limit" in str(failed) else "valid-history"
+        return _all_results({clause: [f"{failed}"]}, reproduce, not_run=str(failed))
+    report.repository_calls = golden.calls
+    chosen = [p for p in golden.points if points is None or p in points]
+    report.crash_points = len(chosen)
+    runs = explore.crash_everywhere(setup, root, golden, points=chosen, workers=workers, limit_s=limit_s)
+    explore.read_resumes(runs)
+    found: dict[str, list[str]] = {}
+    where: dict[str, str] = {}
+    for run in runs:
+        for clause, detail in clauses.judge_point(golden, run):
+            found.setdefault(clause, []).append(f"kill at {run.point}, resumed by {run.style}: {detail}")
+            where.setdefault(clause, run.point)
+    for finding in explore.not_fired(runs):
+        found.setdefault("liveness", []).append(f"kill at {finding.point}: {finding.detail}")
+    results = _all_results(found, reproduce, where=where, explored=sum(r.resume is not None for r in runs))
+    results["nodes-not-rerun"] = ClauseResult(
+        "nodes-not-rerun", NOT_APPLICABLE, "not measured yet: the Graph and Swarm conversations are not in the gate"
+    )
+    results["two-resumers"] = ClauseResult("two-resumers", NOT_APPLICABLE, "not measured yet")
+    return results
+
+
+def _all_results(
+    found: dict[str, list[str]],
+    reproduce: str,
+    *,
+    where: dict[str, str] | None = None,
+    explored: int = 0,
+    not_run: str = "",
+) -> dict[str, ClauseResult]:
+    results = {}
+    for clause in CLAUSES:
+        problems = found.get(clause, [])
+        if problems:
+            point = (where or {}).get(clause)
+            command = f"{reproduce} --point '{point}'" if point else reproduce
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            results[clause] = ClauseResult(clause, FAIL, problems[0] + more, command)
+        elif not_run:
+            results[clause] = ClauseResult(clause, NOT_APPLICABLE, f"not judged: {not_run}")
+        else:
+            results[clause] = ClauseResult(clause, PASS, f"{explored} killed runs resumed")
+    return results
+
+
+def _declarable(clause: str, result: ClauseResult, absent: frozenset[str], level: str | None) -> ClauseResult:
+    """A clause the factory declared absent, or one the asked level does not need, is not applicable."""
+    if clause in absent:
+        return ClauseResult(clause, NOT_APPLICABLE, "declared absent by the factory (strands_chaos_absent)")
+    needs = {"durable-per-message": ("message-durable", "concurrent-safe"), "two-resumers": ("concurrent-safe",)}
+    if level is not None and level not in needs[clause]:
+        return ClauseResult(clause, NOT_APPLICABLE, f"not run: --level {level} does not ask for it")
+    return result
