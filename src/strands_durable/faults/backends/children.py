@@ -21,6 +21,7 @@ from strands_durable.faults.backends.instrument import (
     CallLog,
     CallProxy,
     bracket_hooks,
+    handled_events,
     proxy_manager,
 )
 from strands_durable.faults.kit.golden import dump_points
@@ -83,7 +84,7 @@ def build_agent(setup: Setup, place: Place, run: Run, log: CallLog, phase: str) 
     if isinstance(getattr(manager, "crash_points", None), CrashPoints):
         manager.crash_points = committed_results(run)  # ours: which tool results it committed, not more points
     agent = conversation.agent(manager, place.workspace, phase)
-    agent.hooks.add_hook(bracket_hooks(run.bus, log))
+    agent.hooks.add_hook(bracket_hooks(run.bus, log, handled_events(manager)))
     agent.model = _counting(agent.model, run)
     return agent
 
@@ -127,7 +128,7 @@ def stored_view(agent: Any) -> list[Any]:
     return list(conv.messages) if conv is not None else list(agent.messages)
 
 
-def _close(agent: Any) -> None:
+def close_agent(agent: Any) -> None:
     close = getattr(getattr(agent, "_session_manager", None), "close", None)
     if callable(close):
         close()
@@ -144,7 +145,7 @@ def golden(setup: Setup, place: Place) -> int:
             agent(prompt)
             ends.append(len(agent.messages))
         history = plain(agent.messages)
-        _close(agent)
+        close_agent(agent)
     record = {
         "points": json.loads(dump_points(run.points)),
         "history": history,
@@ -208,7 +209,7 @@ def resuming(setup: Setup, place: Place, style: str, start: int) -> int:
                     agent(interrupted)
                 for prompt in conversation.PROMPTS[start + 1 :]:
                     agent(prompt)
-            _close(agent)
+            close_agent(agent)
         except Exception as exc:
             record["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     record["invalid"] = [r.invalid[0] for r in run.requests if r.invalid]
@@ -226,7 +227,7 @@ def load_stored(setup: Setup, place: Place) -> dict[str, Any]:
         with Run() as run:
             agent = build_agent(setup, place, run, log, "load")
             stored = {"stored": plain(agent.messages), "stored_raw": raw(agent.messages)}
-            _close(agent)
+            close_agent(agent)
             return stored
     except Exception as exc:
         return {"error": f"the session does not load after the resume: {type(exc).__name__}: {exc}"}

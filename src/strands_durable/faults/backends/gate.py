@@ -1,8 +1,10 @@
 """`run_backend_gate(factory)`: the durability gate for any Strands session backend. The factory returns a
-SessionManager, a SessionRepository or a Storage (detected); every backend is driven through a manager
+SessionManager, a SessionRepository or a Storage (detected in a child); every backend is driven through a manager
 (faults/backends/children.py), killed at every crash point of the built-in conversation and resumed both ways
-(explore.py), judged clause by clause (clauses.py), raced by two resumers (resumers.py), and a repository or
-storage also held to the contract of its kind (contract.py). The answer is a `BackendReport` (report.py)."""
+(explore.py), judged clause by clause (clauses.py), raced by two resumers (resumers.py); a repository or storage
+is also held to the contract of its kind (contract.py), and a crash clause that fails as well over a correct
+backend of its kind (strands_durable.testing.backends) is attributed to the SDK's layer. The answer is a
+`BackendReport` (report.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from strands_durable.errors import DurableError, ExitCode
-from strands_durable.faults.backends import children, clauses, explore
+from strands_durable.faults.backends import children, clauses, contract, explore, resumers
 from strands_durable.faults.backends.context import (
+    MANAGER,
+    REPOSITORY,
     BackendFactory,
     BackendFactoryError,
     BackendUnavailable,
@@ -26,12 +30,21 @@ from strands_durable.faults.backends.context import (
     resolve,
 )
 from strands_durable.faults.backends.pool import Job, run_jobs
-from strands_durable.faults.backends.report import CLAUSES, FAIL, NOT_APPLICABLE, PASS, BackendReport, ClauseResult
+from strands_durable.faults.backends.report import (
+    CRASH_CLAUSES,
+    FAIL,
+    NOT_APPLICABLE,
+    PASS,
+    BackendReport,
+    ClauseResult,
+)
 from strands_durable.faults.kit.scratch import reset_dir, write_scratch
 from strands_durable.store.fileops import FileOps
 
 RUN_LIMIT_S = 60.0  # one run (the golden run, a killed run, a resume) longer than this is stopped: `liveness` fails
 LEVEL_CHOICES = ("crash-safe", "message-durable", "concurrent-safe")
+SDK_LAYER = {REPOSITORY: "RepositorySessionManager", "storage": "SnapshotSessionManager"}
+_REFERENCE_FAILS: dict[tuple[str, tuple[str, ...] | None], set[str]] = {}  # (kind, points) -> crash clauses failed
 
 
 def run_backend_gate(
@@ -46,8 +59,8 @@ def run_backend_gate(
 ) -> BackendReport:
     """Gate the backend `factory(ctx)` returns. `level` runs only the clauses that level asks for (the others are
     "not applicable"); `points` explores only those crash points (a failure's reproduction); `workers` children
-    run at once (default: the CPU count). Raises BackendFactoryError (exit 2) or BackendUnavailable (exit 12) when
-    the factory gives no backend."""
+    run at once (default: the CPU count); `run_limit_s` stops any one run (`liveness`). Raises BackendFactoryError
+    (exit 2) or BackendUnavailable (exit 12) when the factory gives no backend."""
     if level is not None and level not in LEVEL_CHOICES:
         raise BackendFactoryError(f"--level: {level!r} is not one of {', '.join(LEVEL_CHOICES)}")
     label = name or factory_name(factory)
@@ -61,13 +74,20 @@ def run_backend_gate(
         kind = detect_kind(made, label, root, prefix, run_limit_s)
         setup = children.Setup(made, kind, prefix)
         report = BackendReport(label, kind)
-        results = _crash_clauses(setup, root, report, points, workers or os.cpu_count() or 2, run_limit_s)
-        for clause in CLAUSES:
-            if clause == "two-resumers" or clause == "durable-per-message":
-                continue
-            report.clauses.append(results[clause])
-        report.clauses.insert(2, _declarable("durable-per-message", results["durable-per-message"], absent, level))
-        report.clauses.append(_declarable("two-resumers", results["two-resumers"], absent, level))
+        if kind != MANAGER:
+            report.clauses += _contract_results(made, kind, root, prefix, run_limit_s, label)
+        count = workers or os.cpu_count() or 2
+        crash = _crash_clauses(setup, root, report, points, count, run_limit_s)
+        if kind != MANAGER:
+            _attribute(crash, kind, points, count, run_limit_s)
+        racing = "two-resumers" not in absent and level in (None, "concurrent-safe") and points is None
+        raced = _two_resumers(setup, root, label, run_limit_s) if racing else None
+        for clause in CRASH_CLAUSES:
+            result = crash[clause]
+            report.clauses.append(
+                _declarable(clause, result, absent, level) if clause == "durable-per-message" else result
+            )
+        report.clauses.append(_declarable("two-resumers", raced, absent, level))
         report.seconds = time.monotonic() - started
         return report
     finally:
@@ -97,13 +117,10 @@ def detect_kind(factory: BackendFactory, label: str, root: Path, prefix: str, li
     def body() -> int:
         ctx = GateContext("gate-detect", place / "backend", prefix)
         try:
-            kind, backend = build_backend(factory, ctx, label)
+            kind, _backend = build_backend(factory, ctx, label)
         except DurableError as exc:
             write_scratch(answer, json.dumps({"error": str(exc), "exit": int(exc.exit_code)}).encode())
             return 0
-        close = getattr(backend, "close", None)
-        if callable(close) and kind == "session-manager":
-            close()
         write_scratch(answer, json.dumps({"kind": kind}).encode())
         return 0
 
@@ -120,6 +137,23 @@ def detect_kind(factory: BackendFactory, label: str, root: Path, prefix: str, li
     return str(found["kind"])
 
 
+def _contract_results(
+    factory: BackendFactory, kind: str, root: Path, prefix: str, limit_s: float, label: str
+) -> list[ClauseResult]:
+    meanings = contract.REPOSITORY_CLAUSES if kind == REPOSITORY else contract.STORAGE_CLAUSES
+    found = contract.run_contract(factory, kind, root, prefix, limit_s)
+    results = []
+    for clause in meanings:
+        outcome, detail = found[clause]
+        if outcome == "absent":
+            results.append(ClauseResult(clause, NOT_APPLICABLE, f"declared absent: {detail}"))
+        elif outcome == "fail":
+            results.append(ClauseResult(clause, FAIL, detail, f"strands chaos backend {label}"))
+        else:
+            results.append(ClauseResult(clause, PASS, meanings[clause]))
+    return results
+
+
 def _crash_clauses(
     setup: children.Setup,
     root: Path,
@@ -128,7 +162,7 @@ def _crash_clauses(
     workers: int,
     limit_s: float,
 ) -> dict[str, ClauseResult]:
-    """Every clause judged over the golden run and every crash point."""
+    """Every crash clause judged over the golden run and every crash point."""
     reproduce = f"strands chaos backend {report.backend}"
     try:
         golden = explore.run_golden(setup, root, limit_s=limit_s)
@@ -152,8 +186,38 @@ def _crash_clauses(
     results["nodes-not-rerun"] = ClauseResult(
         "nodes-not-rerun", NOT_APPLICABLE, "not measured yet: the Graph and Swarm conversations are not in the gate"
     )
-    results["two-resumers"] = ClauseResult("two-resumers", NOT_APPLICABLE, "not measured yet")
     return results
+
+
+def _attribute(
+    results: dict[str, ClauseResult], kind: str, points: Sequence[str] | None, workers: int, limit_s: float
+) -> None:
+    """A crash clause that fails as well over the correct backend of this kind fails because of the SDK's layer
+    above it: said so in its detail (it still fails: a user of this backend meets it)."""
+    failing = [name for name, result in results.items() if result.outcome == FAIL]
+    if not failing:
+        return
+    key = (kind, tuple(points) if points is not None else None)
+    if key not in _REFERENCE_FAILS:
+        from strands_durable.testing import backends
+
+        reference = getattr(backends, backends.REFERENCES[kind])
+        with tempfile.TemporaryDirectory(prefix="strands-backend-reference-") as scratch:
+            setup = children.Setup(reference, kind, f"sdref{os.getpid()}")
+            crash = _crash_clauses(setup, Path(scratch), BackendReport("reference", kind), points, workers, limit_s)
+        _REFERENCE_FAILS[key] = {name for name, result in crash.items() if result.outcome == FAIL}
+    for name in failing:
+        if name in _REFERENCE_FAILS[key]:
+            result = results[name]
+            layer = SDK_LAYER[kind]
+            result.detail = f"the SDK's {layer} fails it over a correct {kind} too; here: {result.detail}"
+
+
+def _two_resumers(setup: children.Setup, root: Path, label: str, limit_s: float) -> ClauseResult:
+    problems = resumers.race(setup, root, limit_s=limit_s)
+    if problems:
+        return ClauseResult("two-resumers", FAIL, problems[0], f"strands chaos backend {label} --level concurrent-safe")
+    return ClauseResult("two-resumers", PASS, "one resumer got an error; nothing it sent is stored")
 
 
 def _all_results(
@@ -165,7 +229,7 @@ def _all_results(
     not_run: str = "",
 ) -> dict[str, ClauseResult]:
     results = {}
-    for clause in CLAUSES:
+    for clause in CRASH_CLAUSES:
         problems = found.get(clause, [])
         if problems:
             point = (where or {}).get(clause)
@@ -179,11 +243,13 @@ def _all_results(
     return results
 
 
-def _declarable(clause: str, result: ClauseResult, absent: frozenset[str], level: str | None) -> ClauseResult:
+def _declarable(clause: str, result: ClauseResult | None, absent: frozenset[str], level: str | None) -> ClauseResult:
     """A clause the factory declared absent, or one the asked level does not need, is not applicable."""
     if clause in absent:
         return ClauseResult(clause, NOT_APPLICABLE, "declared absent by the factory (strands_chaos_absent)")
     needs = {"durable-per-message": ("message-durable", "concurrent-safe"), "two-resumers": ("concurrent-safe",)}
     if level is not None and level not in needs[clause]:
         return ClauseResult(clause, NOT_APPLICABLE, f"not run: --level {level} does not ask for it")
+    if result is None:
+        return ClauseResult(clause, NOT_APPLICABLE, "not run: only the given crash points were explored")
     return result

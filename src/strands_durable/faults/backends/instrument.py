@@ -42,9 +42,20 @@ class CallLog:
     durable_messages: int = 0  # messages whose MessageAddedEvent had returned (set by the bracket hooks)
 
 
-def bracket_hooks(bus: CrashPoints, log: CallLog) -> Any:
+def handled_events(manager: Any) -> set[type]:
+    """The hook event types the session manager registers a callback for (asked of a registry of its own)."""
+    from strands.hooks import HookRegistry
+
+    registry = HookRegistry()
+    manager.register_hooks(registry)
+    return set(registry._registered_callbacks)  # the SDK's registry has no public per-type query
+
+
+def bracket_hooks(bus: CrashPoints, log: CallLog, handled: set[type]) -> Any:
     """A HookProvider emitting a crash point before (SDK_FIRST) and after (SDK_LAST) the callbacks of every agent
-    and multi-agent hook event; after a MessageAddedEvent's last callback returned, the message counts as durable."""
+    and multi-agent hook event; the point before only for the events the manager handles (`handled`): elsewhere
+    nothing of the backend runs between the two, and a kill at either leaves the same. After a
+    MessageAddedEvent's last callback returned, the message counts as durable."""
     from strands.hooks import (
         AfterInvocationEvent,
         AfterModelCallEvent,
@@ -85,7 +96,9 @@ def bracket_hooks(bus: CrashPoints, log: CallLog) -> Any:
     class BracketHooks(HookProvider):
         def register_hooks(self, registry: Any, **kwargs: Any) -> None:
             for event_type, site, where in events:
-                registry.add_callback(event_type, emitter(site, where, "first", event_type), order=HookOrder.SDK_FIRST)
+                if event_type in handled:
+                    first = emitter(site, where, "first", event_type)
+                    registry.add_callback(event_type, first, order=HookOrder.SDK_FIRST)
                 registry.add_callback(event_type, emitter(site, where, "last", event_type), order=HookOrder.SDK_LAST)
 
     return BracketHooks()
