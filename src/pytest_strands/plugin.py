@@ -233,6 +233,15 @@ class ChaosFixture:
         known = {k: v for k, v in self.defaults.items() if k in ("max_points", "session_id", "cassette")}
         return run_agent(self.node, self.suite, build_agent, prompts, {**known, **options})
 
+    def gate_backend(self, factory: Any, **options: Any) -> Any:
+        """The backend gate over `factory(ctx)` (a SessionManager, SessionRepository or Storage; or
+        "module:function"): options `level`, `run_limit_s`, `points`, `name`. Its BackendReport; raises
+        ChaosFailure naming the failed clauses (pytest_strands/backends.py, docs/backends.md)."""
+        from pytest_strands.backends import gate_backend
+
+        known = {k: v for k, v in self.defaults.items() if k in ("level", "run_limit_s")}
+        return gate_backend(self.node, factory, {**known, **options})
+
     @staticmethod
     def point(name: str) -> None:
         """A crash point inside a tool body (run_agent crashes there too); nothing outside a chaos run."""

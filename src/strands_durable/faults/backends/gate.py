@@ -44,7 +44,7 @@ from strands_durable.store.fileops import FileOps
 RUN_LIMIT_S = 60.0  # one run (the golden run, a killed run, a resume) longer than this is stopped: `liveness` fails
 LEVEL_CHOICES = ("crash-safe", "message-durable", "concurrent-safe")
 SDK_LAYER = {REPOSITORY: "RepositorySessionManager", "storage": "SnapshotSessionManager"}
-_REFERENCE_FAILS: dict[tuple[str, tuple[str, ...] | None], set[str]] = {}  # (kind, points) -> crash clauses failed
+_REFERENCE_FAILS: dict[tuple[str, tuple[str, ...] | None, int], set[str]] = {}  # (kind, points) -> crash clauses failed
 
 
 def run_backend_gate(
@@ -54,11 +54,13 @@ def run_backend_gate(
     level: str | None = None,
     run_limit_s: float = RUN_LIMIT_S,
     points: Sequence[str] | None = None,
+    every: int = 1,
     workers: int | None = None,
     workdir: Path | None = None,
 ) -> BackendReport:
     """Gate the backend `factory(ctx)` returns. `level` runs only the clauses that level asks for (the others are
-    "not applicable"); `points` explores only those crash points (a failure's reproduction); `workers` children
+    "not applicable"); `points` explores only those crash points (a failure's reproduction), `every` only every
+    n-th point of the golden run (a quicker, partial gate: its report says so); `workers` children
     run at once (default: the CPU count); `run_limit_s` stops any one run (`liveness`). Raises BackendFactoryError
     (exit 2) or BackendUnavailable (exit 12) when the factory gives no backend."""
     if level is not None and level not in LEVEL_CHOICES:
@@ -77,9 +79,9 @@ def run_backend_gate(
         if kind != MANAGER:
             report.clauses += _contract_results(made, kind, root, prefix, run_limit_s, label)
         count = workers or os.cpu_count() or 2
-        crash = _crash_clauses(setup, root, report, points, count, run_limit_s)
+        crash = _crash_clauses(setup, root, report, points, every, count, run_limit_s)
         if kind != MANAGER:
-            _attribute(crash, kind, points, count, run_limit_s)
+            _attribute(crash, kind, points, every, count, run_limit_s)
         racing = "two-resumers" not in absent and level in (None, "concurrent-safe") and points is None
         raced = _two_resumers(setup, root, label, run_limit_s) if racing else None
         for clause in CRASH_CLAUSES:
@@ -159,6 +161,7 @@ def _crash_clauses(
     root: Path,
     report: BackendReport,
     points: Sequence[str] | None,
+    every: int,
     workers: int,
     limit_s: float,
 ) -> dict[str, ClauseResult]:
@@ -170,7 +173,7 @@ def _crash_clauses(
         clause = "liveness" if "limit" in str(failed) else "valid-history"
         return _all_results({clause: [f"{failed}"]}, reproduce, not_run=str(failed))
     report.repository_calls = golden.calls
-    chosen = [p for p in golden.points if points is None or p in points]
+    chosen = [p for p in golden.points[:: max(1, every)] if points is None or p in points]
     report.crash_points = len(chosen)
     runs = explore.crash_everywhere(setup, root, golden, points=chosen, workers=workers, limit_s=limit_s)
     explore.read_resumes(runs)
@@ -183,6 +186,9 @@ def _crash_clauses(
     for finding in explore.not_fired(runs):
         found.setdefault("liveness", []).append(f"kill at {finding.point}: {finding.detail}")
     results = _all_results(found, reproduce, where=where, explored=sum(r.resume is not None for r in runs))
+    if every > 1:
+        for result in results.values():
+            result.detail += f" (a partial gate: every {every}th crash point)" if result.outcome == PASS else ""
     results["nodes-not-rerun"] = ClauseResult(
         "nodes-not-rerun", NOT_APPLICABLE, "not measured yet: the Graph and Swarm conversations are not in the gate"
     )
@@ -190,21 +196,27 @@ def _crash_clauses(
 
 
 def _attribute(
-    results: dict[str, ClauseResult], kind: str, points: Sequence[str] | None, workers: int, limit_s: float
+    results: dict[str, ClauseResult],
+    kind: str,
+    points: Sequence[str] | None,
+    every: int,
+    workers: int,
+    limit_s: float,
 ) -> None:
     """A crash clause that fails as well over the correct backend of this kind fails because of the SDK's layer
     above it: said so in its detail (it still fails: a user of this backend meets it)."""
     failing = [name for name, result in results.items() if result.outcome == FAIL]
     if not failing:
         return
-    key = (kind, tuple(points) if points is not None else None)
+    key = (kind, tuple(points) if points is not None else None, every)
     if key not in _REFERENCE_FAILS:
         from strands_durable.testing import backends
 
         reference = getattr(backends, backends.REFERENCES[kind])
         with tempfile.TemporaryDirectory(prefix="strands-backend-reference-") as scratch:
             setup = children.Setup(reference, kind, f"sdref{os.getpid()}")
-            crash = _crash_clauses(setup, Path(scratch), BackendReport("reference", kind), points, workers, limit_s)
+            reference_report = BackendReport("reference", kind)
+            crash = _crash_clauses(setup, Path(scratch), reference_report, points, every, workers, limit_s)
         _REFERENCE_FAILS[key] = {name for name, result in crash.items() if result.outcome == FAIL}
     for name in failing:
         if name in _REFERENCE_FAILS[key]:

@@ -1,6 +1,6 @@
 """Where the gate can kill a backend: a crash point before and after every SDK hook callback of the session
-manager (hooks registered at `HookOrder.SDK_FIRST` and `SDK_LAST`, so whichever order the manager uses its own
-callback is bracketed), and before and after every call into its repository or storage (a proxy put in place of
+manager (hooks at orders below `HookOrder.SDK_FIRST` and above `SDK_LAST`, so whichever order the manager uses
+its own callback is bracketed), and before and after every call into its repository or storage (a proxy put in place of
 `session_repository`, or of a `SnapshotSessionManager`'s storage, after the factory returned). The proxy also
 notes the message ids it sees listed and created, for the `ids-not-reused` clause."""
 
@@ -29,6 +29,7 @@ REPOSITORY_METHODS = (
     "update_multi_agent",
 )
 STORAGE_METHODS = ("write", "read", "delete", "list", "search")
+BEFORE_ALL, AFTER_ALL = -101, 101  # `HookOrder.SDK_FIRST - 1`, `HookOrder.SDK_LAST + 1`: lower runs first
 READS = frozenset({"read_session", "read_agent", "read_message", "list_messages", "read_multi_agent", "read", "list"})
 
 
@@ -52,8 +53,9 @@ def handled_events(manager: Any) -> set[type]:
 
 
 def bracket_hooks(bus: CrashPoints, log: CallLog, handled: set[type]) -> Any:
-    """A HookProvider emitting a crash point before (SDK_FIRST) and after (SDK_LAST) the callbacks of every agent
-    and multi-agent hook event; the point before only for the events the manager handles (`handled`): elsewhere
+    """A HookProvider emitting a crash point before and after the callbacks of every agent and multi-agent hook
+    event (at orders below `HookOrder.SDK_FIRST` and above `SDK_LAST`: whatever order the manager registers at,
+    and although its callbacks were registered first); the point before only for the events the manager handles (`handled`): elsewhere
     nothing of the backend runs between the two, and a kill at either leaves the same. After a
     MessageAddedEvent's last callback returned, the message counts as durable."""
     from strands.hooks import (
@@ -68,7 +70,6 @@ def bracket_hooks(bus: CrashPoints, log: CallLog, handled: set[type]) -> Any:
         HookProvider,
         MessageAddedEvent,
     )
-    from strands.hooks.registry import HookOrder
 
     def tool(event: Any) -> str:
         return f"tool:{event.tool_use['name']}:{event.tool_use['toolUseId']}"
@@ -98,8 +99,8 @@ def bracket_hooks(bus: CrashPoints, log: CallLog, handled: set[type]) -> Any:
             for event_type, site, where in events:
                 if event_type in handled:
                     first = emitter(site, where, "first", event_type)
-                    registry.add_callback(event_type, first, order=HookOrder.SDK_FIRST)
-                registry.add_callback(event_type, emitter(site, where, "last", event_type), order=HookOrder.SDK_LAST)
+                    registry.add_callback(event_type, first, order=BEFORE_ALL)
+                registry.add_callback(event_type, emitter(site, where, "last", event_type), order=AFTER_ALL)
 
     return BracketHooks()
 
