@@ -55,9 +55,9 @@ def handled_events(manager: Any) -> set[type]:
 def bracket_hooks(bus: CrashPoints, log: CallLog, handled: set[type]) -> Any:
     """A HookProvider emitting a crash point before and after the callbacks of every agent and multi-agent hook
     event (at orders below `HookOrder.SDK_FIRST` and above `SDK_LAST`: whatever order the manager registers at,
-    and although its callbacks were registered first); the point before only for the events the manager handles (`handled`): elsewhere
-    nothing of the backend runs between the two, and a kill at either leaves the same. After a
-    MessageAddedEvent's last callback returned, the message counts as durable."""
+    and although its callbacks were registered first); the point before only for the events the manager handles
+    (`handled`): elsewhere nothing of the backend runs between the two, and a kill at either leaves the same.
+    After a MessageAddedEvent's last callback returned, the message counts as durable."""
     from strands.hooks import (
         AfterInvocationEvent,
         AfterModelCallEvent,
