@@ -6,6 +6,7 @@ process's notes stay), which is how the gate counts executions across processes.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,26 @@ def executions(workspace: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def tools(workspace: Path, phase: str) -> list[Any]:
+@dataclass
+class Where:
+    """The run the tools are working for (set per run: the tools themselves are made once, in the warm parent)."""
+
+    workspace: Path = Path()
+    phase: str = ""
+
+
+CURRENT = Where()
+_TOOLS: list[Any] = []
+
+
+def tools() -> list[Any]:
+    """The conversation's tools, decorated once per process (a forked child inherits them warm)."""
+    if not _TOOLS:
+        _TOOLS.extend(_make_tools())
+    return _TOOLS
+
+
+def _make_tools() -> list[Any]:
     import asyncio
 
     from strands import tool
@@ -60,16 +80,17 @@ def tools(workspace: Path, phase: str) -> list[Any]:
     from strands_durable.runner.marks import non_idempotent
 
     async def body(tool_use_id: str, name: str) -> None:
-        note(workspace, {"id": tool_use_id, "tool": name, "event": "start", "phase": phase})
+        note(CURRENT.workspace, {"id": tool_use_id, "tool": name, "event": "start", "phase": CURRENT.phase})
         for _ in range(AWAITS):
             await asyncio.sleep(0)
-        note(workspace, {"id": tool_use_id, "tool": name, "event": "end", "phase": phase})
+        note(CURRENT.workspace, {"id": tool_use_id, "tool": name, "event": "end", "phase": CURRENT.phase})
 
     @tool(context=True)
     async def add_expense(item: str, amount: float, tool_context: Any) -> str:
         """Record one expense."""
         await body(tool_context.tool_use["toolUseId"], "add_expense")
-        write_scratch(workspace / "expenses" / f"{item}.json", json.dumps({"item": item, "amount": amount}).encode())
+        data = json.dumps({"item": item, "amount": amount}).encode()
+        write_scratch(CURRENT.workspace / "expenses" / f"{item}.json", data)
         return f"recorded {item}: {amount}"
 
     @non_idempotent
@@ -101,10 +122,11 @@ def agent(session_manager: Any, workspace: Path, phase: str) -> Any:
     from strands_durable.models.scripted import ScriptedModel
 
     _SCRATCH.makedirs(workspace, durable=False)
+    CURRENT.workspace, CURRENT.phase = workspace, phase  # one run at a time per process
     return Agent(
         agent_id="gate-agent",
         model=ScriptedModel(SCRIPT),
-        tools=tools(workspace, phase),
+        tools=tools(),
         system_prompt="You record and pay expenses.",
         callback_handler=None,
         session_manager=session_manager,

@@ -29,7 +29,7 @@ from strands_durable.faults.backends.context import (
     factory_name,
     resolve,
 )
-from strands_durable.faults.backends.pool import Job, run_jobs
+from strands_durable.faults.backends.pool import FORKED, Job, run_jobs
 from strands_durable.faults.backends.report import (
     CRASH_CLAUSES,
     FAIL,
@@ -73,17 +73,24 @@ def run_backend_gate(
     root = Path(tempfile.mkdtemp(prefix="strands-backend-gate-")) if workdir is None else workdir
     try:
         prefix = f"sdgate{os.getpid()}x{int(time.time() * 1000) % 10**9}"
+        forked = FORKED[0]
+        clock = PhaseClock()
         kind = detect_kind(made, label, root, prefix, run_limit_s)
         setup = children.Setup(made, kind, prefix)
-        report = BackendReport(label, kind)
+        report = BackendReport(label, kind, phases=clock.phases)
+        clock.lap("detect")
         if kind != MANAGER:
             report.clauses += _contract_results(made, kind, root, prefix, run_limit_s, label)
+            clock.lap("contract")
         count = workers or os.cpu_count() or 2
-        crash = _crash_clauses(setup, root, report, points, every, count, run_limit_s)
+        crash = _crash_clauses(setup, root, report, points, every, count, run_limit_s, clock)
         if kind != MANAGER:
             _attribute(crash, kind, points, every, count, run_limit_s)
+            clock.lap("attribution")
         racing = "two-resumers" not in absent and level in (None, "concurrent-safe") and points is None
         raced = _two_resumers(setup, root, label, run_limit_s) if racing else None
+        clock.lap("two-resumers")
+        report.children = FORKED[0] - forked
         for clause in CRASH_CLAUSES:
             result = crash[clause]
             report.clauses.append(
@@ -97,6 +104,19 @@ def run_backend_gate(
             FileOps().remove_tree(root)
 
 
+class PhaseClock:
+    """Seconds spent per phase of the gate (the bench's "where the time goes")."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, float] = {}
+        self._last = time.monotonic()
+
+    def lap(self, phase: str) -> None:
+        now = time.monotonic()
+        self.phases[phase] = self.phases.get(phase, 0.0) + now - self._last
+        self._last = now
+
+
 def warm_imports() -> None:
     """What every child uses, imported once here: each forked child then starts warm."""
     import strands.session.repository_session_manager
@@ -108,6 +128,9 @@ def warm_imports() -> None:
     import strands_durable.models.request
     import strands_durable.models.scripted
     import strands_durable.sdk.profiles  # noqa: F401
+    from strands_durable.faults.backends import conversation
+
+    conversation.tools()
 
 
 def detect_kind(factory: BackendFactory, label: str, root: Path, prefix: str, limit_s: float) -> str:
@@ -164,19 +187,23 @@ def _crash_clauses(
     every: int,
     workers: int,
     limit_s: float,
+    clock: PhaseClock | None = None,
 ) -> dict[str, ClauseResult]:
     """Every crash clause judged over the golden run and every crash point."""
+    clock = clock or PhaseClock()
     reproduce = f"strands chaos backend {report.backend}"
     try:
         golden = explore.run_golden(setup, root, limit_s=limit_s)
     except explore.GoldenFailed as failed:
         clause = "liveness" if "limit" in str(failed) else "valid-history"
         return _all_results({clause: [f"{failed}"]}, reproduce, not_run=str(failed))
+    clock.lap("golden")
     report.repository_calls = golden.calls
     chosen = [p for p in golden.points[:: max(1, every)] if points is None or p in points]
     report.crash_points = len(chosen)
     runs = explore.crash_everywhere(setup, root, golden, points=chosen, workers=workers, limit_s=limit_s)
     explore.read_resumes(runs)
+    clock.lap("kills and resumes")
     found: dict[str, list[str]] = {}
     where: dict[str, str] = {}
     for run in runs:

@@ -13,6 +13,7 @@ from strands_durable.faults.kit.forking import ChildExit, _decode, fork_child
 
 Body = Callable[[], int | None]
 Step = Callable[[], Body | None]  # decides its child's body when it starts (None: the chain ends here)
+FORKED = [0]  # children forked by this process so far (the bench's count)
 
 
 @dataclass
@@ -44,6 +45,7 @@ def run_jobs(jobs: list[Job], *, workers: int, limit_s: float) -> None:
         if body is None:
             return False
         alive[fork_child(body)] = (job, time.monotonic() + limit_s)
+        FORKED[0] += 1
         return True
 
     def fill() -> None:

@@ -60,6 +60,8 @@ class BackendReport:
     repository_calls: int = 0
     crash_points: int = 0
     seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase (detect, contract, golden, ...)
+    children: int = 0  # processes forked
 
     def clause(self, name: str) -> ClauseResult | None:
         return next((c for c in self.clauses if c.name == name), None)
