@@ -228,7 +228,7 @@ class WriteBehindRepository(ReferenceRepository):
 
 class MemoryIdRepository(ReferenceRepository):
     """Seeded bug (`ids-not-reused`): messages are numbered by a counter this object keeps in memory, from 0 in
-    every process (the id the caller gives is checked against it, and then ignored)."""
+    every process (the id the caller gives is claimed exclusively, and then not stored)."""
 
     def __init__(self, directory: str | Path) -> None:
         super().__init__(directory)
@@ -238,8 +238,12 @@ class MemoryIdRepository(ReferenceRepository):
         from strands.types.exceptions import SessionException
         from strands.types.session import SessionMessage
 
-        if session_message.message_id < self._next:
-            raise SessionException(f"Message {session_message.message_id} of agent {agent_id} already exists")
+        claims = self._agent(session_id, agent_id) / "claims"
+        _OPS.makedirs(claims)
+        try:
+            _OPS.mkdir(claims / str(session_message.message_id))
+        except FileExistsError:
+            raise SessionException(f"Message {session_message.message_id} of agent {agent_id} already exists") from None
         record = SessionMessage.from_dict({**session_message.to_dict(), "message_id": self._next})
         name = f"{os.getpid()}-{self._next}"
         self._next += 1

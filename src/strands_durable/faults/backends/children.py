@@ -199,7 +199,7 @@ def resuming(setup: Setup, place: Place, style: str, start: int) -> int:
             restored = stored_view(agent)
             record["restored"] = plain(restored)
             record["restored_raw"] = raw(restored)
-            record["listed"] = sorted(log.listed)
+            record["listed"] = sorted(set(log.listed))
             if start < len(conversation.PROMPTS):
                 interrupted = conversation.PROMPTS[start]
                 record["pending"] = pending(agent)
@@ -226,7 +226,7 @@ def load_stored(setup: Setup, place: Place) -> dict[str, Any]:
     try:
         with Run() as run:
             agent = build_agent(setup, place, run, log, "load")
-            stored = {"stored": plain(agent.messages), "stored_raw": raw(agent.messages)}
+            stored = {"stored": plain(agent.messages), "stored_raw": raw(agent.messages), "stored_ids": log.listed}
             close_agent(agent)
             return stored
     except Exception as exc:

@@ -68,9 +68,15 @@ def history_valid(resume: dict[str, Any]) -> list[Problem]:
 
 
 def ids_fresh(resume: dict[str, Any]) -> list[Problem]:
-    """No message id a restored message held is created again (the proxy saw both)."""
+    """No message id a restored message held is created again, and no two stored messages hold one id (the proxy
+    saw the ids listed and created)."""
     listed = {tuple(i) for i in resume.get("listed", ())}
     again = sorted({tuple(i) for i in resume.get("created", ())} & listed)
+    stored = [tuple(i) for i in resume.get("stored_ids", ())]
+    twice = sorted({i for i in stored if stored.count(i) > 1})
+    if twice:
+        agent, message = twice[0]
+        return [("ids-not-reused", f"two stored messages of agent {agent} hold id {message}")]
     return [
         ("ids-not-reused", f"message id {m} of agent {a} was stored and given to a new message") for a, m in again[:1]
     ]

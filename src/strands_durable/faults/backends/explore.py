@@ -56,8 +56,19 @@ def run_golden(setup: Setup, root: Path, *, limit_s: float) -> Golden:
         raise GoldenFailed(f"the run without faults did not end within the per-run limit of {limit_s:g} s")
     if record is None:
         raise GoldenFailed(f"the run without faults failed ({job.exits[0].describe()})")
-    points = [CrashPoint(site, path, occurrence).id for site, path, occurrence in record["points"]]
-    return Golden(points, record["history"], record["ends"], record["calls"], record["invalid"], record["created"])
+    return Golden(
+        point_ids(record["points"]),
+        record["history"],
+        record["ends"],
+        record["calls"],
+        record["invalid"],
+        record["created"],
+    )
+
+
+def point_ids(raw: list[Any]) -> list[str]:
+    """The ids of the crash points a child passed (as `dump_points` wrote them)."""
+    return [CrashPoint(site, path, occurrence).id for site, path, occurrence in raw]
 
 
 def crash_everywhere(

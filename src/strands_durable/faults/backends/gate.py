@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from strands_durable.errors import DurableError, ExitCode
-from strands_durable.faults.backends import children, clauses, contract, explore, resumers
+from strands_durable.faults.backends import children, clauses, contract, explore, resumers, teams
 from strands_durable.faults.backends.context import (
     MANAGER,
     REPOSITORY,
@@ -212,13 +212,20 @@ def _crash_clauses(
             where.setdefault(clause, run.point)
     for finding in explore.not_fired(runs):
         found.setdefault("liveness", []).append(f"kill at {finding.point}: {finding.detail}")
-    results = _all_results(found, reproduce, where=where, explored=sum(r.resume is not None for r in runs))
+    explored = sum(r.resume is not None for r in runs)
+    if points is None:  # a reproduction of given points is the agent's alone
+        team = teams.explore_teams(setup, root, workers=workers, limit_s=limit_s, every=every)
+        clock.lap("graph and swarm")
+        for clause, problems in team["problems"].items():
+            found.setdefault(clause, []).extend(problems)
+        explored += team["explored"]
+        report.crash_points += team["explored"]
+    results = _all_results(found, reproduce, where=where, explored=explored)
+    if points is not None:
+        results["nodes-not-rerun"] = ClauseResult("nodes-not-rerun", NOT_APPLICABLE, "not run: given points only")
     if every > 1:
         for result in results.values():
             result.detail += f" (a partial gate: every {every}th crash point)" if result.outcome == PASS else ""
-    results["nodes-not-rerun"] = ClauseResult(
-        "nodes-not-rerun", NOT_APPLICABLE, "not measured yet: the Graph and Swarm conversations are not in the gate"
-    )
     return results
 
 
@@ -279,6 +286,8 @@ def _all_results(
             results[clause] = ClauseResult(clause, NOT_APPLICABLE, f"not judged: {not_run}")
         else:
             results[clause] = ClauseResult(clause, PASS, f"{explored} killed runs resumed")
+    if not not_run and "nodes-not-rerun" not in found:
+        results["nodes-not-rerun"].detail = "a Graph and a Swarm killed at every point and called again"
     return results
 
 

@@ -38,7 +38,7 @@ class CallLog:
     """What the proxy saw in one process: how many calls, the message ids listed (restored) and created."""
 
     calls: int = 0
-    listed: set[tuple[str, int]] = field(default_factory=set)
+    listed: list[tuple[str, int]] = field(default_factory=list)
     created: list[tuple[str, int]] = field(default_factory=list)
     durable_messages: int = 0  # messages whose MessageAddedEvent had returned (set by the bracket hooks)
 
@@ -151,7 +151,7 @@ def _note_ids(log: CallLog, method: str, args: tuple[Any, ...], kwargs: dict[str
     """The message ids a repository call listed or created: (agent id, message id)."""
     if method == "list_messages" and len(args) >= 2 and isinstance(result, list):
         agent_id = args[1]
-        log.listed.update((agent_id, m.message_id) for m in result if hasattr(m, "message_id"))
+        log.listed.extend((agent_id, m.message_id) for m in result if hasattr(m, "message_id"))
     elif method == "create_message" and len(args) >= 3:
         message = args[2]
         if hasattr(message, "message_id"):
