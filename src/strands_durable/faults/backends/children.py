@@ -5,8 +5,13 @@ in its directory for the parent to judge (`Record`)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import os
+import signal
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +33,7 @@ from strands_durable.faults.kit.golden import dump_points
 from strands_durable.faults.kit.scratch import write_scratch
 
 RECORD = "record.json"
+KILLED_IN_FACTORY = {"fired": True, "acknowledged": 0, "durable": [], "committed": []}
 
 
 @dataclass(frozen=True)
@@ -58,10 +64,37 @@ class Place:
         return GateContext(self.session_id, self.backend, setup.prefix)
 
 
+FACTORY_KILL_AFTER: list[float] = [0.0]  # in a child killed inside the factory call: after how many seconds
+FACTORY_SECONDS: list[float] = [0.0]  # how long the last factory call took (the golden run's is recorded)
+
+
+@contextlib.contextmanager
+def killed_after(seconds: float) -> Iterator[None]:
+    """SIGKILL this process `seconds` from now unless the block ends first (no thread needed: a timer signal)."""
+    if seconds <= 0:
+        yield
+        return
+    signal.signal(signal.SIGALRM, lambda *_: os.kill(os.getpid(), signal.SIGKILL))
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
 def session_manager(setup: Setup, ctx: GateContext, bus: Any, log: CallLog) -> Any:
     """The factory's backend as a session manager, its repository or storage behind the proxy: a manager as
     returned, a repository under the SDK's `RepositorySessionManager`, a storage under its `SnapshotSessionManager`
-    saving at every message (the strongest save the SDK offers)."""
+    saving at every message (the strongest save the SDK offers). Session creation happens here: a child killed
+    inside the factory call is killed in this function (`FACTORY_KILL_AFTER`)."""
+    started = time.monotonic()
+    with killed_after(FACTORY_KILL_AFTER[0]):
+        manager = _session_manager(setup, ctx, bus, log)
+    FACTORY_SECONDS[0] = time.monotonic() - started
+    return manager
+
+
+def _session_manager(setup: Setup, ctx: GateContext, bus: Any, log: CallLog) -> Any:
     backend = setup.factory(ctx)
     if setup.kind == MANAGER:
         proxy_manager(backend, bus, log)
@@ -136,10 +169,12 @@ def close_agent(agent: Any) -> None:
 
 # -- the golden run ---------------------------------------------------------------------------------------------
 def golden(setup: Setup, place: Place) -> int:
-    """The three prompts without a fault: the crash points passed, the history after each prompt, the calls."""
+    """The three prompts without a fault: the crash points passed, the history after each prompt, the calls, how
+    long the factory call took (with the session's creation)."""
     log = CallLog()
     with Run() as run:
         agent = build_agent(setup, place, run, log, "golden")
+        factory_seconds = FACTORY_SECONDS[0]
         ends = [0]
         for prompt in conversation.PROMPTS:
             agent(prompt)
@@ -153,16 +188,25 @@ def golden(setup: Setup, place: Place) -> int:
         "invalid": [r.invalid for r in run.requests if r.invalid],
         "calls": log.calls,
         "created": log.created,
+        "factory_seconds": factory_seconds,
     }
     write_scratch(place.root / RECORD, json.dumps(record).encode())
     return 0
 
 
 # -- a run killed at one point ------------------------------------------------------------------------------------
-def crashing(setup: Setup, place: Place, point_id: str) -> int:
+def crashing(setup: Setup, place: Place, point_id: str, factory_kill: float = 0.0) -> int:
     """The prompts until the point `point_id`, where the process SIGKILLs itself after noting what it had: how many
-    prompts returned, the messages whose MessageAddedEvent had returned, the tool results our manager committed."""
+    prompts returned, the messages whose MessageAddedEvent had returned, the tool results our manager committed.
+    With `factory_kill`, killed that many seconds into the factory call instead (if it has not returned)."""
     log = CallLog()
+    if factory_kill:
+        write_scratch(place.root / RECORD, json.dumps(KILLED_IN_FACTORY).encode())
+        FACTORY_KILL_AFTER[0] = factory_kill
+        with Run() as run:
+            build_agent(setup, place, run, log, "crash")
+        write_scratch(place.root / RECORD, json.dumps({"fired": False, "factory_returned": True}).encode())
+        return 0
     acknowledged = [0]
     holder: list[Any] = []
 

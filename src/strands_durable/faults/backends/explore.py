@@ -17,6 +17,13 @@ from strands_durable.faults.backends.pool import Job, run_jobs
 from strands_durable.faults.kit.findings import Finding
 from strands_durable.faults.kit.scratch import reset_dir
 
+FACTORY_KILLS = 4  # seeded kill times inside the factory call (session creation happens there)
+FACTORY_POINT = "factory/kill@{}of{}"
+
+
+def factory_points() -> list[str]:
+    return [FACTORY_POINT.format(i + 1, FACTORY_KILLS) for i in range(FACTORY_KILLS)]
+
 
 @dataclass
 class Golden:
@@ -26,6 +33,14 @@ class Golden:
     calls: int
     invalid: list[Any]
     created: list[Any]
+    factory_seconds: float = 0.0
+
+    def factory_kill(self, point: str) -> float:
+        """Seconds into the factory call a `factory/kill@IofN` point kills (the I-th of N spread over it)."""
+        if not point.startswith("factory/kill@"):
+            return 0.0
+        index, count = (int(n) for n in point.removeprefix("factory/kill@").split("of"))
+        return max(1e-5, self.factory_seconds * (index - 0.5) / count)
 
 
 @dataclass
@@ -87,7 +102,8 @@ def crash_everywhere(
             pair.append(PointRun(point, style, place))
         runs += pair
         first, second = pair
-        jobs.append((Job(point, [*_steps(setup, first), *_steps(setup, second, after=first)]), pair))
+        steps = [*_steps(setup, first, golden), *_steps(setup, second, golden, after=first)]
+        jobs.append((Job(point, steps), pair))
     run_jobs([job for job, _ in jobs], workers=workers, limit_s=limit_s)
     for job, pair in jobs:
         for offset, run in enumerate(pair):
@@ -98,7 +114,7 @@ def crash_everywhere(
     return runs
 
 
-def _steps(setup: Setup, run: PointRun, after: PointRun | None = None) -> list[Any]:
+def _steps(setup: Setup, run: PointRun, golden: Golden, after: PointRun | None = None) -> list[Any]:
     """Kill, then resume; with `after`, only when `after`'s resume found something pending."""
 
     def crash() -> Any:
@@ -107,7 +123,7 @@ def _steps(setup: Setup, run: PointRun, after: PointRun | None = None) -> list[A
             if resumed is None or not resumed.get("pending"):
                 run.skipped = True
                 return None
-        return lambda: children.crashing(setup, run.place, run.point)
+        return lambda: children.crashing(setup, run.place, run.point, golden.factory_kill(run.point))
 
     def resume() -> Any:
         if run.skipped:
@@ -133,5 +149,7 @@ def not_fired(runs: list[PointRun]) -> list[Finding]:
     return [
         Finding("not-fired", f"the killed run never reached this point ({run.crash_exit})", "kill", run.point)
         for run in runs
-        if not run.overran and not run.skipped and (run.crash is None or not run.crash.get("fired"))
+        if not run.overran
+        and not run.skipped
+        and (run.crash is None or not (run.crash.get("fired") or run.crash.get("factory_returned")))
     ]

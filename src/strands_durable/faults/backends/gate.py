@@ -199,7 +199,8 @@ def _crash_clauses(
         return _all_results({clause: [f"{failed}"]}, reproduce, not_run=str(failed))
     clock.lap("golden")
     report.repository_calls = golden.calls
-    chosen = [p for p in golden.points[:: max(1, every)] if points is None or p in points]
+    candidates = explore.factory_points() + golden.points[:: max(1, every)]
+    chosen = [p for p in candidates if points is None or p in points]
     report.crash_points = len(chosen)
     runs = explore.crash_everywhere(setup, root, golden, points=chosen, workers=workers, limit_s=limit_s)
     explore.read_resumes(runs)
