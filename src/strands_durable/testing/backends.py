@@ -18,7 +18,9 @@ The seeded bugs (`SEEDED`: factory name -> the clause it breaks):
 - `CheckThenPutRepository`: creates a session by checking that it is missing, then writing it
   (`repository-create-exclusive`);
 - `TearingStorage`: writes a value in place, chunk by chunk (`storage-write-atomic`);
-- `HangingSessionManager`: our manager, hanging when it restores an interrupted invocation (`liveness`).
+- `HangingSessionManager`: our manager, hanging when it restores an interrupted invocation (`liveness`);
+- `rerunning_manager`: our manager forgetting a tool's recorded result when it is called again
+  (`tool-results-once`).
 """
 
 from __future__ import annotations
@@ -374,6 +376,29 @@ class HangingSessionManager(_hanging_base()):  # type: ignore[misc]
         super().initialize(agent, **kwargs)
 
 
+def _rerunning_class() -> type:
+    """Our manager with invocation hooks that forget a tool's journaled result before the tool runs."""
+    from strands_durable.agent.durable import InvocationHooks
+
+    class Forgetting(InvocationHooks):
+        async def execute_tool(self, context: Any, next_fn: Any) -> Any:
+            if self.conv is not None:
+                self.conv.tool_results.pop(context.tool_use["toolUseId"], None)
+            async for item in super().execute_tool(context, next_fn):
+                yield item
+
+    class RerunningSessionManager(_hanging_base()):  # type: ignore[misc]
+        """Seeded bug (`tool-results-once`): our manager, forgetting a tool's recorded result when the tool is
+        called again, so a resume runs it again."""
+
+        def _hooks(self, *args: Any) -> Any:
+            hooks = super()._hooks(*args)
+            hooks.__class__ = Forgetting
+            return hooks
+
+    return RerunningSessionManager
+
+
 # -- factories (what `strands chaos backend strands_durable.testing.backends:NAME` takes) --------------------------
 def reference_repository(ctx: Any) -> ReferenceRepository:
     return ReferenceRepository(ctx.directory)
@@ -413,6 +438,10 @@ def hanging_manager(ctx: Any) -> HangingSessionManager:
     return HangingSessionManager(ctx.session_id, ctx.directory)
 
 
+def rerunning_manager(ctx: Any) -> Any:
+    return _rerunning_class()(ctx.session_id, ctx.directory)
+
+
 SEEDED: dict[str, str] = {
     "forgetful_repository": "acknowledged-not-lost",
     "write_behind_repository": "durable-per-message",
@@ -420,6 +449,7 @@ SEEDED: dict[str, str] = {
     "check_then_put_repository": "repository-create-exclusive",
     "tearing_storage": "storage-write-atomic",
     "hanging_manager": "liveness",
+    "rerunning_manager": "tool-results-once",
 }
 REFERENCES: dict[str, str] = {  # kind -> the correct backend of that kind a seeded bug is compared with
     "session-repository": "reference_repository",
