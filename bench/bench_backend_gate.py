@@ -5,8 +5,8 @@ a SIGKILL at every crash point, both resume styles and two resumers, on a local 
     .venv/bin/python bench/bench_backend_gate.py [--rounds 1] [--backend durable|sdk-file|both]
 
 Prints, per backend: the crash points it assumes, the children forked, the wall time per phase, the CPU used
-(the gate's process and its children) and the load average while it ran; then the target (60 s). The machine may be shared: the CPU
-seconds over the cores bound what an idle 2-core machine would take (`cpu / cores`).
+(the gate's process and its children) and the load average while it ran; then the target (60 s). The machine may
+be shared: the CPU seconds over the cores bound what an idle 2-core machine would take (`cpu / cores`).
 """
 
 from __future__ import annotations
