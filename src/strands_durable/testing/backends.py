@@ -33,12 +33,12 @@ from typing import Any
 
 from strands_durable.store.fileops import FileOps
 
-_OPS = FileOps()
+_ops = FileOps()
 
 
 def _write(path: Path, record: Any) -> None:
-    _OPS.makedirs(path.parent)
-    _OPS.write_atomic(path, json.dumps(record).encode())
+    _ops.makedirs(path.parent)
+    _ops.write_atomic(path, json.dumps(record).encode())
 
 
 def _read(path: Path) -> Any:
@@ -79,12 +79,12 @@ class ReferenceRepository(_repository_base()):  # type: ignore[misc]
         from strands.types.exceptions import SessionException
 
         directory = self._session(session.session_id)
-        _OPS.makedirs(directory.parent)
+        _ops.makedirs(directory.parent)
         try:
-            _OPS.mkdir(directory)  # exclusive: one creator wins
+            _ops.mkdir(directory)  # exclusive: one creator wins
         except FileExistsError:
             raise SessionException(f"Session {session.session_id} already exists") from None
-        _OPS.fsync_dir(directory.parent)
+        _ops.fsync_dir(directory.parent)
         _write(directory / "session.json", session.to_dict())
         return session
 
@@ -186,8 +186,8 @@ class ForgetfulRepository(ReferenceRepository):
             stored = self.list_messages(session_id, agent_id)
             if stored and _ends_exchange(stored[-1].message):
                 path = self._message(session_id, agent_id, stored[-1].message_id)
-                _OPS.remove(path)
-                _OPS.fsync_dir(path.parent)
+                _ops.remove(path)
+                _ops.fsync_dir(path.parent)
         super().create_message(session_id, agent_id, session_message, **kwargs)
 
 
@@ -241,9 +241,9 @@ class MemoryIdRepository(ReferenceRepository):
         from strands.types.session import SessionMessage
 
         claims = self._agent(session_id, agent_id) / "claims"
-        _OPS.makedirs(claims)
+        _ops.makedirs(claims)
         try:
-            _OPS.mkdir(claims / str(session_message.message_id))
+            _ops.mkdir(claims / str(session_message.message_id))
         except FileExistsError:
             raise SessionException(f"Message {session_message.message_id} of agent {agent_id} already exists") from None
         record = SessionMessage.from_dict({**session_message.to_dict(), "message_id": self._next})
@@ -293,7 +293,7 @@ class CheckThenPutRepository(ReferenceRepository):
         if self.read_session(session.session_id) is not None:
             raise SessionException(f"Session {session.session_id} already exists")
         directory = self._session(session.session_id)
-        _OPS.makedirs(directory)
+        _ops.makedirs(directory)
         _write(directory / "session.json", session.to_dict())
         return session
 
@@ -313,8 +313,8 @@ class ReferenceStorage:
 
     async def write(self, key: str, data: bytes) -> None:
         path = self._path(key)
-        _OPS.makedirs(path.parent)
-        _OPS.write_atomic(path, data)
+        _ops.makedirs(path.parent)
+        _ops.write_atomic(path, data)
 
     async def read(self, key: str) -> bytes | None:
         path = self._path(key)
@@ -323,8 +323,8 @@ class ReferenceStorage:
     async def delete(self, key: str) -> None:
         path = self._path(key)
         if path.exists():
-            _OPS.remove(path)
-            _OPS.fsync_dir(path.parent)
+            _ops.remove(path)
+            _ops.fsync_dir(path.parent)
 
     async def list(self, query: str = "") -> builtins.list[str]:
         if not self.directory.exists():
@@ -346,11 +346,11 @@ class TearingStorage(ReferenceStorage):
 
     async def write(self, key: str, data: bytes) -> None:
         path = self._path(key)
-        _OPS.makedirs(path.parent)
+        _ops.makedirs(path.parent)
         if path.exists():
-            _OPS.remove(path)
+            _ops.remove(path)
         step = max(1, -(-len(data) // self.CHUNKS))
-        handle = _OPS.open_append(path)  # the file layer's handle: appended and synced chunk by chunk
+        handle = _ops.open_append(path)  # the file layer's handle: appended and synced chunk by chunk
         try:
             for start in range(0, len(data), step):
                 handle.append(data[start : start + step])

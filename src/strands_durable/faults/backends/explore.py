@@ -16,9 +16,12 @@ from strands_durable.faults.backends.children import Place, Setup, read_record
 from strands_durable.faults.backends.pool import Job, run_jobs
 from strands_durable.faults.kit.findings import Finding
 from strands_durable.faults.kit.scratch import reset_dir
+from strands_durable.store.fileops import FileOps
 
 FACTORY_KILLS = 4  # seeded kill times inside the factory call (session creation happens there)
 FACTORY_POINT = "factory/kill@{}of{}"
+
+_ops = FileOps()  # the harness's own files (records of the children)
 
 
 def factory_points() -> list[str]:
@@ -132,7 +135,7 @@ def _steps(setup: Setup, run: PointRun, golden: Golden, after: PointRun | None =
         if run.crash is None or not run.crash.get("fired"):
             return None
         record = run.place.root / children.RECORD
-        record.rename(record.with_name("crash.json"))
+        _ops.rename(record, record.with_name("crash.json"))
         start = run.crash["acknowledged"]
         return lambda: children.resuming(setup, run.place, run.style, start)
 

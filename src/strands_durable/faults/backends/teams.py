@@ -17,9 +17,12 @@ from strands_durable.faults.backends.children import RECORD, Place, Setup, read_
 from strands_durable.faults.backends.instrument import AFTER_ALL, CallLog, bracket_hooks, handled_events
 from strands_durable.faults.backends.pool import Job, run_jobs
 from strands_durable.faults.kit.golden import dump_points
-from strands_durable.faults.kit.scratch import reset_dir, write_scratch
+from strands_durable.faults.kit.scratch import reset_dir
+from strands_durable.store.fileops import FileOps, write_scratch
 
 TEAMS = ("graph", "swarm")
+
+_ops = FileOps()  # the harness's own files (records of the children)
 
 
 def _node_notes(place: Place, phase: str) -> Any:
@@ -156,7 +159,7 @@ def _steps(team: str, setup: Setup, place: Place, point: str) -> list[Any]:
         record = read_record(place)
         if record is None or not record.get("fired"):
             return None
-        (place.root / RECORD).rename(place.root / "crash.json")
+        _ops.rename(place.root / RECORD, place.root / "crash.json")
         return lambda: resuming(team, setup, place)
 
     return [crash, resume]
