@@ -199,7 +199,8 @@ def _crash_clauses(
         return _all_results({clause: [f"{failed}"]}, reproduce, not_run=str(failed))
     clock.lap("golden")
     report.repository_calls = golden.calls
-    candidates = explore.factory_points() + golden.points[:: max(1, every)]
+    sampled = golden.points if points is not None else golden.points[:: max(1, every)]  # given points: all of them
+    candidates = explore.factory_points() + sampled
     chosen = [p for p in candidates if points is None or p in points]
     report.crash_points = len(chosen)
     runs = explore.crash_everywhere(setup, root, golden, points=chosen, workers=workers, limit_s=limit_s)

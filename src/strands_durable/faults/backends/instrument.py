@@ -148,14 +148,13 @@ class CallProxy:
 
 
 def _note_ids(log: CallLog, method: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> None:
-    """The message ids a repository call listed or created: (agent id, message id)."""
-    if method == "list_messages" and len(args) >= 2 and isinstance(result, list):
-        agent_id = args[1]
+    """The message ids a repository call listed or created: (agent id, message id); arguments by position or name."""
+    named = dict(zip(("session_id", "agent_id", "session_message"), args, strict=False)) | kwargs
+    agent_id = named.get("agent_id")
+    if method == "list_messages" and isinstance(result, list):
         log.listed.extend((agent_id, m.message_id) for m in result if hasattr(m, "message_id"))
-    elif method == "create_message" and len(args) >= 3:
-        message = args[2]
-        if hasattr(message, "message_id"):
-            log.created.append((args[1], message.message_id))
+    elif method == "create_message" and hasattr(named.get("session_message"), "message_id"):
+        log.created.append((agent_id, named["session_message"].message_id))
 
 
 def proxy_manager(manager: Any, bus: CrashPoints, log: CallLog) -> bool:

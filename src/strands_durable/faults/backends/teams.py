@@ -17,8 +17,8 @@ from strands_durable.faults.backends.children import RECORD, Place, Setup, read_
 from strands_durable.faults.backends.instrument import AFTER_ALL, CallLog, bracket_hooks, handled_events
 from strands_durable.faults.backends.pool import Job, run_jobs
 from strands_durable.faults.kit.golden import dump_points
-from strands_durable.faults.kit.scratch import reset_dir
-from strands_durable.store.fileops import FileOps, write_scratch
+from strands_durable.faults.kit.scratch import reset_dir, write_scratch
+from strands_durable.store.fileops import FileOps
 
 TEAMS = ("graph", "swarm")
 
