@@ -16,6 +16,11 @@ in items, and after its unconfigure), and the ceiling the CPU of `-n 2` sets: se
 no run using that much CPU on these cores can beat. `--examples DIR` measures another directory of specs than
 examples/ (issue 18 pins the workload: the 7 examples as at 5526c56, `git archive 5526c56 examples | tar -x -C DIR/..`).
 Each summary line ends with the issue's target for it.
+
+`--workers N` (issue 37) measures the forked workers against the baselines, alternating, `--rounds` times: the
+exploration phase of the examples (golden runs done first, not counted) in this process and in N workers forked
+from it (faults/kit/workers.py; the forks are counted), and the whole `pytest --strands-chaos examples/ -n 0`
+process of every tree against this tree's with `--strands-chaos-workers=N`.
 """
 
 from __future__ import annotations
@@ -104,6 +109,88 @@ def examples_rate(workdir: Path, examples: Path, *, quiet: bool = False) -> tupl
             f"({total_points / total_cpu:.1f} per CPU second)"
         )
     return total_points / total_time, total_points / total_cpu
+
+
+def forked_rates(workdir: Path, examples: Path, workers: int) -> dict[str, float]:
+    """The exploration phase of every point of the examples, in this process and then in `workers` forked workers,
+    over the same golden runs: points per wall-clock second of each (every point must pass)."""
+    from strands_durable.faults.kit.workers import ForkedWorkers
+
+    goldens = [run_golden(ChaosTarget(spec), workdir / spec.stem) for spec in sorted(examples.glob("*.strands.yaml"))]
+    tasks = [(golden, point_id) for golden in goldens for point_id in iter_points(golden, None, 0)]
+
+    def run(number: int) -> bool:
+        golden, point_id = tasks[number]
+        return explore_point(golden, point_id, golden.workdir / f"points-{os.getpid()}").ok
+
+    start = time.perf_counter()
+    serial = [run(n) for n in range(len(tasks))]
+    serial_s = time.perf_counter() - start
+    start = time.perf_counter()
+    with ForkedWorkers(run, count=workers) as pool:
+        pool.start(range(len(tasks)))
+        forked = [pool.result(n) for n in range(len(tasks))]
+    forked_s = time.perf_counter() - start
+    if not all(serial) or not all(forked):
+        raise SystemExit("Error: a crash point failed while benchmarking")
+    return {"points": len(tasks), "serial": len(tasks) / serial_s, "forked": len(tasks) / forked_s}
+
+
+TARGET_FORKED = 1.8  # forked workers (2) / one process, exploration phase (issue 37)
+TARGET_WALL = (0.75, 0.6)  # whole pytest wall / fc915bd's serial: serial, 2 workers (issue 37)
+
+
+def compare_workers(trees: dict[str, Path], rounds: int, examples: Path, workers: int) -> None:
+    """Issue 37's figures, all in one run, alternating: exploration points/s in process and forked (this tree),
+    points/s in process of each baseline, and the whole pytest wall of every tree serially against this tree's
+    with forked workers."""
+    ours = trees["this tree"]
+    rates: dict[str, list[float]] = {}
+    walls: dict[str, list[float]] = {}
+    temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-")
+    pytest_args = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q", "-p", "no:cacheprovider"]
+    for src in trees.values():  # untimed: the bytecode caches a first run on an ordinary install writes
+        _in_tree(src, [*pytest_args, "-n", "0"], bytecode_cache=True, PYTEST_DEBUG_TEMPROOT=temp_root)
+    for _ in range(rounds):
+        for name, src in trees.items():
+            command = [sys.executable, __file__, "--examples-rate-only", "--examples", str(examples)]
+            if src == ours:
+                command += ["--workers", str(workers)]
+            done = _in_tree(src, command, bytecode_cache=True)
+            if done.returncode != 0:
+                raise SystemExit(f"Error: the {name} tree's examples run failed:\n{done.stderr[-2000:]}")
+            measured = json.loads(done.stdout.strip().splitlines()[-1])
+            if src == ours:
+                rates.setdefault("this tree, in process", []).append(measured["serial"])
+                rates.setdefault(f"this tree, {workers} forked workers", []).append(measured["forked"])
+            else:
+                rates.setdefault(f"{name}, in process", []).append(measured["points_per_s"])
+            runs = [(f"{name}, -n 0", [])]
+            if src == ours:
+                runs.append((f"{name}, -n 0 --strands-chaos-workers={workers}", [f"--strands-chaos-workers={workers}"]))
+            for label, extra in runs:
+                start = time.perf_counter()
+                done = _in_tree(
+                    src, [*pytest_args, "-n", "0", *extra], bytecode_cache=True, PYTEST_DEBUG_TEMPROOT=temp_root
+                )
+                walls.setdefault(label, []).append(time.perf_counter() - start)
+                if done.returncode != 0:
+                    raise SystemExit(f"Error: {label} failed:\n{done.stdout[-2000:]}")
+    shutil.rmtree(temp_root, ignore_errors=True)
+    rate = {label: _median_line(f"exploration, {label}", values, "points/s") for label, values in rates.items()}
+    wall = {label: _median_line(f"pytest --strands-chaos examples/, {label}", v, "s") for label, v in walls.items()}
+    serial, forked = rate["this tree, in process"], rate[f"this tree, {workers} forked workers"]
+    print(f"exploration, forked / in process: {forked / serial:.2f}x (target >= {TARGET_FORKED}x with 2 workers)")
+    ours_serial, ours_forked = wall["this tree, -n 0"], wall[f"this tree, -n 0 --strands-chaos-workers={workers}"]
+    for name in trees:
+        if name == "this tree":
+            continue
+        base_rate, base_wall = rate[f"{name}, in process"], wall[f"{name}, -n 0"]
+        print(f"exploration in process, this tree / {name}: {serial / base_rate:.2f}x (target: 200 points/s)")
+        print(
+            f"whole wall / {name} serial: this tree serial {ours_serial / base_wall:.2f} (target <= {TARGET_WALL[0]}), "
+            f"{workers} workers {ours_forked / base_wall:.2f} (target <= {TARGET_WALL[1]})"
+        )
 
 
 def _in_tree(src: Path, args: list[str], *, bytecode_cache: bool, **env_vars: str) -> subprocess.CompletedProcess[str]:
@@ -249,6 +336,7 @@ def main() -> None:
     parser.add_argument("--chains-only", action="store_true", help="only the 50 vs 10-step cost per point")
     parser.add_argument("--examples", type=Path, default=REPO / "examples", help="the specs measured (examples/)")
     parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--workers", type=int, help="issue 37: forked workers against the baselines (see above)")
     parser.add_argument(
         "--no-bytecode-cache",
         action="store_true",
@@ -256,6 +344,14 @@ def main() -> None:
     )
     args = parser.parse_args()
     workdir = default_workdir()
+    if args.examples_rate_only and args.workers:
+        print(json.dumps(forked_rates(workdir, args.examples.resolve(), args.workers)))
+        return
+    if args.workers:
+        trees = {str(src): src.resolve() for src in args.baseline or []}
+        trees["this tree"] = REPO / "src"
+        compare_workers(trees, args.rounds, args.examples.resolve(), args.workers)
+        return
     if args.examples_rate_only:
         wall, cpu = examples_rate(workdir, args.examples.resolve(), quiet=True)
         print(json.dumps({"points_per_s": wall, "points_per_cpu_s": cpu}))
