@@ -25,11 +25,11 @@ FLAG = "--strands-chaos-workers"
 def parse_workers(value: str | None, *, platform: str, numprocesses: Any) -> int:
     """The number of forked workers `value` asks for (None, "" and "0": none; "auto": the cores this process may
     use); `ChaosUsageError` for a bad value, a platform without fork, or pytest-xdist's `-n` other than 0."""
-    from strands_durable.faults.kit.workers import cores, fork_problem
-
     text = (value or "").strip()
     if text in ("", "0"):
-        return 0
+        return 0  # before any import: an xdist controller imports none of the runs' machinery
+    from strands_durable.faults.kit.workers import cores, fork_problem
+
     if text == "auto":
         count = cores()
     else:
