@@ -123,17 +123,24 @@ def forked_rates(workdir: Path, examples: Path, workers: int) -> dict[str, float
         golden, point_id = tasks[number]
         return explore_point(golden, point_id, golden.workdir / f"points-{os.getpid()}").ok
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     serial = [run(n) for n in range(len(tasks))]
-    serial_s = time.perf_counter() - start
-    start = time.perf_counter()
+    serial_s, serial_cpu = time.perf_counter() - start, time.process_time() - cpu
+    start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
     with ForkedWorkers(run, count=workers) as pool:
         pool.start(range(len(tasks)))
         forked = [pool.result(n) for n in range(len(tasks))]
     forked_s = time.perf_counter() - start
+    forked_cpu = time.process_time() - cpu + _children_cpu() - children  # the workers are reaped by now
     if not all(serial) or not all(forked):
         raise SystemExit("Error: a crash point failed while benchmarking")
-    return {"points": len(tasks), "serial": len(tasks) / serial_s, "forked": len(tasks) / forked_s}
+    return {
+        "points": len(tasks),
+        "serial": len(tasks) / serial_s,
+        "forked": len(tasks) / forked_s,
+        "serial_cpu": len(tasks) / serial_cpu,  # points per CPU second, all processes of the phase
+        "forked_cpu": len(tasks) / forked_cpu,
+    }
 
 
 TARGET_FORKED = 1.8  # forked workers (2) / one process, exploration phase (issue 37)
@@ -146,7 +153,10 @@ def compare_workers(trees: dict[str, Path], rounds: int, examples: Path, workers
     with forked workers."""
     ours = trees["this tree"]
     rates: dict[str, list[float]] = {}
+    cpu_rates: dict[str, list[float]] = {}
     walls: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
+    loads = [os.getloadavg()[0]]
     temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-")
     pytest_args = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q", "-p", "no:cacheprovider"]
     for src in trees.values():  # untimed: the bytecode caches a first run on an ordinary install writes
@@ -163,24 +173,41 @@ def compare_workers(trees: dict[str, Path], rounds: int, examples: Path, workers
             if src == ours:
                 rates.setdefault("this tree, in process", []).append(measured["serial"])
                 rates.setdefault(f"this tree, {workers} forked workers", []).append(measured["forked"])
+                cpu_rates.setdefault("this tree, in process", []).append(measured["serial_cpu"])
+                cpu_rates.setdefault(f"this tree, {workers} forked workers", []).append(measured["forked_cpu"])
             else:
                 rates.setdefault(f"{name}, in process", []).append(measured["points_per_s"])
+                cpu_rates.setdefault(f"{name}, in process", []).append(measured["points_per_cpu_s"])
             runs = [(f"{name}, -n 0", [])]
             if src == ours:
                 runs.append((f"{name}, -n 0 --strands-chaos-workers={workers}", [f"--strands-chaos-workers={workers}"]))
             for label, extra in runs:
-                start = time.perf_counter()
+                start, used = time.perf_counter(), _children_cpu()
                 done = _in_tree(
                     src, [*pytest_args, "-n", "0", *extra], bytecode_cache=True, PYTEST_DEBUG_TEMPROOT=temp_root
                 )
                 walls.setdefault(label, []).append(time.perf_counter() - start)
+                cpus.setdefault(label, []).append(_children_cpu() - used)
                 if done.returncode != 0:
                     raise SystemExit(f"Error: {label} failed:\n{done.stdout[-2000:]}")
+        loads.append(os.getloadavg()[0])
     shutil.rmtree(temp_root, ignore_errors=True)
+    print(f"load average (1 min) at the start and after each round: {', '.join(f'{x:.1f}' for x in loads)}")
     rate = {label: _median_line(f"exploration, {label}", values, "points/s") for label, values in rates.items()}
+    for label, values in cpu_rates.items():
+        _median_line(f"exploration, {label}", values, "points/CPU s")
     wall = {label: _median_line(f"pytest --strands-chaos examples/, {label}", v, "s") for label, v in walls.items()}
+    cpu = {label: _median_line(f"  CPU seconds of all its processes, {label}", v, "s") for label, v in cpus.items()}
     serial, forked = rate["this tree, in process"], rate[f"this tree, {workers} forked workers"]
     print(f"exploration, forked / in process: {forked / serial:.2f}x (target >= {TARGET_FORKED}x with 2 workers)")
+    per_cpu = statistics.median(cpu_rates[f"this tree, {workers} forked workers"]) / statistics.median(
+        cpu_rates["this tree, in process"]
+    )
+    cores_here = min(workers, len(os.sched_getaffinity(0)))
+    print(
+        f"exploration, points per CPU second forked / in process: {per_cpu:.2f}x, so {per_cpu * cores_here:.2f}x is "
+        f"the wall ratio on {cores_here} otherwise idle cores (the parent waits while the workers run)"
+    )
     ours_serial, ours_forked = wall["this tree, -n 0"], wall[f"this tree, -n 0 --strands-chaos-workers={workers}"]
     for name in trees:
         if name == "this tree":
@@ -190,6 +217,12 @@ def compare_workers(trees: dict[str, Path], rounds: int, examples: Path, workers
         print(
             f"whole wall / {name} serial: this tree serial {ours_serial / base_wall:.2f} (target <= {TARGET_WALL[0]}), "
             f"{workers} workers {ours_forked / base_wall:.2f} (target <= {TARGET_WALL[1]})"
+        )
+        base_cpu = cpu[f"{name}, -n 0"]
+        forked_label = f"this tree, -n 0 --strands-chaos-workers={workers}"
+        print(
+            f"whole CPU / {name} serial: this tree serial {cpu['this tree, -n 0'] / base_cpu:.2f}, {workers} workers "
+            f"{cpu[forked_label] / base_cpu:.2f}"
         )
 
 
