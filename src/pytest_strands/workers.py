@@ -10,7 +10,6 @@ serial run's. Linux only; with pytest-xdist only under `-n 0` (an xdist worker r
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -53,13 +52,13 @@ def parse_workers(value: str | None, *, platform: str, numprocesses: Any) -> int
 class ItemDealer:
     """The session's forked workers and the items dealt to them."""
 
-    def __init__(self, items: list[DealtItem], count: int, scratch: Path) -> None:
+    def __init__(self, items: list[DealtItem], count: int) -> None:
         from strands_durable.faults.kit.workers import ForkedWorkers
 
         self.items = items
         self.index = {item.nodeid: number for number, item in enumerate(items)}
         self.suite = items[0].config.stash[SUITE]
-        self.workers = ForkedWorkers(self._run, count=count, setup=self._setup, output=scratch / "workers.log")
+        self.workers = ForkedWorkers(self._run, count=count, setup=self._setup)
 
     def start(self) -> None:
         long_first = sorted(range(len(self.items)), key=lambda n: not isinstance(self.items[n], ScheduleItem))
@@ -100,7 +99,7 @@ def start_dealer(session: pytest.Session) -> ItemDealer | None:
     items = [item for item in session.items if isinstance(item, DealtItem)]
     if not items:
         return None
-    dealer = ItemDealer(items, count, config.stash[SUITE].workdir)
+    dealer = ItemDealer(items, count)
     try:
         dealer.start()
     except RuntimeError as exc:  # other threads alive: forking now would copy their locks

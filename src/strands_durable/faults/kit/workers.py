@@ -28,7 +28,6 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from strands_durable.faults.kit.forking import fork_child, wait_child
@@ -76,9 +75,9 @@ class _Worker:
 
 class ForkedWorkers:
     """`count` forked workers running `run_task(number)`; `setup(worker_number)` runs first in each (1-based), e.g.
-    to give it scratch directories of its own. `output`: where the workers' stdout and stderr go (None: nowhere),
-    so nothing they print lands in what the parent is capturing. `threads_at_fork` lists, for each fork, the
-    other threads that were alive at that moment (always empty lists: the fork is refused otherwise)."""
+    to give it scratch directories of its own. What the workers print is dropped (it would land in whatever the
+    parent is capturing; a caller that wants a task's output runs it again itself). `threads_at_fork` lists, for
+    each fork, the other threads alive at that moment (always empty lists: the fork is refused otherwise)."""
 
     def __init__(
         self,
@@ -86,19 +85,17 @@ class ForkedWorkers:
         *,
         count: int,
         setup: Callable[[int], None] | None = None,
-        output: Path | None = None,
     ) -> None:
         if count < 1:
             raise ValueError(f"workers: count must be at least 1, not {count}")
         self.run_task = run_task
         self.count = count
         self.setup = setup
-        self.output = output
         self.threads_at_fork: list[list[str]] = []
         self._workers: list[_Worker] = []
         self._results: dict[int, tuple[bool, Any]] = {}
         self._undealt = b""
-        self._deal_fd: int | None = None
+        self._deal_pipe: int | None = None
 
     # -- the parent's side --
     def start(self, tasks: Sequence[int]) -> None:
@@ -126,7 +123,7 @@ class ForkedWorkers:
             raise
         os.close(task_read)
         os.set_blocking(task_write, False)
-        self._deal_fd = task_write
+        self._deal_pipe = task_write
         self._deal()
 
     def _parent_fds(self) -> list[int]:
@@ -149,9 +146,9 @@ class ForkedWorkers:
 
     def close(self) -> None:
         """Stop the workers (SIGKILL to those still running: the parent wants no more answers) and reap them."""
-        if self._deal_fd is not None:
-            os.close(self._deal_fd)
-            self._deal_fd = None
+        if self._deal_pipe is not None:
+            os.close(self._deal_pipe)
+            self._deal_pipe = None
         for worker in self._workers:
             if not worker.ended:
                 with contextlib.suppress(ProcessLookupError):
@@ -171,15 +168,15 @@ class ForkedWorkers:
 
     def _deal(self) -> None:
         """Put as many undealt tasks into the dealing pipe as it takes now; close it when all are in."""
-        while self._undealt and self._deal_fd is not None:
+        while self._undealt and self._deal_pipe is not None:
             try:
-                written = os.write(self._deal_fd, self._undealt[:_DEAL_CHUNK])
+                written = os.write(self._deal_pipe, self._undealt[:_DEAL_CHUNK])
             except BlockingIOError:
                 return
             self._undealt = self._undealt[written:]
-        if not self._undealt and self._deal_fd is not None:
-            os.close(self._deal_fd)  # the workers read EOF once the last task is taken
-            self._deal_fd = None
+        if not self._undealt and self._deal_pipe is not None:
+            os.close(self._deal_pipe)  # the workers read EOF once the last task is taken
+            self._deal_pipe = None
 
     def _pump(self) -> None:
         """Wait for answers from any worker (or room in the dealing pipe) and take them in."""
@@ -228,7 +225,7 @@ class ForkedWorkers:
                 _send(answers, ("raised", task, traceback.format_exc()))
 
     def _quiet(self) -> None:
-        target = os.open(self.output or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        target = os.open(os.devnull, os.O_WRONLY)
         for fd in (1, 2):
             os.dup2(target, fd)
         os.close(target)
@@ -239,11 +236,11 @@ def _grow(fd: int) -> None:
         fcntl.fcntl(fd, _F_SETPIPE_SZ, _PIPE_BYTES)
 
 
-def _send(fd: int, record: tuple[str, int, Any]) -> None:
+def _send(answer_pipe: int, record: tuple[str, int, Any]) -> None:
     data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
     view = memoryview(_FRAME.pack(len(data)) + data)
     while view:
-        view = view[os.write(fd, view) :]
+        view = view[os.write(answer_pipe, view) :]
 
 
 def _read_exactly(fd: int, size: int) -> bytes | None:
