@@ -32,6 +32,7 @@ OPTIONS = [
     ("--strands-chaos-schedules", "strands_chaos_schedules", int, "multi-fault schedules per workflow (10)"),
     ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "auto|off: accepted, no effect (see docs)"),
     ("--strands-chaos-workers", "strands_chaos_workers", str, "N|auto: run crash points in N forked workers (Linux)"),
+    ("--strands-chaos-freeze-gc", "strands_chaos_freeze_gc", bool, "hold the garbage collector back in crash points"),
 ]
 TOTALS = pytest.StashKey[Any]()
 SELECTION = pytest.StashKey[Any]()
@@ -90,6 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
             schedules=10 if schedules is None else schedules,
             hitl_answer=config.getini("strands_chaos_hitl_answer") or None,
             workspace=next(iter(config.getini("strands_chaos_workspace")), None),
+            freeze_gc=bool(_setting(config, "strands_chaos_freeze_gc", bool)),
         )
         pin = _setting(config, "strands_chaos_pin_workers", str) or "auto"
         if pin not in PIN_CHOICES:  # kept so that command lines and ini files naming it still run
