@@ -16,7 +16,6 @@ class ExitCode(IntEnum):
     UNSUPPORTED = 18
     HITL_PAUSED = 19
     BUDGET_EXCEEDED = 20
-    GATE_FAILED = 21  # `strands chaos backend`: a clause of the backend gate failed
     UNEXPECTED = 70
     SIGINT = 130
     SIGPIPE = 141  # stdout closed (`strands run ... | head -1`): stopped like SIGTERM

@@ -3,7 +3,7 @@
 `FACTORY(ctx)` returns a SessionManager, SessionRepository or Storage (docs/backends.md); MODULE is imported
 from the current directory or the installed packages. Prints the clause table
 (on stderr with `--json`, when stdout holds only the JSON report). Exit 0 when every applicable clause passes,
-21 when one fails, 2 for a factory that cannot be imported or returns none of the three kinds, 12 when the factory
+1 when one fails, 2 for a factory that cannot be imported or returns none of the three kinds, 12 when the factory
 raises (a server not running).
 """
 
@@ -56,4 +56,4 @@ def chaos_backend(
         print(json.dumps(report.as_json(), indent=2))
     else:
         print(report.table())
-    raise typer.Exit(0 if report.passed else int(ExitCode.GATE_FAILED))
+    raise typer.Exit(0 if report.passed else int(ExitCode.CHECK_VIOLATIONS))
