@@ -49,7 +49,8 @@ def chaos(
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress display.")] = True,
 ) -> None:
     """Soak specs under real faults and print crash points, unique states, divergences, invalid histories and
-    data lost per fault class (zero is the bar)."""
+    data lost per fault class (zero is the bar). `strands chaos backend MODULE:FACTORY` gates a session backend
+    instead (docs/backends.md)."""
     from strands_durable.faults.classes.registry import parse_fault_classes
     from strands_durable.faults.soak import soak, write_report
     from strands_durable.operations import parse_age
