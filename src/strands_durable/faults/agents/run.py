@@ -334,9 +334,9 @@ def _counted_tool(tool: Any, run: Run, agent: str) -> Any:
     return counted
 
 
-def _counting(model: Any, run: Run, agent: str) -> Any:
+def _counting(model: Any, run: Run, agent: str = "") -> Any:
     """A shallow copy of `model` (same class, so managers derive the same provider profile) whose `stream`
-    records each normalised request and the provider rules it breaks."""
+    records each normalised request and the provider rules it breaks, as asked by the agent `agent` (its key)."""
     from strands_durable.history import validate
     from strands_durable.models.request import normalise_messages
     from strands_durable.sdk.profiles import profile_for_model
