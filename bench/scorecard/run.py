@@ -126,7 +126,7 @@ def gate(backend: Backend, args: argparse.Namespace, timeout_s: float) -> tuple[
         return "-", [], f"the gate failed (exit {process.returncode}): {tail}"
     report = json.loads(stdout.strip().splitlines()[-1])
     failed = [clause for clause in report["clauses"] if clause["outcome"] == "fail"]
-    level = report["level"] if args.gate_every == 1 else f"{report['level']} (every {args.gate_every}th point)"
+    level = report["level"] if args.gate_every == 1 else f"{report['level']} (1 crash point in {args.gate_every})"
     return level, failed, None
 
 
