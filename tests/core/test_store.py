@@ -213,7 +213,7 @@ def test_a_known_prefix_is_trusted_only_for_the_very_bytes_it_names(tmp_path: Pa
 
 
 def test_after_a_known_prefix_a_torn_tail_is_cut_and_a_broken_history_refused(tmp_path: Path) -> None:
-    from strands_durable.store.journal import encode_record
+    from strands_durable.store.journal import encode_line
 
     store = LocalStore(tmp_path)
     session_id = new_session(store)
@@ -227,7 +227,7 @@ def test_after_a_known_prefix_a_torn_tail_is_cut_and_a_broken_history_refused(tm
     seq = store.load(session_id).seq + 1
     with open(journal, "ab") as fh:  # two assistant messages in a row, in the conversation the prefix holds valid
         fh.write(
-            encode_record({"seq": seq, "at": "2026-01-01T00:00:00Z", "events": [message_event(4, "assistant", "x")]})
+            encode_line({"seq": seq, "at": "2026-01-01T00:00:00Z", "events": [message_event(4, "assistant", "x")]}).data
         )
     with pytest.raises(CorruptSession, match="stored history breaks V2"):
         LocalStore(tmp_path, _known_journal=known).open(session_id)

@@ -21,6 +21,7 @@ PUBLIC_MODULES = (
     "strands_durable.store",
     "strands_durable.store.base",
     "strands_durable.store.state",
+    "strands_durable.store.events",  # the one constructor of each event kind every writer uses
     "strands_durable.store.fileops",
     "strands_durable.store.factory",
     "strands_durable.store.wrapping",

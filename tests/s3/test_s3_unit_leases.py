@@ -45,7 +45,7 @@ def _finish(session: Any, name: str) -> None:
 
 
 def _records(store: S3Store, session_id: str) -> list[dict[str, Any]]:
-    return [json.loads(data[9:]) for data in store.read(session_id).records]
+    return [line.record for line in store.read(session_id).records]
 
 
 def _content(state: SessionState) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Session storage: one commit-based interface (`SessionStore`, `Session`), the `open_store` factory, the local-file
 and memory stores, and `WrappingStore` to observe or fault any of them. docs/storage.md describes the contract."""
 
+from strands_durable.store import events
 from strands_durable.store.base import (
     Finding,
     Inspection,
@@ -34,5 +35,6 @@ __all__ = [
     "SessionSummary",
     "Workspace",
     "WrappingStore",
+    "events",
     "open_store",
 ]

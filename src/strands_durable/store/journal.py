@@ -4,6 +4,11 @@ A commit is durable once its line is appended and fdatasync'd. Recovery keeps ev
 torn or unsynced tail (the last line only), and calls anything else corruption. A compacted journal
 (store/checkpoint.py) holds the header, one checkpoint record (seq K: the whole state after record K) and the
 records after K.
+
+This module is the only code that knows the line's frame: `encode_line` makes a line (a `Line`: the bytes, and the
+record a reader decodes from them, decoded at most once), `decode_line` reads one back, `read_journal` reads a
+whole journal (or a commit object holding several lines). The local store, the S3 store and the fault kit all go
+through them; `tests/store/test_journal_owner.py` holds that nothing else parses a line.
 """
 
 from __future__ import annotations
@@ -26,11 +31,59 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def encode_record(record: dict[str, Any], *, sort_keys: bool = True) -> bytes:
+class Line:
+    """One journal line: its bytes as written (`<crc32> <json>\n`) and the record they hold.
+
+    A line made by `encode_line` decodes its record from its own bytes on first use, once: a writer folds what a
+    reader of the line will get (never the caller's objects, which it may still change), without encoding or
+    decoding the record again. A line read back (`decode_line`, `read_journal(lines=True)`) has its record.
+    """
+
+    __slots__ = ("_record", "data")
+
+    def __init__(self, data: bytes, record: dict[str, Any] | None = None) -> None:
+        self.data = data
+        self._record = record
+
+    @property
+    def record(self) -> dict[str, Any]:
+        if self._record is None:
+            self._record = json.loads(self.data[9:])
+        return self._record
+
+    @property
+    def seq(self) -> int:
+        return int(self.record["seq"])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Line) and other.data == self.data
+
+    def __hash__(self) -> int:
+        return hash(self.data)
+
+    def __repr__(self) -> str:
+        return f"Line({self.data[:60]!r}...)"
+
+
+class CorruptLine(ValueError):
+    """Bytes that are not one whole journal line (a bad checksum, no frame, not a JSON object)."""
+
+
+def encode_line(record: dict[str, Any], *, sort_keys: bool = True) -> Line:
     """One journal line. `sort_keys=False` keeps the dicts' order (a checkpoint's state: units and conversations
     are in commit order, which the fold of the records it replaces would give)."""
     payload = json.dumps(record, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys).encode()
-    return b"%08x " % zlib.crc32(payload) + payload + b"\n"
+    return Line(b"%08x " % zlib.crc32(payload) + payload + b"\n")
+
+
+def decode_line(data: bytes) -> Line:
+    """The line `data` holds (with or without its newline), its checksum verified; CorruptLine otherwise."""
+    line = data[:-1] if data.endswith(b"\n") else data
+    payload = _checked_payload(line)
+    record = _decode(payload) if payload is not None else None
+    if record is None:
+        raise CorruptLine("not a whole journal line")
+    return Line(line + b"\n", record)
 
 
 def _checked_payload(line: bytes) -> bytes | None:
@@ -60,11 +113,13 @@ class JournalContents:
     valid_length: int  # bytes of the file that hold whole valid records
     torn_tail: bool  # the file has bytes after the last valid record (an unsynced or torn final write)
     checkpoint_end: int = 0  # bytes of the file up to the end of its checkpoint record (0: none)
+    lines: list[Line] | None = None  # each record with its bytes (`read_journal(lines=True)`)
 
 
-def read_journal(path: Path, data: bytes, *, first_seq: int = 0) -> JournalContents:
-    """Parse journal bytes. A bad final line is a torn tail; a bad line followed by good ones is corruption.
-    `first_seq` > 0 reads a part of a journal that starts at that record (no header expected).
+def read_journal(path: Path | str, data: bytes, *, first_seq: int = 0, lines: bool = False) -> JournalContents:
+    """Parse journal bytes (`path` names them in errors: a file, or an object's URL). A bad final line is a torn
+    tail; a bad line followed by good ones is corruption. `first_seq` > 0 reads a part of a journal that starts at
+    that record (no header expected). `lines` also returns each record with its bytes (`JournalContents.lines`).
 
     Checksums are verified line by line and the payloads are then decoded in one `json.loads` call (a JSON array
     of them), which halves the cost of reading a long journal; a payload that fails to decode on its own (a
@@ -105,11 +160,12 @@ def read_journal(path: Path, data: bytes, *, first_seq: int = 0) -> JournalConte
             raise CorruptSession(str(path), f"record at byte {at} has seq {record.get('seq')}, expected {expected_seq}")
     if records and first_seq == 0 and records[0].get("kind") != HEADER_KIND:
         raise CorruptSession(str(path), "first record is not a strands-durable journal header")
+    kept = [Line(complete[n] + b"\n", record) for n, record in enumerate(records)] if lines else None
     if torn_at >= 0:
-        return JournalContents(records, torn_at, True, checkpoint_end)
+        return JournalContents(records, torn_at, True, checkpoint_end, kept)
     if rest:  # a final line without its newline: never fully written
-        return JournalContents(records, offset, True, checkpoint_end)
-    return JournalContents(records, offset, False, checkpoint_end)
+        return JournalContents(records, offset, True, checkpoint_end, kept)
+    return JournalContents(records, offset, False, checkpoint_end, kept)
 
 
 _LARGE_PAYLOAD = 1 << 16

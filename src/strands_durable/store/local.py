@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import strands_durable.store.events as event_kinds
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, DurableError, SessionNotFound
 from strands_durable.store import journal as journal_codec
@@ -27,7 +28,7 @@ from strands_durable.store.journal import (
     HEADER_KIND,
     JOURNAL_NAME,
     JournalContents,
-    encode_record,
+    encode_line,
     journal_ends,
     read_journal,
     starts_with_header,
@@ -106,12 +107,12 @@ class LocalStore(SessionStore):
             "at": utc_now(),
             "kind": HEADER_KIND,
             "schema": SCHEMA_VERSION,
-            "events": [{"type": "session", "meta": meta}, {"type": "status", "status": "running"}],
+            "events": [event_kinds.session(meta), event_kinds.status("running")],
         }
 
         def fill(staging: Path) -> None:
             ops.write_atomic(staging / layout.SPEC_SNAPSHOT, spec_snapshot)
-            ops.write_atomic(staging / JOURNAL_NAME, encode_record(header))
+            ops.write_atomic(staging / JOURNAL_NAME, encode_line(header).data)
 
         directory, lease = create_session_directory(self.root, session_id, ops, fill)
         # from here on the session exists (its journal is durable): a failure leaves a session to resume or delete
@@ -194,7 +195,7 @@ class LocalStore(SessionStore):
                 session.warnings.append(
                     f"Using variables edited by hand in {directory / layout.SESSION_JSON}: {json.dumps(edited)}"
                 )
-                session.commit([{"type": "variables", "variables": edited, "source": "session.json"}])
+                session.commit([event_kinds.variables(edited, "session.json")])
             if not clean:
                 # what the crash left behind is re-derived with the next throttled flush, a status change or
                 # close (a long session need not rewrite its files before it can continue; they are derived)
@@ -351,7 +352,7 @@ class LocalStore(SessionStore):
         directory = layout.session_dir(self.root, session_id)
         self.fileops.makedirs(directory, durable=False)
         self.fileops.write_atomic(directory / layout.SPEC_SNAPSHOT, spec_snapshot, durable=False)
-        journal = journal_codec.encode_record(header) + tail
+        journal = journal_codec.encode_line(header).data + tail
         self.fileops.write_atomic(directory / JOURNAL_NAME, journal, durable=False)
         return journal
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from strands_durable.errors import DurableError, ExitCode, SessionInUse, SessionNotFound, UsageError
-from strands_durable.store import Session, SessionState, SessionStore
+from strands_durable.store import Session, SessionState, SessionStore, events
 from strands_durable.store.fileops import machine_boot_id
 
 __all__ = ["CheckResult", "ContractReport", "StoreCapabilities", "run"]
@@ -121,14 +121,7 @@ def _meta(name: str = "contract") -> dict[str, Any]:
 
 
 def _message(conv: str, index: int, text: str, role: str = "user") -> dict[str, Any]:
-    return {
-        "type": "message",
-        "conv": conv,
-        "agent": conv.split(".")[0],
-        "unit": "step[0]",
-        "index": index,
-        "message": {"role": role, "content": [{"text": text}]},
-    }
+    return events.message(conv, conv.split(".")[0], index, {"role": role, "content": [{"text": text}]}, unit="step[0]")
 
 
 def _comparable(state: SessionState) -> dict[str, Any]:
@@ -163,15 +156,15 @@ def _sample_commits(session: Session) -> None:
     answer["message"]["content"] = [{"text": "calling"}, tool_use]
     session.commit([answer], path="model")
     result = {"toolUseId": "t1", "status": "success", "content": [{"text": "2"}]}
-    session.commit([{"type": "tool_result", "conv": conv, "result": result}], path="tool")
+    session.commit([events.tool_result(conv, result)], path="tool")
     results = _message(conv, 2, "")
     results["message"]["content"] = [{"toolResult": result}]
     session.commit([results], path="results", durable=False)
     session.commit([_message(conv, 3, "a haiku", role="assistant")], path="answer")
     session.commit(
         [
-            {"type": "unit", "unit": "step[0]", "record": {"status": "completed", "response": "a haiku"}},
-            {"type": "pattern_state", "state": {"current_step": 1, "step_history": [{"index": 0}]}},
+            events.unit("step[0]", {"status": "completed", "response": "a haiku"}),
+            events.pattern_state({"current_step": 1, "step_history": [{"index": 0}]}),
         ],
         path="unit",
         durable=False,
@@ -250,7 +243,7 @@ def _lease_exclusion(factory: Any, store: SessionStore) -> None:
 
 def _list_resolve_delete(factory: Any, store: SessionStore) -> None:
     first = store.create(_meta("first"), b"")
-    first.commit([{"type": "status", "status": "paused", "reason": "interrupted"}], path="status")
+    first.commit([events.status("paused", "interrupted")], path="status")
     first.close()
     second = store.create(_meta("second"), b"")
     second.close()
@@ -373,15 +366,15 @@ def _abandon_and_close(factory: Any, store: SessionStore) -> None:
 
 def _idle_status(factory: Any, store: SessionStore) -> None:
     session = store.create(_meta("agent"), b"")
-    session.commit([{"type": "status", "status": "idle"}], path="idle")
+    session.commit([events.status("idle")], path="idle")
     session.close()
     twin = _twin(factory, store)
     summary = next(s for s in twin.list() if s.session_id == session.session_id)
     _expect(summary.status == "idle" and not summary.stale, f"an idle session is listed as {summary.display_status}")
     _expect(twin.load(session.session_id).status == "idle", "load does not say idle")
     reopened = twin.open(session.session_id)
-    reopened.commit([{"type": "status", "status": "running"}], path="invocation")
-    reopened.commit([{"type": "status", "status": "idle"}], path="idle")
+    reopened.commit([events.status("running")], path="invocation")
+    reopened.commit([events.status("idle")], path="idle")
     reopened.close()
     _expect(twin.load(session.session_id).status == "idle", "idle does not survive a second invocation")
 

@@ -36,7 +36,7 @@ from strands_durable.faults.kit.runs import (
 )
 from strands_durable.faults.kit.scratch import reset_dir
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.store import LocalStore
+from strands_durable.store import LocalStore, events
 from strands_durable.store.fileops import AppendHandle, FileOps
 
 FAULT = "compound"
@@ -186,14 +186,9 @@ def needs_repair(golden: WorkflowGoldenRun, sessions: Path, out_dir: Path, scrat
         key, conv, index = candidates[0]
         messages: list[dict[str, Any]] = copy.deepcopy(conv.messages)
         messages[index]["content"].append({"text": "  "})
-        event = {
-            "type": "generation",
-            "conv": key,
-            "messages": messages,
-            "units": list(conv.units),
-            "strategy": "chaos",
-            "actions": ["a blank text block added on purpose"],
-        }
+        event = events.generation(
+            key, messages, list(conv.units), strategy="chaos", actions=["a blank text block added on purpose"]
+        )
         session.commit([event], path="chaos/break-history")
     finally:
         session.close()

@@ -18,12 +18,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import strands_durable.store.events as event_kinds
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, SessionExists, SessionInUse, SessionNotFound, UsageError
 from strands_durable.store.base import LeaseHolder, SessionStore, SessionSummary, Workspace
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import is_session_id, new_session_meta
-from strands_durable.store.journal import HEADER_KIND, encode_record, read_journal, utc_now
+from strands_durable.store.journal import (
+    HEADER_KIND,
+    CorruptLine,
+    Line,
+    decode_line,
+    encode_line,
+    read_journal,
+    utc_now,
+)
 from strands_durable.store.s3.client import KeyTaken, Objects, make_client
 from strands_durable.store.s3.compaction import digest, read_checkpoint
 from strands_durable.store.s3.keys import Keys
@@ -145,7 +154,7 @@ class S3Store(SessionStore):
                 checkpoints[seq] = listed.key
         if not commits and not checkpoints:
             raise SessionNotFound(session_id)
-        records: list[bytes] = []
+        records: list[Line] = []
         parsed: list[dict[str, Any]] = []
         fences: dict[int, dict[str, Any]] = {}
         header, checkpoint_digest, scratch = b"", "", None
@@ -183,34 +192,34 @@ class S3Store(SessionStore):
         leftovers += [key for s, key in checkpoints.items() if s < checkpoint_seq]
         for record in parsed[len(parsed) - len(records) :]:
             scratch = apply_delta(scratch, record.get("scratch"))
-        header = header or records[0]
+        header = header or records[0].data
         return StoredSession(header, records, state, fences, checkpoint_seq, checkpoint_digest, leftovers, scratch)
 
     def _chain(
         self, commits: dict[int, str], after: int
-    ) -> tuple[int, list[int], list[dict[str, Any]], list[bytes]] | None:
+    ) -> tuple[int, list[int], list[dict[str, Any]], list[Line]] | None:
         """GET the commit objects listed above seq `after` and follow their chain from `after + 1`: the seq after
         its last record, the listed seqs beyond it (a gap: none for a whole session), the records parsed and as
         bytes. None when a listed object vanished before its GET (a compaction's delete)."""
         above = sorted(s for s in commits if s > after)
         fetched = dict(zip(above, self.objects.get_many([commits[s] for s in above]), strict=True))
         parsed: list[dict[str, Any]] = []
-        records: list[bytes] = []
+        records: list[Line] = []
         seq = after + 1
         while seq in fetched:
             held = fetched.pop(seq)
             if held is None:
                 return None
             where = self._where(commits[seq])
-            contents = read_journal(where, held[0], first_seq=seq)  # type: ignore[arg-type]
-            if contents.torn_tail or not contents.records:
+            contents = read_journal(where, held[0], first_seq=seq, lines=True)
+            if contents.torn_tail or not contents.records or contents.lines is None:
                 raise CorruptSession(where, "not exactly one whole commit record")
             parsed.extend(contents.records)
-            records.extend(line + b"\n" for line in held[0].split(b"\n")[:-1])
+            records.extend(contents.lines)
             seq += len(contents.records)
         return seq, [s for s in fetched if s > seq], parsed, records
 
-    def read_after(self, session_id: str, seq: int) -> list[bytes] | None:
+    def read_after(self, session_id: str, seq: int) -> list[Line] | None:
         """The records committed after record `seq`, for a writer whose last landed record it is: one LIST of the
         commit keys after its key and a GET of each (no checkpoint, nothing before). None when this short read
         cannot tell (no commit `seq + 1`, a gap in the chain, an object deleted while read: a compaction or a
@@ -234,10 +243,10 @@ class S3Store(SessionStore):
         if held is None:
             return False
         try:
-            record = json.loads(held[0][9:])
-        except ValueError:
+            record = decode_line(held[0]).record
+        except CorruptLine:
             return False
-        return isinstance(record, dict) and bool((record.get("fence") or {}).get("deleted"))
+        return bool((record.get("fence") or {}).get("deleted"))
 
     def load(self, session_id: str) -> SessionState:
         """The state without a lease; a strict store also validates its stored histories (as `open` does)."""
@@ -335,17 +344,16 @@ class S3Store(SessionStore):
                 "at": utc_now(),
                 "kind": HEADER_KIND,
                 "schema": SCHEMA_VERSION,
-                "events": [{"type": "session", "meta": copy.deepcopy(meta)}, {"type": "status", "status": "running"}],
+                "events": [event_kinds.session(copy.deepcopy(meta)), event_kinds.status("running")],
                 "writer": lease.token,
                 "scratch": {"reset": True},  # its scratch files start empty (no earlier layout to look for)
             }
-            data = encode_record(header)
+            line = encode_line(header)
             try:
-                self.objects.put_new(self.keys.commit(session_id, 0), data)
+                self.objects.put_new(self.keys.commit(session_id, 0), line.data)
             except KeyTaken:
                 raise SessionExists(session_id) from None
-            state = fold([json.loads(data[9:])])
-            stored = StoredSession(data, [data], state, {}, -1, "", [], scratch={})
+            stored = StoredSession(line.data, [line], fold([line.record]), {}, -1, "", [], scratch={})
             session = S3Session(self, stored, lease, crash_points)
             session.write_view()
             return session
@@ -525,7 +533,7 @@ class S3Store(SessionStore):
             record = {"seq": seq, "at": utc_now(), "events": [], "writer": lease.token}
             key = self.keys.commit(session_id, seq)
             try:
-                self.objects.put_new(key, encode_record({**record, "fence": fence(lease, replaced, deleted=True)}))
+                self.objects.put_new(key, encode_line({**record, "fence": fence(lease, replaced, deleted=True)}).data)
                 return key
             except KeyTaken:
                 stored = self.read(session_id)
