@@ -32,8 +32,8 @@ from strands_durable.store.journal import encode_line
 from strands_durable.store.layout import new_session_id
 from strands_durable.store.s3 import S3Store
 from strands_durable.store.s3.client import make_client
-from strands_durable.store.s3.local_server import start_server
-from strands_durable.store.s3.wrappers import CountingClient
+from strands_durable.testing.s3_faults import CountingClient
+from strands_durable.testing.s3_server import start_server
 
 
 def _meta() -> dict:

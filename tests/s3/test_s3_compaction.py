@@ -8,7 +8,7 @@ import pytest
 
 from strands_durable.errors import SessionFenced
 from strands_durable.store.journal import encode_line, read_journal
-from strands_durable.store.s3.wrappers import SLOW_DOWN, CountingClient, FaultingClient
+from strands_durable.testing.s3_faults import SLOW_DOWN, CountingClient, FaultingClient
 from tests.s3.support import client_for, meta, pause_a_writer, store_for, unit
 
 

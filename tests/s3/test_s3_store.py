@@ -9,7 +9,7 @@ import pytest
 
 from strands_durable.errors import CorruptSession, ExitCode, SessionFenced, SessionInUse, SessionNotFound
 from strands_durable.store.journal import encode_line
-from strands_durable.store.s3.wrappers import CountingClient
+from strands_durable.testing.s3_faults import CountingClient
 from tests.s3.support import Space, client_for, meta, pause_a_writer, store_for, unit
 
 

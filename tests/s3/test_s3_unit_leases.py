@@ -17,8 +17,8 @@ import pytest
 
 from strands_durable import CrashPoints, S3Store
 from strands_durable.errors import SessionFenced, SessionInUse
-from strands_durable.store.s3.wrappers import CountingClient
 from strands_durable.store.state import SessionState, snapshot
+from strands_durable.testing.s3_faults import CountingClient
 from tests.conftest import REPO
 from tests.s3.support import PausedWriter, client_for, meta, pause_a_writer, store_for, unit_message
 

@@ -13,7 +13,7 @@ from strands_durable.store.base import (
 )
 from strands_durable.store.factory import open_store
 from strands_durable.store.fileops import FileOps
-from strands_durable.store.local import KnownJournal, LocalSession, LocalStore
+from strands_durable.store.local import LocalStore
 from strands_durable.store.memory import MemoryStore
 from strands_durable.store.state import Conversation, SessionState
 from strands_durable.store.wrapping import CommitCall, WrappingStore
@@ -24,9 +24,7 @@ __all__ = [
     "FileOps",
     "Finding",
     "Inspection",
-    "KnownJournal",
     "LeaseHolder",
-    "LocalSession",
     "LocalStore",
     "MemoryStore",
     "Session",

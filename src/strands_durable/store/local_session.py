@@ -251,6 +251,14 @@ class LocalSession(Session):
         )
         return int(record["seq"])
 
+    def journal_size(self) -> int:
+        """The journal's length now: every record appended (a process that died now leaves them in the page
+        cache); `LocalStore.journal_bytes` cut there holds them."""
+        return self._journal_size
+
+    def stored_seq(self) -> int:
+        return self.state.seq
+
     def _checkpoint_due(self, *, closing: bool) -> bool:
         if self.state.seq < 1:  # the header alone: nothing to compact
             return False

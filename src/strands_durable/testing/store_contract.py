@@ -448,6 +448,55 @@ def _foreign_entries_untouched(factory: Any, store: SessionStore) -> None:
     _expect(twin.session_ids() == [], "cleanup did not delete the old session beside the foreign entry")
 
 
+def _replayable(factory: Any, store: SessionStore) -> None:
+    """The durable records up to any moment (`journal_size` then, a prefix of `journal_bytes`), a session seeded
+    from a prefix (it opens, loads and goes on as that prefix folds), and a store told a known prefix (it reads
+    the same state, and never trusts a prefix whose bytes the journal does not begin with)."""
+    from strands_durable.store.base import KnownJournal, read_journal_bytes
+    from strands_durable.store.state import fold
+
+    if not store.replayable:
+        raise _NotApplicable("the store is not replayable")
+    session = store.create(_meta("replayed"), b"spec bytes")
+    source_id = session.session_id
+    import copy
+
+    sizes, states = [session.journal_size()], [copy.deepcopy(_comparable(session.state))]
+    journals = [store.journal_bytes(source_id)]
+    for index, text in enumerate(["a", "b", "c", "d"]):
+        session.commit([_message("writer", index, text, role="user" if index % 2 == 0 else "assistant")])
+        sizes.append(session.journal_size())
+        states.append(copy.deepcopy(_comparable(session.state)))  # the live lists grow with the next commit
+        journals.append(store.journal_bytes(source_id))  # as it is now (a compaction may rewrite it later)
+    session.close()
+    for size, state, journal in zip(sizes, states, journals, strict=True):
+        contents = read_journal_bytes(journal[:size])
+        _expect(contents.valid_length == size, f"journal_size {size} does not end a record")
+        _expect(_comparable(fold(contents.records)) == state, f"the journal's first {size} bytes fold differently")
+    data = journals[3]
+    header = read_journal_bytes(data[: sizes[0]]).records[0]
+    seeded_id = f"{source_id}-seeded"
+    header["events"][0] = {**header["events"][0], "meta": {**header["events"][0]["meta"], "session_id": seeded_id}}
+    journal = store.seed(seeded_id, header=header, tail=data[sizes[0] : sizes[3]], spec_snapshot=b"spec bytes")
+    prefix_state = fold(read_journal_bytes(journal).records)
+    twin = _twin(factory, store)
+    _expect(twin.journal_bytes(seeded_id) == journal, "a seeded session's journal is not what seed returned")
+    _expect(twin.spec_snapshot_bytes(seeded_id) == b"spec bytes", "a seeded session's spec snapshot differs")
+    _expect(_comparable(twin.load(seeded_id)) == _comparable(prefix_state), "a seeded session loads differently")
+    knowing = twin.knowing(KnownJournal(seeded_id, journal, prefix_state))
+    with knowing.open(seeded_id) as reopened:
+        _expect(_comparable(reopened.state) == _comparable(prefix_state), "a known prefix opens differently")
+        reopened.commit([_message("writer", 3, "d", role="assistant")])
+    _expect(
+        _comparable(knowing.load(seeded_id)) == _comparable(twin.load(seeded_id)),
+        "a store knowing a prefix reads the records after it differently",
+    )
+    bogus = fold(read_journal_bytes(journal).records)
+    bogus.status = "failed"  # a state that is not the fold of those bytes: trusted only with the very bytes
+    other = twin.knowing(KnownJournal(seeded_id, journal[:-2] + b"x\n", bogus))
+    _expect(other.load(seeded_id).status != "failed", "a known prefix was trusted for bytes it does not name")
+
+
 _EMPTY = type("_Empty", (), {"messages": []})()
 
 CHECKS: dict[str, Callable[[Any, SessionStore], None]] = {
@@ -464,6 +513,7 @@ CHECKS: dict[str, Callable[[Any, SessionStore], None]] = {
     "a torn final record is cut off": _torn_tail_is_cut,
     "an expired lease is fenced out": _expired_lease_is_fenced,
     "entries that are not sessions are never touched": _foreign_entries_untouched,
+    "replayable: journal prefixes, seeded sessions, known prefixes": _replayable,
 }
 
 

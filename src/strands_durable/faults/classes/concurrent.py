@@ -27,8 +27,8 @@ from strands_durable.faults.kit.ledger import ToolLedger
 from strands_durable.faults.kit.observe import run_options
 from strands_durable.faults.kit.runs import crashing_run, run_golden
 from strands_durable.faults.kit.scratch import reset_dir, write_scratch
+from strands_durable.faults.kit.stores import mark_death, store_at
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.store import LocalStore
 
 FAULT = "concurrent"
 DEFAULT_LATENCY_MS = 20
@@ -76,7 +76,7 @@ def explore_concurrent(
     resumers: int = 3,
     rounds: int = 1,
     latency_ms: int = DEFAULT_LATENCY_MS,
-    store_factory: StoreFactory = LocalStore,
+    store_factory: StoreFactory = store_at,
     golden: WorkflowGoldenRun | None = None,
     run: FaultRun | None = None,
 ) -> FaultRun:
@@ -108,6 +108,7 @@ def _crashed_session(golden: WorkflowGoldenRun, crash_at: str, workspace: Path) 
     )
     if ended != ChildExit(None, signal.SIGKILL):
         raise RuntimeError(f"setting up a crashed session at {crash_at} failed: {ended.describe()}")
+    mark_death(sessions)
     return sessions, out_dir, ledger
 
 
@@ -119,7 +120,7 @@ def race(
     *,
     resumers: int,
     latency_ms: int,
-    store_factory: StoreFactory = LocalStore,
+    store_factory: StoreFactory = store_at,
 ) -> None:
     sessions, out_dir, ledger = _crashed_session(golden, crash_at, workspace)
     gate_read, gate_write = os.pipe()
@@ -156,7 +157,7 @@ def takeover(
     run: FaultRun,
     *,
     latency_ms: int,
-    store_factory: StoreFactory = LocalStore,
+    store_factory: StoreFactory = store_at,
 ) -> None:
     sessions, out_dir, ledger = _crashed_session(golden, crash_at, workspace)
     env = {"STRANDS_SYNTHETIC_LATENCY_MS": str(latency_ms)}
@@ -184,6 +185,7 @@ def takeover(
         )
     os.kill(holder, signal.SIGKILL)
     wait_child(holder)
+    mark_death(sessions)
     third = run_in_child(lambda: _resume_child(golden.target, sessions, out_dir, ledger, store_factory))
     if third != ChildExit(0, None):
         run.add(point, variant, "takeover", f"the resumer after the holder's death ended with {third.describe()}")

@@ -18,9 +18,10 @@ from typing import Any
 from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints, InjectedCrash, ToolCall, ToolKey
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.oracle import RequestLog, counting_model
+from strands_durable.faults.kit.stores import store_at
 from strands_durable.faults.kit.target import PINNED_CREATED_AT, ChaosTarget
 from strands_durable.runner.options import RunOptions
-from strands_durable.store import KnownJournal, LocalStore
+from strands_durable.store.base import KnownJournal
 from strands_durable.store.wrapping import WrappingStore
 
 
@@ -29,9 +30,9 @@ class Converged(InjectedCrash):
 
 
 def observed_store(sessions: Path, *, known: KnownJournal | None = None) -> WrappingStore:
-    """A real `LocalStore` behind the wrapper store, whose `session` is the session it opened last, so subscribers
-    can read its state."""
-    return WrappingStore(LocalStore(sessions, _known_journal=known))
+    """The run's real store (`kit/stores.py`) behind the wrapper store, whose `session` is the session it opened
+    last, so subscribers can read its state."""
+    return WrappingStore(store_at(sessions, known=known))
 
 
 class SizedRequestLog(RequestLog):
@@ -173,12 +174,15 @@ def watch_convergence(bus: CrashPoints, phase: Phase, store: WrappingStore, gold
     digester = golden.digester
 
     def check(point: CrashPoint) -> None:
-        if point.site != "store.after_commit" or store.session is None or phase.fired is not None:
+        session = store.session
+        if point.site != "store.after_commit" or session is None or phase.fired is not None:
             return
-        digest = digester.digest(store.session.state)
+        if session.stored_seq() != session.state.seq:
+            return  # a record held in memory (S3 batching) is not stored yet: stopping here would lose it
+        digest = digester.digest(session.state)
         if digest in golden.checkpoint_states:
             phase.converged_at = point
-            phase.converged_seq = store.session.state.seq
+            phase.converged_seq = session.state.seq
             phase.converged_digest = digest
             raise Converged(point)
 

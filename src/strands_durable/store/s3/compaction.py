@@ -88,6 +88,7 @@ class Compaction:
         self.header = stored.header
         self.checkpoint_seq = stored.checkpoint_seq
         self.checkpoint_digest = stored.checkpoint_digest
+        self.checkpoint_size = stored.checkpoint_size  # bytes of the checkpoint object (0: none)
         self.fences = dict(stored.fences)  # every fence record up to the records this writer has seen
 
     def due(self, seq: int) -> bool:
@@ -128,6 +129,7 @@ class Compaction:
         if self.checkpoint_seq >= 0:
             doomed.append(keys.checkpoint(sid, self.checkpoint_seq))
         self.checkpoint_seq, self.checkpoint_digest, self.fences = upto, digest(data), fences
+        self.checkpoint_size = len(data)
         objects.delete_many(doomed)  # only now: the checkpoint covering them exists
         if self.store.strict:
             self.verify([])

@@ -21,7 +21,7 @@ from typing import Any
 import strands_durable.store.events as event_kinds
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, SessionExists, SessionInUse, SessionNotFound, UsageError
-from strands_durable.store.base import LeaseHolder, SessionStore, SessionSummary, Workspace
+from strands_durable.store.base import KnownJournal, LeaseHolder, SessionStore, SessionSummary, Workspace
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import is_session_id, new_session_meta
 from strands_durable.store.journal import (
@@ -40,7 +40,7 @@ from strands_durable.store.s3.lease import DEFAULT_SKEW_S, DEFAULT_TTL_S, LeaseR
 from strands_durable.store.s3.scratch import apply_delta
 from strands_durable.store.s3.session import S3Session, fence, pending_view_bytes, view_bytes
 from strands_durable.store.s3.stored import StoredSession
-from strands_durable.store.state import SCHEMA_VERSION, SessionState, fold
+from strands_durable.store.state import SCHEMA_VERSION, SessionState, copy_state, fold
 from strands_durable.store.verify import verify_histories
 
 CHECKPOINT_EVERY = 64
@@ -69,6 +69,7 @@ def _env_float(name: str, default: float) -> float:
 
 class S3Store(SessionStore):
     unit_leases = True  # units of one run may be open on several workers at once (`open_unit`)
+    replayable = True  # its objects hold journal lines: their bytes, a seeded prefix, a known prefix
 
     def __init__(
         self,
@@ -108,6 +109,7 @@ class S3Store(SessionStore):
             scratch_root = os.environ.get("STRANDS_S3_SCRATCH_DIR") or default
         self.scratch_root = Path(scratch_root).expanduser()
         self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
+        self._known: KnownJournal | None = None  # `knowing`: a prefix whose records are not folded again
 
     @classmethod
     def from_url(cls, url: str, **opts: Any) -> S3Store:
@@ -132,15 +134,16 @@ class S3Store(SessionStore):
     def _where(self, key: str) -> str:
         return f"s3://{self.bucket}/{key}"
 
-    def read(self, session_id: str) -> StoredSession:
-        """Every record of a session: the latest checkpoint and the commit objects after it."""
+    def read(self, session_id: str, *, upto_seq: int | None = None) -> StoredSession:
+        """Every record of a session: the latest checkpoint and the commit objects after it (its `state` folded
+        up to record `upto_seq` when given: CorruptSession when a checkpoint covers that record)."""
         for _attempt in range(_READ_ATTEMPTS):
-            stored = self._read_once(session_id)
+            stored = self._read_once(session_id, upto_seq)
             if stored is not None:
                 return stored
         raise CorruptSession(self._where(self.keys.session(session_id)), "commit objects keep vanishing while read")
 
-    def _read_once(self, session_id: str) -> StoredSession | None:
+    def _read_once(self, session_id: str, upto_seq: int | None = None) -> StoredSession | None:
         keys = self.keys
         commits: dict[int, str] = {}
         checkpoints: dict[int, str] = {}
@@ -157,7 +160,7 @@ class S3Store(SessionStore):
         records: list[Line] = []
         parsed: list[dict[str, Any]] = []
         fences: dict[int, dict[str, Any]] = {}
-        header, checkpoint_digest, scratch = b"", "", None
+        header, checkpoint_digest, scratch, checkpoint_size = b"", "", None, 0
         checkpoint_seq = max(checkpoints, default=-1)
         if checkpoint_seq >= 0:
             held = self.objects.get(checkpoints[checkpoint_seq])
@@ -165,7 +168,7 @@ class S3Store(SessionStore):
                 return None
             base = read_checkpoint(self._where(checkpoints[checkpoint_seq]), held[0], checkpoint_seq)
             parsed, fences, header, scratch = base.records, base.fences, base.header, base.scratch
-            checkpoint_digest = digest(held[0])
+            checkpoint_digest, checkpoint_size = digest(held[0]), len(held[0])
         # a commit object holds one record, or several (durable=False commits PUT with the next one): the next
         # object's key is the seq after its last record, so every key above the checkpoint is read, then chained
         chained = self._chain(commits, checkpoint_seq)
@@ -184,8 +187,10 @@ class S3Store(SessionStore):
             raise CorruptSession(self._where(keys.commits(session_id)), "no complete header record")
         if parsed[0].get("kind") != HEADER_KIND:
             raise CorruptSession(self._where(keys.commit(session_id, 0)), "first record is not a session header")
+        if upto_seq is not None and checkpoint_seq > upto_seq:
+            raise CorruptSession(self._where(keys.session(session_id)), f"record {upto_seq} is in a checkpoint")
         try:
-            state = fold(parsed)
+            state = self._fold(session_id, parsed, records if checkpoint_seq < 0 else None, upto_seq)
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptSession(self._where(keys.session(session_id)), f"a record does not apply: {exc}") from exc
         leftovers = [key for s, key in commits.items() if s <= checkpoint_seq and s not in fences]
@@ -193,7 +198,57 @@ class S3Store(SessionStore):
         for record in parsed[len(parsed) - len(records) :]:
             scratch = apply_delta(scratch, record.get("scratch"))
         header = header or records[0].data
-        return StoredSession(header, records, state, fences, checkpoint_seq, checkpoint_digest, leftovers, scratch)
+        found = (header, records, state, fences, checkpoint_seq, checkpoint_digest, leftovers, scratch, checkpoint_size)
+        return StoredSession(*found)
+
+    def _fold(
+        self, session_id: str, parsed: list[dict[str, Any]], lines: list[Line] | None, upto_seq: int | None
+    ) -> SessionState:
+        """The fold of `parsed` (up to record `upto_seq`); onto a copy of the known state (`knowing`) when `lines`,
+        the session's whole journal, begin with the known prefix's very bytes."""
+        if upto_seq is not None:
+            parsed = [record for record in parsed if record["seq"] <= upto_seq]
+        known = self._known
+        if known is not None and known.session_id == session_id and lines is not None:
+            count = known.state.seq + 1  # records 0..seq
+            if len(parsed) >= count and b"".join(line.data for line in lines[:count]) == known.data:
+                return fold(parsed[count:], copy_state(known.state))
+        return fold(parsed)
+
+    # -- replaying (`SessionStore.replayable`) ------------------------------------------------------------------
+    def journal_bytes(self, session_id: str) -> bytes:
+        """The checkpoint object (a header and a checkpoint record), when there is one, then every record after
+        it: the local journal's form."""
+        self._check_id(session_id)
+        stored = self.read(session_id)
+        head = b""
+        if stored.checkpoint_seq >= 0:
+            held = self.objects.get(self.keys.checkpoint(session_id, stored.checkpoint_seq))
+            if held is None:  # compacted again meanwhile
+                return self.journal_bytes(session_id)
+            head = held[0]
+        return head + b"".join(line.data for line in stored.records)
+
+    def spec_snapshot_bytes(self, session_id: str) -> bytes:
+        self._check_id(session_id)
+        return self.spec_snapshot(session_id)
+
+    def seed(self, session_id: str, *, header: dict[str, Any], tail: bytes, spec_snapshot: bytes) -> bytes:
+        """The spec snapshot, the header at `commits/0` and the tail as one commit object after it (a reader
+        chains it as it chains held records), then the session's view."""
+        self._check_id(session_id)
+        head = encode_line(header)
+        self.objects.put(self.keys.spec_snapshot(session_id), spec_snapshot)
+        self.objects.put_new(self.keys.commit(session_id, 0), head.data)
+        if tail:
+            self.objects.put_new(self.keys.commit(session_id, 1), tail)
+        self.objects.put(self.keys.view(session_id), view_bytes(self.read(session_id).state))
+        return head.data + tail
+
+    def knowing(self, known: KnownJournal) -> S3Store:
+        twin = copy.copy(self)
+        twin._known = known
+        return twin
 
     def _chain(
         self, commits: dict[int, str], after: int
@@ -248,10 +303,11 @@ class S3Store(SessionStore):
             return False
         return bool((record.get("fence") or {}).get("deleted"))
 
-    def load(self, session_id: str) -> SessionState:
-        """The state without a lease; a strict store also validates its stored histories (as `open` does)."""
+    def load(self, session_id: str, *, upto_seq: int | None = None) -> SessionState:
+        """The state without a lease (with `upto_seq`, as it was after that record); a strict store also validates
+        its stored histories (as `open` does)."""
         self._check_id(session_id)
-        state = self.read(session_id).state
+        state = self.read(session_id, upto_seq=upto_seq).state
         if self.strict:
             verify_histories(self._where(self.keys.session(session_id)), state)  # type: ignore[arg-type]
         return state

@@ -27,6 +27,7 @@ class StoredSession:
     checkpoint_digest: str  # sha256 of the checkpoint object ("" without one)
     leftovers: list[str]  # keys a finished compaction no longer needs (a crash stopped its deletes)
     scratch: Manifest | None = None  # the scratch files' manifest (store/s3/scratch.py); None: never recorded
+    checkpoint_size: int = 0  # bytes of the checkpoint object (0: none); `journal_bytes` begins with them
 
 
 class SessionReader(Protocol):
