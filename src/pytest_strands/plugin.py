@@ -29,6 +29,7 @@ OPTIONS = [
     ("--strands-chaos-full", "strands_chaos_full", bool, "run every resumed tail to the end (no convergence)"),
     ("--strands-chaos-schedules", "strands_chaos_schedules", int, "multi-fault schedules per workflow (10)"),
     ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "auto|off: accepted, no effect (see docs)"),
+    ("--strands-chaos-sessions", "strands_chaos_sessions", str, "s3://BUCKET/PREFIX: run the sessions on S3"),
 ]
 TOTALS = pytest.StashKey[Any]()
 SELECTION = pytest.StashKey[Any]()
@@ -86,6 +87,7 @@ def pytest_configure(config: pytest.Config) -> None:
             schedules=10 if schedules is None else schedules,
             hitl_answer=config.getini("strands_chaos_hitl_answer") or None,
             workspace=next(iter(config.getini("strands_chaos_workspace")), None),
+            sessions=_setting(config, "strands_chaos_sessions", str) or None,
         )
         pin = _setting(config, "strands_chaos_pin_workers", str) or "auto"
         if pin not in PIN_CHOICES:  # kept so that command lines and ini files naming it still run
@@ -122,7 +124,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     if suite is None:
         return None
     s = suite.settings
-    return f"strands-chaos: seed {s.seed}, faults {','.join(s.faults)}, mode {s.mode}, scratch {suite.workdir}"
+    where = f", sessions {s.sessions}" if s.sessions else ""
+    return f"strands-chaos: seed {s.seed}, faults {','.join(s.faults)}, mode {s.mode}, scratch {suite.workdir}{where}"
 
 
 @pytest.hookimpl(tryfirst=True)

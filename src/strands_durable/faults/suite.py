@@ -58,9 +58,12 @@ class ChaosSettings:
     schedules: int = 10  # hypothesis examples per workflow
     hitl_answer: str | None = None
     workspace: Path | None = None  # the tools' external state every run starts from (a copy per run)
+    sessions: str | None = None  # where the runs' sessions live: None (local directories) or s3://BUCKET/PREFIX
 
     def __post_init__(self) -> None:
         self.workspace = _workspace_dir(self.workspace)
+        if self.sessions is not None:
+            self.sessions = _sessions_location(self.sessions, self.faults)
 
     @property
     def mode(self) -> str:
@@ -77,6 +80,27 @@ def _workspace_dir(path: str | Path | None) -> Path | None:
     return directory
 
 
+S3_FAULTS = ("interrupt", "kill", "concurrent")  # the classes that run over S3 (the others fault local files)
+
+
+def _sessions_location(value: str, faults: list[str]) -> str:
+    """`--strands-chaos-sessions`: an S3 URL, with fault classes that run over S3."""
+    from strands_durable.errors import UsageError
+    from strands_durable.faults.kit.stores import check_location
+
+    try:
+        location = check_location(value)
+    except UsageError as exc:
+        raise ChaosUsageError(str(exc)) from None
+    local_only = [name for name in faults if name not in S3_FAULTS]
+    if local_only:
+        raise ChaosUsageError(
+            f"--strands-chaos-sessions: fault class {local_only[0]!r} faults local files and cannot run on S3; "
+            f"choose from {', '.join(S3_FAULTS)}"
+        )
+    return location
+
+
 def _spec_workspace(spec_path: Path) -> Path | None:
     """The directory of external state a spec names in `metadata.strands_chaos_workspace` (relative to the spec
     file; `metadata` is free-form in strands-cli v0, so the spec stays valid there)."""
@@ -84,6 +108,19 @@ def _spec_workspace(spec_path: Path) -> Path | None:
 
     named = load_spec(spec_path).metadata.get("strands_chaos_workspace")
     return spec_path.parent / str(named) if named else None
+
+
+def _set_chaos_sessions(location: str | None) -> str | None:
+    """Point the fault kit's stores at `location` (None: local directories) for this process and the children it
+    forks or starts (`faults/kit/stores.py` reads it); returns the previous setting."""
+    from strands_durable.faults.kit.stores import SESSIONS_ENV
+
+    before = os.environ.get(SESSIONS_ENV)
+    if location is None:
+        os.environ.pop(SESSIONS_ENV, None)
+    else:
+        os.environ[SESSIONS_ENV] = location
+    return before
 
 
 def default_workdir() -> Path:
@@ -103,12 +140,15 @@ class ChaosSuite:
         self.settings = settings
         self.workdir = workdir or default_workdir()
         self.shared = shared
+        self._sessions_before = _set_chaos_sessions(settings.sessions) if settings.sessions else None
         self._count = 0
         self._prepared: dict[str, WorkflowGoldenRun] = {}  # golden key -> golden run, until collected
 
     def close(self) -> None:
         from strands_durable.store.fileops import FileOps
 
+        if self.settings.sessions:
+            _set_chaos_sessions(self._sessions_before)
         if self.workdir.exists():
             FileOps().remove_tree(self.workdir)
 
