@@ -29,6 +29,7 @@ OPTIONS = [
     ("--strands-chaos-full", "strands_chaos_full", bool, "run every resumed tail to the end (no convergence)"),
     ("--strands-chaos-schedules", "strands_chaos_schedules", int, "multi-fault schedules per workflow (10)"),
     ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "auto|off: accepted, no effect (see docs)"),
+    ("--strands-chaos-freeze-gc", "strands_chaos_freeze_gc", bool, "hold the garbage collector back in crash points"),
     ("--strands-chaos-sessions", "strands_chaos_sessions", str, "s3://BUCKET/PREFIX: run the sessions on S3"),
 ]
 TOTALS = pytest.StashKey[Any]()
@@ -87,6 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
             schedules=10 if schedules is None else schedules,
             hitl_answer=config.getini("strands_chaos_hitl_answer") or None,
             workspace=next(iter(config.getini("strands_chaos_workspace")), None),
+            freeze_gc=bool(_setting(config, "strands_chaos_freeze_gc", bool)),
             sessions=_setting(config, "strands_chaos_sessions", str) or None,
         )
         pin = _setting(config, "strands_chaos_pin_workers", str) or "auto"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from strands_durable.faults.kit.collector import collect_less_during_points
 from strands_durable.faults.kit.report import PROPERTY_PREFIX
 from strands_durable.faults.kit.target import ChaosTarget, NotExplorable, spec_target
 from strands_durable.faults.kit.target import network_tool_names as network_tool_names  # named here by the plugin tests
@@ -58,6 +59,7 @@ class ChaosSettings:
     schedules: int = 10  # hypothesis examples per workflow
     hitl_answer: str | None = None
     workspace: Path | None = None  # the tools' external state every run starts from (a copy per run)
+    freeze_gc: bool = False  # the kit's one process tuning (faults/kit/collector.py), opt-in
     sessions: str | None = None  # where the runs' sessions live: None (local directories) or s3://BUCKET/PREFIX
 
     def __post_init__(self) -> None:
@@ -143,12 +145,14 @@ class ChaosSuite:
         self._sessions_before = _set_chaos_sessions(settings.sessions) if settings.sessions else None
         self._count = 0
         self._prepared: dict[str, WorkflowGoldenRun] = {}  # golden key -> golden run, until collected
+        collect_less_during_points(settings.freeze_gc)
 
     def close(self) -> None:
         from strands_durable.store.fileops import FileOps
 
         if self.settings.sessions:
             _set_chaos_sessions(self._sessions_before)
+        collect_less_during_points(False)  # the default again for whatever runs next in this process
         if self.workdir.exists():
             FileOps().remove_tree(self.workdir)
 

@@ -10,8 +10,9 @@ above `store/` that do name an implementation, and why (tests/core/test_store_bo
 - `testing/s3_server.py`, the local SeaweedFS server of the tests, makes its buckets with the S3 store's client;
 - the fault kit takes its stores from one module, `faults/kit/stores.py` (a `LocalStore`, or an `S3Store` under
   `--strands-chaos-sessions`); every other module of it asks the `replayable` seam below (the journal's bytes, a
-  session seeded from a prefix, the fold of a known prefix), and its power, disk and compound classes fault the
-  files of the `LocalStore` that module gives them.
+  session seeded from a prefix, the fold of a known prefix); its power, disk, compound and hostile classes fault
+  the files of the `LocalStore` that module gives them;
+- `testing/hostile_files.py` damages a `LocalStore` session's files on purpose (the hostile-file cases).
 Each imports only the public store modules and names. docs/storage.md describes the contract;
 `strands_durable.testing.store_contract` checks it.
 """
@@ -51,7 +52,7 @@ class SessionSummary:
     session_id: str
     workflow_name: str
     pattern: str
-    status: str  # running, paused, completed, failed, idle
+    status: str  # running, paused, completed, failed, idle; corrupt when it cannot be read (`reason` says why)
     stale: bool  # running, but no live process holds the lease
     reason: str | None
     created_at: str | None
@@ -61,6 +62,8 @@ class SessionSummary:
 
     @property
     def display_status(self) -> str:
+        if self.status == "corrupt":  # a session that cannot be read: `reason` names the file and what is wrong
+            return f"corrupt ({self.reason})"
         return "running (stale)" if self.stale else self.status
 
 
@@ -190,6 +193,10 @@ class Session(ABC):
 
     @abstractmethod
     def spec_snapshot(self) -> bytes: ...
+
+    def spec_snapshot_name(self) -> str:
+        """Where the spec snapshot is kept, as an error message names it (a store with files: its path)."""
+        return f"spec_snapshot.yaml of session {self.session_id}"
 
     @abstractmethod
     def abandon(self) -> None:

@@ -8,7 +8,7 @@ keeps only what names the prefix and the S3 sessions' local scratch directories)
 asks the seam the store offers (`SessionStore.replayable`: the journal's bytes, a session seeded from a prefix,
 the fold of a known prefix; docs/storage.md, "Replaying a session") and never which store it has.
 
-The classes that fault the local files themselves (power, disk, compound) take theirs from `file_store`: they
+The classes that fault the local files themselves (power, disk, compound, hostile) take theirs from `file_store`: they
 exist only for the local store, and say so (`FILE_CLASSES`).
 """
 
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 SESSIONS_ENV = "STRANDS_CHAOS_SESSIONS"  # where the kit's sessions live: unset (local files) or s3://BUCKET/PREFIX
-FILE_CLASSES = ("power", "disk", "compound")  # classes that fault or replace the local files themselves
+FILE_CLASSES = ("power", "disk", "compound", "hostile")  # classes that fault or replace the local files themselves
 _PREFIX_FILE = ".s3-prefix"  # in a sessions root on S3: the prefix its sessions are under
 _DEATHS_FILE = ".s3-deaths"  # in a sessions root on S3: how many holders of its sessions the kit killed
 _OPS = FileOps()
