@@ -27,7 +27,7 @@ from typing import Any, Literal
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import resolve_session_id
-from strands_durable.store.journal import JournalContents, read_journal
+from strands_durable.store.journal import JournalContents, frame_line, read_journal
 from strands_durable.store.state import SessionState
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "SessionSummary",
     "Severity",
     "Workspace",
+    "frame_line",
     "read_journal_bytes",
 ]
 

@@ -80,7 +80,13 @@ def encode_line(record: dict[str, Any], *, sort_keys: bool = True) -> Line:
     are in commit order, which the fold of the records it replaces would give)."""
     payload = json.dumps(record, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys).encode()
     bounded_json.check_depth(payload)  # never write what a reader refuses
-    return Line(b"%08x " % zlib.crc32(payload) + payload + b"\n")
+    return Line(frame_line(payload))
+
+
+def frame_line(payload: bytes) -> bytes:
+    """The line that holds `payload` (JSON bytes) as they are, checksummed: `encode_line`'s frame, and a harness's
+    way to plant a record the encoder refuses to write (testing/hostile_files.py)."""
+    return b"%08x " % zlib.crc32(payload) + payload + b"\n"
 
 
 def decode_line(data: bytes) -> Line:

@@ -24,7 +24,7 @@ from strands_durable.faults.kit.runs import paused_after_first_unit, run_golden
 from strands_durable.faults.kit.scratch import reset_dir
 from strands_durable.faults.kit.stores import FileStore, file_store
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.store import SessionSummary
+from strands_durable.store import SessionSummary, events
 from strands_durable.testing.hostile_files import CASES, HostileFile, case
 
 FAULT = "hostile"
@@ -114,7 +114,7 @@ def _bystander(store: FileStore) -> SessionSummary:
     """A healthy, closed session beside the damaged one; its row as listed before the damage."""
     meta = {"workflow_name": "bystander", "pattern": "chain", "created_at": "2026-01-01T00:00:00+00:00"}
     session = store.create(meta, b"", session_id=BYSTANDER)
-    session.commit([{"type": "status", "status": "paused", "reason": "interrupted"}])
+    session.commit([events.status("paused", "interrupted")])
     session.close()
     return next(summary for summary in store.list() if summary.session_id == BYSTANDER)
 
