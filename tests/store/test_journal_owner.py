@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -52,12 +53,13 @@ def event_literals(source: str, where: str) -> list[str]:
     return found
 
 
+def _everywhere_but(owner: Path, finder: Callable[[str, str], list[str]]) -> list[str]:
+    """What `finder` reports in every source file of the package but `owner`."""
+    return [hit for path in _sources() if path != owner for hit in finder(path.read_text(), str(path.relative_to(SRC)))]
+
+
 def test_no_code_outside_the_journal_module_parses_a_journal_line() -> None:
-    found = []
-    for path in _sources():
-        if path != JOURNAL_MODULE:
-            found += line_parsing_sites(path.read_text(), str(path.relative_to(SRC)))
-    assert found == []
+    assert _everywhere_but(JOURNAL_MODULE, line_parsing_sites) == []
 
 
 def test_the_line_check_finds_a_parse_of_the_frame() -> None:
@@ -67,11 +69,7 @@ def test_the_line_check_finds_a_parse_of_the_frame() -> None:
 
 
 def test_every_event_is_built_by_its_constructor() -> None:
-    found = []
-    for path in _sources():
-        if path != EVENTS_MODULE:
-            found += event_literals(path.read_text(), str(path.relative_to(SRC)))
-    assert found == []
+    assert _everywhere_but(EVENTS_MODULE, event_literals) == []
     assert event_literals('e = {"type": "status", "status": "idle"}\n', "x.py") == ["x.py:1: {'type': 'status', ...}"]
     assert event_literals('t = {"type": "object"}\n', "schema.py") == []  # a JSON schema is not an event
 

@@ -16,31 +16,16 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import strands_durable.store.events as event_kinds
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, SessionExists, SessionInUse, SessionNotFound, UsageError
-from strands_durable.store.base import (
-    Finding,
-    Inspection,
-    KnownJournal,
-    LeaseHolder,
-    SessionStore,
-    SessionSummary,
-    Workspace,
-)
+from strands_durable.store.base import Finding, Inspection, LeaseHolder, SessionStore, SessionSummary, Workspace
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import is_session_id, new_session_meta
-from strands_durable.store.journal import (
-    HEADER_KIND,
-    CorruptLine,
-    Line,
-    decode_line,
-    encode_line,
-    read_journal,
-    utc_now,
-)
+from strands_durable.store.journal import HEADER_KIND, CorruptLine, Line, decode_line, encode_line, read_journal
+from strands_durable.store.journal import utc_now as record_time
 from strands_durable.store.s3.client import KeyTaken, Objects, make_client
 from strands_durable.store.s3.compaction import digest, read_checkpoint
 from strands_durable.store.s3.keys import Keys
@@ -50,6 +35,9 @@ from strands_durable.store.s3.session import S3Session, fence, pending_view_byte
 from strands_durable.store.s3.stored import StoredSession
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, copy_state, fold
 from strands_durable.store.verify import SNAPSHOT_DIFFERS, SNAPSHOT_MISSING, spec_snapshot_matches, verify_histories
+
+if TYPE_CHECKING:
+    from strands_durable.store.base import KnownJournal
 
 CHECKPOINT_EVERY = 64
 _READ_ATTEMPTS = 5  # a read that races a compaction (a listed commit deleted before its GET) is read again
@@ -420,7 +408,7 @@ class S3Store(SessionStore):
             self.objects.put(self.keys.view(session_id), pending_view_bytes(session_id))
             header = {
                 "seq": 0,
-                "at": utc_now(),
+                "at": record_time(),
                 "kind": HEADER_KIND,
                 "schema": SCHEMA_VERSION,
                 "events": [event_kinds.session(copy.deepcopy(meta)), event_kinds.status("running")],
@@ -609,7 +597,7 @@ class S3Store(SessionStore):
         """PUT the delete's fence at the next commit number (after any record that lands first); its key."""
         while True:
             seq = stored.state.seq + 1
-            record = {"seq": seq, "at": utc_now(), "events": [], "writer": lease.token}
+            record = {"seq": seq, "at": record_time(), "events": [], "writer": lease.token}
             key = self.keys.commit(session_id, seq)
             try:
                 self.objects.put_new(key, encode_line({**record, "fence": fence(lease, replaced, deleted=True)}).data)
