@@ -9,6 +9,7 @@ import json
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,11 @@ def _common(report: Path | None = None) -> list[str]:
 
 @pytest.mark.slow
 def test_the_examples_survive_interrupt_kill_and_concurrent_with_sessions_on_s3(
-    pytester: pytest.Pytester, s3_env: dict[str, str], shared_bucket: str, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester,
+    s3_env: dict[str, str],
+    shared_bucket: str,
+    admin_client: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # the inner runs' scratch space is pytester's: under pytest-xdist the concurrent class can leave an empty
     # `real-faults/` behind in its worker's scratch directory (on main too, local sessions or not)
@@ -35,7 +40,8 @@ def test_the_examples_survive_interrupt_kill_and_concurrent_with_sessions_on_s3(
     specs = [str(spec) for spec in sorted(EXAMPLES.glob("*.strands.yaml"))]
     assert len(specs) == 7
     report = pytester.path / "chaos.json"
-    location = f"s3://{shared_bucket}/chaos-{uuid.uuid4().hex[:8]}"
+    prefix = f"chaos-{uuid.uuid4().hex[:8]}"
+    location = f"s3://{shared_bucket}/{prefix}"
     started = time.monotonic()
     result = pytester.runpytest_subprocess(f"--strands-chaos-sessions={location}", *_common(report), "-n", "2", *specs)
     elapsed = time.monotonic() - started
@@ -44,7 +50,9 @@ def test_the_examples_survive_interrupt_kill_and_concurrent_with_sessions_on_s3(
     failing = [item for item in body["items"] if item["outcome"] != "passed"]
     assert totals["divergences"] == 0 and totals["invalid"] == 0, json.dumps(failing[:5], indent=1)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
-    assert "sessions s3://" in result.stdout.str() or totals["workflows"] == 7
+    assert totals["workflows"] == 7
+    stored = admin_client.list_objects_v2(Bucket=shared_bucket, Prefix=f"{prefix}/")
+    assert stored.get("KeyCount", 0) > 0  # the runs' sessions were on the server, not on the local disk
     local = pytester.runpytest_subprocess(*_common(), "--collect-only", *specs)
     local_ids = {line.strip() for line in local.stdout.lines if "::" in line}
     assert local_ids and {item["nodeid"] for item in body["items"]} == local_ids  # the same items as a local run
