@@ -66,7 +66,7 @@ def test_a_kit_store_on_s3_is_under_a_prefix_of_its_own_root(
 ) -> None:
     """Each sessions root of the kit gets its own prefix (a root made anew gets a new one), and after the kit
     declares a holder dead its stores take the session over at once (`mark_death`), writing the fence."""
-    from strands_durable.store.s3 import S3Store
+    from strands_durable import S3Store
 
     monkeypatch.setenv(stores.SESSIONS_ENV, f"s3://{shared_bucket}/kit-{uuid.uuid4().hex[:8]}")
     first, second = stores.store_at(tmp_path / "a"), stores.store_at(tmp_path / "b")
