@@ -16,6 +16,7 @@ from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, 
 from strands_durable.crashpoints import Commit
 from strands_durable.errors import CorruptSession, HitlPaused
 from strands_durable.operations import check_session
+from strands_durable.store import local_session
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.journal import read_journal
 from tests.cli.support import HITL_CHAIN, strands_command
@@ -94,7 +95,13 @@ def test_a_damaged_last_record_written_on_this_boot_is_corruption_not_a_torn_tai
     assert listed[session_id].startswith("corrupt (journal.log: the last record (at byte ")
 
 
-def test_after_a_reboot_the_same_damage_is_a_torn_tail_that_check_names_and_resume_cuts(tmp_path: Path) -> None:
+def test_after_a_reboot_the_same_damage_is_a_torn_tail_that_check_names_and_resume_cuts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # session.json follows unit progress at most every VIEW_INTERVAL_S; a loaded machine could take that long
+    # between the resume's status commit and the answer's, and then session.json would prove the answer whole.
+    # An hour's interval keeps the view where a fast machine leaves it: at the resume's `running`.
+    monkeypatch.setattr(local_session, "VIEW_INTERVAL_S", 3600.0)
     store, session_id = _answered_then_killed(tmp_path)
     view = json.loads((store.root / f"session_{session_id}" / "session.json").read_bytes())
     last_seq = len(store.journal_bytes(session_id).splitlines()) - 1
