@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_strands.items import SUITE, ChaosFailure, ChaosItem
+from strands_durable.faults.kit.coverage import one_point, site_kind
 from strands_durable.faults.kit.report import PROPERTY_PREFIX
 
 FACTORY_PREFIX = "build_agent"
@@ -87,15 +88,17 @@ def properties(name: str, golden: Any, outcomes: list[Any], *, with_golden: bool
         )
     for outcome in outcomes:
         rules = {f.rule for f in outcome.findings}
+        site = site_kind(outcome.point)
         records.append(
             {
                 "workflow": name,
                 "point": outcome.point,
                 "explored": int(outcome.fired),
-                "sites": outcome.point.rsplit("/", 1)[-1].split("#")[0],
+                "sites": site,
                 "divergences": int(bool(rules - {"invalid-request"})),
                 "invalid_histories": int("invalid-request" in rules),
                 "problems": json.dumps([str(f) for f in outcome.findings]),
+                "coverage": one_point(outcome.fault, site, outcome.fired),
             }
         )
     return [(PROPERTY_PREFIX + key, value) for record in records for key, value in record.items()]

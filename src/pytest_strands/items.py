@@ -53,7 +53,9 @@ class ChaosItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ChaosFailure):
-            return f"{self.workflow}::{self.name}\n{excinfo.value}"
+            from pytest_strands.reproduce import reproduce_line
+
+            return f"{self.workflow}::{self.name}\n{excinfo.value}\n{reproduce_line(self)}"
         return super().repr_failure(excinfo, style=style)  # type: ignore[return-value]
 
     def reportinfo(self) -> tuple[Path, int, str]:

@@ -10,6 +10,8 @@ the items are in items.py, the Python-agent face in agents.py, the machinery in 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +104,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SUITE] = suite = ChaosSuite(settings, shared=Path(shared) if shared else None)
     config.stash[SELECTION] = selection
     config.stash[TOTALS] = ChaosTotals(seed=settings.seed, faults=settings.faults, mode=settings.mode)
+    from pytest_strands.reproduce import ReproduceLines
+
+    config.pluginmanager.register(ReproduceLines(), "strands-chaos-reproduce")
     if worker is None:  # a worker's reports reach the controller, which adds them up
         config.pluginmanager.register(ChaosReporting(config), "strands-chaos-reporting")
     elif packs_properties(config):
@@ -193,6 +198,20 @@ class ChaosFixture:
         self.defaults = defaults
 
     def run(self, spec: str | Path | None = None, **options: Any) -> list[Any]:
+        with self._reproducible():
+            return self._run(spec, **options)
+
+    @contextlib.contextmanager
+    def _reproducible(self) -> Iterator[None]:
+        """A failure's text ends with the line that runs this test again (pytest_strands/reproduce.py)."""
+        try:
+            yield
+        except ChaosFailure as failure:
+            from pytest_strands.reproduce import reproduce_line
+
+            raise ChaosFailure(f"{failure}\n{reproduce_line(self.node)}") from None
+
+    def _run(self, spec: str | Path | None = None, **options: Any) -> list[Any]:
         from pytest_strands.collect import hitl_hint
         from strands_durable.faults.kit.findings import Finding
         from strands_durable.faults.kit.target import NotExplorable
@@ -231,7 +250,8 @@ class ChaosFixture:
         from pytest_strands.agents import run_agent
 
         known = {k: v for k, v in self.defaults.items() if k in ("max_points", "session_id", "cassette")}
-        return run_agent(self.node, self.suite, build_agent, prompts, {**known, **options})
+        with self._reproducible():
+            return run_agent(self.node, self.suite, build_agent, prompts, {**known, **options})
 
     @staticmethod
     def point(name: str) -> None:
@@ -281,6 +301,8 @@ class ChaosReporting:
         for line in (totals.not_explorable_line(), totals.failing_golden_line(), totals.untaken_edges_line()):
             if line is not None:
                 terminalreporter.write_line(line)
+        for line in totals.coverage.lines():
+            terminalreporter.write_line(line)
         if not self.totals.items:
             from pytest_strands.collect import nothing_collected_line
 

@@ -230,20 +230,24 @@ def outcome_properties(
 ) -> list[tuple[str, Any]]:
     """One explored point (or a failing schedule, which is not a crash point of its own): counted once, as
     diverged and/or invalid when it found problems."""
+    from strands_durable.faults.kit.coverage import one_point
+
     unexplored = not outcome.explored
+    site = golden.point(outcome.point_ids[0]).point.site
     return _prefixed(
         {
             "workflow": workflow,
             "point": " -> ".join(outcome.point_ids),
             "run_index": golden.point(outcome.point_ids[0]).index,  # where the point lies in the golden run
             "explored": int(outcome.explored and counts_as_point),
-            "sites": golden.point(outcome.point_ids[0]).point.site if outcome.explored else "",
+            "sites": site if outcome.explored else "",
             "fired": " -> ".join(outcome.fired),
             "converged_at": outcome.converged_at or "",
             "runs": outcome.runs,
             "divergences": int(unexplored or any(not p.invalid_history for p in outcome.problems)),
             "invalid_histories": int(any(p.invalid_history for p in outcome.problems)),
             "problems": json.dumps([str(p) for p in outcome.problems]),
+            "coverage": one_point("interrupt", site, outcome.explored) if counts_as_point else "",
         }
     )
 

@@ -136,7 +136,7 @@ def race(
     os.close(gate_write)  # all resumers start at once
     exits = [wait_child(pid) for pid in pids]
     point, variant = crash_at, f"race-{resumers}"
-    run.explored += 1
+    run.explore_at(point)
     winners = [e for e in exits if e == ChildExit(0, None)]
     allowed_losers = {ChildExit(int(ExitCode.SESSION_UNUSABLE), None), ChildExit(int(ExitCode.USAGE), None)}
     losers = [e for e in exits if e != ChildExit(0, None)]
@@ -162,7 +162,7 @@ def takeover(
     env = {"STRANDS_SYNTHETIC_LATENCY_MS": str(latency_ms)}
     marker = workspace / "holder-running"
     point, variant = crash_at, "takeover"
-    run.explored += 1
+    run.explore_at(point)
     holder = fork_child(
         lambda: _resume_child(golden.target, sessions, out_dir, ledger, store_factory, marker=marker), env=env
     )
