@@ -212,12 +212,24 @@ def build(chaos: AgentChaos, ctx: AgentContext, run: Run | None) -> Any:
     if chaos.cassette is not None:
         recording = chaos.record and ctx.phase == "golden"
         model = chaos.cassette.recording_model(model, agent.agent_id) if recording else None
-        model = model or chaos.cassette.replaying_model(agent.agent_id)
+        model = model or _replaying(chaos.cassette, agent.agent_id)
     agent.model = _counting(model, run)
     registry = agent.tool_registry.registry
     for name, tool in list(registry.items()):
         registry[name] = _counted_tool(tool, run)
     return agent
+
+
+def _replaying(cassette: Any, agent_id: str) -> Any:
+    """The cassette's answers; a request after a synthesized "outcome unknown" result (which the recording never
+    saw) is answered off the record, as spec workflows are (`faults.kit.cassette.off_the_record`), by a
+    deterministic model that calls no tool: what follows such a point is held to validity, completion and at most
+    one effect, not to the golden run."""
+    from strands_durable.faults.kit.cassette import off_the_record
+    from strands_durable.models.synthetic import SyntheticModel
+
+    fallback = SyntheticModel(max_tool_rounds=0)
+    return off_the_record(cassette.replaying_model(agent_id), fallback, after_unknown_only=True)
 
 
 def _counted_tool(tool: Any, run: Run) -> Any:
