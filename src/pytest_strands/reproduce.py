@@ -1,7 +1,7 @@
 """The `reproduce: <command>` line of a failing chaos item: one pytest command, to run from the directory the
 session was started in, that runs that item alone with every option that decides its outcome (the seed, the fault
-class, the mode, the bounds). The item's id names the crash point; the path before it is the spec file, or the
-test module holding the factory or the test.
+class, the completion-order policy, the mode, the bounds). The item's id names the crash point (and its order,
+when it has one); the path before it is the spec file, or the test module holding the factory or the test.
 
 The line is appended to the item's failure text and recorded as the item's `reproduce` property, so the JSON report
 carries the same line.
@@ -29,6 +29,10 @@ def reproduce_command(item: pytest.Item) -> str:
     faults = _faults(item, settings.faults)
     if faults != ["interrupt"]:
         args.append(f"--strands-chaos-faults={','.join(faults)}")
+    if settings.orders != "default":
+        args.append(f"--strands-chaos-orders={settings.orders}")
+    if settings.orders_bound != 3:
+        args.append(f"--strands-chaos-orders-bound={settings.orders_bound}")
     if settings.full:
         args.append("--strands-chaos-full")
     if settings.max_points is not None:

@@ -174,7 +174,10 @@ def helper_not_collected(ctx):
 
 def test_a_file_of_agent_factories_is_collected_like_specs(pytester: pytest.Pytester) -> None:
     _write(pytester, "agents_collected", COLLECTED.format(module="agents_collected"))
-    result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-v")
+    # the golden order only: other completion orders add items of their own (tests/plugin/test_plugin_orders.py)
+    result = pytester.runpytest_inprocess(
+        "--strands-chaos", "--strands-chaos-orders=golden", "-p", "no:cacheprovider", "-v"
+    )
     out = result.stdout.str()
     assert "test_agents_collected.py::build_agent_durable::golden PASSED" in out
     assert re.search(r"::build_agent_durable::\S+/\S+ PASSED", out)

@@ -69,7 +69,7 @@ def test_the_reports_count_points_enumerated_and_reached_per_class_and_site_kind
     assert lines["interrupt"]["enumerated"] == lines["interrupt"]["reached"] == 12
     assert len(lines["interrupt"]["sites"]) >= 8  # the sample spreads over every site kind
     assert lines["stream"]["reached"] == lines["stream"]["enumerated"] > 0
-    body = json.loads(report.read_text())["coverage"]
+    body = json.loads(report.read_text())["coverage"]["points"]
     assert body["interrupt"]["enumerated"] == body["interrupt"]["reached"] == 12
     assert sum(s["enumerated"] for s in body["interrupt"]["sites"].values()) == 12
     for site, shown in lines["interrupt"]["sites"].items():
@@ -89,11 +89,11 @@ def test_points_enumerated_but_never_reached_fail_not_fired_and_show_in_coverage
     out = result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     body = json.loads(report.read_text())
-    unit_after = body["coverage"]["interrupt"]["sites"]["unit.after"]
+    unit_after = body["coverage"]["points"]["interrupt"]["sites"]["unit.after"]
     assert unit_after["enumerated"] > 0 and unit_after["reached"] == 0
     assert (
-        body["coverage"]["interrupt"]["reached"]
-        == body["coverage"]["interrupt"]["enumerated"] - unit_after["enumerated"]
+        body["coverage"]["points"]["interrupt"]["reached"]
+        == body["coverage"]["points"]["interrupt"]["enumerated"] - unit_after["enumerated"]
     )
     assert coverage_lines(out)["interrupt"]["sites"]["unit.after"] == f"0/{unit_after['enumerated']}"
     not_fired = [i for i in body["items"] if i.get("point", "").endswith("/unit.after")]

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the xdist controller imports this module to configure; the 
     from strands_durable.faults.kit.golden import WorkflowGoldenRun
 
 SPEC_SUFFIXES = (".strands.yaml", ".strands.yml", ".strands.json")
+ORDER_POLICIES = ("golden", "default", "all")  # the names faults/kit/orders.py knows (imported lazily there)
 
 
 class ChaosUsageError(ValueError):
@@ -58,9 +59,16 @@ class ChaosSettings:
     schedules: int = 10  # hypothesis examples per workflow
     hitl_answer: str | None = None
     workspace: Path | None = None  # the tools' external state every run starts from (a copy per run)
+    orders: str = "default"  # completion orders of concurrent tools: golden | default | all (faults/kit/orders.py)
+    orders_bound: int = 3  # `all` lists every order of a turn of at most this many tools
 
     def __post_init__(self) -> None:
         self.workspace = _workspace_dir(self.workspace)
+        if self.orders not in ORDER_POLICIES:
+            choices = "|".join(ORDER_POLICIES)
+            raise ChaosUsageError(f"--strands-chaos-orders: {self.orders!r} is not one of {choices}")
+        if self.orders_bound < 2:
+            raise ChaosUsageError(f"--strands-chaos-orders-bound: {self.orders_bound} is below 2")
 
     @property
     def mode(self) -> str:

@@ -14,12 +14,13 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash, ToolCall
 from strands_durable.errors import UsageError
+from strands_durable.faults.kit.orders import BatchLog, OrderGate, ToolOrder
 
 STYLES = ("agent()", "re-send")
 USER_SITE = "tool.point"  # a point a tool body marks with `point(name)`
@@ -66,6 +67,8 @@ class AgentChaos:
     cassette: Any = None  # a faults.kit.cassette.Cassette: replayed (recorded by the golden run when `record`)
     record: bool = False
     thread_timeout: float = 30.0
+    tool_order: ToolOrder | None = None  # hold this turn's results in this order (faults/kit/orders.py)
+    batches: BatchLog = field(default_factory=BatchLog)  # the golden run's turns of several tools, as last seen
 
     def __post_init__(self) -> None:
         self.factory = resolve_factory(self.build_agent)
@@ -111,6 +114,7 @@ class Run:
         self.finished: set[str] = set()  # toolUseIds of tool bodies that ran to their end
         self.spans: list[tuple[float, float]] = []  # (start, end) of each finished execution
         self.committed: set[str] = set()  # toolUseIds our manager committed a result for (`tool.committed`)
+        self.batches = BatchLog()  # the turns of several tools this run saw (faults/kit/orders.py)
         self._lock = threading.Lock()
         self._user: Counter[str] = Counter()
         self.bus.subscribe(self.observe)
@@ -205,6 +209,13 @@ def build(chaos: AgentChaos, ctx: AgentContext, run: Run | None) -> Any:
     if run is None:
         return agent
     agent.hooks.add_hook(crash_hooks(run.bus))
+    if ctx.phase in ("golden", "crash"):  # a resume runs as timing gives: what the crash left decides its order
+        log = BatchLog()
+        crashed = lambda: run.fired is not None or run.bus.crashed is not None  # noqa: E731
+        agent.hooks.add_hook(OrderGate(chaos.tool_order, log, stopped=crashed, timeout=chaos.thread_timeout))
+        run.batches = log
+        if ctx.phase == "golden":
+            chaos.batches = log
     manager = getattr(agent, "_session_manager", None)
     if isinstance(getattr(manager, "crash_points", None), CrashPoints):
         manager.crash_points = run.bus  # a DurableSessionManager: every store commit is a point too

@@ -1,5 +1,6 @@
 """Coverage as numbers: per fault class and per site kind, how many crash points were enumerated (declared to be
-explored) and how many of them were reached (the fault fired there). A point declared and never reached is a
+explored) and how many of them were reached (the fault fired there), and how many completion orders of concurrent
+tools were explored of those possible. A point declared and never reached is a
 failure (`not-fired`) wherever it is explored, so a gate cannot pass by exploring less; these counts say how much
 was explored.
 
@@ -35,6 +36,7 @@ class Coverage:
     """Points enumerated and reached, per fault class and site kind, added up over items."""
 
     points: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    orders: list[int] = field(default_factory=lambda: [0, 0])  # completion orders [explored, possible]
 
     def add(self, document: str | dict[str, Any] | None) -> None:
         """Add one item's `coverage` property (JSON text or its parsed form; None or "": nothing)."""
@@ -48,6 +50,14 @@ class Coverage:
                 counts[0] += int(enumerated)
                 counts[1] += int(reached)
 
+    def add_orders(self, document: str | list[int] | None) -> None:
+        """Add one golden run's `orders` property: [completion orders explored, possible] over its turns."""
+        if not document:
+            return
+        explored, possible = json.loads(document) if isinstance(document, str) else document
+        self.orders[0] += int(explored)
+        self.orders[1] += int(possible)
+
     def totals(self, fault: str) -> tuple[int, int]:
         sites = self.points.get(fault, {})
         return sum(c[0] for c in sites.values()), sum(c[1] for c in sites.values())
@@ -60,10 +70,14 @@ class Coverage:
             enumerated, reached = self.totals(fault)
             sites = ", ".join(f"{site} {c[1]}/{c[0]}" for site, c in sorted(self.points[fault].items()))
             lines.append(f"strands-chaos: coverage {fault}: {reached} of {enumerated} crash points reached ({sites})")
+        if self.orders[1]:
+            explored, possible = self.orders
+            lines.append(f"strands-chaos: coverage orders: {explored} of {possible} completion orders explored")
         return lines
 
     def body(self) -> dict[str, Any]:
-        """The JSON report's `coverage`: per class its totals and, per site kind, enumerated and reached."""
+        """The JSON report's `coverage`: `points`, per class its totals and, per site kind, enumerated and reached;
+        `orders`, the completion orders of concurrent tools explored of those possible."""
         document: dict[str, Any] = {}
         for fault in sorted(self.points):
             enumerated, reached = self.totals(fault)
@@ -74,4 +88,4 @@ class Coverage:
                     site: {"enumerated": c[0], "reached": c[1]} for site, c in sorted(self.points[fault].items())
                 },
             }
-        return document
+        return {"points": document, "orders": {"explored": self.orders[0], "possible": self.orders[1]}}

@@ -65,6 +65,7 @@ class ChaosTotals:
             self.divergences += int(record.get("divergences", 0))
             self.invalid += int(record.get("invalid_histories", 0))
             self.coverage.add(record.get("coverage"))
+            self.coverage.add_orders(record.get("orders"))
             problems = record.get("problems")
             schedules = record.get("schedules")
             self.items.append(
@@ -72,7 +73,7 @@ class ChaosTotals:
                     "nodeid": nodeid,
                     "kind": record_kind(nodeid, record),
                     "outcome": outcome,
-                    **{k: v for k, v in record.items() if k not in ("problems", "schedules", "coverage")},
+                    **{k: v for k, v in record.items() if k not in ("problems", "schedules", "coverage", "orders")},
                     "problems": json.loads(problems) if isinstance(problems, str) else [],
                     **({"schedules": json.loads(schedules)} if isinstance(schedules, str) else {}),
                 }
