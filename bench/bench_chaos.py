@@ -15,7 +15,8 @@ tree measured, and prints serial / `-n 2`, where each process's CPU went (bench/
 in items, and after its unconfigure), and the ceiling the CPU of `-n 2` sets: serial wall / (its CPU / cores), which
 no run using that much CPU on these cores can beat. `--examples DIR` measures another directory of specs than
 examples/ (issue 18 pins the workload: the 7 examples as at 5526c56, `git archive 5526c56 examples | tar -x -C DIR/..`).
-Each summary line ends with the issue's target for it.
+`--freeze-gc` also measures this tree with the plugin's one tuning on (`--strands-chaos-freeze-gc`,
+faults/kit/collector.py) as one more tree of the comparison. Each summary line ends with the issue's target for it.
 """
 
 from __future__ import annotations
@@ -129,10 +130,14 @@ def _median_line(label: str, values: list[float], unit: str) -> float:
     return middle
 
 
+TUNED = "this tree, --strands-chaos-freeze-gc"  # this tree with the collector tuning on (faults/kit/collector.py)
+
+
 def compare_trees(
     trees: dict[str, Path], rounds: int, xdist: bool, examples: Path, *, bytecode_cache: bool = True
 ) -> None:
-    """Points/s per tree (fresh process each, alternating), and with `xdist` the whole plugin run serial vs -n 2."""
+    """Points/s per tree (fresh process each, alternating), and with `xdist` the whole plugin run serial vs -n 2;
+    the tree named `TUNED` runs with the collector tuning on."""
     rates: dict[str, list[float]] = {name: [] for name in trees}
     cpu_rates: dict[str, list[float]] = {name: [] for name in trees}
     walls: dict[tuple[str, str], list[float]] = {(name, n): [] for name in trees for n in ("0", "2")}
@@ -153,7 +158,8 @@ def compare_trees(
         for name, src in trees.items():
             done = _in_tree(
                 src,
-                [sys.executable, __file__, "--examples-rate-only", "--examples", str(examples)],
+                [sys.executable, __file__, "--examples-rate-only", "--examples", str(examples)]
+                + (["--freeze-gc"] if name == TUNED else []),
                 bytecode_cache=bytecode_cache,
             )
             if done.returncode != 0:
@@ -166,6 +172,7 @@ def compare_trees(
             for n in ("0", "2"):
                 command = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q"]
                 command += ["-p", "no:cacheprovider", "-p", "xdist_probe", "-n", n]
+                command += ["--strands-chaos-freeze-gc"] if name == TUNED else []
                 probe = Path(temp_root) / "probe.jsonl"
                 probe.unlink(missing_ok=True)
                 start, used = time.perf_counter(), _children_cpu()
@@ -250,6 +257,9 @@ def main() -> None:
     parser.add_argument("--examples", type=Path, default=REPO / "examples", help="the specs measured (examples/)")
     parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
+        "--freeze-gc", action="store_true", help="also measure this tree with --strands-chaos-freeze-gc (a tree more)"
+    )
+    parser.add_argument(
         "--no-bytecode-cache",
         action="store_true",
         help="keep PYTHONDONTWRITEBYTECODE in the children if the environment sets it (default: the cache on)",
@@ -257,11 +267,17 @@ def main() -> None:
     args = parser.parse_args()
     workdir = default_workdir()
     if args.examples_rate_only:
+        if args.freeze_gc:
+            from strands_durable.faults.kit.collector import collect_less_during_points
+
+            collect_less_during_points(True)
         wall, cpu = examples_rate(workdir, args.examples.resolve(), quiet=True)
         print(json.dumps({"points_per_s": wall, "points_per_cpu_s": cpu}))
         return
     if args.baseline is not None or args.xdist:
         trees = {str(src): src.resolve() for src in args.baseline or []}
+        if args.freeze_gc:
+            trees[TUNED] = REPO / "src"
         trees["this tree"] = REPO / "src"
         compare_trees(
             trees, args.rounds, args.xdist, args.examples.resolve(), bytecode_cache=not args.no_bytecode_cache

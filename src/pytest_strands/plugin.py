@@ -33,6 +33,7 @@ OPTIONS = [
     ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "auto|off: accepted, no effect (see docs)"),
     ("--strands-chaos-orders", "strands_chaos_orders", str, "golden|default|all: completion orders of tools"),
     ("--strands-chaos-orders-bound", "strands_chaos_orders_bound", int, "`all` lists orders of up to N tools (3)"),
+    ("--strands-chaos-freeze-gc", "strands_chaos_freeze_gc", bool, "hold the garbage collector back in crash points"),
 ]
 TOTALS = pytest.StashKey[Any]()
 SELECTION = pytest.StashKey[Any]()
@@ -92,6 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
             workspace=next(iter(config.getini("strands_chaos_workspace")), None),
             orders=_setting(config, "strands_chaos_orders", str) or "default",
             orders_bound=_setting(config, "strands_chaos_orders_bound", int) or 3,
+            freeze_gc=bool(_setting(config, "strands_chaos_freeze_gc", bool)),
         )
         pin = _setting(config, "strands_chaos_pin_workers", str) or "auto"
         if pin not in PIN_CHOICES:  # kept so that command lines and ini files naming it still run

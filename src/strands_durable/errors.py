@@ -83,6 +83,27 @@ class WorkflowFailed(DurableError):
     exit_code = ExitCode.RUNTIME
 
 
+class TurnLimitExceeded(WorkflowFailed):
+    """An agent unit took more tool turns in one invocation than the Strands event loop can recurse (it calls
+    itself once per turn: about 310 turns under Python's default recursion limit). Every turn made is committed,
+    so a resume goes on from the last one (exit 10, like any runtime failure)."""
+
+    def __init__(self, unit: str, turns: int, session_id: str) -> None:
+        super().__init__(
+            f"{unit}: the agent took more tool turns in one invocation than the Strands event loop allows (it "
+            f"recurses once per turn: about {TURN_LIMIT}); its {turns} turns so far are committed: `strands run "
+            f"--resume {session_id}` goes on from the last one (about {TURN_LIMIT} more per resume), or give the "
+            "agent a task that needs fewer tool calls"
+        )
+        self.unit = unit
+        self.turns = turns
+
+
+TURN_LIMIT = 310
+"""About how many tool turns one agent invocation can take before the Strands event loop, which recurses once per
+turn, reaches Python's default recursion limit (measured: 314 turns of one tool call each)."""
+
+
 class StorageIOError(DurableError):
     """Disk full, permission denied, read-only file system, an artifact that cannot be written."""
 
@@ -107,6 +128,30 @@ class S3EndpointUnreachable(StorageIOError):
     def __init__(self, endpoint: str, bucket: str) -> None:
         super().__init__(f"S3 endpoint unreachable: {endpoint} (bucket {bucket})")
         self.endpoint = endpoint
+
+
+class S3EndpointNotS3(StorageIOError):
+    """The endpoint answered, but not as S3 does: a web server's error page, a redirect (`AWS_ENDPOINT_URL_S3`
+    probably names the wrong server or port)."""
+
+    def __init__(self, endpoint: str, bucket: str, what: str, status: int) -> None:
+        super().__init__(
+            f"S3 endpoint {endpoint} does not answer as S3 (HTTP {status} to {what}, bucket {bucket}): check "
+            "AWS_ENDPOINT_URL_S3"
+        )
+        self.endpoint = endpoint
+        self.status = status
+
+
+class S3DeadlineExceeded(StorageIOError):
+    """One S3 operation (a read, a list page, a write and the read-backs that settle it) did not finish within its
+    deadline, STRANDS_S3_DEADLINE seconds: a stalled or unreachable server."""
+
+    def __init__(self, what: str, endpoint: str, bucket: str, deadline_s: float) -> None:
+        where = f"{endpoint} (bucket {bucket}; the deadline is STRANDS_S3_DEADLINE)"
+        super().__init__(f"S3 {what} did not finish within {deadline_s:g} s at {where}")
+        self.endpoint = endpoint
+        self.deadline_s = deadline_s
 
 
 class TemporalUnreachable(DurableError):
@@ -177,6 +222,19 @@ class CorruptSession(DurableError):
     def __init__(self, path: str, detail: str) -> None:
         super().__init__(f"Corrupt session file {path}: {detail}")
         self.path = path
+        self.detail = detail
+
+
+class SessionUnreadable(DurableError):
+    """A session folder or file this process may not read (mode 000, another user's): the session is unusable
+    here (exit 17), and `sessions list` shows it as `corrupt (<file>: permission denied)`."""
+
+    exit_code = ExitCode.SESSION_UNUSABLE
+
+    def __init__(self, path: str, detail: str) -> None:
+        super().__init__(f"Cannot read session file {path}: {detail}")
+        self.path = path
+        self.detail = detail
 
 
 class Unsupported(DurableError):

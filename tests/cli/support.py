@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import queue
 import subprocess
@@ -74,6 +75,9 @@ def strands_command(*args: Any, cwd: Path, env: dict[str, str] | None = None, st
     )
 
 
+SNAPSHOT = b"version: 0\n"  # the spec snapshot of a session made by hand (its sha256 is recorded as a run's is)
+
+
 def make_session(store: LocalStore, *, workflow: str = "made-by-hand", session_id: str | None = None) -> Any:
     """An open (leased) session created through the store, as a run would create it."""
     from strands_durable.store import layout
@@ -83,12 +87,12 @@ def make_session(store: LocalStore, *, workflow: str = "made-by-hand", session_i
         "workflow_name": workflow,
         "pattern": "chain",
         "spec_path": "/nowhere/spec.yaml",
-        "spec_hash": "0" * 64,
+        "spec_hash": hashlib.sha256(SNAPSHOT).hexdigest(),
         "variables": {"topic": "tides"},
         "created_at": "2024-01-01T00:00:00+00:00",
         "runtime": {"provider": "synthetic", "seed": 0},
     }
-    return store.create(meta, b"version: 0\n")
+    return store.create(meta, SNAPSHOT)
 
 
 def session_ids_in(stdout: str) -> list[str]:

@@ -162,3 +162,18 @@ def test_the_export_shape_the_readme_shows_is_the_exports(strands):
     for conversation in exported["agents"].values():
         assert list(conversation) == ["messages"]
         assert all(list(message) == ["role", "content"] for message in conversation["messages"])
+
+
+def test_every_promise_that_a_resume_repeats_the_uninterrupted_run_names_the_outcome_unknown_exception():
+    """A resume after a kill inside a non-idempotent tool differs by design ("outcome unknown"): the paragraph that
+    promises an exact repeat says so (issue 39, item 5)."""
+    promises = []
+    for document in (REPO / "README.md", REPO / "docs" / "contract.md"):
+        for paragraph in document.read_text(encoding="utf-8").split("\n\n"):
+            flat = " ".join(paragraph.split())
+            if "repeats the uninterrupted" in flat:
+                promises.append((document.name, flat))
+    assert [name for name, _ in promises] == ["README.md", "contract.md"]
+    for name, flat in promises:
+        assert "always repeats" not in flat, name
+        assert "outcome unknown" in flat and "non-idempotent" in flat, (name, flat)

@@ -11,16 +11,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("src", "tests", "bench", "docs", "README.md")
 
-# Files the fault kit's move into wings rewrites (issue 30); their citations are fixed there. Widening this test
-# to every file is this one line: NOT_YET = ().
-NOT_YET = (
-    "src/strands_durable/faults",
-    "src/pytest_strands",
-    "tests/faults",
-    "tests/plugin",
-    "docs/faults.md",
-    "docs/chaos-plugin.md",
-)
+# One file another branch is rewriting (issue 35, the judge's rules); its two citations of the contract are fixed
+# there. Widening this test to every file is this one line: NOT_YET = ().
+NOT_YET = ("src/strands_durable/faults/kit/judge.py",)
 
 # the design notes the repository was started from, outside the checkout: a citation of them points nowhere
 OUTSIDE = re.compile(r"\b" + "CONTRACT" + r"\b|\.\./shared/(?!corpus\b)")

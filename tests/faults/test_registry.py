@@ -19,7 +19,7 @@ from tests.conftest import EXAMPLES
 
 
 def test_every_registered_class_declares_itself_under_its_name() -> None:
-    assert real.FAULT_CLASSES == ("interrupt", "kill", "power", "disk", "concurrent", "stream", "compound")
+    assert real.FAULT_CLASSES == ("interrupt", "kill", "power", "disk", "concurrent", "stream", "compound", "hostile")
     for name in real.FAULT_CLASSES:
         declared = real.fault_class(name)
         assert declared.name == name

@@ -102,22 +102,54 @@ def test_the_runs_stores_open_the_seeded_journal_as_a_fresh_store_does(golden, t
         assert seeded == LocalStore(ex.sessions).load(ex.session_id)
 
 
-def test_exploring_a_point_leaves_the_garbage_collector_as_it_found_it(golden, tmp_path: Path) -> None:
-    """A point's runs are collected less often (explore.py `_old_objects_frozen`); afterwards the thresholds are the
-    caller's again and nothing stays frozen."""
+def _collections_during_a_point(golden, workdir: Path) -> list[tuple[int, bool]]:
+    """The (young threshold, any object frozen) of each collection while one point was explored; afterwards the
+    caller's own thresholds are back and nothing stays frozen."""
     import gc
 
     from strands_durable.faults.classes.explore import explore_point
 
+    seen: list[tuple[int, bool]] = []
+
+    def note(phase: str, _info: dict) -> None:
+        if phase == "start":
+            seen.append((gc.get_threshold()[0], gc.get_freeze_count() > 0))
+
     before = gc.get_threshold()
-    gc.set_threshold(600, 9, 9)  # the caller's own settings, not the defaults
+    gc.set_threshold(60, 9, 9)  # the caller's own settings (young collections often), not the defaults
+    gc.callbacks.append(note)
     try:
-        outcome = explore_point(golden, golden.ordered_ids()[len(golden.points) // 2], tmp_path)
+        outcome = explore_point(golden, golden.ordered_ids()[len(golden.points) // 2], workdir)
         assert outcome.ok, outcome.describe()
-        assert gc.get_threshold() == (600, 9, 9)
+        assert gc.get_threshold() == (60, 9, 9)
         assert gc.get_freeze_count() == 0
     finally:
+        gc.callbacks.remove(note)
         gc.set_threshold(*before)
+    return seen
+
+
+def test_by_default_a_points_runs_leave_the_garbage_collector_alone(golden, tmp_path: Path) -> None:
+    """No process tuning unless asked for (faults/kit/collector.py): the runs are collected under the caller's
+    settings."""
+    seen = _collections_during_a_point(golden, tmp_path)
+    assert seen and set(seen) == {(60, False)}
+
+
+def test_with_the_tuning_on_a_points_runs_are_collected_less(golden, tmp_path: Path) -> None:
+    """`--strands-chaos-freeze-gc`: the objects alive before the runs are frozen and the youngest generation is
+    collected less often; the caller's settings come back afterwards."""
+    from strands_durable.faults.kit.collector import collect_less_during_points
+
+    untuned = _collections_during_a_point(golden, tmp_path / "untuned")
+    collect_less_during_points(True)
+    try:
+        tuned = _collections_during_a_point(golden, tmp_path / "tuned")
+    finally:
+        collect_less_during_points(False)
+    assert len([c for c in tuned if not c[1]]) <= 1  # at most one, on the way in, before the freeze
+    assert (60, True) in tuned  # the runs' garbage, collected while the old objects are still frozen
+    assert len(tuned) < len(untuned) / 3
 
 
 def test_the_state_before_the_first_run_is_the_seeds_as_stored(golden, tmp_path: Path) -> None:

@@ -133,4 +133,4 @@ def test_the_json_report_lists_every_item_schedules_included(pytester: pytest.Py
     (schedules,) = (item for item in body["items"] if item["kind"] == "schedules")
     assert schedules["outcome"] == "passed" and len(schedules["schedules"]) == 2
     assert all(len(s["points"]) >= 2 and s["ok"] and s["fired"] for s in schedules["schedules"])
-    assert body["summary"] == SUMMARY.search(result.stdout.str()).group(0)  # the CONTRACT line, unchanged
+    assert body["summary"] == SUMMARY.search(result.stdout.str()).group(0)  # the summary line CI greps, unchanged

@@ -1,6 +1,6 @@
 """Workflows whose golden run fails deterministically (a graph past `max_iterations`, a token budget exceeded) are
 explored too: every crash point must resume to the same failure, status and stored state, and a second summary
-line names them (the CONTRACT summary line is unchanged)."""
+line names them (the summary line CI greps is unchanged)."""
 
 from __future__ import annotations
 

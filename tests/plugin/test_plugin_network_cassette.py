@@ -130,7 +130,7 @@ def test_network_tools_without_a_cassette_are_not_explorable_never_passed(
     assert "network tools api and no cassette net.strands.yaml.cassette.json" in out
     lines = out.splitlines()
     contract = "strands-chaos: 0 crash points explored in 0 workflows (0 site kinds), 0 divergences, "
-    assert lines[lines.index(NOT_EXPLORABLE) - 1].startswith(contract)  # the CONTRACT line, unchanged, above it
+    assert lines[lines.index(NOT_EXPLORABLE) - 1].startswith(contract)  # the summary line CI greps, unchanged, above it
     assert summary(result) == {"points": 0, "workflows": 0, "sites": 0, "divergences": 0, "invalid": 0, "seed": 0}
     report = json.loads((pytester.path / "chaos.json").read_text())
     assert report["not_explorable"] == ["net.strands.yaml"] and report["workflows"] == []
@@ -215,7 +215,8 @@ def test_a_crash_inside_a_non_idempotent_call_under_a_cassette_leaves_the_record
 ) -> None:
     """A POST (non-idempotent) interrupted mid-call resumes with "outcome unknown", a result the recording never
     saw: what the model is asked next is answered by the synthetic model instead of failing as a cassette miss,
-    and that run is held to CONTRACT's rule (one effect at most, the synthesized result, valid and completed)."""
+    and that run is held to the contract's rule (docs/contract.md#what-identical-means: one effect at most, the
+    synthesized result, valid and completed)."""
     monkeypatch.setenv("NET_CASSETTE_TOKEN", SECRET)
     script = [SCRIPT[0], {"tool_calls": [{"name": "api", "input": {"method": "POST", "path": "/orders"}}]}, SCRIPT[2]]
     (pytester.path / "script.json").write_text(json.dumps(script))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 
@@ -224,3 +225,22 @@ def test_commit_returns_its_records_seq(s3_server, space):
     session = store_for(s3_server, space).create(meta(), b"spec")
     assert [session.commit([unit(index)]) for index in range(3)] == [1, 2, 3]
     session.close()
+
+
+def test_check_names_a_spec_snapshot_that_is_damaged_or_missing(server, server_space):
+    """`sessions check` on S3 checks the spec snapshot a resume runs when the spec file is gone (issue 39, item 3)."""
+    store = store_for(server, server_space)
+    spec = b"version: 0\n"
+    session = store.create({**meta(), "spec_hash": hashlib.sha256(spec).hexdigest()}, spec)
+    sid = session.state.session_id
+    session.close()
+    key = store.keys.spec_snapshot(sid)
+    where = f"s3://{server_space.bucket}/{key}"
+    assert store.inspect(sid).findings == []
+    client = client_for(server)
+    client.put_object(Bucket=server_space.bucket, Key=key, Body=b"\x00garbage")
+    assert [(f.severity, f.where, f.detail) for f in store.inspect(sid).findings] == [
+        ("error", where, "does not hold the spec this session was created from (its sha256 differs)")
+    ]
+    client.delete_object(Bucket=server_space.bucket, Key=key)
+    assert [(f.severity, f.where) for f in store.inspect(sid).findings] == [("error", where)]

@@ -301,10 +301,11 @@ def _completed(request: RunRequest, outcome: Any, human: TextIO) -> int:
 def _abort_lines(request: RunRequest, session_id: str | None, signals: Any) -> str:
     """What a second signal prints before the process ends at once (written from the signal handler)."""
     name = signals.signal_name
+    why = f"{name} while waiting on {signals.stuck_on}" if signals.stuck_on else f"{name} twice"
     if not request.save_session or session_id is None:
-        return f"\nAborted ({name} twice); the session was not saved\n"
+        return f"\nAborted ({why}); the session was not saved\n"
     return (
-        f"\nAborted ({name} twice): session {session_id} keeps everything committed so far\n"
+        f"\nAborted ({why}): session {session_id} keeps everything committed so far\n"
         f"Resume with: {resume_command(request, session_id)}\n"
     )
 

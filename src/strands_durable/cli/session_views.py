@@ -56,8 +56,8 @@ def display_status(status: str, reason: str | None, *, stale: bool = False, leas
         return "running (stale)"
     if status == "running" and lease_until is not None:
         return f"running (leased until {dt.datetime.fromtimestamp(lease_until).strftime('%H:%M:%S')})"
-    if status == "paused" and reason:
-        return f"paused ({reason})"
+    if status in ("paused", "corrupt") and reason:
+        return f"{status} ({reason})"
     return status
 
 

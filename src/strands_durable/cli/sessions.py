@@ -27,7 +27,7 @@ sessions_app = typer.Typer(
     no_args_is_help=True,
 )
 
-STATUSES = ("running", "paused", "completed", "failed", "idle")
+STATUSES = ("running", "paused", "completed", "failed", "idle", "corrupt")
 STRATEGIES = ("synthesize", "drop")
 
 SessionsDir = Annotated[
@@ -116,7 +116,9 @@ def list_sessions(
     status: Annotated[
         list[str] | None,
         typer.Option(
-            "--status", metavar="STATUS", help="Only running, paused, completed, failed or idle (repeatable)."
+            "--status",
+            metavar="STATUS",
+            help="Only running, paused, completed, failed, idle or corrupt (repeatable).",
         ),
     ] = None,
     json_output: JsonOutput = False,

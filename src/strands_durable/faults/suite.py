@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from strands_durable.faults.kit.collector import collect_less_during_points
 from strands_durable.faults.kit.report import PROPERTY_PREFIX
 from strands_durable.faults.kit.target import ChaosTarget, NotExplorable, spec_target
 from strands_durable.faults.kit.target import network_tool_names as network_tool_names  # named here by the plugin tests
@@ -61,6 +62,7 @@ class ChaosSettings:
     workspace: Path | None = None  # the tools' external state every run starts from (a copy per run)
     orders: str = "default"  # completion orders of concurrent tools: golden | default | all (faults/kit/orders.py)
     orders_bound: int = 3  # `all` lists every order of a turn of at most this many tools
+    freeze_gc: bool = False  # the kit's one process tuning (faults/kit/collector.py), opt-in
 
     def __post_init__(self) -> None:
         self.workspace = _workspace_dir(self.workspace)
@@ -113,10 +115,12 @@ class ChaosSuite:
         self.shared = shared
         self._count = 0
         self._prepared: dict[str, WorkflowGoldenRun] = {}  # golden key -> golden run, until collected
+        collect_less_during_points(settings.freeze_gc)
 
     def close(self) -> None:
         from strands_durable.store.fileops import FileOps
 
+        collect_less_during_points(False)  # the default again for whatever runs next in this process
         if self.workdir.exists():
             FileOps().remove_tree(self.workdir)
 

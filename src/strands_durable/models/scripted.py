@@ -62,7 +62,7 @@ def _parse_call(raw: Any, where: str) -> dict[str, Any]:
     call: dict[str, Any] = {"name": raw["name"], "input": dict(arguments)}
     tool_use_id = raw.get("toolUseId")
     if tool_use_id is not None:
-        if not isinstance(tool_use_id, str) or not TOOL_USE_ID_RE.match(tool_use_id):
+        if not isinstance(tool_use_id, str) or not TOOL_USE_ID_RE.fullmatch(tool_use_id):
             raise ScriptError(f"{where}: toolUseId {tool_use_id!r} must match {TOOL_USE_ID_RE.pattern}")
         call["toolUseId"] = tool_use_id
     return call

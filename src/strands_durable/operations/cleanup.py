@@ -55,14 +55,19 @@ def cleanup_sessions(
     status but `idle`; an agent's chat between invocations is deleted only when `idle` is asked for by name).
 
     A session a live process holds is skipped (checked, and the delete itself takes the lease), whatever its
-    status, and so is every id in `keep`; `dry_run` only reports. A delete that was cut short is finished first,
-    whatever its age (`finished`).
+    status, and so is every id in `keep` and every session that cannot be read (reported as skipped, never
+    deleted unasked); `dry_run` only reports. A delete that was cut short is finished first, whatever its age
+    (`finished`).
     """
     now = now or dt.datetime.now(dt.timezone.utc)
     report = CleanupReport()
     if not dry_run:
         report.finished = store.finish_interrupted_deletes()
     for summary in store.list():
+        if summary.status == "corrupt":  # never deleted unasked: what is left of it may be worth saving
+            if statuses is None or "corrupt" in statuses:
+                report.skipped.append((summary, f"{summary.display_status}; `strands sessions delete` removes it"))
+            continue
         updated = _parse_time(summary.updated_at or summary.created_at)
         if updated is None or now - updated < older_than:
             continue

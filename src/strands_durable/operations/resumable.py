@@ -13,7 +13,7 @@ def newest_unfinished(store: SessionStore, spec_path: str | Path) -> SessionSumm
     held by a live process: paused, failed, or `running (stale)`."""
     wanted = os.path.abspath(spec_path)
     for summary in store.list():  # newest first
-        if summary.spec_path != wanted or summary.status == "completed":
+        if summary.spec_path != wanted or summary.status in ("completed", "corrupt"):
             continue
         if summary.status == "running" and not summary.stale:
             continue

@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 import datetime as _dt
 import functools
+import math
 import operator
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,9 +30,31 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
 }
 _UNARY: dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 
+MAX_RESULT_BITS = 10_000
+"""The largest integer the calculator computes, in bits (about 3,000 decimal digits): an operation whose result
+would be larger is refused before it runs (`(((9**100)**100)**100)**100` would take minutes and gigabytes)."""
+
+
+def _check_result_size(op: ast.operator, left: Any, right: Any) -> None:
+    """Refuse an integer operation whose result would exceed MAX_RESULT_BITS, from its operands' sizes."""
+    if not (isinstance(left, int) and isinstance(right, int)):
+        return  # float arithmetic is bounded by the float range (OverflowError)
+    if isinstance(op, ast.Pow):
+        bits = int(math.log2(abs(left)) * right) + 1 if right > 0 and abs(left) > 1 else 1
+    elif isinstance(op, ast.Mult):
+        bits = left.bit_length() + right.bit_length()
+    else:
+        bits = max(left.bit_length(), right.bit_length()) + 1
+    if bits > MAX_RESULT_BITS:
+        raise ValueError(
+            f"the result would have about {bits} bits, more than the calculator's limit of {MAX_RESULT_BITS} bits "
+            f"(about {int(MAX_RESULT_BITS * 0.30103)} digits)"
+        )
+
 
 def evaluate_arithmetic(expression: str) -> float | int:
-    """Evaluate + - * / // % ** and parentheses over numbers; anything else is a ValueError."""
+    """Evaluate + - * / // % ** and parentheses over numbers; anything else is a ValueError, and so is an
+    integer result larger than MAX_RESULT_BITS (refused before it is computed)."""
 
     def walk(node: ast.AST) -> Any:
         if isinstance(node, ast.Expression):
@@ -43,6 +65,7 @@ def evaluate_arithmetic(expression: str) -> float | int:
             left, right = walk(node.left), walk(node.right)
             if isinstance(node.op, ast.Pow) and abs(right) > 100:
                 raise ValueError("exponent too large")
+            _check_result_size(node.op, left, right)
             return _BINARY[type(node.op)](left, right)
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             return _UNARY[type(node.op)](walk(node.operand))
@@ -126,13 +149,37 @@ NATIVE_TOOL_NAMES = frozenset(
 """The names `native_tools()` provides, known without building the tools (checks before a run)."""
 
 
+MAX_REGEX_MEMORY = 8 << 20
+"""The memory a compiled grep/search pattern may use (RE2's `max_mem`); a larger pattern is refused."""
+
+
+def linear_regex(pattern: str, *, ignore_case: bool = False, literal: bool = False) -> Any:
+    """A compiled RE2 pattern: matching takes time linear in the text whatever the pattern (no backtracking, so a
+    model-chosen `(a+)+$` cannot hang a run). RE2 syntax: no backreferences or look-around; `\\w`, `\\d` and
+    `\\b` are ASCII (`\\pL` matches a letter of any script). A pattern it refuses, or one larger than
+    MAX_REGEX_MEMORY, is a ValueError saying so."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every refused pattern on stderr
+    options.case_sensitive = not ignore_case
+    options.literal = literal
+    options.max_mem = MAX_REGEX_MEMORY
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        if "pattern too large" in reason:
+            reason = f"the pattern needs more than {MAX_REGEX_MEMORY >> 20} MiB, the regex engine's limit"
+        raise ValueError(
+            f"Invalid regex pattern: {reason} (RE2 syntax, which matches in linear time: no backreferences or "
+            "look-around)"
+        ) from None
+
+
 def search_text(text: str, query: str, path: str, is_regex: bool, ignore_case: bool, max_matches: int) -> str:
     """strands-cli's `search` output: a header, then `<line> | <text>` with each match wrapped in >>> <<<."""
-    flags = re.IGNORECASE if ignore_case else 0
-    try:
-        pattern = re.compile(query if is_regex else re.escape(query), flags)
-    except re.error as exc:
-        raise ValueError(f"Invalid regex pattern: {exc}") from None
+    pattern = linear_regex(query, ignore_case=ignore_case, literal=not is_regex)
     limit = max(1, max_matches)
     matches = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if pattern.search(line)][:limit]
     if not matches:
@@ -220,10 +267,10 @@ def native_tools() -> dict[str, Any]:
         """Return the lines of a text file that match a regular expression.
 
         Args:
-            pattern: The regular expression.
+            pattern: The regular expression (RE2 syntax: no backreferences or look-around).
             path: The file to search.
         """
-        regex = re.compile(pattern)
+        regex = linear_regex(pattern)
         text = _read_text(_environment(tool_context), path)
         return "\n".join(line for line in text.splitlines() if regex.search(line))
 

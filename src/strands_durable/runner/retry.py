@@ -178,7 +178,7 @@ def malformed_answer(events: list[Any]) -> str | None:
         if "text" in delta:
             text.append(str(delta["text"]))
     for tool_use_id in ids:
-        if not TOOL_USE_ID_RE.match(tool_use_id):
+        if not TOOL_USE_ID_RE.fullmatch(tool_use_id):
             return f"toolUse id {tool_use_id!r} does not match {TOOL_USE_ID_RE.pattern}"
     if len(set(ids)) != len(ids):
         return "the answer uses one toolUse id more than once"

@@ -12,7 +12,7 @@ from typing import Any
 
 from strands_durable.agent.durable import DurableInvoker, StopRequested
 from strands_durable.crashpoints import CrashPoints, InjectedCrash
-from strands_durable.errors import DurableError, HitlPaused, SessionCompleted, UsageError
+from strands_durable.errors import CorruptSession, DurableError, HitlPaused, SessionCompleted, SpecError, UsageError
 from strands_durable.history.secrets import redact_secrets
 from strands_durable.runner.context import RunContext
 from strands_durable.runner.options import RunOptions
@@ -110,7 +110,7 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
     """Resume a paused, failed, interrupted or stale session where its commits end."""
     from strands_durable.runner.artifacts import recorded_out
     from strands_durable.runner.positions import check_committed_positions
-    from strands_durable.spec import bytes_hash, load_spec_bytes, load_spec_text, read_spec_bytes
+    from strands_durable.spec import bytes_hash, load_spec_bytes, read_spec_bytes
 
     options = options or RunOptions()
     store = store or default_store()
@@ -153,7 +153,7 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
             spec = load_spec_bytes(raw, spec_path)
         else:
             reporter.warning(f"Spec file {spec_path} is gone; running the session's spec_snapshot.yaml")
-            spec = load_spec_text(session.spec_snapshot(), source_path=spec_path)
+            spec = _snapshot_spec(session, spec_path)
         check_committed_positions(spec, state)
         runtime = meta.get("runtime", {})
         options = replace(
@@ -171,6 +171,22 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
         session.close()
         raise
     return _execute(spec, session, options, store, resumed=True)
+
+
+def _snapshot_spec(session: Session, spec_path: Path) -> Any:
+    """The spec a session was created from, read from its snapshot (the spec file is gone); errors name the
+    snapshot: CorruptSession (exit 17) when it no longer holds the bytes the session recorded the sha256 of."""
+    from strands_durable.spec import bytes_hash, load_spec_text
+
+    raw = session.spec_snapshot()
+    name = session.spec_snapshot_name()
+    recorded = session.state.meta.get("spec_hash")
+    if isinstance(recorded, str) and bytes_hash(raw) != recorded:
+        raise CorruptSession(name, "does not hold the spec this session was created from (its sha256 differs)")
+    try:
+        return load_spec_text(raw, source_path=spec_path)  # `$ref` paths are read beside the original file
+    except SpecError as exc:
+        raise SpecError(name, exc.detail, key_path=exc.key_path, line=exc.line) from None
 
 
 def _execute(spec: Any, session: Session, options: RunOptions, store: SessionStore, *, resumed: bool) -> RunOutcome:

@@ -13,7 +13,7 @@ from typing import Any
 
 from strands_durable.agent.durable import Invocation
 from strands_durable.crashpoints import Place
-from strands_durable.errors import DurableError, HitlPaused, WorkflowFailed
+from strands_durable.errors import DurableError, HitlPaused, TurnLimitExceeded, WorkflowFailed
 from strands_durable.history.secrets import redact_secrets
 from strands_durable.runner.context import RunContext
 from strands_durable.runner.notes import notes_prompt_section
@@ -105,6 +105,18 @@ def run_agent_unit(
             return ctx.invoker.invoke(invocation).response
     except (DurableError, AssertionError):
         raise
+    except RecursionError as exc:  # the SDK's event loop recurses once per tool turn
+        conv = ctx.state.conversations.get(conv_key)
+        turns = (
+            sum(
+                1
+                for owner, message in zip(conv.units, conv.messages, strict=False)
+                if owner == ref.unit and message.get("role") == "assistant"
+            )
+            if conv is not None
+            else 0
+        )
+        raise TurnLimitExceeded(ref.path, turns, ctx.state.session_id) from exc
     except Exception as exc:  # a model, tool or provider failure the retry policy did not absorb: exit 10
         raise WorkflowFailed(f"{ref.path}: {type(exc).__name__}: {exc}") from exc
 

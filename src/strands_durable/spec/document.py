@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,6 +96,9 @@ def _parse_json(text: str, file: str) -> Document:
         raise SpecError(file, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
     except RecursionError:
         raise SpecError(file, f"nesting deeper than {MAX_DEPTH} levels") from None
+    except ValueError:  # a number too long to convert: the YAML reading of the same text names its key
+        _YamlBuilder(text, file).build()
+        raise SpecError(file, f"an integer longer than {sys.get_int_max_str_digits()} digits") from None
     _check_depth(data, file)
     try:  # JSON is (nearly) YAML: borrow the YAML node tree for line numbers when it parses
         lines = _YamlBuilder(text, file).build().lines
@@ -192,7 +196,22 @@ class _YamlBuilder:
         if node.tag == "tag:yaml.org,2002:str":
             block = 1 if node.style in ("|", ">") else 0
             self.text_lines.setdefault(path, node.start_mark.line + 1 + block)
-        return loader.construct_object(node, deep=True)
+        return self._scalar(loader, node, path)
+
+    def _scalar(self, loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath) -> Any:
+        """A scalar's value; a number too long to convert (Python refuses integers of more than
+        `sys.get_int_max_str_digits()` digits) is a SpecError naming its key."""
+        try:
+            return loader.construct_object(node, deep=True)
+        except ValueError as exc:
+            text = str(node.value)
+            if node.tag == "tag:yaml.org,2002:int":
+                limit = sys.get_int_max_str_digits()
+                detail = f"an integer of {len(text)} characters (integers are limited to {limit} digits)"
+            else:
+                detail = f"cannot read {text[:40]!r}{'...' if len(text) > 40 else ''}: {exc}"
+            key = format_key_path(path) or None
+            raise SpecError(self.file, detail, key_path=key, line=_mark_line(node.start_mark)) from None
 
     def _mapping(self, loader: yaml.SafeLoader, node: yaml.MappingNode, path: KeyPath, depth: int) -> Any:
         out: dict[Any, Any] = {}
@@ -228,7 +247,7 @@ class _YamlBuilder:
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
                 raise self.fail("a mapping key must be a plain value", key_node.start_mark)
-            key = loader.construct_object(key_node, deep=True)
+            key = self._scalar(loader, key_node, ())
             try:
                 duplicate = key in own
             except TypeError:

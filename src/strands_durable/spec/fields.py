@@ -24,7 +24,7 @@ class SpecModel(BaseModel):
 
 def check_identifier(value: str) -> str:
     """An id is used as a directory name: `^[A-Za-z0-9._:-]+$`, and neither `.` nor `..`."""
-    if not ID_PATTERN.match(value):
+    if not ID_PATTERN.fullmatch(value):
         raise ValueError(f"'{value}' is not a valid id (letters, digits, '.', '_', ':', '-')")
     if value in (".", ".."):
         raise ValueError(f"'{value}' is not a valid id (it names a directory)")

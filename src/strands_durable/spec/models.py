@@ -118,7 +118,7 @@ _TOOL_NAME = re.compile(rf"^{_NAME}(\.{_NAME})*(:{_NAME})?$")
 
 
 def _check_tool_name(value: str) -> str:
-    if not _TOOL_NAME.match(value):
+    if not _TOOL_NAME.fullmatch(value):
         raise ValueError(
             f"'{value}' is not a tool name: use a short name (calculator), 'module:function' or "
             "'package.module.function'"

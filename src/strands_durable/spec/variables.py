@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -41,6 +42,14 @@ def coerce(value: Any, declared: InputVar) -> Any:
     return value
 
 
+def _integer(digits: str) -> int:
+    if len(digits.lstrip("+-")) > sys.get_int_max_str_digits():
+        raise CoercionError(
+            f"an integer of {len(digits)} characters (integers are limited to {sys.get_int_max_str_digits()} digits)"
+        )
+    return int(digits)
+
+
 def _article(kind: str) -> str:
     return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
 
@@ -48,12 +57,12 @@ def _article(kind: str) -> str:
 def _parse_text(text: str, kind: str) -> Any:
     stripped = text.strip()
     if kind == "integer":
-        if not _INTEGER.match(stripped):
+        if not _INTEGER.fullmatch(stripped):
             raise CoercionError(f"expected an integer, got {text!r}")
-        return int(stripped)
+        return _integer(stripped)
     if kind == "number":
-        if _INTEGER.match(stripped):
-            return int(stripped)
+        if _INTEGER.fullmatch(stripped):
+            return _integer(stripped)
         try:
             number = float(stripped)
         except ValueError:
@@ -72,6 +81,9 @@ def _parse_text(text: str, kind: str) -> Any:
         return json.loads(stripped)
     except json.JSONDecodeError:
         raise CoercionError(f"expected {_article(kind)} as JSON, got {text!r}") from None
+    except (ValueError, RecursionError) as exc:  # an integer too long to convert, nesting too deep to decode
+        detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
+        raise CoercionError(f"expected {_article(kind)} as JSON: {detail}") from None
 
 
 def _has_type(value: Any, kind: str) -> bool:
@@ -98,7 +110,7 @@ def parse_cli_vars(cli_vars: Iterable[str]) -> dict[str, str]:
     for item in cli_vars:
         name, sep, value = item.partition("=")
         name = name.strip()
-        if not sep or not _VAR_NAME.match(name):
+        if not sep or not _VAR_NAME.fullmatch(name):
             raise UsageError(f"Invalid --var '{item}': expected NAME=VALUE with NAME like my_var")
         parsed[name] = value
     return parsed

@@ -8,7 +8,8 @@ above `store/` that do name an implementation, and why (tests/core/test_store_bo
   `LocalStore` can take in;
 - `runner/s3_artifacts.py`, the `--out s3://` artifact sink, writes through the S3 store's bucket client;
 - the fault kit (`faults/`) runs its targets on `LocalStore`s, whose files its power, disk and kill classes fault,
-  and uses their public seams (the journal's bytes, seeding from a journal prefix, `KnownJournal`).
+  and uses their public seams (the journal's bytes, seeding from a journal prefix, `KnownJournal`);
+- `testing/hostile_files.py` damages a `LocalStore` session's files on purpose (the hostile-file cases).
 Each imports only the public store modules and names. docs/storage.md describes the contract;
 `strands_durable.testing.store_contract` checks it.
 """
@@ -44,7 +45,7 @@ class SessionSummary:
     session_id: str
     workflow_name: str
     pattern: str
-    status: str  # running, paused, completed, failed, idle
+    status: str  # running, paused, completed, failed, idle; corrupt when it cannot be read (`reason` says why)
     stale: bool  # running, but no live process holds the lease
     reason: str | None
     created_at: str | None
@@ -54,6 +55,8 @@ class SessionSummary:
 
     @property
     def display_status(self) -> str:
+        if self.status == "corrupt":  # a session that cannot be read: `reason` names the file and what is wrong
+            return f"corrupt ({self.reason})"
         return "running (stale)" if self.stale else self.status
 
 
@@ -153,6 +156,10 @@ class Session(ABC):
 
     @abstractmethod
     def spec_snapshot(self) -> bytes: ...
+
+    def spec_snapshot_name(self) -> str:
+        """Where the spec snapshot is kept, as an error message names it (a store with files: its path)."""
+        return f"spec_snapshot.yaml of session {self.session_id}"
 
     @abstractmethod
     def abandon(self) -> None:

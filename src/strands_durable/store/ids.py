@@ -35,11 +35,11 @@ def new_session_id() -> str:
 
 def is_session_id(text: str) -> bool:
     """True for a generated UUID or a caller-chosen id that follows `ID_RULE`."""
-    return bool(_ID.match(text)) and ".." not in text
+    return bool(_ID.fullmatch(text)) and ".." not in text
 
 
 def is_uuid(text: str) -> bool:
-    return bool(_UUID.match(text))
+    return bool(_UUID.fullmatch(text))
 
 
 def check_new_session_id(requested: str | None, existing: Iterable[str]) -> str:
@@ -73,7 +73,7 @@ def resolve_session_id(id_or_prefix: str, existing: Iterable[str]) -> str:
         if lowered in ids:
             return lowered
         raise SessionNotFound(text)
-    if not _UUID_PREFIX.match(lowered):
+    if not _UUID_PREFIX.fullmatch(lowered):
         if is_session_id(text):
             raise SessionNotFound(text)
         raise UsageError(f"Not a session id: {text!r} (expected an id or a prefix of at least {MIN_PREFIX} characters)")

@@ -4,6 +4,11 @@ A commit is durable once its line is appended and fdatasync'd. Recovery keeps ev
 torn or unsynced tail (the last line only), and calls anything else corruption. A compacted journal
 (store/checkpoint.py) holds the header, one checkpoint record (seq K: the whole state after record K) and the
 records after K.
+
+A torn multi-sector append may keep its last sector, newline included, and lose one in the middle: a complete
+final line with a bad checksum is a torn tail too, unless something durable proves the line was once whole
+(`refuse_damaged_last`); then it is corruption, never silently dropped. No record may nest deeper than
+`bounded_json.MAX_DEPTH` levels.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.errors import CorruptSession
+from strands_durable.store import bounded_json
 
 JOURNAL_NAME = "journal.log"
 HEADER_KIND = "strands-durable-journal"
@@ -30,6 +36,7 @@ def encode_record(record: dict[str, Any], *, sort_keys: bool = True) -> bytes:
     """One journal line. `sort_keys=False` keeps the dicts' order (a checkpoint's state: units and conversations
     are in commit order, which the fold of the records it replaces would give)."""
     payload = json.dumps(record, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys).encode()
+    bounded_json.check_depth(payload)  # never write what a reader refuses
     return b"%08x " % zlib.crc32(payload) + payload + b"\n"
 
 
@@ -48,7 +55,7 @@ def _checked_payload(line: bytes) -> bytes | None:
 
 def _decode(payload: bytes) -> dict[str, Any] | None:
     try:
-        record = json.loads(payload)
+        record = bounded_json.loads(payload)
     except ValueError:
         return None
     return record if isinstance(record, dict) else None
@@ -60,6 +67,57 @@ class JournalContents:
     valid_length: int  # bytes of the file that hold whole valid records
     torn_tail: bool  # the file has bytes after the last valid record (an unsynced or torn final write)
     checkpoint_end: int = 0  # bytes of the file up to the end of its checkpoint record (0: none)
+    damaged_last: bool = False  # the torn tail is a complete, newline-terminated line that fails its checksum
+
+    def describe_tail(self, size: int) -> str:
+        """What `sessions check` says of the torn tail of a file of `size` bytes."""
+        torn = size - self.valid_length
+        if self.damaged_last:
+            return (
+                f"the last record ({torn} bytes after record {len(self.records) - 1}) is complete but fails its "
+                "checksum, and nothing proves it was ever written whole (a write torn by a power cut?); "
+                "cut off on the next resume"
+            )
+        last = len(self.records) - 1
+        return f"torn tail of {torn} bytes after record {last} (an interrupted write; cut off on the next resume)"
+
+
+def written_on_boot(
+    records: list[dict[str, Any]], boot: str | None, earlier: tuple[str | None, ...] = ()
+) -> str | None:
+    """Why a damaged last line after `records` was once whole, or None: a record among them was written on this
+    boot of the machine (`boot`; `earlier`: the boots a checkpoint or known state before `records` holds). Every
+    process marks its first commit with its boot, and a close's mark holds it too; a process reads the whole
+    journal before it commits, so everything after such a record was written since this machine last started,
+    and no power cut can have torn it (a killed process leaves a line without its newline, never one with it)."""
+    if boot is None:
+        return None
+    for record in reversed(records):
+        checkpoint = record.get("checkpoint")
+        marks = (record.get("boot"), record.get("views_boot"))
+        if isinstance(checkpoint, dict):
+            marks += (checkpoint.get("written_boot"), checkpoint.get("views_boot"))
+        if boot in marks:
+            return f"record {record.get('seq')} before it was written since this machine last started"
+    if boot in earlier:
+        return "a record before it was written since this machine last started"
+    return None
+
+
+def damaged_last_detail(contents: JournalContents, proof: str) -> str:
+    """What is wrong with a journal whose damaged last line `proof` shows was once whole."""
+    return (
+        f"the last record (at byte {contents.valid_length}) is complete but fails its checksum, and {proof}: it was "
+        "committed and is now damaged"
+    )
+
+
+def refuse_damaged_last(path: Path, contents: JournalContents, proof: str | None) -> None:
+    """Raise CorruptSession when the journal's final line is complete but damaged and `proof` (what shows it was
+    once whole and durable, in words) is given: such a record was committed, and dropping it would lose it."""
+    if contents.torn_tail and contents.damaged_last and proof:
+        detail = damaged_last_detail(contents, proof)
+        raise CorruptSession(str(path), f"{detail} (restore the file from a backup, or delete the session)")
 
 
 def read_journal(path: Path, data: bytes, *, first_seq: int = 0) -> JournalContents:
@@ -76,15 +134,22 @@ def read_journal(path: Path, data: bytes, *, first_seq: int = 0) -> JournalConte
     payloads: list[bytes] = []
     offset = 0
     torn_at = -1
+    limit = bounded_json.MAX_DEPTH
     for number, line in enumerate(complete):
         payload = _checked_payload(line)
         if payload is None:
+            if number == 0 and first_seq == 0:
+                raise CorruptSession(str(path), "its first line is not a strands-durable journal header")
             if number + 1 < len(complete) or rest:
                 raise CorruptSession(str(path), f"bad checksum at byte {offset} followed by more records")
             torn_at = offset
             break
+        # a record with fewer opening brackets than the limit cannot nest deeper: most are measured by two counts
+        if payload.count(b"[") + payload.count(b"{") > limit and bounded_json.depth_exceeds(payload):
+            raise CorruptSession(str(path), f"record at byte {offset} is {bounded_json.TooDeep()}")
         payloads.append(payload)
         offset += len(line) + 1
+    damaged_last = torn_at >= 0
     try:
         records = _decode_all(payloads)
         if not all(isinstance(record, dict) for record in records):
@@ -93,6 +158,7 @@ def read_journal(path: Path, data: bytes, *, first_seq: int = 0) -> JournalConte
         records = _decode_one_by_one(path, payloads)
         if len(records) < len(payloads):  # only the final line may fail: a torn tail
             torn_at = sum(len(p) + 10 for p in payloads[: len(records)])
+            damaged_last = not rest
     base = first_seq
     checkpoint_end = 0
     for number, record in enumerate(records):
@@ -106,7 +172,7 @@ def read_journal(path: Path, data: bytes, *, first_seq: int = 0) -> JournalConte
     if records and first_seq == 0 and records[0].get("kind") != HEADER_KIND:
         raise CorruptSession(str(path), "first record is not a strands-durable journal header")
     if torn_at >= 0:
-        return JournalContents(records, torn_at, True, checkpoint_end)
+        return JournalContents(records, torn_at, True, checkpoint_end, damaged_last=damaged_last and not rest)
     if rest:  # a final line without its newline: never fully written
         return JournalContents(records, offset, True, checkpoint_end)
     return JournalContents(records, offset, False, checkpoint_end)
@@ -194,12 +260,22 @@ def header_line(path: Path) -> bytes:
     return first if first.endswith(b"\n") else b""
 
 
-def starts_with_header(path: Path) -> bool:
-    """True when the file's first line is a checksummed strands-durable journal header (the file is ours)."""
-    try:
-        first = header_line(path)
-    except OSError:
-        return False
+def looks_like_a_record(start: bytes) -> bool:
+    """Whether `start` (a file's first bytes) begins like one of our records, `<crc32 hex> {`, whole or not: a
+    journal of ours whose header is damaged, not another program's file."""
+    return len(start) >= 10 and start[8:10] == b" {" and all(c in b"0123456789abcdef" for c in start[:8])
+
+
+def is_header_line(first: bytes) -> bool:
+    """True when `first` (a `header_line`) is a checksummed strands-durable journal header (the file is ours)."""
     payload = _checked_payload(first[:-1]) if first else None
     record = _decode(payload) if payload is not None else None
     return record is not None and record.get("kind") == HEADER_KIND and record.get("seq") == 0
+
+
+def starts_with_header(path: Path) -> bool:
+    """True when the file's first line is a checksummed strands-durable journal header (the file is ours)."""
+    try:
+        return is_header_line(header_line(path))
+    except OSError:
+        return False

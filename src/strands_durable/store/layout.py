@@ -59,7 +59,7 @@ def session_dir(root: Path, session_id: str) -> Path:
 
 def safe_key(key: str) -> str:
     """A conversation key usable as one directory name (validated ids only: no separators, no dot names)."""
-    if not _SAFE_KEY.match(key) or key in {".", ".."}:
+    if not _SAFE_KEY.fullmatch(key) or key in {".", ".."}:
         raise ValueError(f"unsafe storage key {key!r}")
     return key
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from strands_durable.errors import SessionInUse
+from strands_durable.store import bounded_json
 from strands_durable.store.base import LeaseHolder
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.io_errors import io_error
@@ -25,7 +26,7 @@ _UNKNOWN = LeaseHolder(0, "unknown", 0.0)
 
 def _read_holder(directory: Path) -> LeaseHolder | None:
     try:
-        data = json.loads((directory / LEASE_JSON).read_bytes())
+        data = bounded_json.loads((directory / LEASE_JSON).read_bytes())
         return LeaseHolder(int(data["pid"]), str(data["host"]), float(data["started_at"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None

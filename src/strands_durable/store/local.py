@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
-from strands_durable.errors import CorruptSession, DurableError, SessionNotFound
+from strands_durable.errors import CorruptSession, DurableError, SessionNotFound, SessionUnreadable
 from strands_durable.store import journal as journal_codec
 from strands_durable.store import layout
 from strands_durable.store.base import Finding, Inspection, LeaseHolder, SessionStore, SessionSummary, Workspace
@@ -27,21 +27,31 @@ from strands_durable.store.journal import (
     HEADER_KIND,
     JOURNAL_NAME,
     JournalContents,
+    JournalEnds,
     encode_record,
     journal_ends,
     read_journal,
-    starts_with_header,
+    refuse_damaged_last,
     utc_now,
 )
 from strands_durable.store.lease import Lease, live_holder
+from strands_durable.store.listing import (
+    UNREADABLE,
+    corrupt_summary,
+    file_error,
+    folder_kind,
+    summary_of_view,
+)
 from strands_durable.store.local_create import create_session_directory
 from strands_durable.store.local_session import VIEW_INTERVAL_S, LocalSession
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, copy_state, fold
 from strands_durable.store.verify import (
+    damaged_last_proof,
     hand_edited_variables,
     read_journal_findings,
     read_json_object,
     readable_file_findings,
+    spec_snapshot_findings,
     verify_histories,
     verify_views,
 )
@@ -124,11 +134,16 @@ class LocalStore(SessionStore):
         return session
 
     def _directory(self, session_id: str) -> Path:
+        """The directory of a session that is ours or looks like one (`listing.folder_kind`); SessionNotFound for
+        anything else, SessionUnreadable (exit 17) when this process may not read it."""
         if not is_session_id(session_id):
             raise SessionNotFound(session_id)
         directory = layout.session_dir(self.root, session_id)
-        if not (directory / JOURNAL_NAME).is_file():
+        kind = folder_kind(directory)
+        if kind is None:
             raise SessionNotFound(session_id)
+        if kind == UNREADABLE:
+            raise SessionUnreadable(str(directory), "permission denied")
         return directory
 
     def _read(
@@ -140,7 +155,7 @@ class LocalStore(SessionStore):
         try:
             data = self.fileops.read_bytes(path)
         except OSError as exc:
-            raise io_error(exc, f"cannot read {path}") from exc
+            raise file_error(exc, path) from exc
         known = self._known_journal
         if (
             known is not None
@@ -155,8 +170,12 @@ class LocalStore(SessionStore):
             start, base = 0, None
             contents = read_journal(path, data)
             if not contents.records:
-                raise CorruptSession(str(path), "no complete header record")
+                raise CorruptSession(str(path), "no complete header record" if data else "empty")
             state = SessionState()
+        if contents.damaged_last:  # never cut a record that something proves was committed
+            boots, first = ((base.written_boot, base.views_boot), base.seq + 1) if base is not None else ((), 0)
+            proof = damaged_last_proof(directory, contents, self.fileops.boot_id(), boots, first_seq=first)
+            refuse_damaged_last(path, contents, proof)
         if contents.torn_tail and repair_tail:
             try:
                 self.fileops.truncate(path, start + contents.valid_length)
@@ -229,63 +248,61 @@ class LocalStore(SessionStore):
             raise io_error(exc, f"cannot list sessions in {self.root}") from exc
 
     def _candidates(self) -> list[str]:
-        """Ids of the directories named like sessions that hold a journal file (ours or not)."""
-        ids = []
-        for name in self._root_names():
-            if name.startswith(layout.SESSION_PREFIX):
-                candidate = name[len(layout.SESSION_PREFIX) :]
-                if is_session_id(candidate) and (self.root / name / JOURNAL_NAME).is_file():
-                    ids.append(candidate)
-        return ids
+        """Ids of the directories named like sessions (whatever they hold: see `listing.folder_kind`)."""
+        prefix = layout.SESSION_PREFIX
+        names = self._root_names()
+        return [name[len(prefix) :] for name in names if name.startswith(prefix) and is_session_id(name[len(prefix) :])]
 
     def session_ids(self) -> list[str]:
-        # a directory whose journal does not start with our header is never read or touched
-        return [sid for sid in self._candidates() if starts_with_header(self._path(sid) / JOURNAL_NAME)]
+        # ours, or looks like ours (damaged, unreadable); a directory that merely has the name is never touched
+        return [sid for sid in self._candidates() if folder_kind(self._path(sid)) is not None]
 
     def _path(self, session_id: str) -> Path:
         return self.root / f"{layout.SESSION_PREFIX}{session_id}"
 
     def resolve(self, id_or_prefix: str) -> str:
         text = id_or_prefix.strip()
-        if is_session_id(text) and starts_with_header(self._path(text) / JOURNAL_NAME):
+        if is_session_id(text) and folder_kind(self._path(text)) is not None:
             return text  # an exact id needs no listing of every session's journal
         return resolve_session_id(text, self.session_ids())
 
     def list(self) -> list[SessionSummary]:
+        """Every session, newest first; one that cannot be read is listed as `corrupt (<file>: <reason>)`, and no
+        session's damage changes another's row."""
         summaries = []
         for session_id in self._candidates():
-            directory = self._path(session_id)
-            view = self._listing_view(directory, session_id)
-            if view is None:
-                continue
-            status = view.get("status", "running")
-            stale = status == "running" and live_holder(directory) is None
-            summaries.append(
-                SessionSummary(
-                    session_id=session_id,
-                    workflow_name=str(view.get("workflow_name")),
-                    pattern=str(view.get("pattern")),
-                    status=status,
-                    stale=stale,
-                    reason=view.get("status_reason"),
-                    created_at=view.get("created_at"),
-                    updated_at=view.get("updated_at"),
-                    spec_path=view.get("spec_path"),
-                )
-            )
+            summary = self._summary(session_id)
+            if summary is not None:
+                summaries.append(summary)
         summaries.sort(key=lambda s: s.updated_at or "", reverse=True)
         return summaries
 
-    def _listing_view(self, directory: Path, session_id: str) -> dict[str, Any] | None:
-        """session.json when the journal's last record confirms it (the view is as of that record, or only the
-        close's mark follows it); otherwise the view of the journal itself (None: a journal that is not
-        ours, or not readable)."""
+    def _summary(self, session_id: str) -> SessionSummary | None:
+        directory = self._path(session_id)
         try:
-            ends = journal_ends(directory / JOURNAL_NAME)
+            ends: JournalEnds | None = journal_ends(directory / JOURNAL_NAME)  # one open for a healthy session
         except OSError:
-            return None
-        if not ends.ours:
-            return None
+            ends = None
+        if ends is None or not ends.ours:  # is it a session at all (a stranger's folder is never read)?
+            kind = folder_kind(directory)
+            if kind is None:
+                return None
+            if kind == UNREADABLE:
+                return corrupt_summary(directory, session_id, SessionUnreadable(str(directory), "permission denied"))
+        try:
+            view = self._listing_view(directory, session_id, ends)
+            stale = view.get("status", "running") == "running" and live_holder(directory) is None
+        except (DurableError, OSError, ValueError) as exc:  # this session's own damage, shown on its own row
+            return corrupt_summary(directory, session_id, exc)
+        return summary_of_view(session_id, view, stale=stale)
+
+    def _listing_view(self, directory: Path, session_id: str, ends: JournalEnds | None) -> dict[str, Any]:
+        """session.json when the journal's last record confirms it (the view is as of that record, or only the
+        close's mark follows it); otherwise the view of the journal itself (CorruptSession or SessionUnreadable
+        naming the file when it cannot be read)."""
+        if ends is None or not ends.ours:
+            self._read(directory, repair_tail=False)  # raises naming what is wrong, as every command would
+            raise CorruptSession(str(directory / JOURNAL_NAME), "not a strands-durable journal")
         tail = ends.last
         view = read_json_object(directory / layout.SESSION_JSON)
         if view is not None and view.get("session_id") == session_id:
@@ -296,13 +313,14 @@ class LocalStore(SessionStore):
                 and (tail.get("seq") == seq or (tail.get("seq") == seq + 1 and not tail.get("events")))
             ):
                 return view
-        try:
-            return session_view(self._read(directory, repair_tail=False)[0])
-        except (DurableError, OSError):  # corrupt or unreadable now: not listed (show and check name why)
-            return None
+        return session_view(self._read(directory, repair_tail=False)[0])
 
     def holder(self, session_id: str) -> LeaseHolder | None:
-        return live_holder(self._directory(session_id))
+        directory = self._directory(session_id)
+        try:
+            return live_holder(directory)
+        except OSError as exc:
+            raise file_error(exc, directory / layout.LEASE_LOCK) from exc
 
     def inspect(self, session_id: str) -> Inspection:
         directory = self._directory(session_id)
@@ -310,7 +328,13 @@ class LocalStore(SessionStore):
         state = read_journal_findings(directory, self.fileops, findings)
         if state is not None:
             findings.extend(readable_file_findings(directory, state, trusted=state.trusted_seq(self.fileops.boot_id())))
-        return Inspection(session_id, state, findings, live_holder(directory))
+            findings.extend(spec_snapshot_findings(directory, self.fileops, state.meta))
+        try:
+            holder = live_holder(directory)
+        except OSError as exc:
+            findings.append(Finding("error", layout.LEASE_LOCK, f"cannot read: {exc.strerror or exc}"))
+            holder = None
+        return Inspection(session_id, state, findings, holder)
 
     def workspace(self, session_id: str) -> Workspace:
         return Workspace(scratch_dir=self._directory(session_id) / "scratch", fileops=self.fileops)
@@ -368,7 +392,8 @@ class LocalStore(SessionStore):
         directory is removed as a link (what it points at is left alone), a link inside it is removed as a link.
         The directory is first renamed out of the sessions' names (`.deleting_session_<id>`: no command lists
         it from then on), then emptied with the journal removed last; a delete cut short is finished by the next
-        `delete` or `cleanup` (`finish_interrupted_deletes`)."""
+        `delete` or `cleanup` (`finish_interrupted_deletes`). A damaged session is deleted too (`listing.folder_kind`:
+        a directory that merely has a session's name is never touched)."""
         if not is_session_id(session_id):
             raise SessionNotFound(session_id)
         link = layout.session_dir(self.root, session_id)
@@ -385,10 +410,6 @@ class LocalStore(SessionStore):
                 raise io_error(exc, f"cannot delete session {session_id}") from exc
             return
         directory = self._directory(session_id)
-        if not starts_with_header(directory / JOURNAL_NAME):
-            raise CorruptSession(
-                str(directory / JOURNAL_NAME), "not a strands-durable journal; the directory is left untouched"
-            )
         lease = Lease(directory, session_id, self.fileops).acquire()
         try:
             self.fileops.rename(directory, doomed)  # the lock stays held: it is on the open file, not the name

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from strands_durable.crashpoints import CrashPoints, Durable, ToolKey, tool_result_keys
-from strands_durable.errors import SessionChanged, StorageIOError
+from strands_durable.errors import CorruptSession, SessionChanged, StorageIOError
 from strands_durable.store import layout
 from strands_durable.store.base import Session
 from strands_durable.store.checkpoint import checkpoint_due, compacted_journal
@@ -80,6 +80,7 @@ class LocalSession(Session):
         self._ops = store.fileops
         self._crash = crash_points or CrashPoints()
         self._journal_path = directory / JOURNAL_NAME
+        self._boot = self._ops.boot_id()  # recorded with the first commit (see `journal.refuse_damaged_last`)
         try:
             self._appender = self._ops.open_append(self._journal_path)
             found = self._journal_path.stat()
@@ -215,6 +216,8 @@ class LocalSession(Session):
             record["synced"] = True
         if views_boot is not None:
             record["views_boot"] = views_boot
+        if self._boot is not None and self.state.written_boot != self._boot:
+            record["boot"] = self._boot  # from here on this boot wrote the journal, after reading all of it
         data = encode_record(record)
         self._emit_commit(self._crash, "store.before_commit", path, events, durable=durable, synced=synced)
         try:
@@ -473,10 +476,16 @@ class LocalSession(Session):
 
     # -- lifecycle ----------------------------------------------------------------------------------
     def spec_snapshot(self) -> bytes:
+        path = self.directory / layout.SPEC_SNAPSHOT
         try:
-            return self._ops.read_bytes(self.directory / layout.SPEC_SNAPSHOT)
+            return self._ops.read_bytes(path)
+        except FileNotFoundError:
+            raise CorruptSession(str(path), "missing") from None
         except OSError as exc:
             raise io_error(exc, f"cannot read the spec snapshot of session {self.state.session_id}") from exc
+
+    def spec_snapshot_name(self) -> str:
+        return str(self.directory / layout.SPEC_SNAPSHOT)
 
     def abandon(self) -> None:
         """Drop the session as a crashed process would: no flush, no final record, the lease released."""

@@ -130,6 +130,7 @@ class SessionState:
     synced_seq: int = -1  # the last record whose derived files were flushed to stable storage
     views_seq: int = -1  # the last record whose derived files were all written (not flushed) ...
     views_boot: str | None = None  # ... by a process on this boot of its machine (see `views_trusted`)
+    written_boot: str | None = None  # the boot on which the last process that committed read and wrote the journal
     updated_at: str | None = None
     shared: set[str] = field(default_factory=set, repr=False, compare=False)  # conversations `copy_state` shares
 
@@ -207,6 +208,9 @@ def apply_record(state: SessionState, record: dict[str, Any]) -> None:
     if boot is not None:
         state.views_seq = record["seq"]
         state.views_boot = boot
+    written = record.get("boot")
+    if written is not None:
+        state.written_boot = written
     state.updated_at = record.get("at", state.updated_at)
 
 
@@ -233,6 +237,7 @@ def snapshot(state: SessionState) -> dict[str, Any]:
         "synced_seq": state.synced_seq,
         "views_seq": state.views_seq,
         "views_boot": state.views_boot,
+        "written_boot": state.written_boot,
         "conversations": {
             key: {
                 "agent": conv.agent,
@@ -267,6 +272,7 @@ def restore(state: SessionState, data: dict[str, Any]) -> None:
     state.synced_seq = data["synced_seq"]
     state.views_seq = data.get("views_seq", -1)  # absent from checkpoints written before views marks existed
     state.views_boot = data.get("views_boot")
+    state.written_boot = data.get("written_boot")
     state.shared = set()
     state.conversations = {
         key: Conversation(

@@ -3,17 +3,23 @@ the findings `sessions check` prints (`LocalStore.inspect`). Reads only; never w
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from strands_durable.errors import CorruptSession
-from strands_durable.store import layout
+from strands_durable.store import bounded_json, layout
 from strands_durable.store.base import Finding, Severity
 from strands_durable.store.fileops import FileOps, is_temp_file
-from strands_durable.store.journal import JOURNAL_NAME, read_journal
+from strands_durable.store.journal import (
+    JOURNAL_NAME,
+    JournalContents,
+    damaged_last_detail,
+    read_journal,
+    written_on_boot,
+)
 from strands_durable.store.state import SessionState, fold
 from strands_durable.store.views import agent_view, pattern_state_view, session_view
 
@@ -22,12 +28,39 @@ _SESSION_FIELDS = ("session_id", "workflow_name", "pattern", "status", "token_us
 
 
 def read_json_object(path: Path) -> dict[str, Any] | None:
-    """A file's JSON object, or None when it is missing, unreadable or not an object."""
+    """A file's JSON object, or None when it is missing, unreadable, not an object or nested too deeply
+    (`bounded_json`): a readable file is derived, so any damage to it is one `sessions repair` writes again."""
     try:
-        data = json.loads(path.read_bytes())
+        data = bounded_json.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def spec_snapshot_matches(data: bytes, meta: dict[str, Any]) -> bool:
+    """Whether spec_snapshot.yaml's bytes are the spec the session was created from (its recorded sha256; a
+    session without one, a plain-Python agent's, has nothing to compare)."""
+    recorded = meta.get("spec_hash")
+    return not isinstance(recorded, str) or hashlib.sha256(data).hexdigest() == recorded
+
+
+SNAPSHOT_MISSING = "missing (a resume needs it when the spec file is gone)"
+SNAPSHOT_DIFFERS = "does not hold the spec this session was created from (its sha256 differs)"
+
+
+def spec_snapshot_findings(directory: Path, fileops: FileOps, meta: dict[str, Any]) -> list[Finding]:
+    """The spec snapshot a resume runs when the spec file is gone: present, readable, and the very bytes the
+    session was created from."""
+    name = layout.SPEC_SNAPSHOT
+    try:
+        data = fileops.read_bytes(directory / name)
+    except FileNotFoundError:
+        return [Finding("error", name, SNAPSHOT_MISSING)]
+    except OSError as exc:
+        return [Finding("error", name, f"cannot read: {exc.strerror or exc}")]
+    if not spec_snapshot_matches(data, meta):
+        return [Finding("error", name, SNAPSHOT_DIFFERS)]
+    return []
 
 
 def verify_views(directory: Path, state: SessionState, *, trusted: int) -> None:
@@ -122,8 +155,36 @@ def hand_edited_variables(directory: Path, state: SessionState) -> dict[str, Any
     return None
 
 
+def damaged_last_proof(
+    directory: Path,
+    contents: JournalContents,
+    boot: str | None,
+    earlier: tuple[str | None, ...] = (),
+    *,
+    first_seq: int = 0,
+) -> str | None:
+    """Why the journal's complete but damaged last line was once whole and durable, in words, or None (a torn
+    tail a resume may cut): a record before it was written on this boot (`journal.written_on_boot`), or
+    session.json was written from it or a later record (readable files are written only once the records they
+    show are durable: they never lead the journal). `first_seq`: the seq of the first record `contents` may hold
+    (a journal read after a known state)."""
+    if not contents.damaged_last:
+        return None
+    proof = written_on_boot(contents.records, boot, earlier)
+    if proof:
+        return proof
+    damaged_seq = contents.records[-1]["seq"] + 1 if contents.records else first_seq
+    view = read_json_object(directory / layout.SESSION_JSON)
+    shown = view.get("journal_seq") if view is not None else None
+    if type(shown) is int and shown >= damaged_seq:
+        return f"{layout.SESSION_JSON} shows record {shown} (readable files are written only from durable records)"
+    return None
+
+
 def read_journal_findings(directory: Path, fileops: FileOps, findings: list[Finding]) -> SessionState | None:
-    """The journal's state, adding what is wrong with the journal to `findings` (None when it cannot be read)."""
+    """The journal's state, adding what is wrong with the journal to `findings` (None when it cannot be read).
+    A torn tail is a warning; a complete last record that fails its checksum is an error when something proves it
+    was once whole (`damaged_last_proof`: it was committed, and a resume refuses to drop it)."""
     path = directory / JOURNAL_NAME
     try:
         data = fileops.read_bytes(path)
@@ -132,21 +193,18 @@ def read_journal_findings(directory: Path, fileops: FileOps, findings: list[Find
         findings.append(Finding("error", JOURNAL_NAME, str(exc)))
         return None
     except OSError as exc:
-        findings.append(Finding("error", JOURNAL_NAME, f"cannot read: {os.strerror(exc.errno or 0) or exc}"))
+        reason = "missing" if isinstance(exc, FileNotFoundError) else f"cannot read: {exc.strerror or exc}"
+        findings.append(Finding("error", JOURNAL_NAME, reason))
         return None
     if not contents.records:
         findings.append(Finding("error", JOURNAL_NAME, "no complete header record"))
         return None
     if contents.torn_tail:
-        torn = len(data) - contents.valid_length
-        findings.append(
-            Finding(
-                "warning",
-                JOURNAL_NAME,
-                f"torn tail of {torn} bytes after record {len(contents.records) - 1} "
-                "(an interrupted write; cut off on the next resume)",
-            )
-        )
+        proof = damaged_last_proof(directory, contents, fileops.boot_id())
+        if proof:
+            findings.append(Finding("error", JOURNAL_NAME, damaged_last_detail(contents, proof)))
+        else:
+            findings.append(Finding("warning", JOURNAL_NAME, contents.describe_tail(len(data))))
     try:
         return fold(contents.records)
     except (KeyError, TypeError, ValueError) as exc:

@@ -78,6 +78,9 @@ class WrappedSession(Session):
     def spec_snapshot(self) -> bytes:
         return self.inner.spec_snapshot()
 
+    def spec_snapshot_name(self) -> str:
+        return self.inner.spec_snapshot_name()
+
     def abandon(self) -> None:
         if self.store.on_close is not None:
             self.store.on_close(self, True)

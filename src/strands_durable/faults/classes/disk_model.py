@@ -4,7 +4,9 @@ the process sees and what is durable, and the crash states a power cut may leave
 The semantics are the conservative ones of ALICE (OSDI'14) and CrashMonkey (OSDI'18): a file's bytes are durable
 after fsync/fdatasync of that file; a directory entry (create, rename, unlink, mkdir, rmdir) is durable after
 fsync of its directory; `sync()` makes everything durable; until then any subset of the pending operations may
-have reached the disk, and the last write may be torn.
+have reached the disk, and the last write may be torn: cut short, or, for an append spanning three sectors or
+more, whole but for one sector in its middle that never reached the disk (it reads as zeros: a complete,
+newline-terminated line whose checksum fails).
 """
 
 from __future__ import annotations
@@ -163,7 +165,11 @@ class DiskModel:
         self.pending = keep
 
     # -- crash states --
-    def state(self, kind: str, op_index: int, chosen: list[Pending], torn: Pending | None = None) -> CrashState:
+    def state(
+        self, kind: str, op_index: int, chosen: list[Pending], torn: Pending | None = None, *, middle: bool = False
+    ) -> CrashState:
+        """The disk after the `chosen` pending operations and a `torn` last one (cut in half, or with `middle` an
+        append that lost one middle sector)."""
         files = dict(self.durable_files)
         dirs = set(self.durable_dirs)
         content = {inode: bytes(data) for inode, data in self.durable_content.items()}
@@ -175,7 +181,11 @@ class DiskModel:
         if torn is not None:
             whole = self._data_after(torn, content.get(torn.inode, b""))
             before = content.get(torn.inode, b"")
-            if torn.data is not None:  # a rewrite tears anywhere in the new bytes
+            if middle:  # an append whose sectors all landed but one in its middle
+                lost = middle_sector(torn)
+                assert lost is not None, "only an append of three sectors or more tears in its middle"
+                content[torn.inode] = whole[: lost[0]] + bytes(lost[1] - lost[0]) + whole[lost[1] : torn.end]
+            elif torn.data is not None:  # a rewrite tears anywhere in the new bytes
                 content[torn.inode] = whole[: len(whole) // 2]
             else:  # an append tears inside the appended bytes
                 keep = min(len(before), torn.start) + (torn.end - torn.start) // 2
@@ -225,6 +235,18 @@ def _reachable_dirs(dirs: set[Path], base: Path) -> set[Path]:
     }
 
 
+SECTOR = 512
+
+
+def middle_sector(p: Pending) -> tuple[int, int] | None:
+    """The file range of the first whole sector inside append `p` that holds neither its first nor its last byte
+    (None for a rewrite, or an append too short to have one)."""
+    if p.data is not None:
+        return None
+    start = (p.start // SECTOR + 1) * SECTOR
+    return (start, start + SECTOR) if start + SECTOR < p.end else None
+
+
 def crash_states(model: DiskModel, op_index: int) -> list[CrashState]:
     """The bounded, deterministic crash states for a power cut just before op `op_index`."""
     pending = list(model.pending)
@@ -233,6 +255,8 @@ def crash_states(model: DiskModel, op_index: int) -> list[CrashState]:
     if data_ops:
         last = data_ops[-1]
         states.append(model.state("torn", op_index, pending[:last], torn=pending[last]))
+        if middle_sector(pending[last]) is not None:
+            states.append(model.state("torn-middle", op_index, pending[:last], torn=pending[last], middle=True))
     if len(pending) >= 3:
         states.append(model.state("prefix", op_index, pending[: len(pending) // 2]))
     if len(pending) >= 2:

@@ -1,5 +1,6 @@
 """In-process crash exploration: one golden run, then an interrupt at each of its crash points, resumed in fresh
-objects and judged against the golden run (CONTRACT "identical"). The pytest plugin and user tests drive it.
+objects and judged against the golden run (docs/contract.md#what-identical-means). The pytest plugin and user
+tests drive it.
 
 How one crash point is explored (`explore_point`):
 
@@ -21,9 +22,7 @@ How one crash point is explored (`explore_point`):
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from pathlib import Path
 from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash, ToolKey, natural_key
 from strands_durable.errors import DurableError
 from strands_durable.faults.kit import judge
+from strands_durable.faults.kit.collector import points_collected_less
 from strands_durable.faults.kit.findings import INVALID_HISTORY, Finding
 from strands_durable.faults.kit.golden import (
     GoldenPoint,
@@ -268,33 +268,8 @@ def explore_schedule(
     """Crash at each point of `point_ids` in turn (each in the resume of the previous crash), then resume to
     convergence or the end. With `repeat_last`, also crash a second time at the last point when a resume
     passes it again, and require that run to converge as well."""
-    with _old_objects_frozen():
+    with points_collected_less():  # a process tuning, off unless asked for (faults/kit/collector.py)
         return _explore_schedule(golden, point_ids, workdir, repeat_last=repeat_last)
-
-
-@contextlib.contextmanager
-def _old_objects_frozen() -> Iterator[None]:
-    """Exclude the objects that exist before a crash point's runs (strands, the golden run and its states) from
-    garbage collection while they run. The runs allocate JSON trees by the hundred thousand; each full collection
-    they trigger would otherwise walk every long-lived object again (a quarter of a 50-step chain's exploration
-    time). The objects are handed back to the collector afterwards.
-
-    While the runs go on, the youngest generation is collected every `_YOUNG_ALLOCATIONS` allocations instead of
-    every 700: each such collection walks every young object still alive (the runs' states, agents and messages),
-    and a point's runs paid ~1,800 of them per 768 points, 3% of the exploration. The bound keeps a long run's
-    uncollected garbage to a few tens of thousands of objects; the point's own collection at the end frees it."""
-    gc.freeze()
-    thresholds = gc.get_threshold()
-    gc.set_threshold(_YOUNG_ALLOCATIONS, *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.collect()  # the runs' own garbage, while the old objects are still frozen (frozen, none of it is freed)
-        gc.unfreeze()
-
-
-_YOUNG_ALLOCATIONS = 50_000
 
 
 def _explore_schedule(

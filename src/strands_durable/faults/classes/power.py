@@ -7,7 +7,8 @@ CrashMonkey).
 At each persistence point (just before each fsync, fdatasync, directory fsync or sync, and at the end) a
 bounded, deterministic set of crash states is built from the durable view plus chosen pending operations:
 `lost` (none of them), `all` (every one, what a killed process leaves), `torn` (in order up to the last data
-write, which lands half), `prefix` (the first half, in order) and `reorder-j` (all but operation j). Each
+write, which lands half), `torn-middle` (the same, but a long append lands whole except one middle sector: a
+complete line whose checksum fails), `prefix` (the first half, in order) and `reorder-j` (all but operation j). Each
 distinct state is written to the workspace and resumed in fresh objects on a rebooted machine (`after_power_cut`:
 a new boot id, so nothing the run wrote without fsync is trusted for having been written on this boot); it must
 reach the golden result or fail with a clear DurableError, and no commit that returned durable to its caller may

@@ -35,6 +35,7 @@ BUILT_IN: dict[str, str] = {
     "concurrent": "strands_durable.faults.classes.concurrent",
     "stream": "strands_durable.faults.classes.stream",
     "compound": "strands_durable.faults.classes.compound",
+    "hostile": "strands_durable.faults.classes.hostile",
 }
 FAULT_CLASSES = tuple(BUILT_IN)
 AGENT_FAULTS = ("interrupt", "kill")  # the classes the Python-agent engine (faults/agents/) injects

@@ -1,4 +1,4 @@
 """The fault kit's one vocabulary: what to run (`target`), the golden run every fault is judged against
 (`golden`), the observer and options of every fault run (`observe`), the judge's rules (`judge`) and its evidence
-(`ledger`, `oracle`, `snapshot`, `workspace`), the runs the classes share (`runs`), findings, cassettes and child
-processes. Imports nothing else of `faults/`."""
+(`ledger`, `oracle`, `snapshot`, `workspace`), the runs the classes share (`runs`), findings, cassettes, child
+processes and the one process tuning (`collector`, opt-in). Imports nothing else of `faults/`."""

@@ -203,11 +203,11 @@ def off_the_record(replaying: Any, fallback: Any, *, after_unknown_only: bool = 
     """A replaying model for a run that left the recording: after a crash made a non-idempotent call's outcome
     unknown, the run goes on with its synthesized "outcome unknown" result, which the recording never saw, so
     the requests that follow are ones the provider was never asked. Those `fallback` (the synthetic model)
-    answers; CONTRACT does not compare what follows such a point with the golden run, only its validity, its
-    completion and that the call took effect at most once. Requests the cassette holds are still replayed.
-    `after_unknown_only`: a miss is answered by `fallback` only when the request holds such a result (the
-    Python-agent path, which learns of the unknown outcome only when its resume synthesizes it); any other miss
-    still fails."""
+    answers; the contract (docs/contract.md#what-identical-means) does not compare what follows such a point with
+    the golden run, only its validity, its completion and that the call took effect at most once. Requests the
+    cassette holds are still replayed. `after_unknown_only`: a miss is answered by `fallback` only when the request
+    holds such a result (the Python-agent path, which learns of the unknown outcome only when its resume
+    synthesizes it); any other miss still fails."""
     from strands_durable.models.wrapping import WrappedModel
 
     if not isinstance(replaying, _CassetteModel):

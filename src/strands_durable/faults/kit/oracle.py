@@ -1,5 +1,5 @@
-"""The oracle: what "identical" means (CONTRACT.md), where two views first differ (readably), and counters that prove
-no committed work was redone.
+"""The oracle: what "identical" means (docs/contract.md), where two views first differ (readably), and counters that
+prove no committed work was redone.
 
 `comparable(state)` is the normalised view two runs must share: every unit's response, every agent history
 after `history.normalize`, artifact digests, final status and token totals of committed turns.

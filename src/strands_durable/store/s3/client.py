@@ -4,20 +4,57 @@ needs with our own retries, conditional writes resolved by reading back, and S3 
 botocore's retries are off everywhere: a conditional PUT retried by botocore after its first attempt landed would
 see its own 412 and report a lost race. Our retry reads the key first: the PUT whose outcome is unknown (a timeout,
 a reset connection, a 5xx) is resolved by what the key holds, never guessed.
+
+Every operation (a read, a list page, a write with the read-backs that settle it) has one deadline,
+STRANDS_S3_DEADLINE seconds (default 60) from its start, shared by everything it does: a stalled server costs
+that long, not retries times read-backs times timeouts. While one waits, a first Ctrl+C stops the run at once
+(`network_waits`). An endpoint that does not answer as S3 (a web server's 404, a redirect) is exit 12 naming it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from strands_durable.errors import S3AccessDenied, S3BucketMissing, S3EndpointUnreachable, StorageIOError
+from strands_durable import network_waits
+from strands_durable.errors import (
+    S3AccessDenied,
+    S3BucketMissing,
+    S3DeadlineExceeded,
+    S3EndpointNotS3,
+    S3EndpointUnreachable,
+    StorageIOError,
+    UsageError,
+)
 
 GET_CONCURRENCY = 8
 RETRY_DELAYS_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+DEADLINE_ENV = "STRANDS_S3_DEADLINE"
+DEFAULT_DEADLINE_S = 60.0
+READ_TIMEOUT_S = 20.0  # one request's wait for an answer (at most the deadline)
+CONNECT_TIMEOUT_S = 5.0
+
+
+def deadline_from_env() -> float:
+    """STRANDS_S3_DEADLINE in seconds (default 60); UsageError (exit 2) naming the variable when it is not a
+    positive number."""
+    raw = os.environ.get(DEADLINE_ENV, "").strip()
+    if not raw:
+        return DEFAULT_DEADLINE_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise UsageError(f"{DEADLINE_ENV}: not a positive number of seconds: {raw!r}")
+    return value
+
+
 _DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "403"}
 _CONFLICT = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
 _MISSING_KEY = {"NoSuchKey", "404", "NotFound"}
@@ -36,15 +73,16 @@ def make_client(
     from botocore.config import Config
 
     endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or None
+    deadline = deadline_from_env()
     session = boto3.session.Session()
     config = Config(
-        retries={"max_attempts": 1, "mode": "standard"},
+        retries={"total_max_attempts": 1, "mode": "standard"},  # one attempt: `max_attempts` counts retries
         s3={"addressing_style": "path"} if endpoint else {},
-        connect_timeout=5,
-        read_timeout=20,
+        connect_timeout=min(CONNECT_TIMEOUT_S, deadline),
+        read_timeout=min(READ_TIMEOUT_S, deadline),
         signature_version="s3v4",
     )
-    return session.client(
+    client = session.client(
         "s3",
         endpoint_url=endpoint,
         aws_access_key_id=access_key,
@@ -52,6 +90,18 @@ def make_client(
         region_name=region or session.region_name or "us-east-1",
         config=config,
     )
+    if endpoint:
+        # botocore follows a redirect by asking the bucket's region with a HEAD, which a server that is not S3
+        # redirects again, without end (a RecursionError); a given endpoint has no other region to go to
+        client.meta.events.register("before-call.s3", _no_region_redirects)
+    return client
+
+
+def _no_region_redirects(context: dict[str, Any], **_: Any) -> None:
+    context.setdefault("s3_redirect", {})["redirected"] = True
+
+
+_current = threading.local()  # the deadline of the operation this thread is in (nested calls share it)
 
 
 def endpoint_of(client: Any) -> str:
@@ -86,6 +136,19 @@ def _status(exc: BaseException) -> int | None:
     return None
 
 
+def _not_s3(exc: BaseException) -> int | None:
+    """The HTTP status of an answer that S3 would not give: a redirect (a given endpoint has no other region), or
+    a 4xx whose body names no S3 error (a web server's page). None for anything S3 may answer."""
+    response = getattr(exc, "response", None)
+    status = _status(exc)
+    if not isinstance(response, dict) or status is None:
+        return None
+    code = response.get("Error", {}).get("Code")
+    if 300 <= status < 400 or (not code and 400 <= status < 500 and status != 403):
+        return status
+    return None
+
+
 class Objects:
     """One bucket (and key prefix) through a client; every call retried here, errors mapped to ours."""
 
@@ -96,12 +159,41 @@ class Objects:
         *,
         retry_delays: tuple[float, ...] = RETRY_DELAYS_S,
         sleep: Callable[[float], None] = time.sleep,
+        deadline_s: float | None = None,
     ) -> None:
+        """`deadline_s`: how long one operation may take in all (default STRANDS_S3_DEADLINE, else 60 s)."""
         self.client = client
         self.bucket = bucket
         self.endpoint = endpoint_of(client)
         self.retry_delays = retry_delays
+        self.deadline_s = deadline_s if deadline_s is not None else deadline_from_env()
         self._sleep = sleep
+
+    # -- the deadline ---------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _operation(self, what: str) -> Iterator[None]:
+        """One operation's deadline, shared by the calls it makes (a conditional PUT's read-backs), and its wait
+        registered as one on the network (a first Ctrl+C then stops the run at once)."""
+        if getattr(_current, "deadline", None) is not None:
+            yield
+            return
+        _current.deadline = time.monotonic() + self.deadline_s
+        try:
+            with network_waits.waiting_on(f"S3 at {self.endpoint} ({what})"):
+                yield
+        finally:
+            _current.deadline = None
+
+    def _left(self, what: str) -> float:
+        """Seconds left of the operation's deadline; S3DeadlineExceeded (exit 12) once none are."""
+        left = _current.deadline - time.monotonic()
+        if left <= 0:
+            raise S3DeadlineExceeded(what, self.endpoint, self.bucket, self.deadline_s)
+        return left
+
+    def _pause(self, what: str, delay: float) -> None:
+        self._sleep(min(delay, self._left(what)))
+        self._left(what)
 
     # -- error handling -------------------------------------------------------------------------------
     def failed(self, what: str, cause: object, *, verb: str = "failed") -> StorageIOError:
@@ -114,6 +206,9 @@ class Objects:
         code = _error_code(exc)
         status = _status(exc)
         if isinstance(exc, bx.ClientError):
+            foreign = _not_s3(exc)
+            if foreign is not None:
+                return "fatal", S3EndpointNotS3(self.endpoint, self.bucket, what, foreign)
             if code == "NoSuchBucket":
                 return "fatal", S3BucketMissing(self.bucket, self.endpoint)
             if code in _DENIED or status == 403:
@@ -135,22 +230,25 @@ class Objects:
         return "fatal", None
 
     def _retrying(self, what: str, call: Callable[[], Any], *, missing_ok: bool = False) -> Any:
-        """`call()` retried on transient errors (for idempotent requests: reads, lists, deletes, plain PUTs)."""
-        for attempt in range(len(self.retry_delays) + 1):
-            try:
-                return call()
-            except Exception as exc:
-                kind, error = self._classify(exc, what)
-                if kind == "missing" and missing_ok:
-                    return None
-                if kind == "transient" and attempt < len(self.retry_delays):
-                    self._sleep(self.retry_delays[attempt])
-                    continue
-                if kind == "conflict":
-                    raise KeyTaken(what) from exc
-                if error is None:
-                    raise
-                raise error from exc
+        """`call()` retried on transient errors (for idempotent requests: reads, lists, deletes, plain PUTs),
+        within the operation's deadline."""
+        with self._operation(what):
+            for attempt in range(len(self.retry_delays) + 1):
+                self._left(what)
+                try:
+                    return call()
+                except Exception as exc:
+                    kind, error = self._classify(exc, what)
+                    if kind == "missing" and missing_ok:
+                        return None
+                    if kind == "transient" and attempt < len(self.retry_delays):
+                        self._pause(what, self.retry_delays[attempt])
+                        continue
+                    if kind == "conflict":
+                        raise KeyTaken(what) from exc
+                    if error is None:
+                        raise
+                    raise error from exc
         raise AssertionError("unreachable")
 
     # -- reads ----------------------------------------------------------------------------------------
@@ -224,8 +322,13 @@ class Objects:
 
     def _conditional_put(self, key: str, data: bytes, condition: dict[str, str]) -> str:
         what = f"PUT {key}"
+        with self._operation(what):
+            return self._conditional_put_within_deadline(what, key, data, condition)
+
+    def _conditional_put_within_deadline(self, what: str, key: str, data: bytes, condition: dict[str, str]) -> str:
         unknown = False  # an earlier attempt may have landed
         for attempt in range(len(self.retry_delays) + 1):
+            self._left(what)
             if unknown:
                 held = self.get(key)
                 if held is not None and held[0] == data:
@@ -247,14 +350,14 @@ class Objects:
                     if held is not None and held[0] == data:
                         return held[1]
                     if held is None and "IfNoneMatch" in condition and attempt < len(self.retry_delays):
-                        self._sleep(self.retry_delays[attempt])
+                        self._pause(what, self.retry_delays[attempt])
                         continue
                     raise KeyTaken(what) from exc
                 if kind == "missing" and "IfMatch" in condition:  # AWS answers If-Match on a missing key with 404
                     raise KeyTaken(what) from exc
                 if kind == "transient" and attempt < len(self.retry_delays):
                     unknown = True
-                    self._sleep(self.retry_delays[attempt])
+                    self._pause(what, self.retry_delays[attempt])
                     continue
                 if error is None:
                     raise

@@ -20,7 +20,7 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, SessionExists, SessionInUse, SessionNotFound, UsageError
-from strands_durable.store.base import LeaseHolder, SessionStore, SessionSummary, Workspace
+from strands_durable.store.base import Finding, Inspection, LeaseHolder, SessionStore, SessionSummary, Workspace
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import is_session_id, new_session_meta
 from strands_durable.store.journal import HEADER_KIND, encode_record, read_journal, utc_now
@@ -32,7 +32,7 @@ from strands_durable.store.s3.scratch import apply_delta
 from strands_durable.store.s3.session import S3Session, fence, pending_view_bytes, view_bytes
 from strands_durable.store.s3.stored import StoredSession
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, fold
-from strands_durable.store.verify import verify_histories
+from strands_durable.store.verify import SNAPSHOT_DIFFERS, SNAPSHOT_MISSING, spec_snapshot_matches, verify_histories
 
 CHECKPOINT_EVERY = 64
 _READ_ATTEMPTS = 5  # a read that races a compaction (a listed commit deleted before its GET) is read again
@@ -252,6 +252,21 @@ class S3Store(SessionStore):
         if held is None:
             raise CorruptSession(self._where(self.keys.spec_snapshot(session_id)), "missing")
         return held[0]
+
+    def inspect(self, session_id: str) -> Inspection:
+        """What `sessions check` reports: the commit record as read, and the spec snapshot a resume runs when the
+        spec file is gone (present, and the bytes the session was created from)."""
+        inspection = super().inspect(session_id)
+        key = self.keys.spec_snapshot(session_id)
+        try:
+            data: bytes | None = self.spec_snapshot(session_id)
+        except CorruptSession:
+            data = None
+        if data is None:
+            inspection.findings.append(Finding("error", self._where(key), SNAPSHOT_MISSING))
+        elif inspection.state is not None and not spec_snapshot_matches(data, inspection.state.meta):
+            inspection.findings.append(Finding("error", self._where(key), SNAPSHOT_DIFFERS))
+        return inspection
 
     @staticmethod
     def _check_id(session_id: str) -> None:
