@@ -17,6 +17,11 @@ no run using that much CPU on these cores can beat. `--examples DIR` measures an
 examples/ (issue 18 pins the workload: the 7 examples as at 5526c56, `git archive 5526c56 examples | tar -x -C DIR/..`).
 `--freeze-gc` also measures this tree with the plugin's one tuning on (`--strands-chaos-freeze-gc`,
 faults/kit/collector.py) as one more tree of the comparison. Each summary line ends with the issue's target for it.
+
+`--workers N` (issue 37) measures the forked workers against the baselines, alternating, `--rounds` times: the
+exploration phase of the examples (golden runs done first, not counted) in this process and in N workers forked
+from it (faults/kit/workers.py; the forks are counted), and the whole `pytest --strands-chaos examples/ -n 0`
+process of every tree against this tree's with `--strands-chaos-workers=N`.
 """
 
 from __future__ import annotations
@@ -105,6 +110,121 @@ def examples_rate(workdir: Path, examples: Path, *, quiet: bool = False) -> tupl
             f"({total_points / total_cpu:.1f} per CPU second)"
         )
     return total_points / total_time, total_points / total_cpu
+
+
+def forked_rates(workdir: Path, examples: Path, workers: int) -> dict[str, float]:
+    """The exploration phase of every point of the examples, in this process and then in `workers` forked workers,
+    over the same golden runs: points per wall-clock second of each (every point must pass)."""
+    from strands_durable.faults.kit.workers import ForkedWorkers
+
+    goldens = [run_golden(ChaosTarget(spec), workdir / spec.stem) for spec in sorted(examples.glob("*.strands.yaml"))]
+    tasks = [(golden, point_id) for golden in goldens for point_id in iter_points(golden, None, 0)]
+
+    def run(number: int) -> bool:
+        golden, point_id = tasks[number]
+        return explore_point(golden, point_id, golden.workdir / f"points-{os.getpid()}").ok
+
+    start, cpu = time.perf_counter(), time.process_time()
+    serial = [run(n) for n in range(len(tasks))]
+    serial_s, serial_cpu = time.perf_counter() - start, time.process_time() - cpu
+    start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
+    with ForkedWorkers(run, count=workers) as pool:
+        pool.start(range(len(tasks)))
+        forked = [pool.result(n) for n in range(len(tasks))]
+    forked_s = time.perf_counter() - start
+    forked_cpu = time.process_time() - cpu + _children_cpu() - children  # the workers are reaped by now
+    if not all(serial) or not all(forked):
+        raise SystemExit("Error: a crash point failed while benchmarking")
+    return {
+        "points": len(tasks),
+        "serial": len(tasks) / serial_s,
+        "forked": len(tasks) / forked_s,
+        "serial_cpu": len(tasks) / serial_cpu,  # points per CPU second, all processes of the phase
+        "forked_cpu": len(tasks) / forked_cpu,
+    }
+
+
+TARGET_FORKED = 1.8  # forked workers (2) / one process, exploration phase (issue 37)
+TARGET_WALL = (0.75, 0.6)  # whole pytest wall / fc915bd's serial: serial, 2 workers (issue 37)
+
+
+def compare_workers(trees: dict[str, Path], rounds: int, examples: Path, workers: int) -> None:
+    """Issue 37's figures, all in one run, alternating: exploration points/s in process and forked (this tree),
+    points/s in process of each baseline, and the whole pytest wall of every tree serially against this tree's
+    with forked workers."""
+    ours = trees["this tree"]
+    rates: dict[str, list[float]] = {}
+    cpu_rates: dict[str, list[float]] = {}
+    walls: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
+    loads = [os.getloadavg()[0]]
+    temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-")
+    pytest_args = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q", "-p", "no:cacheprovider"]
+    for src in trees.values():  # untimed: the bytecode caches a first run on an ordinary install writes
+        _in_tree(src, [*pytest_args, "-n", "0"], bytecode_cache=True, PYTEST_DEBUG_TEMPROOT=temp_root)
+    for _ in range(rounds):
+        for name, src in trees.items():
+            command = [sys.executable, __file__, "--examples-rate-only", "--examples", str(examples)]
+            if src == ours:
+                command += ["--workers", str(workers)]
+            done = _in_tree(src, command, bytecode_cache=True)
+            if done.returncode != 0:
+                raise SystemExit(f"Error: the {name} tree's examples run failed:\n{done.stderr[-2000:]}")
+            measured = json.loads(done.stdout.strip().splitlines()[-1])
+            if src == ours:
+                rates.setdefault("this tree, in process", []).append(measured["serial"])
+                rates.setdefault(f"this tree, {workers} forked workers", []).append(measured["forked"])
+                cpu_rates.setdefault("this tree, in process", []).append(measured["serial_cpu"])
+                cpu_rates.setdefault(f"this tree, {workers} forked workers", []).append(measured["forked_cpu"])
+            else:
+                rates.setdefault(f"{name}, in process", []).append(measured["points_per_s"])
+                cpu_rates.setdefault(f"{name}, in process", []).append(measured["points_per_cpu_s"])
+            runs = [(f"{name}, -n 0", [])]
+            if src == ours:
+                runs.append((f"{name}, -n 0 --strands-chaos-workers={workers}", [f"--strands-chaos-workers={workers}"]))
+            for label, extra in runs:
+                start, used = time.perf_counter(), _children_cpu()
+                done = _in_tree(
+                    src, [*pytest_args, "-n", "0", *extra], bytecode_cache=True, PYTEST_DEBUG_TEMPROOT=temp_root
+                )
+                walls.setdefault(label, []).append(time.perf_counter() - start)
+                cpus.setdefault(label, []).append(_children_cpu() - used)
+                if done.returncode != 0:
+                    raise SystemExit(f"Error: {label} failed:\n{done.stdout[-2000:]}")
+        loads.append(os.getloadavg()[0])
+    shutil.rmtree(temp_root, ignore_errors=True)
+    print(f"load average (1 min) at the start and after each round: {', '.join(f'{x:.1f}' for x in loads)}")
+    rate = {label: _median_line(f"exploration, {label}", values, "points/s") for label, values in rates.items()}
+    for label, values in cpu_rates.items():
+        _median_line(f"exploration, {label}", values, "points/CPU s")
+    wall = {label: _median_line(f"pytest --strands-chaos examples/, {label}", v, "s") for label, v in walls.items()}
+    cpu = {label: _median_line(f"  CPU seconds of all its processes, {label}", v, "s") for label, v in cpus.items()}
+    serial, forked = rate["this tree, in process"], rate[f"this tree, {workers} forked workers"]
+    print(f"exploration, forked / in process: {forked / serial:.2f}x (target >= {TARGET_FORKED}x with 2 workers)")
+    per_cpu = statistics.median(cpu_rates[f"this tree, {workers} forked workers"]) / statistics.median(
+        cpu_rates["this tree, in process"]
+    )
+    cores_here = min(workers, len(os.sched_getaffinity(0)))
+    print(
+        f"exploration, points per CPU second forked / in process: {per_cpu:.2f}x, so {per_cpu * cores_here:.2f}x is "
+        f"the wall ratio on {cores_here} otherwise idle cores (the parent waits while the workers run)"
+    )
+    ours_serial, ours_forked = wall["this tree, -n 0"], wall[f"this tree, -n 0 --strands-chaos-workers={workers}"]
+    for name in trees:
+        if name == "this tree":
+            continue
+        base_rate, base_wall = rate[f"{name}, in process"], wall[f"{name}, -n 0"]
+        print(f"exploration in process, this tree / {name}: {serial / base_rate:.2f}x (target: 200 points/s)")
+        print(
+            f"whole wall / {name} serial: this tree serial {ours_serial / base_wall:.2f} (target <= {TARGET_WALL[0]}), "
+            f"{workers} workers {ours_forked / base_wall:.2f} (target <= {TARGET_WALL[1]})"
+        )
+        base_cpu = cpu[f"{name}, -n 0"]
+        forked_label = f"this tree, -n 0 --strands-chaos-workers={workers}"
+        print(
+            f"whole CPU / {name} serial: this tree serial {cpu['this tree, -n 0'] / base_cpu:.2f}, {workers} workers "
+            f"{cpu[forked_label] / base_cpu:.2f}"
+        )
 
 
 def _in_tree(src: Path, args: list[str], *, bytecode_cache: bool, **env_vars: str) -> subprocess.CompletedProcess[str]:
@@ -256,6 +376,7 @@ def main() -> None:
     parser.add_argument("--chains-only", action="store_true", help="only the 50 vs 10-step cost per point")
     parser.add_argument("--examples", type=Path, default=REPO / "examples", help="the specs measured (examples/)")
     parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--workers", type=int, help="issue 37: forked workers against the baselines (see above)")
     parser.add_argument(
         "--freeze-gc", action="store_true", help="also measure this tree with --strands-chaos-freeze-gc (a tree more)"
     )
@@ -266,6 +387,14 @@ def main() -> None:
     )
     args = parser.parse_args()
     workdir = default_workdir()
+    if args.examples_rate_only and args.workers:
+        print(json.dumps(forked_rates(workdir, args.examples.resolve(), args.workers)))
+        return
+    if args.workers:
+        trees = {str(src): src.resolve() for src in args.baseline or []}
+        trees["this tree"] = REPO / "src"
+        compare_workers(trees, args.rounds, args.examples.resolve(), args.workers)
+        return
     if args.examples_rate_only:
         if args.freeze_gc:
             from strands_durable.faults.kit.collector import collect_less_during_points

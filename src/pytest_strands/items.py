@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 SUITE = pytest.StashKey[Any]()  # the session's `ChaosSuite` (set by the plugin under --strands-chaos)
+DEALER = pytest.StashKey[Any]()  # the session's `ItemDealer` while forked workers run items (workers.py)
+ItemResult = tuple[list[tuple[str, Any]], str | None]  # an item's properties, and its failure text or None
 
 
 class ChaosFailure(AssertionError):
@@ -91,30 +93,46 @@ class NotExplorableItem(ChaosItem):
         raise ChaosFailure(str(self.reason))
 
 
-class CrashPointItem(ChaosItem):
+class DealtItem(ChaosItem):
+    """An item whose work a forked worker may do (`--strands-chaos-workers`, pytest_strands/workers.py): `work`
+    computes its properties and failure text; `runtest` takes them from the worker that ran it, or runs it here."""
+
+    def work(self) -> ItemResult:
+        raise NotImplementedError
+
     def runtest(self) -> None:
+        dealer = self.config.stash.get(DEALER, None)
+        properties, failure = dealer.result(self) if dealer is not None else self.work()
+        self.user_properties.extend(properties)
+        if failure is not None:
+            raise ChaosFailure(failure)
+
+
+class CrashPointItem(DealtItem):
+    def work(self) -> ItemResult:
         from strands_durable.faults.suite import outcome_properties
 
         outcome = self.config.stash[SUITE].explore(self.golden, self.name)
-        self.user_properties.extend(outcome_properties(self.workflow, self.golden, outcome))
-        if not outcome.ok:
-            raise ChaosFailure(outcome.describe())
+        failure = None if outcome.ok else outcome.describe()
+        return outcome_properties(self.workflow, self.golden, outcome), failure
 
 
-class ScheduleItem(ChaosItem):
-    def runtest(self) -> None:
+class ScheduleItem(DealtItem):
+    def work(self) -> ItemResult:
         from strands_durable.faults.classes.schedule import explore_schedules
         from strands_durable.faults.suite import outcome_properties, schedules_properties
 
         suite = self.config.stash[SUITE]
-        result = explore_schedules(self.golden, self.golden.workdir / "schedules", examples=suite.settings.schedules)
+        result = explore_schedules(
+            self.golden, suite.scratch(self.golden, "schedules"), examples=suite.settings.schedules
+        )
+        properties = []
         if result.failure is not None:
-            self.user_properties.extend(
-                outcome_properties(self.workflow, self.golden, result.failure, counts_as_point=False)
-            )
-        self.user_properties.extend(schedules_properties(self.workflow, result.outcomes, result.failure is not None))
-        if result.failure is not None:
-            raise ChaosFailure(f"minimal failing schedule of {result.examples} tried:\n{result.failure.describe()}")
+            properties += outcome_properties(self.workflow, self.golden, result.failure, counts_as_point=False)
+        properties += schedules_properties(self.workflow, result.outcomes, result.failure is not None)
+        if result.failure is None:
+            return properties, None
+        return properties, f"minimal failing schedule of {result.examples} tried:\n{result.failure.describe()}"
 
 
 class RealFaultItem(ChaosItem):

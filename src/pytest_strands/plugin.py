@@ -11,7 +11,8 @@ the items are in items.py, the Python-agent face in agents.py, the machinery in 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import sys
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ OPTIONS = [
     ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "auto|off: accepted, no effect (see docs)"),
     ("--strands-chaos-orders", "strands_chaos_orders", str, "golden|default|all: completion orders of tools"),
     ("--strands-chaos-orders-bound", "strands_chaos_orders_bound", int, "`all` lists orders of up to N tools (3)"),
+    ("--strands-chaos-workers", "strands_chaos_workers", str, "N|auto: run crash points in N forked workers (Linux)"),
     ("--strands-chaos-freeze-gc", "strands_chaos_freeze_gc", bool, "hold the garbage collector back in crash points"),
 ]
 TOTALS = pytest.StashKey[Any]()
@@ -73,6 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from pytest_strands.collect import select_specs
     from pytest_strands.properties import PackedProperties, packs_properties
+    from pytest_strands.workers import WORKERS, parse_workers
     from strands_durable.faults.kit.report import ChaosTotals, report_path_problem
     from strands_durable.faults.suite import ChaosSettings, ChaosSuite, ChaosUsageError, parse_faults
 
@@ -98,6 +101,11 @@ def pytest_configure(config: pytest.Config) -> None:
         pin = _setting(config, "strands_chaos_pin_workers", str) or "auto"
         if pin not in PIN_CHOICES:  # kept so that command lines and ini files naming it still run
             raise ChaosUsageError(f"--strands-chaos-pin-workers: {pin!r} is not one of {', '.join(PIN_CHOICES)}")
+        workers = parse_workers(
+            _setting(config, "strands_chaos_workers", str),
+            platform=sys.platform,
+            numprocesses=config.getoption("numprocesses", None),
+        )
         selection = select_specs(config)
         for flag, path in (("--strands-chaos-report", settings.report), ("--strands-chaos-html", settings.html)):
             problem = report_path_problem(path) if path is not None else None
@@ -109,6 +117,7 @@ def pytest_configure(config: pytest.Config) -> None:
     shared = worker.get(GOLDENS) if worker is not None else None
     config.stash[SUITE] = suite = ChaosSuite(settings, shared=Path(shared) if shared else None)
     config.stash[SELECTION] = selection
+    config.stash[WORKERS] = workers
     config.stash[TOTALS] = ChaosTotals(seed=settings.seed, faults=settings.faults, mode=settings.mode)
     from pytest_strands.reproduce import ReproduceLines
 
@@ -160,6 +169,21 @@ class GoldenSharing:
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[GOLDENS] = str(self.directory)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
+    """With `--strands-chaos-workers`, the dealt items' work runs in workers forked here, after collection
+    (pytest_strands/workers.py); the workers end with the loop (also after `-x` or Ctrl+C)."""
+    if session.config.stash.get(SUITE, None) is None:
+        return (yield)
+    from pytest_strands.workers import start_dealer, stop_dealer
+
+    dealer = start_dealer(session)
+    try:
+        return (yield)
+    finally:
+        stop_dealer(session, dealer)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -258,6 +282,15 @@ class ChaosFixture:
         known = {k: v for k, v in self.defaults.items() if k in ("max_points", "session_id", "cassette")}
         with self._reproducible():
             return run_agent(self.node, self.suite, build_agent, prompts, {**known, **options})
+
+    def gate_backend(self, factory: Any, **options: Any) -> Any:
+        """The backend gate over `factory(ctx)` (a SessionManager, SessionRepository or Storage; or
+        "module:function"): options `level`, `run_limit_s`, `points`, `name`. Its BackendReport; raises
+        ChaosFailure naming the failed clauses (pytest_strands/backends.py, docs/backends.md)."""
+        from pytest_strands.backends import gate_backend
+
+        known = {k: v for k, v in self.defaults.items() if k in ("level", "run_limit_s")}
+        return gate_backend(self.node, factory, {**known, **options})
 
     @staticmethod
     def point(name: str) -> None:

@@ -16,6 +16,7 @@ class ExitCode(IntEnum):
     UNSUPPORTED = 18
     HITL_PAUSED = 19
     BUDGET_EXCEEDED = 20
+    CHAOS_INCOMPLETE = 21  # `strands chaos`: a (fault class, spec) pair did not run; nothing found in what ran
     UNEXPECTED = 70
     SIGINT = 130
     SIGPIPE = 141  # stdout closed (`strands run ... | head -1`): stopped like SIGTERM

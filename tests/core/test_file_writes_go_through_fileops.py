@@ -51,6 +51,13 @@ def _to_terminal(call: ast.Call) -> bool:
     return isinstance(target, ast.Attribute) and target.attr in {"_notice_fd", "stderr_fd"}
 
 
+def _to_pipe(call: ast.Call) -> bool:
+    """os.write to a pipe between processes, named `*_pipe` (the forked chaos workers' tasks and answers)."""
+    target = call.args[0] if call.args else None
+    name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+    return name.endswith("_pipe")
+
+
 def _to_devnull(call: ast.Call) -> bool:
     """os.open(os.devnull, ...): where a closed stdout is pointed (cli/output.py), not a file anyone reads."""
     target = call.args[0] if call.args else None
@@ -79,7 +86,7 @@ def _direct_writes(path: Path, root: Path = PACKAGE.parent) -> list[str]:
             owner = (
                 value.id if isinstance(value, ast.Name) else value.attr if isinstance(value, ast.Attribute) else None
             )
-            if owner == "os" and func.attr == "write" and _to_terminal(node):
+            if owner == "os" and func.attr == "write" and (_to_terminal(node) or _to_pipe(node)):
                 continue
             if owner == "os" and func.attr in OS_WRITES:
                 found.append(f"{where}: os.{func.attr}")

@@ -39,7 +39,7 @@ def test_a_soak_with_the_progress_display_forks_its_children_and_passes(tmp_path
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "PASS: no divergence, no invalid history, no data lost" in result.stdout
+    assert "PASS: every fault class ran on every spec; no divergence, no invalid history, no data lost" in result.stdout
     assert "refusing to fork" not in result.stdout + result.stderr
     data = json.loads(report.read_text())
     assert data["passed"] is True and data["faults"] == ["kill", "concurrent"]
@@ -72,9 +72,12 @@ def test_the_soak_ends_within_its_budget_and_never_passes_a_class_that_did_not_r
     ]
     assert not_run, result.stdout  # eight classes do not all fit in four seconds
     assert "PASS" not in result.stdout
-    assert f"INCOMPLETE: no crash point of {', '.join(not_run)} ran (raise --budget)" in result.stdout
-    assert result.returncode == 1
-    assert json.loads((tmp_path / "r.json").read_text())["not_run"] == not_run
+    assert "the budget ran out (raise --budget)" in result.stdout
+    assert f"Did not run: {', '.join(f'{fault} on {spec.name}' for fault in not_run)}" in result.stdout
+    assert result.returncode == 21
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["not_run"] == not_run and report["passed"] is False and report["verdict"] == "INCOMPLETE"
+    assert [pair["fault"] for pair in report["missing_pairs"]] == not_run
 
 
 FLAGS = ("--faults", "kill,power", "--budget", "5m", "--no-progress", "--report", "r.json")
@@ -107,3 +110,36 @@ def test_ctrl_c_prints_the_partial_table_writes_the_report_and_removes_the_scrat
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["interrupted"] is True and report["passed"] is False
     assert list(scratch_parent.iterdir()) == [], "the scratch directory was left behind"
+
+
+@pytest.mark.slow
+def test_ctrl_c_after_every_class_ran_on_the_first_spec_is_incomplete_naming_the_second_specs_pairs(
+    tmp_path: Path,
+) -> None:
+    first, second = EXAMPLES / "routing-support-triage.strands.yaml", EXAMPLES / "chain-research.strands.yaml"
+    workdir = tmp_path / "work"
+    flags = ("--faults", "interrupt,stream", "--budget", "10m", "--no-progress", "--report", "r.json")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "strands_durable", "chaos", str(first), str(second), *flags, "--workdir", str(workdir)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 300
+    while not (workdir / "chain-research" / "golden").exists():  # both classes ran on the first spec
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "PASS" not in out
+    assert "INCOMPLETE: interrupted (Ctrl+C); 2 (fault class, spec) pairs of 4 did not run" in out, out
+    assert "Did not run: interrupt on chain-research.strands.yaml, stream on chain-research.strands.yaml" in out
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["interrupted"] is True and report["passed"] is False and report["verdict"] == "INCOMPLETE"
+    assert report["missing_pairs"] == [
+        {"fault": "interrupt", "spec": str(second)},
+        {"fault": "stream", "spec": str(second)},
+    ]
+    assert report["not_run"] == []  # each class ran on the first spec: the old per-class check saw nothing missing

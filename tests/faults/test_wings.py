@@ -1,6 +1,7 @@
 """The fault kit's three wings import one way: `kit/` (the vocabulary) imports no other part of `faults/`, `classes/`
 (the fault classes and their registry) imports only the kit, `agents/` (chaos for Python agents) the kit and the
-classes; no wing imports the drivers at the top of `faults/` (suite, soak, golden-file cache), which the faces call.
+classes, `backends/` (the gate for session backends) the kit, the classes and the agents; no wing imports the
+drivers at the top of `faults/` (suite, soak, golden-file cache), which the faces call.
 Every import counts, also one inside a function or under `if TYPE_CHECKING:`. And the golden run is one small base
 with a workflow's and an agent's on it: no code outside kit/golden.py switches on which one it has."""
 
@@ -13,8 +14,13 @@ import strands_durable.faults
 
 FAULTS = Path(strands_durable.faults.__file__).parent
 PACKAGE = "strands_durable.faults"
-WINGS = ("kit", "classes", "agents")
-MAY_IMPORT = {"kit": {"kit"}, "classes": {"kit", "classes"}, "agents": {"kit", "classes", "agents"}}
+WINGS = ("kit", "classes", "agents", "backends")
+MAY_IMPORT = {
+    "kit": {"kit"},
+    "classes": {"kit", "classes"},
+    "agents": {"kit", "classes", "agents"},
+    "backends": {"kit", "classes", "agents", "backends"},
+}
 
 
 def faults_imports(path: Path) -> set[str]:
@@ -32,7 +38,7 @@ def faults_imports(path: Path) -> set[str]:
 
 
 def part_of(module: str) -> str:
-    """`kit`, `classes`, `agents`, or the top-level module's name (a driver: suite, soak, golden_file)."""
+    """`kit`, `classes`, `agents`, `backends`, or the top-level module's name (a driver: suite, soak, golden_file)."""
     return module.removeprefix(PACKAGE + ".").split(".")[0]
 
 

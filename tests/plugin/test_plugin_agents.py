@@ -321,3 +321,40 @@ def test_a_cassette_records_the_real_model_once_and_a_missing_request_is_named(p
     assert re.search(
         r"CassetteMiss: model request [0-9a-f]{12} of agent 'default' is not in the cassette", missed.stdout.str()
     )
+
+
+TRIP = """
+import pytest
+from strands.session import FileSessionManager
+
+from strands_durable.faults.agents.trip import PROMPTS, TASK, trip_agent, trip_graph, trip_swarm
+
+
+def file_sessions(session_id, storage_dir):
+    return FileSessionManager(session_id, str(storage_dir))
+
+
+def trip_agent_on_file_sessions(ctx):
+    return trip_agent(ctx, manager=file_sessions)
+
+
+@pytest.mark.parametrize(("factory", "prompts"), [
+    (trip_agent, PROMPTS), (trip_graph, [TASK]), (trip_swarm, [TASK]), (trip_agent_on_file_sessions, PROMPTS),
+], ids=["agent", "graph", "swarm", "file"])
+def test_trip(strands_chaos, factory, prompts):
+    outcomes = strands_chaos.run_agent(factory, prompts, max_points=24)
+    assert len(outcomes) == 24 and all(o.fired for o in outcomes)
+"""
+
+
+def test_run_agent_takes_a_factory_of_an_agent_a_graph_or_a_swarm_and_still_fails_file_sessions(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_trip=TRIP)
+    result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=3, failed=1)
+    out = result.stdout.str()
+    assert re.search(r"FAILED test_trip.py::test_trip\[file\]", out)
+    assert re.search(r"\d+ of 24 crash points of trip_agent_on_file_sessions failed", out)
+    assert "[invalid-request]" in out and "two user messages in a row" in out
+    assert summary(result)["points"] == 4 * 24

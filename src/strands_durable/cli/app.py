@@ -15,6 +15,8 @@ import typer
 
 from strands_durable import __version__
 from strands_durable.cli.chaos import chaos
+from strands_durable.cli.chaos_backend import COMMAND as CHAOS_BACKEND
+from strands_durable.cli.chaos_backend import chaos_backend
 from strands_durable.cli.closed_stdout import WatchedStdout
 from strands_durable.cli.failure import fail, set_debug
 from strands_durable.cli.run import run
@@ -33,6 +35,7 @@ app = typer.Typer(
 app.command("run")(run)
 app.add_typer(sessions_app, name="sessions")
 app.command("chaos")(chaos)
+app.command(CHAOS_BACKEND, hidden=True)(chaos_backend)  # `strands chaos backend`: see _run_command
 app.command("worker")(worker)
 
 
@@ -104,7 +107,7 @@ def _run_command() -> int:
     try:
         command = typer.main.get_command(app)
         plain_help(command)
-        code = command(standalone_mode=False)
+        code = command(args=_routed(sys.argv[1:]), standalone_mode=False)
     except KeyboardInterrupt:
         return int(ExitCode.SIGINT)
     except typer.Abort:
@@ -113,6 +116,14 @@ def _run_command() -> int:
     except typer.TyperException as exc:  # click's own usage errors: one line too, like every other error
         return usage_failure(exc)
     return code if isinstance(code, int) else 0
+
+
+def _routed(args: list[str]) -> list[str]:
+    """`chaos backend ...` names the backend gate's command (`chaos SPEC...` stays the soak)."""
+    first = next((i for i, arg in enumerate(args) if not arg.startswith("-")), None)
+    if first is not None and args[first : first + 2] == ["chaos", "backend"]:
+        return [*args[:first], CHAOS_BACKEND, *args[first + 2 :]]
+    return args
 
 
 def plain_help(command: Any) -> None:

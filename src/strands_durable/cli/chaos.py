@@ -1,8 +1,10 @@
 """`strands chaos SPEC... --budget 10m`: the real-fault soak (kill, power, disk, concurrent, stream, compound).
 
-Prints a progress display on stderr, then the summary; writes the JSON report with `--report`. Exit 0 when every
-fault class ran and none found anything (zero is the bar), 1 when one did or a class ran no crash point within the
-budget, 2 for bad flags, 130 after Ctrl+C (the partial table and report are still written).
+Prints a progress display on stderr, then the summary; writes the JSON report with `--report`. Exit 0 (PASS) only
+when every fault class ran on every spec and nothing was found (zero is the bar), 1 (FAIL) when something was
+found, 21 (INCOMPLETE) when nothing was found but a (fault class, spec) pair did not run (the budget ran out, a spec
+not explorable; the summary and the report's `missing_pairs` name them), 2 for bad flags, 130 after Ctrl+C (the
+partial table and report are still written; never passed).
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ def chaos(
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress display.")] = True,
 ) -> None:
     """Soak specs under real faults and print crash points, unique states, divergences, invalid histories and
-    data lost per fault class (zero is the bar)."""
+    data lost per fault class (zero is the bar). `strands chaos backend MODULE:FACTORY` gates a session backend
+    instead (docs/backends.md)."""
     from strands_durable.faults.classes.registry import parse_fault_classes
     from strands_durable.faults.soak import soak, write_report
     from strands_durable.operations import parse_age
@@ -77,4 +80,8 @@ def chaos(
         print(f"report: {report}")
     if result.interrupted:
         raise typer.Exit(int(ExitCode.SIGINT))
-    raise typer.Exit(0 if result.passed else int(ExitCode.CHECK_VIOLATIONS))
+    raise typer.Exit(int(VERDICT_EXITS[result.verdict]))
+
+
+VERDICT_EXITS = {"PASS": ExitCode.OK, "FAIL": ExitCode.CHECK_VIOLATIONS, "INCOMPLETE": ExitCode.CHAOS_INCOMPLETE}
+"""The exit code of each verdict of a soak that was not interrupted (faults/soak.py `SoakResult.verdict`)."""

@@ -31,7 +31,7 @@ from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.faults.kit.workspace import WorkspaceHistory, read_files
 from strands_durable.store.fileops import FileOps
 
-FORMAT = b"strands-chaos-golden 2"  # 2: a workflow golden run only (no agent fields)
+FORMAT = b"strands-chaos-golden 3"  # 3: a point says whether an effect was uncommitted (2: no agent fields)
 _POINT_TYPES: dict[str, type[CrashPoint]] = {kind.__name__: kind for kind in {CrashPoint, *SITE_TYPES.values()}}
 _OPS = FileOps()
 
@@ -113,7 +113,16 @@ def _point_record(golden_point: GoldenPoint) -> tuple[Any, ...]:
     if isinstance(point, Commit):  # read-only views of the live run: copied plain (the state is not kept)
         fields["records"] = copy.deepcopy(point.records)
     g = golden_point
-    return (type(point).__name__, fields, g.index, g.journal_length, g.digest, g.completed, g.outcome_unknown)
+    return (
+        type(point).__name__,
+        fields,
+        g.index,
+        g.journal_length,
+        g.digest,
+        g.completed,
+        g.outcome_unknown,
+        g.effect_uncommitted,
+    )
 
 
 def _point_from_record(entry: tuple[Any, ...]) -> GoldenPoint:

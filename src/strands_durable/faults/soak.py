@@ -1,13 +1,16 @@
 """The chaos soak: every real-fault class over every spec until a time budget is spent; a JSON report and a
 readable summary (crash points per fault class, unique crash states, divergences, invalid histories, data lost;
-zero is the bar), with a progress display on stderr.
+zero is the bar), with a progress display on stderr. The verdict (`SoakResult.verdict`) is PASS only when every
+(fault class, spec) pair ran and nothing was found; FAIL when something was found; INCOMPLETE otherwise (a pair did
+not run: the budget ran out, Ctrl+C, a spec not explorable), naming the pairs that did not run.
 
 Work comes in rounds: round 0 runs the `gate` bounds of every class on every spec, round 1 the `full` bounds,
 and later rounds keep killing children at random moments (a new seed each round) and racing resumers. Each work
 item runs in a forked child (its own process group): one still running when the budget ends is killed with its
 children, so the soak ends within the budget plus a few seconds; what that item found is lost and said so. A
-class that explored no crash point is reported as not run, never as passed. Ctrl+C ends the soak the same way
-(`interrupted`); the scratch directory is removed on every path.
+pair ran when one of its work items came back having explored at least one crash point; a class that ran on no
+spec is shown as not run. Ctrl+C ends the soak the same way (`interrupted`, never passed); the scratch directory
+is removed on every path.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from strands_durable.store.fileops import FileOps
 from strands_durable.wording import counted
 
 COLUMNS = ("crash_points", "unique_states", "divergences", "invalid_histories", "data_lost")
+PASS, FAIL, INCOMPLETE = "PASS", "FAIL", "INCOMPLETE"
 
 
 @dataclass
@@ -53,9 +57,19 @@ class SoakResult:
     not_explorable: list[str] = field(default_factory=list)  # network tools and no cassette: why, and how to record
     cut_short: list[str] = field(default_factory=list)  # work items the end of the budget (or Ctrl+C) killed
     interrupted: bool = False  # Ctrl+C ended the soak
+    out_of_budget: bool = False  # the budget ended the soak (or cut a work item short)
+    explored: dict[tuple[str, str], int] = field(default_factory=dict)  # (fault, spec) -> crash points it explored
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every (fault class, spec) pair the soak has to run, in the order of its first round."""
+        return [(fault, spec) for spec in self.specs for fault in self.faults]
+
+    def missing_pairs(self) -> list[tuple[str, str]]:
+        """The (fault class, spec) pairs that explored no crash point (never reported as passed)."""
+        return [pair for pair in self.pairs() if not self.explored.get(pair)]
 
     def not_run(self) -> list[str]:
-        """The fault classes that explored no crash point at all (never reported as passed)."""
+        """The fault classes that explored no crash point on any spec."""
         return [fault for fault, row in self.totals().items() if row["crash_points"] == 0]
 
     def totals(self) -> dict[str, dict[str, int]]:
@@ -72,9 +86,18 @@ class SoakResult:
         return [str(f) for run in self.runs for f in run.findings] + self.errors
 
     @property
+    def verdict(self) -> str:
+        """FAIL when anything was found; else PASS only when every pair ran and the soak was not interrupted;
+        else INCOMPLETE."""
+        if self.findings:
+            return FAIL
+        if self.missing_pairs() or self.interrupted:
+            return INCOMPLETE
+        return PASS
+
+    @property
     def passed(self) -> bool:
-        """No finding, and every fault class explored at least one crash point."""
-        return not self.findings and not self.not_run() and not self.not_explorable
+        return self.verdict == PASS
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -85,9 +108,12 @@ class SoakResult:
             "elapsed_s": round(self.elapsed_s, 1),
             "rounds": self.rounds,
             "totals": self.totals(),
+            "verdict": self.verdict,
             "passed": self.passed,
+            "missing_pairs": [{"fault": fault, "spec": spec} for fault, spec in self.missing_pairs()],
             "not_run": self.not_run(),
             "interrupted": self.interrupted,
+            "out_of_budget": self.out_of_budget,
             "cut_short": self.cut_short,
             "errors": self.errors,
             "not_explorable": self.not_explorable,
@@ -119,21 +145,32 @@ class SoakResult:
             lines.append(f"Cut short at the end of the budget: {', '.join(self.cut_short)} (not counted)")
         lines += [f"Not explorable: {reason}" for reason in self.not_explorable]
         findings = self.findings
-        if findings:
+        missing = self.missing_pairs()
+        if missing:
+            lines.append(f"Did not run: {_pairs_text(missing, self.specs)}")
+        verdict = self.verdict
+        if verdict == FAIL:
             lines.append(f"FAIL: {counted(len(findings), 'finding')}; zero is the bar. First ones:")
             lines += [f"  {text}" for text in findings[:10]]
-        elif not_run or self.not_explorable:
-            lines.append(
-                (
-                    f"INCOMPLETE: no crash point of {', '.join(not_run)} ran (raise --budget); "
-                    if not_run
-                    else "INCOMPLETE: "
-                )
-                + "what ran found no divergence, no invalid history, no data lost"
-            )
+        elif verdict == INCOMPLETE:
+            why = "interrupted (Ctrl+C)" if self.interrupted else ""
+            if missing:
+                pairs = counted(len(missing), "(fault class, spec) pair", "(fault class, spec) pairs")
+                why += ("; " if why else "") + f"{pairs} of {len(self.pairs())} did not run"
+                if self.out_of_budget:
+                    why += ": the budget ran out (raise --budget)"
+            lines.append(f"INCOMPLETE: {why}; what ran found no divergence, no invalid history, no data lost")
         else:
-            lines.append("PASS: no divergence, no invalid history, no data lost")
+            lines.append("PASS: every fault class ran on every spec; no divergence, no invalid history, no data lost")
         return lines
+
+
+def _pairs_text(pairs: list[tuple[str, str]], specs: list[str]) -> str:
+    """The pairs as `fault on spec-file` (the spec's file name; its path when two of `specs` share a name)."""
+    names = [Path(spec).name for spec in set(specs)]
+    return ", ".join(
+        f"{fault} on {spec if names.count(Path(spec).name) > 1 else Path(spec).name}" for fault, spec in pairs
+    )
 
 
 def _work(specs: list[Path], faults: list[str]) -> Iterator[tuple[int, Path, str, str, dict[str, Any]]]:
@@ -181,7 +218,10 @@ def soak(
                 elapsed = time.monotonic() - started
                 if ctrl_c.pressed:  # a run that caught the KeyboardInterrupt (a golden run) still ends the soak
                     raise KeyboardInterrupt
-                if elapsed >= budget_s or (max_rounds is not None and round_number >= max_rounds):
+                if elapsed >= budget_s:
+                    result.out_of_budget = True
+                    break
+                if max_rounds is not None and round_number >= max_rounds:
                     break
                 display.update(elapsed, f"round {round_number}: {fault} ({level}) on {spec.name}")
                 if spec not in goldens:
@@ -209,9 +249,12 @@ def soak(
                 )
                 if run is None:
                     result.cut_short.append(item)
+                    result.out_of_budget = True
                 else:
                     result.runs.append(run)
                     result.rounds = max(result.rounds, round_number + 1)
+                    pair = (fault, str(spec))
+                    result.explored[pair] = result.explored.get(pair, 0) + run.explored
                 reset_dir(workspace)
     except KeyboardInterrupt:
         result.interrupted = True

@@ -114,6 +114,7 @@ class ChaosSuite:
         self.workdir = workdir or default_workdir()
         self.shared = shared
         self._count = 0
+        self.scratch_tag = ""  # a forked worker's own suffix for the points' scratch directories
         self._prepared: dict[str, WorkflowGoldenRun] = {}  # golden key -> golden run, until collected
         collect_less_during_points(settings.freeze_gc)
 
@@ -191,7 +192,12 @@ class ChaosSuite:
     def explore(self, golden: WorkflowGoldenRun, point_id: str) -> PointOutcome:
         from strands_durable.faults.classes.explore import explore_point
 
-        return explore_point(golden, point_id, golden.workdir / "points")
+        return explore_point(golden, point_id, self.scratch(golden, "points"))
+
+    def scratch(self, golden: WorkflowGoldenRun, name: str) -> Path:
+        """A workflow's scratch directory for one kind of run, of this process's own (`scratch_tag`: each forked
+        worker reuses its directories point after point, never another's)."""
+        return golden.workdir / f"{name}{self.scratch_tag}"
 
     def point_ids(self, golden: WorkflowGoldenRun, max_points: int | None = None) -> list[str]:
         from strands_durable.faults.classes.explore import iter_points

@@ -10,6 +10,7 @@ from .repair import Strategy, repair, synthesized_ids
 from .rules import PROFILES, RULES, Rule, rules_for
 from .types import (
     METADATA_KEY,
+    OUTCOME_UNKNOWN,
     SDK_INTERRUPTED_TEXT,
     SEPARATOR_TEXT,
     SYNTHESIZED_RESULT_TEXT,
@@ -22,6 +23,7 @@ from .validate import Mode, check_reasoning_preserved, validate, validate_stored
 
 __all__ = [
     "METADATA_KEY",
+    "OUTCOME_UNKNOWN",
     "PROFILES",
     "RULES",
     "SDK_INTERRUPTED_TEXT",

@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-SYNTHESIZED_RESULT_TEXT = "interrupted before its result was recorded; outcome unknown"
+OUTCOME_UNKNOWN = "outcome unknown"
+"""The marker: every result of a call whose outcome a crash hid says these words (the chaos judge looks for them in
+a stored conversation, a user reads them; docs/contract.md, "Tools and side effects")."""
+
+SYNTHESIZED_RESULT_TEXT = f"interrupted before its result was recorded; {OUTCOME_UNKNOWN}"
 """The text of the error result `repair` writes for a tool call whose outcome is unknown."""
 
 SDK_INTERRUPTED_TEXT = "Tool was interrupted."

@@ -1,12 +1,14 @@
-"""Crash any Python Strands agent at every point, resume it as its user would, and judge the result.
+"""Crash any Python Strands agent, Graph or Swarm at every point, resume it as its user would, and judge the result.
 
 The engine of `strands_chaos.run_agent` and of the docs' tables (faults/agents/managers.py). The user's factory
-`build_agent(ctx)` returns their own `Agent` (tools, hooks, session manager) on `ctx.storage_dir`, with the tools'
-external state under `ctx.workspace`. The golden run sends the prompts once and records every crash point: the
-SDK's hooks (invocation start and end, model call before and after, each message added before and after the
-session manager saw it, tool before and after), every store commit when the manager is a
-`DurableSessionManager`, and each `point(name)` a tool body calls. Then, for each point, a run crashes there,
-under the registry's fault names (faults/classes/registry.py, `AGENT_FAULTS`):
+`build_agent(ctx)` returns their own `Agent`, `Graph` or `Swarm` (tools, hooks, session manager) on
+`ctx.storage_dir`, with the tools' external state under `ctx.workspace`; the prompts are a Graph's or Swarm's
+tasks. The golden run sends the prompts once and records every crash point: the SDK's hooks of every agent
+(invocation start and end, model call before and after, each message added before and after the session manager
+saw it, tool before and after; a node's agent's prefixed `node:<id>/`), before and after each node of a Graph or
+Swarm, every store commit when the manager is a `DurableSessionManager`, and each `point(name)` a tool body calls.
+Then, for each point, a run crashes there, under the registry's fault names (faults/classes/registry.py,
+`AGENT_FAULTS`):
 
 - `interrupt` (default): an `InjectedCrash` raised in process. The SDK still runs its `finally` work after it
   (other managers save at `AfterInvocationEvent`), so the storage directory and the workspace are copied at the
@@ -15,11 +17,14 @@ under the registry's fault names (faults/classes/registry.py, `AGENT_FAULTS`):
 - `kill`: a child SIGKILLs itself there; what it left on disk is resumed. The child is spawned (a fresh
   interpreter, no threads inherited) when `build_agent` is given as "module:function", else forked.
 
-Each crash is resumed twice, from its own copy: by `agent()` when something is pending (else by re-sending the
-interrupted prompt), and by re-sending the interrupted prompt; then the remaining prompts follow, and the result is
-judged by the rules of faults/kit/judge.py (`requests_valid`, `stored_tools_not_rerun`,
-`stored_turns_not_rerequested`, `same_conversation`), each problem a `Finding`. The instrumented run itself (the
-factory, the crash-point bus, the crash hooks) is faults/agents/run.py, what it leaves on disk faults/agents/place.py.
+Each crash of an Agent is resumed twice, from its own copy: by `agent()` when something is pending (else by
+re-sending the interrupted prompt), and by re-sending the interrupted prompt; a Graph or Swarm is called again with
+the interrupted task (what its user does). Then the remaining prompts follow, and the result is judged by the
+rules of faults/kit/judge.py (`requests_valid`, `stored_tools_not_rerun`, `stored_turns_not_rerequested`, then
+`same_history`, `same_state`, `same_workspace`, `same_results`, or, where a call was answered "outcome unknown"
+in the stored conversation, `unknown_only_where_unstored`, `same_until_unknown`, `no_effect_twice`), each problem a
+`Finding`. The instrumented run itself (the factory, the crash-point bus, the crash hooks) is faults/agents/run.py,
+what it leaves on disk faults/agents/place.py.
 """
 
 from __future__ import annotations
@@ -38,18 +43,28 @@ from typing import Any
 
 from strands_durable.crashpoints import InjectedCrash
 from strands_durable.faults.agents.place import (
+    Found,
     Place,
     Stored,
     acknowledged,
     close_agent,
     converse,
     copy_tree,
-    load_history,
-    load_messages,
+    found_on,
     note_at_crash,
     stored_at_crash,
 )
-from strands_durable.faults.agents.run import STYLES, AgentChaos, Request, Run, build
+from strands_durable.faults.agents.run import (
+    STYLES,
+    AgentChaos,
+    Request,
+    Run,
+    agent_of_conversation,
+    build,
+    call_key,
+    multi_agent,
+    session_manager_of,
+)
 from strands_durable.faults.kit import judge
 from strands_durable.faults.kit.findings import Finding
 from strands_durable.faults.kit.forking import run_in_child
@@ -62,28 +77,34 @@ _SCRATCH = FileOps()  # the harness's own files (copies, markers): not session d
 
 
 def run_golden(chaos: AgentChaos, root: Path) -> AgentGoldenRun:
-    """The uninterrupted conversation: its points, normalised history (`comparable`), workspace and requests."""
+    """The uninterrupted conversation: its points, what a fresh build finds after it, workspace and requests."""
     place = Place(root / "golden").fresh()
     problems: list[Finding] = []
+    results: dict[int, Any] = {}
     with Run() as run:
-        agent = build(chaos, place.context(chaos, "golden"), run)
+        target = build(chaos, place.context(chaos, "golden"), run)
         try:
-            converse(agent, chaos.prompts, place)
+            results = converse(target, chaos.prompts, place)
         except Exception as exc:
             problems.append(Finding("golden-run", f"{type(exc).__name__}: {exc}"))
         finally:
-            close_agent(agent)
+            close_agent(target)
     if chaos.record and chaos.cassette is not None:
         chaos.cassette.save()
     problems += [Finding(rule, detail) for rule, detail in judge.requests_valid(_invalid(run), "golden")]
-    history = load_history(chaos, place) if not problems else []
+    found = found_on(chaos, place) if not problems else Found({}, {}, {})
     return AgentGoldenRun(
         target=chaos,
         workdir=root,
         points=golden_points(run.points),
-        comparable=history,
+        comparable=found.windows,
+        states=found.states,
+        stored=found.stored,
+        results=[results.get(index) for index in range(len(chaos.prompts))],
         problems=problems,
         model_requests=len(run.requests),
+        turns=Counter(judge.turn_key(r.agent, r.messages) for r in run.requests),
+        effects=Counter(run.executions),
         workspace=WorkspaceHistory(read_files(place.workspace)),
         concurrent=run.concurrent,
     )
@@ -105,6 +126,7 @@ class Resumed:
     requests: list[Request]
     place: Place
     reran: int = 0
+    unknown: list[str] = field(default_factory=list)  # call keys answered "outcome unknown" in what it left
 
 
 @dataclass
@@ -156,9 +178,15 @@ def crash_at(golden: AgentGoldenRun, point_id: str, fault: str = "interrupt") ->
     outcome = AgentOutcome(point_id, fault, fired, crashed, acknowledged(crashed) if fired else 0, note=note)
     if fired:
         outcome.stored = stored_at_crash(chaos, crashed)
-        for style in STYLES:
+        for style in styles(golden):
             outcome.resumed.append(_resume(golden, outcome, style))
     return outcome
+
+
+def styles(golden: AgentGoldenRun) -> tuple[str, ...]:
+    """How a user resumes: an Agent by `agent()` and by re-sending the prompt, a Graph or Swarm by calling it again
+    with its task."""
+    return ("re-send",) if golden.results and any(r is not None for r in golden.results) else STYLES
 
 
 def _killed_child(chaos: AgentChaos, place: Place, point_id: str) -> str:
@@ -214,9 +242,9 @@ def _crashing_run(chaos: AgentChaos, place: Place, run: Run, *, timeout: float =
 
     run.at_crash = at_crash
     with run:
-        agent = build(chaos, place.context(chaos, "crash"), run)
+        target = build(chaos, place.context(chaos, "crash"), run)
         try:
-            converse(agent, chaos.prompts, place)
+            converse(target, chaos.prompts, place)
         except InjectedCrash:
             pass
         except Exception:
@@ -229,8 +257,9 @@ def _crashing_run(chaos: AgentChaos, place: Place, run: Run, *, timeout: float =
 
 
 def _resume(golden: AgentGoldenRun, outcome: AgentOutcome, style: str) -> Resumed:
-    """A user after the crash: a fresh agent on a copy of what the crash left; the interrupted prompt finished
-    by `agent()` (when something is pending) or re-sent; the remaining prompts; then the judgement."""
+    """A user after the crash: a fresh build on a copy of what the crash left; the interrupted prompt finished by
+    `agent()` (when something is pending) or re-sent (a Graph's or Swarm's task: called again); the remaining
+    prompts; then the judgement."""
     chaos: AgentChaos = golden.target
     place = Place(outcome.crashed.root.with_name("agent" if style == "agent()" else "resend"))
     copy_tree(outcome.crashed.root, place.root)
@@ -238,44 +267,84 @@ def _resume(golden: AgentGoldenRun, outcome: AgentOutcome, style: str) -> Resume
         _SCRATCH.makedirs(directory, durable=False)
     problems: list[tuple[str, str]] = []
     start = outcome.acknowledged
-    with Run() as run:
+    results: dict[int, Any] = {}
+    with Run(workspace=place.workspace) as run:
         try:
-            agent = build(chaos, place.context(chaos, "resume"), run)
+            target = build(chaos, place.context(chaos, "resume"), run)
             if start < len(chaos.prompts):
                 interrupted = chaos.prompts[start]
-                if style == "agent()" and pending(agent):
-                    agent()
-                elif not answered(agent.messages, interrupted):
-                    agent(interrupted)
-                converse(agent, chaos.prompts, place, start + 1)
-            close_agent(agent)
+                if multi_agent(target):
+                    results = converse(target, chaos.prompts, place, start)
+                else:
+                    if style == "agent()" and pending(target):
+                        target()
+                    elif not answered(target.messages, interrupted):
+                        target(interrupted)
+                    converse(target, chaos.prompts, place, start + 1)
+            close_agent(target)
         except Exception as exc:
             problems.append(("resume-failed", f"{type(exc).__name__}: {exc}"))
+    stored = outcome.stored
     problems += judge.requests_valid(_invalid(run), "resume")[:1]
-    problems += judge.stored_tools_not_rerun(run.executions, outcome.stored.results)
-    problems += judge.stored_turns_not_rerequested((r.messages for r in run.requests), outcome.stored.messages)
+    problems += judge.stored_tools_not_rerun(run.executions, stored.results, golden.effects)
+    problems += judge.stored_turns_not_rerequested(
+        ((r.agent, r.messages) for r in run.requests), stored.conversations, golden.turns
+    )
+    unknown: list[str] = []
     if not problems:
         try:
-            messages = load_messages(chaos, place)
+            found = found_on(chaos, place)
         except Exception as exc:
-            problems.append(
-                ("resume-failed", f"the session does not load after the resume: {type(exc).__name__}: {exc}")
-            )
+            problem = f"the session does not load after the resume: {type(exc).__name__}: {exc}"
+            problems.append(("resume-failed", problem))
         else:
-            workspace = read_files(place.workspace)
-            problems += judge.same_conversation(
-                golden.comparable, golden.workspace.final, messages, workspace, outcome.stored.results
-            )
+            unknown = unknown_calls(found)
+            problems += _judged(golden, found, unknown, read_files(place.workspace), run, results, stored)
     findings = [Finding(rule, detail, outcome.fault, outcome.point, style) for rule, detail in problems]
-    stored = outcome.stored
-    reran = sum(1 for i in run.executions if i in stored.finished and i not in stored.results)
-    return Resumed(style, findings, run.requests, place, reran)
+    reran = sum(1 for i in run.executions if i in stored.finished and not stored.results[i])
+    return Resumed(style, findings, run.requests, place, reran, unknown)
+
+
+def unknown_calls(found: Found) -> list[str]:
+    """The calls (call keys) answered "outcome unknown" in the stored conversations: looked for there, not in the
+    loaded windows, which a conversation manager may have trimmed."""
+    return [
+        call_key(agent_of_conversation(key), tool_use_id)
+        for key, messages in found.stored.items()
+        for tool_use_id in judge.unknown_outcomes(messages)
+    ]
+
+
+def _judged(
+    golden: AgentGoldenRun,
+    found: Found,
+    unknown: list[str],
+    workspace: Any,
+    run: Run,
+    results: dict[int, Any],
+    stored: Stored,
+) -> list[tuple[str, str]]:
+    """What the resume left, against the golden run: equal (conversations, states, workspace, each call's result),
+    unless a call was answered "outcome unknown" (`unknown`); then the contract's rule for it instead: no stored
+    result answered so, the conversation equal up to that result, no effect twice."""
+    if not unknown:
+        return [
+            *judge.same_history(golden.comparable, found.windows),
+            *judge.same_state(golden.states, found.states),
+            *judge.same_workspace(golden.workspace.final, workspace),
+            *judge.same_results(golden.results, results),
+        ]
+    return [
+        *judge.unknown_only_where_unstored(unknown, stored.results),
+        *judge.same_until_unknown(golden.stored, found.stored),
+        *judge.no_effect_twice(golden.workspace.final, run.at_unknown if run.at_unknown is not None else workspace),
+    ]
 
 
 def pending(agent: Any) -> bool:
     """Whether the restored agent has an invocation to finish: our manager says so; for others, a history
     ending with a prompt or with a tool call."""
-    manager = getattr(agent, "_session_manager", None)
+    manager = session_manager_of(agent)
     if callable(getattr(manager, "pending_prompt", None)):
         return manager.pending_prompt(agent.agent_id) is not None
     last = agent.messages[-1] if agent.messages else None

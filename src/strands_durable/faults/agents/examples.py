@@ -171,20 +171,20 @@ def expense_tools(workspace: Path) -> list[Any]:
     @tool
     async def add_expense(item: str, amount: float) -> str:
         """Record one expense."""
-        await _awaiting()
+        await awaiting()
         write_scratch(workspace / "expenses" / f"{item}.json", json.dumps({"item": item, "amount": amount}).encode())
         return f"recorded {item}: {amount}"
 
     @tool
     async def lookup_rate(currency: str) -> str:
         """Look up an exchange rate."""
-        await _awaiting()
+        await awaiting()
         return f"1 {currency} = 1.0"
 
     @tool
     async def total_expenses() -> str:
         """Sum the recorded expenses."""
-        await _awaiting()
+        await awaiting()
         return "202"
 
     return [add_expense, lookup_rate, total_expenses]
@@ -193,10 +193,11 @@ def expense_tools(workspace: Path) -> list[Any]:
 AWAITS = 10  # more than the event-loop turns between two calls of a batch starting
 
 
-async def _awaiting() -> None:
+async def awaiting(turns: int = AWAITS) -> None:
+    """Yield to the event loop `turns` times, as a tool awaiting I/O does, without a clock."""
     import asyncio
 
-    for _ in range(AWAITS):
+    for _ in range(turns):
         await asyncio.sleep(0)
 
 

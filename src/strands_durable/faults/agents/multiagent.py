@@ -29,6 +29,7 @@ from typing import Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints
 from strands_durable.faults.agents.examples import World, make_model, make_tools, read_lines, warm_imports
+from strands_durable.faults.agents.run import node_hooks
 from strands_durable.faults.kit import judge
 from strands_durable.faults.kit.findings import Finding
 from strands_durable.faults.kit.forking import run_in_child
@@ -85,18 +86,6 @@ ORDERS = {
     "swarm": list(SWARM_SCRIPTS),
     "swarm-revisit": list(REVISIT_SCRIPTS) * 2,
 }
-
-
-def node_hooks(crash: CrashPoints) -> Any:
-    """A user's hook on the orchestrator: a crash point before and after every node."""
-    from strands.hooks import AfterNodeCallEvent, BeforeNodeCallEvent, HookProvider
-
-    class NodeHooks(HookProvider):
-        def register_hooks(self, registry: Any, **kwargs: Any) -> None:
-            registry.add_callback(BeforeNodeCallEvent, lambda e: crash.emit("unit.before", f"hook/node:{e.node_id}"))
-            registry.add_callback(AfterNodeCallEvent, lambda e: crash.emit("unit.after", f"hook/node:{e.node_id}"))
-
-    return NodeHooks()
 
 
 def build(scenario: str, world: World, phase: str, crash: CrashPoints) -> Any:

@@ -1,7 +1,12 @@
-"""One instrumented run of a user's Python Strands agent: the factory `build_agent(ctx)` resolved, the crash-point
-bus of the run (`Run`: records point ids, crashes in process or by SIGKILL at one, counts each request at the
-model and each real tool execution), the crash hooks at every SDK hook, and `point(name)` for a tool body.
-faults/agents/engine.py drives these runs; faults/kit/judge.py judges them."""
+"""One instrumented run of a user's Python Strands agent, Graph or Swarm: the factory `build_agent(ctx)` resolved,
+the crash-point bus of the run (`Run`: records point ids, crashes in process or by SIGKILL at one, counts each
+request at the model and each real tool execution, and keeps the tools' workspace as it was when the model was
+first asked with an "outcome unknown" result), the crash hooks at every SDK hook (of each node agent, and before
+and after each node), and `point(name)` for a tool body. faults/agents/engine.py drives these runs;
+faults/kit/judge.py judges them.
+
+Each agent of a run has a key: "" for a plain Agent, its node id for a node of a Graph or Swarm. A tool call is
+named by `call_key(agent, toolUseId)`, and a node agent's crash points by the prefix `node:<id>/`."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import copy
 import importlib
 import itertools
 import os
+import re
 import signal
 import threading
 import time
@@ -16,11 +22,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash, ToolCall
 from strands_durable.errors import UsageError
 from strands_durable.faults.kit.orders import BatchLog, OrderGate, ToolOrder
+
+if TYPE_CHECKING:
+    from strands_durable.faults.kit.workspace import Files
 
 STYLES = ("agent()", "re-send")
 USER_SITE = "tool.point"  # a point a tool body marks with `point(name)`
@@ -95,6 +104,21 @@ def point(name: str) -> None:
 class Request:
     messages: list[dict[str, Any]]
     invalid: list[str]
+    agent: str = ""  # the agent's key: "" for a plain Agent, the node id in a Graph or Swarm
+
+
+def call_key(agent: str, tool_use_id: str) -> str:
+    """A tool call in a run: its toolUseId, prefixed by its node's id in a Graph or Swarm (ids repeat across
+    nodes)."""
+    return f"{agent}/{tool_use_id}" if agent else tool_use_id
+
+
+def agent_of_conversation(conversation: str) -> str:
+    """The agent key of one of our manager's conversation keys: `node.<id>` and its visits `node.<id>.v<n>` are the
+    node's; any other key is a plain Agent's ("")."""
+    if not conversation.startswith("node."):
+        return ""
+    return re.sub(r"\.v\d+$", "", conversation[len("node.") :])
 
 
 class Run:
@@ -102,7 +126,14 @@ class Run:
     `at_crash()`; by id, as concurrent tools may pass their points in another order than the golden run), counts
     requests at the model."""
 
-    def __init__(self, crash_at: str | None = None, *, kill: bool = False, at_crash: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        crash_at: str | None = None,
+        *,
+        kill: bool = False,
+        at_crash: Callable[[], None] | None = None,
+        workspace: Path | None = None,
+    ):
         self.bus = CrashPoints()
         self.points: list[CrashPoint] = []
         self.requests: list[Request] = []
@@ -110,10 +141,12 @@ class Run:
         self.kill = kill
         self.at_crash = at_crash
         self.fired: str | None = None
-        self.executions: list[str] = []  # toolUseIds, each time a tool body really starts
-        self.finished: set[str] = set()  # toolUseIds of tool bodies that ran to their end
+        self.executions: list[str] = []  # call keys, each time a tool body really starts
+        self.finished: set[str] = set()  # call keys of tool bodies that ran to their end
         self.spans: list[tuple[float, float]] = []  # (start, end) of each finished execution
-        self.committed: set[str] = set()  # toolUseIds our manager committed a result for (`tool.committed`)
+        self.committed: set[str] = set()  # call keys our manager committed a result for (`tool.committed`)
+        self.workspace = workspace  # the tools' workspace of this run (None: not watched)
+        self.at_unknown: Files | None = None  # the workspace when the model was first asked with an unknown outcome
         self.batches = BatchLog()  # the turns of several tools this run saw (faults/kit/orders.py)
         self._lock = threading.Lock()
         self._user: Counter[str] = Counter()
@@ -123,7 +156,8 @@ class Run:
         with self._lock:
             self.points.append(crash_point)
             if crash_point.site == "tool.committed" and isinstance(crash_point, ToolCall):
-                self.committed.add(crash_point.tool_use_id)
+                agent = agent_of_conversation(crash_point.conversation)
+                self.committed.add(call_key(agent, crash_point.tool_use_id))
             fire = crash_point.id == self.crash_at and self.fired is None
             if fire:
                 self.fired = crash_point.id
@@ -133,6 +167,17 @@ class Run:
             if self.kill:
                 os.kill(os.getpid(), signal.SIGKILL)
             raise InjectedCrash(crash_point)
+
+    def asked(self, request: Request) -> None:
+        """A request reached the model. The first that carries an "outcome unknown" result is where the run leaves
+        the golden run's path: the workspace is kept as it is then (what follows is not compared)."""
+        from strands_durable.faults.kit.judge import unknown_outcomes
+        from strands_durable.faults.kit.workspace import read_files
+
+        with self._lock:
+            self.requests.append(request)
+            if self.workspace is not None and self.at_unknown is None and unknown_outcomes(request.messages):
+                self.at_unknown = read_files(self.workspace)
 
     @property
     def concurrent(self) -> bool:
@@ -164,9 +209,10 @@ def spans_overlap(spans: Iterable[tuple[float, float]]) -> bool:
     return any(later[0] < earlier[1] for earlier, later in itertools.pairwise(ordered))
 
 
-def crash_hooks(bus: CrashPoints) -> Any:
-    """A HookProvider emitting a crash point at every SDK hook; MessageAdded before and after the session manager
-    (HookOrder), so the same points exist whichever manager stores the session."""
+def crash_hooks(bus: CrashPoints, prefix: str = "") -> Any:
+    """A HookProvider emitting a crash point at every SDK hook of one agent; MessageAdded before and after the
+    session manager (HookOrder), so the same points exist whichever manager stores the session. `prefix` names a
+    node's agent in a Graph or Swarm (`node:<id>/`)."""
     from strands.hooks import (
         AfterInvocationEvent,
         AfterModelCallEvent,
@@ -180,7 +226,7 @@ def crash_hooks(bus: CrashPoints) -> Any:
     from strands.hooks.registry import HookOrder
 
     def at(site: str, path_of: Callable[[Any], str]) -> Callable[[Any], None]:
-        return lambda event: bus.emit(site, path_of(event))
+        return lambda event: bus.emit(site, prefix + path_of(event))
 
     def tool_path(event: Any) -> str:
         return f"hook/tool:{event.tool_use['name']}:{event.tool_use['toolUseId']}"
@@ -202,33 +248,81 @@ def crash_hooks(bus: CrashPoints) -> Any:
     return CrashHooks()
 
 
+def node_hooks(bus: CrashPoints) -> Any:
+    """A HookProvider on a Graph or Swarm emitting a crash point before and after each node."""
+    from strands.hooks import AfterNodeCallEvent, BeforeNodeCallEvent, HookProvider
+
+    class NodeHooks(HookProvider):
+        def register_hooks(self, registry: Any, **kwargs: Any) -> None:
+            registry.add_callback(BeforeNodeCallEvent, lambda e: bus.emit("unit.before", f"hook/node:{e.node_id}"))
+            registry.add_callback(AfterNodeCallEvent, lambda e: bus.emit("unit.after", f"hook/node:{e.node_id}"))
+
+    return NodeHooks()
+
+
+def agents_of(target: Any) -> dict[str, Any]:
+    """The agents of what a factory built, by key: a plain Agent's is "", a Graph's or Swarm's node agents' their
+    node ids. Anything else is a usage error naming what was built."""
+    from strands import Agent
+
+    if isinstance(target, Agent):
+        return {"": target}
+    nodes = getattr(target, "nodes", None)
+    if multi_agent(target) and isinstance(nodes, dict):
+        found = {node_id: node.executor for node_id, node in nodes.items()}
+        odd = [node_id for node_id, agent in found.items() if not isinstance(agent, Agent)]
+        if not odd:
+            return found
+        raise UsageError(f"build_agent: node {odd[0]!r} runs a {type(found[odd[0]]).__name__}, not an Agent")
+    raise UsageError(f"build_agent must return a strands Agent, Graph or Swarm, not a {type(target).__name__}")
+
+
+def multi_agent(target: Any) -> bool:
+    """Whether a factory built a Graph or Swarm (its prompts are tasks) rather than a plain Agent."""
+    from strands.multiagent.graph import Graph
+    from strands.multiagent.swarm import Swarm
+
+    return isinstance(target, (Graph, Swarm))
+
+
+def session_manager_of(target: Any) -> Any:
+    """The session manager of an Agent, Graph or Swarm (None when it has none)."""
+    return getattr(target, "session_manager" if multi_agent(target) else "_session_manager", None)
+
+
 def build(chaos: AgentChaos, ctx: AgentContext, run: Run | None) -> Any:
-    """The user's agent, instrumented: crash hooks, our manager's commits on the run's bus, the model (or the
-    cassette) counting and validating every request."""
-    agent = chaos.factory(ctx)
+    """The user's agent, Graph or Swarm, instrumented: crash hooks on every agent (and before and after every
+    node), our manager's commits on the run's bus, each agent's model (or the cassette) counting and validating
+    every request, each tool counting its executions."""
+    target = chaos.factory(ctx)
+    agents = agents_of(target)
     if run is None:
-        return agent
-    agent.hooks.add_hook(crash_hooks(run.bus))
-    if ctx.phase in ("golden", "crash"):  # a resume runs as timing gives: what the crash left decides its order
+        return target
+    if multi_agent(target):
+        target.hooks.add_hook(node_hooks(run.bus))
+    elif ctx.phase in ("golden", "crash"):  # a resume runs as timing gives: what the crash left decides its order
         log = BatchLog()
         crashed = lambda: run.fired is not None or run.bus.crashed is not None  # noqa: E731
-        agent.hooks.add_hook(OrderGate(chaos.tool_order, log, stopped=crashed, timeout=chaos.thread_timeout))
+        target.hooks.add_hook(OrderGate(chaos.tool_order, log, stopped=crashed, timeout=chaos.thread_timeout))
         run.batches = log
         if ctx.phase == "golden":
             chaos.batches = log
-    manager = getattr(agent, "_session_manager", None)
+    manager = session_manager_of(target)
     if isinstance(getattr(manager, "crash_points", None), CrashPoints):
         manager.crash_points = run.bus  # a DurableSessionManager: every store commit is a point too
-    model = agent.model
-    if chaos.cassette is not None:
-        recording = chaos.record and ctx.phase == "golden"
-        model = chaos.cassette.recording_model(model, agent.agent_id) if recording else None
-        model = model or _replaying(chaos.cassette, agent.agent_id)
-    agent.model = _counting(model, run)
-    registry = agent.tool_registry.registry
-    for name, tool in list(registry.items()):
-        registry[name] = _counted_tool(tool, run)
-    return agent
+    for key, agent in agents.items():
+        agent.hooks.add_hook(crash_hooks(run.bus, f"node:{key}/" if key else ""))
+        model = agent.model
+        if chaos.cassette is not None:
+            recording = chaos.record and ctx.phase == "golden"
+            name = key or agent.agent_id
+            model = chaos.cassette.recording_model(model, name) if recording else None
+            model = model or _replaying(chaos.cassette, name)
+        agent.model = _counting(model, run, key)
+        registry = agent.tool_registry.registry
+        for name, tool in list(registry.items()):
+            registry[name] = _counted_tool(tool, run, key)
+    return target
 
 
 def _replaying(cassette: Any, agent_id: str) -> Any:
@@ -243,28 +337,29 @@ def _replaying(cassette: Any, agent_id: str) -> Any:
     return off_the_record(cassette.replaying_model(agent_id), fallback, after_unknown_only=True)
 
 
-def _counted_tool(tool: Any, run: Run) -> Any:
+def _counted_tool(tool: Any, run: Run, agent: str) -> Any:
     """A shallow copy of `tool` (its marks, e.g. `non_idempotent`, kept) recording each real execution: its start,
     and, when it ran to its end, its span in time."""
     counted = copy.copy(tool)
     inner = tool.stream
 
     async def stream(tool_use: Any, invocation_state: Any, **kwargs: Any) -> Any:
-        run.executions.append(tool_use["toolUseId"])
+        key = call_key(agent, tool_use["toolUseId"])
+        run.executions.append(key)
         start = time.monotonic()
         async for event in inner(tool_use, invocation_state, **kwargs):
             if isinstance(event, dict) and event.get("type") == "tool_result":  # the last: the body has ended
                 run.spans.append((start, time.monotonic()))
-                run.finished.add(tool_use["toolUseId"])
+                run.finished.add(key)
             yield event
 
     counted.stream = stream
     return counted
 
 
-def _counting(model: Any, run: Run) -> Any:
+def _counting(model: Any, run: Run, agent: str = "") -> Any:
     """A shallow copy of `model` (same class, so managers derive the same provider profile) whose `stream`
-    records each normalised request and the provider rules it breaks."""
+    records each normalised request and the provider rules it breaks, as asked by the agent `agent` (its key)."""
     from strands_durable.history import validate
     from strands_durable.models.request import normalise_messages
     from strands_durable.sdk.profiles import profile_for_model
@@ -276,7 +371,7 @@ def _counting(model: Any, run: Run) -> Any:
     async def stream(messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any) -> Any:
         plain = normalise_messages(messages)
         broken = validate(plain, provider=profile, mode="request", tools_configured=bool(tool_specs))
-        run.requests.append(Request(plain, [f"{v.rule}: {v.message}" for v in broken]))
+        run.asked(Request(plain, [f"{v.rule}: {v.message}" for v in broken], agent))
         async for event in inner(messages, tool_specs, system_prompt, **kwargs):
             yield event
 

@@ -186,8 +186,8 @@ class _Exploration:
         observe(bus, phase)
         if arm is not None:
             _arm(bus, phase, *arm)
-        if converge:
-            watch_convergence(bus, phase, store, self.golden)
+        if converge:  # the calls that ran without their results committed may have left effects
+            watch_convergence(bus, phase, store, self.golden, set(self.executed) - self.committed_tools)
         before = before if before is not None else self.load()
         if before.status == "completed":
             phase.completed = True

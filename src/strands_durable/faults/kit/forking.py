@@ -54,10 +54,19 @@ class ChildExit:
         return f"exit {self.code}"
 
 
-def fork_child(body: Callable[[], int | None], *, env: dict[str, str] | None = None, quiet: bool = True) -> int:
-    """Fork; the child runs `body` and exits with its return value (or the exit code of what it raised)."""
+def fork_child(
+    body: Callable[[], int | None],
+    *,
+    env: dict[str, str] | None = None,
+    quiet: bool = True,
+    witness: list[str] | None = None,
+) -> int:
+    """Fork; the child runs `body` and exits with its return value (or the exit code of what it raised).
+    `witness` receives the names of the other threads alive at the moment of the fork (none: it is refused else)."""
     stop_pool_threads()  # idle workers of the sync-tool pool are threads too
     _wait_for_other_threads(THREADS_END_WITHIN_S)
+    if witness is not None:
+        witness.extend(t.name for t in threading.enumerate() if t is not threading.current_thread())
     outer_freeze = gc.get_freeze_count()  # a caller's own freeze (the explorer's) is left as it was
     gc.freeze()  # the parent's objects leave the collector's reach in the child: no copy-on-write of all pages
     pid = os.fork()

@@ -42,6 +42,7 @@ class GoldenPoint:
     digest: str | None = None  # snapshot digest, at store.after_commit points
     completed: bool = False  # the session's status was already completed
     outcome_unknown: bool = False  # a non-idempotent tool had started and had no committed result
+    effect_uncommitted: bool = False  # the tools' workspace held an effect of a call whose result was not committed
 
     @property
     def id(self) -> str:
@@ -116,13 +117,21 @@ class GoldenRun:
 @dataclass(kw_only=True)
 class AgentGoldenRun(GoldenRun):
     """A Python agent's or multi-agent system's golden run (faults/agents/): what ran (`target`: the engine's
-    `AgentChaos`, or a multi-agent scenario's name), the tools' effects by what they did, model requests per node
-    (a multi-agent run) and whether tool executions overlapped in time (the tools really ran in parallel)."""
+    `AgentChaos`, or a multi-agent scenario's name), the tools' effects by what they did (the engine: executions by
+    call key), model requests per node (a multi-agent run) and whether tool executions overlapped in time (the
+    tools really ran in parallel). The engine also keeps what a fresh build found after it: each agent's
+    `agent.state` (`states`) and every stored conversation (`stored`; `comparable` holds the loaded windows), what
+    each call of a Graph or Swarm returned (`results`, by prompt index) and its model requests by turn
+    (`turns`, `judge.turn_key`)."""
 
     target: Any
     effects: Counter[str] = field(default_factory=Counter)
     node_requests: Counter[str] = field(default_factory=Counter)
     concurrent: bool = False
+    states: dict[str, Any] = field(default_factory=dict)
+    stored: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    results: list[Any] = field(default_factory=list)
+    turns: Counter[str] = field(default_factory=Counter)
 
 
 @dataclass(kw_only=True)
@@ -200,13 +209,18 @@ class WorkflowGoldenRun(GoldenRun):
 def cut_for(golden: WorkflowGoldenRun, target: GoldenPoint) -> GoldenPoint | None:
     """The last store.before_commit point strictly before `target` whose durable state lets the run reach the
     target as the golden run did: the crashing run starts just before that commit, so it makes the commit itself
-    and every point attached to it (tool.committed, unit.after) is reached. A state where a non-idempotent tool
-    has started without a result is never a start (its resume answers "outcome unknown" instead of running the
-    tool, so it could not leave what a real crash at the target leaves): the cut moves back before the tool's
-    `started` commit. Points after the run completed (closing the session) are reached from before the
-    completing commit."""
+    and every point attached to it (tool.committed, unit.after) is reached. Two kinds of state are never a start,
+    as a run resumed from them could not leave what a real crash at the target leaves:
+    - a non-idempotent tool has started without a result (its resume answers "outcome unknown" instead of running
+      the tool): the cut moves back before the tool's `started` commit;
+    - the tools' workspace holds an effect of a tool call whose result is not committed (its resume runs the
+      tool again, so the crash run would start from a workspace that already holds the effect it makes once
+      more): the cut moves back before the tool ran, where the workspace holds exactly the committed effects.
+    Points after the run completed (closing the session) are reached from before the completing commit."""
     for point in reversed(golden.points[: target.index]):
-        if point.point.site == "store.before_commit" and not point.completed and not point.outcome_unknown:
+        if point.point.site != "store.before_commit" or point.completed:
+            continue
+        if not point.outcome_unknown and not point.effect_uncommitted:
             return point
     return None
 

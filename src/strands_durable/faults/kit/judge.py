@@ -17,6 +17,14 @@ its end). The rule names are `Finding.rule`:
   (`answered_unknown`);
 - `secret-echo`: a file of the session holds a declared secret (`env.secrets`, as set in the environment) in any
   form redaction covers (`no_secret_echoes`, `declared_secrets`; history/secrets.py).
+
+Over a Python agent, Graph or Swarm (faults/agents/engine.py), what a fresh build of the user's factory finds:
+`invalid-request` (`requests_valid`), `tool-rerun` (`stored_tools_not_rerun`), `model-rerequest`
+(`stored_turns_not_rerequested`), `history` (`same_history`), `state` (`same_state`), `workspace`
+(`same_workspace`), `identical` (`same_results`), and where a call was answered "outcome unknown" (a result whose
+text holds `OUTCOME_UNKNOWN`, found in the stored conversation, `unknown_outcomes`) `unknown-outcome` instead of the
+four before (`unknown_only_where_unstored`, `same_until_unknown`, `no_effect_twice`): what follows that result, and
+so `agent.state`, is not compared.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from strands_durable.faults.kit.golden import GoldenRun
 from strands_durable.faults.kit.oracle import comparable, history_violations, readable_difference
 from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_view
 from strands_durable.faults.kit.workspace import WORKSPACE_RULE, Files, read_files, workspace_difference
-from strands_durable.history import SYNTHESIZED_RESULT_TEXT, normalize, synthesized_ids, validate
+from strands_durable.history import OUTCOME_UNKNOWN, normalize, synthesized_ids, validate
 from strands_durable.history.secrets import find_secret_echoes
 from strands_durable.store import LocalStore
 from strands_durable.store.state import SessionState
@@ -80,7 +88,7 @@ def ended_as(golden: GoldenRun, state: SessionState, label: str = "the resumed r
 
 
 def identical(golden: GoldenRun, state: SessionState) -> list[Problem]:
-    """The comparable view (CONTRACT "identical") equals the golden run's."""
+    """The comparable view (docs/contract.md#what-identical-means) equals the golden run's."""
     difference = readable_difference(golden.comparable, comparable(state))
     return [("identical", f"differs from the golden run at {difference}")] if difference else []
 
@@ -261,7 +269,20 @@ def _answer_committed(state: SessionState, request: list[dict[str, Any]], count:
     return False
 
 
-# -- a Python agent's conversation (faults/agents/engine.py): plain messages instead of a session's state ------------
+# -- a Python agent, Graph or Swarm (faults/agents/engine.py): what a fresh build of the factory finds ----------------
+
+
+def unknown_outcomes(messages: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """toolUseId -> the index of the message holding its result, for each tool result answered "outcome unknown":
+    its text contains `OUTCOME_UNKNOWN` (the marker, whoever wrote the result: our synthesized one, an HTTP or MCP
+    executor's, the user's own tool's)."""
+    found: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        for block in message.get("content", ()):
+            result = block.get("toolResult") if isinstance(block, dict) else None
+            if result and any(OUTCOME_UNKNOWN in str(part.get("text", "")) for part in result.get("content", ())):
+                found.setdefault(result["toolUseId"], index)
+    return found
 
 
 def requests_valid(invalid: Iterable[tuple[int, str]], label: str) -> list[Problem]:
@@ -270,66 +291,130 @@ def requests_valid(invalid: Iterable[tuple[int, str]], label: str) -> list[Probl
     return [("invalid-request", f"{label} request {index}: {rule}") for index, rule in invalid]
 
 
-def stored_tools_not_rerun(executions: Iterable[str], stored_results: set[str]) -> list[Problem]:
-    """No tool call whose result was stored before the crash ran again (toolUseIds of real executions)."""
+def stored_tools_not_rerun(executions: Iterable[str], stored: Counter[str], golden: Counter[str]) -> list[Problem]:
+    """No tool call whose result was stored before the crash ran again (call keys of the resume's real executions;
+    `stored`: results stored at the crash, `golden`: executions of the golden run, by call key). A call may run
+    again only as often as the golden run ran it beyond its stored results (a node visited afresh runs the same
+    call once per visit; a plain agent's call runs once)."""
+    ran = Counter(executions)
     return [
-        ("tool-rerun", f"tool call {tool_use_id} ran again although its result was stored before the crash")
-        for tool_use_id in sorted(set(executions) & stored_results)
+        ("tool-rerun", f"tool call {key} ran again although its result was stored before the crash")
+        for key in sorted(ran)
+        if stored[key] and ran[key] > max(golden[key], stored[key]) - stored[key]
     ]
+
+
+def turn_key(agent: str, messages: list[dict[str, Any]]) -> str:
+    """One model request of one agent (normalised messages), as the turn rules count them."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps([agent, messages], sort_keys=True, default=str).encode()).hexdigest()
 
 
 def stored_turns_not_rerequested(
-    requests: Iterable[list[dict[str, Any]]], stored: list[dict[str, Any]]
+    requests: Iterable[tuple[str, list[dict[str, Any]]]],
+    stored: dict[str, list[list[dict[str, Any]]]],
+    golden: Counter[str],
 ) -> list[Problem]:
-    """No model turn stored before the crash was requested again (normalised requests; the first is reported)."""
-    for messages in requests:
+    """No model turn stored before the crash was requested again. A request ((agent, normalised messages)) asks a
+    stored turn when one of that agent's stored conversations holds those messages followed by an answer; asked
+    more often than the golden run asked it (`golden`, by `turn_key`) beyond the answers stored, it was asked again
+    (a node visited afresh asks the same turn once per visit; a plain agent's once). The first is reported."""
+    asked: Counter[str] = Counter()
+    for agent, messages in requests:
         n = len(messages)
-        if n < len(stored) and stored[n]["role"] == "assistant" and messages == stored[:n]:
-            return [("model-rerequest", f"the model turn stored as message {n} was requested again")]
+        answered = sum(
+            1
+            for conv in stored.get(agent, ())
+            if n < len(conv) and conv[n]["role"] == "assistant" and conv[:n] == messages
+        )
+        if not answered:
+            continue
+        key = turn_key(agent, messages)
+        asked[key] += 1
+        if asked[key] > max(golden[key], answered) - answered:
+            where = f"node {agent}: " if agent else ""
+            return [("model-rerequest", f"{where}the model turn stored as message {n} was requested again")]
     return []
 
 
-def same_conversation(
-    golden_history: list[dict[str, Any]],
-    golden_workspace: Files,
-    messages: list[dict[str, Any]],
-    workspace: Files,
-    stored_results: set[str],
-) -> list[Problem]:
-    """The resumed conversation (`messages`, as a fresh agent loads it) and workspace equal the golden ones
-    (`history`, `workspace`). When a non-idempotent tool's outcome was unknown (its synthesized result is in the
-    history), CONTRACT's rule instead (`unknown-outcome`): the history up to that result equals the golden one, no
-    workspace line appears more often than in the golden run, and no call whose result was stored is answered
-    "outcome unknown"."""
-    import json
-
-    history = normalize(messages)
-    unknown = next((i for i, m in enumerate(messages) if SYNTHESIZED_RESULT_TEXT in json.dumps(m)), None)
-    if unknown is None:
-        problems = []
-        difference = history_difference(golden_history, history)
+def same_history(golden: dict[str, list[dict[str, Any]]], got: dict[str, list[dict[str, Any]]]) -> list[Problem]:
+    """Each agent's conversation as a fresh build loads it (normalised) equals the golden run's (agent key -> its
+    messages; "" is a plain Agent's)."""
+    problems = []
+    for key in sorted(golden.keys() | got.keys()):
+        difference = history_difference(golden.get(key, []), got.get(key, []))
         if difference:
-            problems.append(("history", difference))
-        effects = workspace_difference(golden_workspace, workspace)
-        if effects:
-            problems.append((WORKSPACE_RULE, effects))
-        return problems
-    problems = [
+            problems.append(("history", f"node {key}: {difference}" if key else difference))
+    return problems
+
+
+def same_state(golden: dict[str, Any], got: dict[str, Any]) -> list[Problem]:
+    """Each agent's `agent.state` as a fresh build loads it equals the golden run's (agent key -> state)."""
+    problems = []
+    for key in sorted(golden.keys() | got.keys()):
+        difference = readable_difference(golden.get(key), got.get(key))
+        if difference:
+            where = f"node {key}'s agent.state" if key else "agent.state"
+            problems.append(("state", f"{where} differs from the golden run's at {difference}"))
+    return problems
+
+
+def same_workspace(golden: Files, got: Files) -> list[Problem]:
+    """The tools' workspace equals the golden run's (lines of a file in any order: concurrent tools append so)."""
+    difference = workspace_difference(golden, got)
+    return [(WORKSPACE_RULE, difference)] if difference else []
+
+
+def unknown_only_where_unstored(unknown: Iterable[str], stored: Counter[str]) -> list[Problem]:
+    """No call whose result was stored before the crash is answered "outcome unknown" (call keys)."""
+    return [
         (
             "unknown-outcome",
-            f"tool call {result['toolUseId']} was answered 'outcome unknown' although its result was stored before "
-            "the crash",
+            f"tool call {key} was answered 'outcome unknown' although its result was stored before the crash",
         )
-        for block in messages[unknown]["content"]
-        if (result := block.get("toolResult"))
-        and SYNTHESIZED_RESULT_TEXT in json.dumps(result)
-        and result["toolUseId"] in stored_results
+        for key in sorted(set(unknown))
+        if stored[key]
     ]
-    difference = history_difference(golden_history[:unknown], history[:unknown])
-    effects = workspace_difference(golden_workspace, workspace, at_most=True)
-    for detail in (difference, effects):
-        if detail:
-            problems.append(("unknown-outcome", f"a non-idempotent tool's outcome was unknown, and {detail}"))
+
+
+def same_until_unknown(
+    golden: dict[str, list[dict[str, Any]]], stored: dict[str, list[dict[str, Any]]]
+) -> list[Problem]:
+    """Each stored conversation (normalised, by conversation key) that answers a call "outcome unknown" equals the
+    golden run's up to that result; what follows it is not compared (docs/contract.md#what-identical-means)."""
+    problems = []
+    for key, messages in sorted(stored.items()):
+        found = unknown_outcomes(messages)
+        if not found:
+            continue
+        index = min(found.values())
+        difference = history_difference(golden.get(key, [])[:index], messages[:index])
+        if difference:
+            problems.append(("unknown-outcome", f"{key}: before its 'outcome unknown' result, {difference}"))
+    return problems
+
+
+def no_effect_twice(golden: Files, workspace: Files) -> list[Problem]:
+    """After a call was answered "outcome unknown", no line of the tools' workspace appears more often than in the
+    golden run's (no effect happened twice). `workspace` is taken where the run left the golden run's path (when
+    the model was first asked with the unknown outcome), so a later, legitimately different effect is no extra."""
+    effects = workspace_difference(golden, workspace, at_most=True)
+    return [("unknown-outcome", f"a non-idempotent tool's outcome was unknown, and {effects}")] if effects else []
+
+
+def same_results(golden: list[dict[str, Any] | None], got: dict[int, dict[str, Any]]) -> list[Problem]:
+    """What each call of a Graph or Swarm returned in the resume (task index -> status, node order, node results)
+    equals what the golden run's call of that task returned."""
+    problems = []
+    for index, result in sorted(got.items()):
+        want = golden[index] if index < len(golden) else None
+        difference = readable_difference(want, result)
+        if difference:
+            problems.append(
+                ("identical", f"task {index}'s result differs from the uninterrupted run's at {difference}")
+            )
     return problems
 
 

@@ -10,7 +10,8 @@ time and, in process, concurrent units in lockstep.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,19 +168,48 @@ def crash_at(point_id: str) -> CrashPoints:
     return bus
 
 
-def watch_convergence(bus: CrashPoints, phase: Phase, store: WrappingStore, golden: WorkflowGoldenRun) -> None:
+def watch_convergence(
+    bus: CrashPoints,
+    phase: Phase,
+    store: WrappingStore,
+    golden: WorkflowGoldenRun,
+    pending: Iterable[ToolKey] = (),
+) -> None:
     """Stop the run (`Converged`) at the first commit whose state equals the golden run's at one of its
-    checkpoints; `phase` keeps where, the journal record and the golden state's digest."""
+    checkpoints; `phase` keeps where, the journal record and the golden state's digest.
+
+    When the golden run's tools changed their workspace, the workspace is judged there too, so both must hold
+    exactly the effects of the committed tool calls: the run stops only where no tool call is running or ran
+    without its result committed (`pending`: those of the runs before it, whose effects the workspace may hold,
+    until this run commits their results), and only at a golden checkpoint where no effect was uncommitted either.
+    Once it stops, a tool of another thread that had not started yet never starts (the decision and each start
+    hold one lock), so no effect lands after the decision."""
     digester = golden.digester
+    effects_judged = golden.workspace.changed
+    running: set[ToolKey] = set(pending)  # tool calls that started and whose results are not committed
+    lock = threading.Lock()
+    stopped: list[CrashPoint] = []
 
     def check(point: CrashPoint) -> None:
+        if effects_judged and isinstance(point, ToolCall) and point.site == "tool.before":
+            with lock:
+                if stopped:
+                    raise Converged(stopped[0])
+                running.add(point.key)
+            return
         if point.site != "store.after_commit" or store.session is None or phase.fired is not None:
             return
-        digest = digester.digest(store.session.state)
-        if digest in golden.checkpoint_states:
+        with lock:
+            if isinstance(point, Commit):
+                running.difference_update(point.tool_results)
+            digest = digester.digest(store.session.state)
+            checkpoint = golden.checkpoint_states.get(digest)
+            if checkpoint is None or (effects_judged and (running or checkpoint.effect_uncommitted)):
+                return
+            stopped.append(point)
             phase.converged_at = point
             phase.converged_seq = store.session.state.seq
             phase.converged_digest = digest
-            raise Converged(point)
+        raise Converged(point)
 
     bus.subscribe(check)

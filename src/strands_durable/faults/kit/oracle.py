@@ -15,6 +15,7 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
+from strands_durable.crashpoints import ToolKey
 from strands_durable.history import normalize, validate
 from strands_durable.store.state import SessionState
 
@@ -129,6 +130,17 @@ def committed_tool_ids(state: SessionState) -> set[str]:
                 if "toolResult" in block:
                     ids.add(block["toolResult"]["toolUseId"])
     return ids
+
+
+def committed_tool_keys(state: SessionState) -> set[ToolKey]:
+    """The tool calls (conversation key, toolUseId) whose results are committed: in the tool-result journal or in
+    a stored results message."""
+    keys: set[ToolKey] = set()
+    for key, conv in state.conversations.items():
+        keys.update((key, tool_use_id) for tool_use_id in conv.tool_results)
+        for message in conv.messages:
+            keys.update((key, b["toolResult"]["toolUseId"]) for b in message.get("content", ()) if "toolResult" in b)
+    return keys
 
 
 def _digest(messages: list[dict[str, Any]]) -> str:

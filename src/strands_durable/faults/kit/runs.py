@@ -21,7 +21,7 @@ from typing import Any
 
 from strands_durable.agent.durable import StopRequested
 from strands_durable.agent.loop import stop_pool_threads
-from strands_durable.crashpoints import CrashPoint, CrashPoints, UnitBoundary
+from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints, ToolCall, ToolKey, UnitBoundary
 from strands_durable.faults.kit.findings import INVALID_HISTORY, Finding
 from strands_durable.faults.kit.golden import (
     DETERMINISTIC_FAILURES,
@@ -33,7 +33,7 @@ from strands_durable.faults.kit.golden import (
 from strands_durable.faults.kit.judge import continuable, tool_repeats
 from strands_durable.faults.kit.ledger import ToolLedger
 from strands_durable.faults.kit.observe import Converged, Phase, observe, observed_store, run_options, watch_convergence
-from strands_durable.faults.kit.oracle import comparable
+from strands_durable.faults.kit.oracle import committed_tool_keys, comparable
 from strands_durable.faults.kit.scratch import write_scratch
 from strands_durable.faults.kit.snapshot import SnapshotDigest
 from strands_durable.faults.kit.target import ChaosTarget
@@ -76,6 +76,8 @@ def run_golden(
     points: list[GoldenPoint] = []
     digester = SnapshotDigest()
 
+    effects: set[ToolKey] = set()  # tool calls that changed the workspace and whose results are not committed yet
+
     def record(point: CrashPoint) -> None:
         digest = None
         if point.site == "store.after_commit" and store.session is not None:
@@ -83,9 +85,22 @@ def run_golden(
         state = store.session.state if store.session is not None else None
         completed = state is not None and state.status == "completed"
         unknown = point.site == "store.before_commit" and state is not None and bool(pending_unknown(state))
-        if point.site == "tool.executed":  # tools change the workspace only while they run
-            workspace.observe(len(points), scratch)
-        points.append(GoldenPoint(point, len(points), journal_path.stat().st_size, digest, completed, unknown))
+        # tools change the workspace only while they run
+        if isinstance(point, ToolCall) and point.site == "tool.executed" and workspace.observe(len(points), scratch):
+            effects.add(point.key)
+        elif isinstance(point, Commit) and point.site == "store.after_commit":
+            effects.difference_update(point.tool_results)
+        points.append(
+            GoldenPoint(
+                point,
+                len(points),
+                journal_path.stat().st_size,
+                digest,
+                completed,
+                unknown,
+                effect_uncommitted=bool(effects),
+            )
+        )
 
     bus.subscribe(record)
     observe(bus, phase)
@@ -255,16 +270,31 @@ def resuming_run(
     memory) equals the golden run's at one of its checkpoints. The durable state there is judged afterwards."""
     bus = CrashPoints()
     ledger.subscribe(bus)
+    pending = uncommitted_tools(converge_to, ledger, sessions) if converge_to is not None else None
     store = store_factory(sessions)
     phase = Phase()
-    if converge_to is not None:
-        watch_convergence(bus, phase, store, converge_to)
+    if converge_to is not None and pending is not None:
+        watch_convergence(bus, phase, store, converge_to, pending)
     try:
         resume(target.session_id, run_options(target, out_dir, bus, scratch_dir=scratch), store=store)
     except Converged:
         assert phase.converged_at is not None
         return Convergence(phase.converged_at, phase.converged_seq, phase.converged_digest)
     return None
+
+
+def uncommitted_tools(golden: WorkflowGoldenRun, ledger: ToolLedger, sessions: Path) -> set[ToolKey] | None:
+    """The tool calls that the earlier processes of an exploration started (the ledger's `tool.before`) and whose
+    results the session does not hold: the tools' workspace may hold their effects until a resume commits them
+    (`watch_convergence`). Nothing when the tools never change the workspace; None when a started call is not one
+    of the golden run's (its effects cannot be told apart: the resume runs to the end)."""
+    if not golden.workspace.changed:
+        return set()
+    started = {path for site, path in ledger.entries() if site == "tool.before"}
+    keys = {p.point.path: p.point.key for p in golden.points if isinstance(p.point, ToolCall)}
+    if not started <= keys.keys():
+        return None
+    return {keys[path] for path in started} - committed_tool_keys(LocalStore(sessions).load(golden.target.session_id))
 
 
 def wait_for_threads(timeout: float = 5.0) -> None:

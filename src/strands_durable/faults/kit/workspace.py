@@ -49,11 +49,13 @@ class WorkspaceHistory:
     def __init__(self, initial: Files) -> None:
         self.changes: list[tuple[int, Files]] = [(-1, initial)]
 
-    def observe(self, index: int, directory: Path) -> None:
-        """Record the workspace as it is at golden point `index` when it changed since the last record."""
+    def observe(self, index: int, directory: Path) -> bool:
+        """Record the workspace as it is at golden point `index` when it changed since the last record (True)."""
         files = read_files(directory)
-        if files != self.changes[-1][1]:
-            self.changes.append((index, files))
+        if files == self.changes[-1][1]:
+            return False
+        self.changes.append((index, files))
+        return True
 
     def at(self, index: int) -> Files:
         """The workspace as the golden run left it just before point `index` (every change at a lower index)."""
@@ -67,6 +69,11 @@ class WorkspaceHistory:
     @property
     def final(self) -> Files:
         return self.changes[-1][1]
+
+    @property
+    def changed(self) -> bool:
+        """Whether the tools changed the workspace at all (else every run's workspace trivially equals it)."""
+        return len(self.changes) > 1
 
 
 def workspace_difference(golden: Files, resumed: Files, *, at_most: bool = False) -> str | None:

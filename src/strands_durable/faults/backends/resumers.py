@@ -1,0 +1,114 @@
+"""The `two-resumers` clause: after a first prompt, two processes forked at once restore the session, meet at a
+barrier, each send their own prompt and meet again once each stored its prompt (or ended); then a third
+process loads what is stored. Passed when exactly one of them got an error and nothing it sent is stored."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from strands_durable.crashpoints import CrashPoint
+from strands_durable.faults.agents.run import Run
+from strands_durable.faults.backends import children, conversation
+from strands_durable.faults.backends.children import Place, Setup, read_record
+from strands_durable.faults.backends.instrument import CallLog
+from strands_durable.faults.backends.pool import Job, run_jobs
+from strands_durable.faults.kit.scratch import reset_dir, write_scratch
+
+NAMES = ("A", "B")
+BARRIER_S = 3.0  # how long a resumer waits for the other at a barrier (the other may be blocked, or have failed)
+
+
+def prompt_of(name: str) -> str:
+    return f"{conversation.PROMPTS[1]} (resumer {name})"
+
+
+def _wait_for(place: Place, stage: str, other: str) -> None:
+    deadline = time.monotonic() + BARRIER_S
+    while time.monotonic() < deadline:
+        if (place.root / f"{stage}-{other}").exists() or (place.root / f"done-{other}").exists():
+            return
+        time.sleep(0.001)
+
+
+def _resumer(setup: Setup, place: Place, name: str) -> int:
+    other = NAMES[1 - NAMES.index(name)]
+    record: dict[str, Any] = {"name": name}
+    met = [False]
+
+    def at_point(point: CrashPoint) -> None:
+        if not met[0] and point.path == "hook/message:user:last":
+            met[0] = True
+            write_scratch(place.root / f"stored-{name}", b"")
+            _wait_for(place, "stored", other)
+
+    try:
+        with Run() as run:
+            run.bus.subscribe(at_point)
+            agent = children.build_agent(setup, place, run, CallLog(), f"resumer:{name}")
+            write_scratch(place.root / f"ready-{name}", b"")
+            _wait_for(place, "ready", other)
+            agent(prompt_of(name))
+            children.close_agent(agent)
+        record["ok"] = True
+    except Exception as exc:
+        record["ok"] = False
+        record["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    write_scratch(place.root / f"resumer-{name}.json", json.dumps(record).encode())
+    write_scratch(place.root / f"done-{name}", b"")
+    return 0
+
+
+def _first_prompt(setup: Setup, place: Place) -> int:
+    with Run() as run:
+        agent = children.build_agent(setup, place, run, CallLog(), "before")
+        agent(conversation.PROMPTS[0])
+        children.close_agent(agent)
+    return 0
+
+
+def _load(setup: Setup, place: Place) -> int:
+    write_scratch(place.root / children.RECORD, json.dumps(children.load_stored(setup, place)).encode())
+    return 0
+
+
+def race(setup: Setup, root: Path, *, limit_s: float) -> list[str]:
+    """The problems of two resumers racing on one session (empty: the clause passed)."""
+    place = Place(root / "resumers", "gate-resumers")
+    reset_dir(place.root)
+    first = Job("first prompt", [lambda: lambda: _first_prompt(setup, place)])
+    run_jobs([first], workers=1, limit_s=limit_s)
+    if first.overran or first.exits[0].code != 0:
+        return [f"the first prompt failed before the race ({first.exits[0].describe()})"]
+    racers = [Job(name, [lambda name=name: lambda: _resumer(setup, place, name)]) for name in NAMES]
+    run_jobs(racers, workers=2, limit_s=limit_s)
+    loading = Job("load", [lambda: lambda: _load(setup, place)])
+    run_jobs([loading], workers=1, limit_s=limit_s)
+    outcomes = {name: _read(place.root / f"resumer-{name}.json") for name in NAMES}
+    stored = read_record(place) or {"error": "the session could not be loaded"}
+    return judge(outcomes, stored)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text()) if path.exists() else {"ok": False, "error": "the resumer died"}
+
+
+def judge(outcomes: dict[str, dict[str, Any]], stored: dict[str, Any]) -> list[str]:
+    if "error" in stored:
+        return [f"after the race: {stored['error']}"]
+    texts = json.dumps(stored["stored_raw"])
+    kept = [name for name in NAMES if prompt_of(name) in texts]
+    won = [name for name in NAMES if outcomes[name]["ok"]]
+    if len(won) == 2:
+        return [f"both resumers returned without an error (the session forked silently); stored: {kept or 'neither'}"]
+    if not won:
+        errors = "; ".join(f"{n}: {outcomes[n].get('error')}" for n in NAMES)
+        return [f"both resumers failed ({errors})"]
+    loser = NAMES[1 - NAMES.index(won[0])]
+    if loser in kept:
+        return [f"resumer {loser} got an error ({outcomes[loser].get('error')}) but its prompt is stored"]
+    if won[0] not in kept:
+        return [f"resumer {won[0]} returned but its prompt is not stored"]
+    return []
