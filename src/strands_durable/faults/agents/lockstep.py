@@ -11,12 +11,13 @@ finish. The conversation a fresh agent then loads, and the tools' workspace, mus
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 from strands_durable.crashpoints import CrashPoint
 from strands_durable.errors import ExitCode
-from strands_durable.faults.agents.engine import answered, crash_at, pending
-from strands_durable.faults.agents.place import Place, close_agent, converse, copy_tree, load_messages
+from strands_durable.faults.agents.engine import answered, crash_at, pending, unknown_calls
+from strands_durable.faults.agents.place import Found, Place, close_agent, converse, copy_tree, found_on
 from strands_durable.faults.agents.run import AgentChaos, Run, build
 from strands_durable.faults.classes.lockstep import stopped_or_ended
 from strands_durable.faults.kit import judge
@@ -24,7 +25,7 @@ from strands_durable.faults.kit.findings import FaultRun
 from strands_durable.faults.kit.forking import ChildExit, fork_child, run_in_child, wait_child
 from strands_durable.faults.kit.golden import AgentGoldenRun
 from strands_durable.faults.kit.scratch import reset_dir, write_scratch
-from strands_durable.faults.kit.workspace import read_files
+from strands_durable.faults.kit.workspace import Files, read_files
 
 
 def _resume(chaos: AgentChaos, place: Place, start: int, stop: tuple[int, Path, int] | None = None) -> int:
@@ -108,12 +109,27 @@ def lockstep_agent(
             run.add(point, variant, "lease", detail)
         if first_ended == proceeded:
             try:
-                messages = load_messages(chaos, place)
+                found = found_on(chaos, place)
             except Exception as exc:  # two writers forked the session: it no longer loads
                 run.add(point, variant, "resume-failed", f"the session does not load: {type(exc).__name__}: {exc}")
                 continue
-            problems = judge.same_conversation(
-                golden.comparable, golden.workspace.final, messages, read_files(place.workspace), crashed.stored.results
-            )
-            run.judged(point, variant, problems)
+            run.judged(point, variant, _as_golden(golden, found, read_files(place.workspace), crashed.stored.results))
     return explored
+
+
+def _as_golden(golden: AgentGoldenRun, found: Found, workspace: Files, stored: Counter[str]) -> list[judge.Problem]:
+    """What the finished resume left equals the golden run (conversation, state, workspace), or, where a call was
+    answered "outcome unknown", the contract's rule for it (no stored result answered so, the conversation equal
+    up to it, no effect twice)."""
+    unknown = unknown_calls(found)
+    if not unknown:
+        return [
+            *judge.same_history(golden.comparable, found.windows),
+            *judge.same_state(golden.states, found.states),
+            *judge.same_workspace(golden.workspace.final, workspace),
+        ]
+    return [
+        *judge.unknown_only_where_unstored(unknown, stored),
+        *judge.same_until_unknown(golden.stored, found.stored),
+        *judge.no_effect_twice(golden.workspace.final, workspace),
+    ]
