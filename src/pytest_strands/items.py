@@ -11,13 +11,10 @@ from typing import Any
 
 import pytest
 
-SUITE = pytest.StashKey[Any]()  # the session's `ChaosSuite` (set by the plugin under --strands-chaos)
+from pytest_strands.keys import SUITE, ChaosFailure
+
 DEALER = pytest.StashKey[Any]()  # the session's `ItemDealer` while forked workers run items (workers.py)
 ItemResult = tuple[list[tuple[str, Any]], str | None]  # an item's properties, and its failure text or None
-
-
-class ChaosFailure(AssertionError):
-    """A crash point (or golden run, or schedule) that broke a rule; its text is what the user reads."""
 
 
 class SpecFile(pytest.File):
@@ -118,6 +115,8 @@ class CrashPointItem(DealtItem):
 
 
 class ScheduleItem(DealtItem):
+    runs_schedules = True  # its command line names --strands-chaos-schedules (reproduce.py)
+
     def work(self) -> ItemResult:
         from strands_durable.faults.classes.schedule import explore_schedules
         from strands_durable.faults.suite import outcome_properties, schedules_properties

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_strands.keys import SUITE, ChaosFailure
 from strands_durable.faults.kit.report import PROPERTY_PREFIX
 
 REPRODUCE = PROPERTY_PREFIX + "reproduce"
@@ -22,8 +23,6 @@ REPRODUCE = PROPERTY_PREFIX + "reproduce"
 
 def reproduce_command(item: pytest.Item) -> str:
     """The command that runs `item` again as it just ran."""
-    from pytest_strands.items import SUITE, ScheduleItem
-
     settings = item.config.stash[SUITE].settings
     args = ["pytest", "--strands-chaos", f"--strands-chaos-seed={settings.seed}"]
     faults = _faults(item, settings.faults)
@@ -37,7 +36,7 @@ def reproduce_command(item: pytest.Item) -> str:
         args.append("--strands-chaos-full")
     if settings.max_points is not None:
         args.append(f"--strands-chaos-max-points={settings.max_points}")
-    if isinstance(item, ScheduleItem):
+    if getattr(item, "runs_schedules", False):
         args.append(f"--strands-chaos-schedules={settings.schedules}")
     args += ["-p", "no:randomly", _node_argument(item)]  # pytest-randomly would reseed `random` per test
     return shlex.join(args)
@@ -68,8 +67,6 @@ class ReproduceLines:
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Any:
-        from pytest_strands.items import ChaosFailure
-
         try:
             return (yield)
         except ChaosFailure:

@@ -16,6 +16,7 @@ from strands_durable.faults.agents.run import AgentChaos
 from strands_durable.faults.kit.findings import FaultRun
 from strands_durable.sdk import DurableSessionManager
 from tests.faults.conftest import describe
+from tests.faults.planted_leases import let_the_lease_go_after_two_commits
 
 CRASH = "default/inv[0]/turn[0]/answer/store.after_commit"  # the first turn answered, its tools not yet run
 
@@ -28,16 +29,7 @@ class LeaseLetGoBetweenCommits(DurableSessionManager):
         session = super()._open()
         if not getattr(session, "planted", False):
             session.planted = True
-            commit, count = session.commit, [0]
-
-            def counting(*args, **kwargs):
-                result = commit(*args, **kwargs)
-                count[0] += 1
-                if count[0] == 2:
-                    session._lease.release()
-                return result
-
-            session.commit = counting
+            let_the_lease_go_after_two_commits(session)
         return session
 
 

@@ -11,6 +11,7 @@ from strands_durable.faults.classes.concurrent import explore_concurrent
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.target import ChaosTarget
 from tests.faults.conftest import describe
+from tests.faults.planted_leases import let_the_lease_go_after_two_commits
 
 
 def test_two_resumers_in_lockstep_at_every_commit_one_proceeds(
@@ -30,16 +31,7 @@ class _LeaseLetGoAfterSecondCommit(LocalStore):
 
     def open(self, *args, **kwargs):
         session = super().open(*args, **kwargs)
-        commit, count = session.commit, [0]
-
-        def counting(*a, **k):
-            result = commit(*a, **k)
-            count[0] += 1
-            if count[0] == 2:
-                session._lease.release()
-            return result
-
-        session.commit = counting
+        let_the_lease_go_after_two_commits(session)
         return session
 
 

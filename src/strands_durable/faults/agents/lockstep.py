@@ -10,40 +10,26 @@ finish. The conversation a fresh agent then loads, and the tools' workspace, mus
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
-from strands_durable.crashpoints import CrashPoint
-from strands_durable.errors import ExitCode
 from strands_durable.faults.agents.engine import answered, crash_at, pending, unknown_calls
 from strands_durable.faults.agents.place import Found, Place, close_agent, converse, copy_tree, found_on
 from strands_durable.faults.agents.run import AgentChaos, Run, build
-from strands_durable.faults.classes.lockstep import stopped_or_ended
 from strands_durable.faults.kit import judge
 from strands_durable.faults.kit.findings import FaultRun
-from strands_durable.faults.kit.forking import ChildExit, fork_child, run_in_child, wait_child
 from strands_durable.faults.kit.golden import AgentGoldenRun
-from strands_durable.faults.kit.scratch import reset_dir, write_scratch
+from strands_durable.faults.kit.lockstep import PROCEEDED, VARIANT, StopAt, holding, race_at_commit
+from strands_durable.faults.kit.scratch import reset_dir
 from strands_durable.faults.kit.workspace import Files, read_files
 
 
-def _resume(chaos: AgentChaos, place: Place, start: int, stop: tuple[int, Path, int] | None = None) -> int:
-    """Resume the conversation at `place` as its user would; with `stop` = (i, marker, pipe), write `marker` right
-    after this resume's i-th store commit and wait there until the parent closes the pipe."""
+def _resume(chaos: AgentChaos, place: Place, start: int, stop: StopAt | None = None) -> int:
+    """Resume the conversation at `place` as its user would, stopping where `stop` says (its own commits counted,
+    not those of the manager's hooks)."""
     with Run() as run:
         if stop is not None:
-            commit, marker, gate = stop
-            seen = [0]
-
-            def hold(point: CrashPoint) -> None:
-                if point.site == "store.after_commit" and not point.path.startswith("hook/"):
-                    seen[0] += 1
-                    if seen[0] == commit + 1:
-                        write_scratch(marker, point.id.encode())
-                        os.read(gate, 1)  # returns once the parent closed the pipe's other end
-
-            run.bus.subscribe(hold)
+            run.bus.subscribe(holding(stop, lambda point: not point.path.startswith("hook/")))
         agent = build(chaos, place.context(chaos, "resume"), run)
         try:
             if start < len(chaos.prompts):
@@ -66,54 +52,27 @@ def lockstep_agent(
     if not crashed.fired:
         run.add(point_id, "lockstep", "not-fired", "the crashed run never reached this point")
         return 0
-    proceeded, refused = ChildExit(0, None), ChildExit(int(ExitCode.SESSION_UNUSABLE), None)
     explored = 0
     while max_commits is None or explored < max_commits:
-        i = explored
         place = Place(workdir / "lockstep")
         reset_dir(place.root)
         copy_tree(crashed.crashed.root, place.root)
-        marker = workdir / "first-stopped"
-        marker.unlink(missing_ok=True)
-        gate_read, gate_write = os.pipe()
+        point = f"{point_id}/commit[{explored}]"
 
-        def first(
-            commit: int = i, here: Place = place, read: int = gate_read, write: int = gate_write, mark: Path = marker
-        ) -> int:
-            os.close(write)
-            return _resume(chaos, here, crashed.acknowledged, (commit, mark, read))
+        def resume(stop: StopAt | None, here: Place = place) -> int:
+            return _resume(chaos, here, crashed.acknowledged, stop)
 
-        holder = fork_child(first)
-        os.close(gate_read)
-        ended = stopped_or_ended(marker, holder)
-        point, variant = f"{point_id}/commit[{i}]", "lockstep"
-        if ended is not None:  # the resume finished before an i-th commit: every commit has been explored
-            os.close(gate_write)
-            if ended != proceeded:
-                run.add(point, variant, "resume-failed", f"the resumer ended with {ended.describe()}")
+        race = race_at_commit(run, point, explored, workdir / "first-stopped", resume)
+        if race is None:  # the resume finished before this commit: every commit has been explored
             break
-        run.explore_at(point)
         explored += 1
-        second = run_in_child(lambda here=place: _resume(chaos, here, crashed.acknowledged))
-        os.close(gate_write)  # the first goes on
-        first_ended = wait_child(holder)
-        if first_ended != proceeded:
-            run.add(
-                point,
-                variant,
-                "lease",
-                f"the first resumer, stopped after commit {i}, ended with {first_ended.describe()}",
-            )
-        if second != refused:
-            detail = f"a second resumer while the first held the session ended with {second.describe()}, not exit 17"
-            run.add(point, variant, "lease", detail)
-        if first_ended == proceeded:
+        if race.first == PROCEEDED:
             try:
                 found = found_on(chaos, place)
             except Exception as exc:  # two writers forked the session: it no longer loads
-                run.add(point, variant, "resume-failed", f"the session does not load: {type(exc).__name__}: {exc}")
+                run.add(point, VARIANT, "resume-failed", f"the session does not load: {type(exc).__name__}: {exc}")
                 continue
-            run.judged(point, variant, _as_golden(golden, found, read_files(place.workspace), crashed.stored.results))
+            run.judged(point, VARIANT, _as_golden(golden, found, read_files(place.workspace), crashed.stored.results))
     return explored
 
 
