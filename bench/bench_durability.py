@@ -32,8 +32,9 @@ from strands_durable.crashpoints import Commit, CrashPoints
 from strands_durable.runner.options import RunOptions
 from strands_durable.runner.run import run_workflow
 from strands_durable.store import LocalStore, MemoryStore
+from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.fileops import AppendHandle, FileOps
-from strands_durable.store.journal import encode_record
+from strands_durable.store.journal import encode_line
 
 _REQUIRED_KINDS = frozenset({"tool_result", "unit", "hitl"})
 
@@ -175,9 +176,9 @@ def paced_floor(spec: Path, steps: int, out: Path, path: Path, records: list[byt
 def required_records(store: LocalStore, counter: DurableCommits) -> list[bytes]:
     """The encoded journal records of the required durable commits (their true sizes)."""
     (session_id,) = store.session_ids()
-    state_records = store.read_journal_bytes(store.journal_bytes(session_id)).records
+    state_records = read_journal_bytes(store.journal_bytes(session_id)).records
     by_seq = {record["seq"]: record for record in state_records}
-    return [encode_record(by_seq[seq]) for seq in counter.required_seqs]
+    return [encode_line(by_seq[seq]).data for seq in counter.required_seqs]
 
 
 def main() -> None:

@@ -28,12 +28,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from strands_durable.store.journal import encode_record
+from strands_durable.store.journal import encode_line
 from strands_durable.store.layout import new_session_id
 from strands_durable.store.s3 import S3Store
 from strands_durable.store.s3.client import make_client
-from strands_durable.store.s3.local_server import start_server
-from strands_durable.store.s3.wrappers import CountingClient
+from strands_durable.testing.s3_faults import CountingClient
+from strands_durable.testing.s3_server import start_server
 
 
 def _meta() -> dict:
@@ -56,7 +56,7 @@ def bench_commit(client, bucket: str, commits: int) -> None:
         started = time.perf_counter()
         session.commit([event])
         commit_ms.append((time.perf_counter() - started) * 1000)
-        data = encode_record({"seq": index, "at": "2026-01-01T00:00:00.000000+00:00", "events": [event]})
+        data = encode_line({"seq": index, "at": "2026-01-01T00:00:00.000000+00:00", "events": [event]}).data
         started = time.perf_counter()
         client.put_object(Bucket=bucket, Key=f"bench-bare/{index:012d}", Body=data, IfNoneMatch="*")
         bare_ms.append((time.perf_counter() - started) * 1000)

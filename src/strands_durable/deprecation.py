@@ -15,6 +15,11 @@ MOVED: dict[str, tuple[str, frozenset[str]]] = {
     "strands_durable.runner.api": ("strands_durable.runner.run", frozenset({"run_workflow", "resume", "load_session"})),
     "strands_durable.runner.context": ("strands_durable.runner.options", frozenset({"RunOptions"})),
     "strands_durable.runner.tools": ("strands_durable.runner.marks", frozenset({"non_idempotent"})),
+    # the local S3 test server left the product's store package for `testing/` (README: `python -m ...`)
+    "strands_durable.store.s3.local_server": (
+        "strands_durable.testing.s3_server",
+        frozenset({"LocalS3Server", "start_server", "main"}),
+    ),
 }
 
 

@@ -8,7 +8,6 @@ covered) with the run's crash points and commits marked in the same log."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from strands_durable.crashpoints import Commit, CrashPoint
 from strands_durable.errors import HitlPaused
 from strands_durable.faults.classes.recording import Op, RecordingFileOps
 from strands_durable.runner.reporter import Reporter
-from strands_durable.store.journal import JOURNAL_NAME
+from strands_durable.store.journal import JOURNAL_NAME, decode_line
 from strands_durable.testing.chain import chain_spec_text
 from tests.slow_disk import SlowSyncOps
 
@@ -38,7 +37,7 @@ def _script() -> dict:
 
 def _kind(op: Op) -> str:
     """What a journal append holds: `answer`, `result` (a tool result record), `unit` (an outcome) or `other`."""
-    events = json.loads(op.data[9:])["events"]
+    events = decode_line(op.data).record["events"]
     for event in events:
         if event.get("type") == "tool_result":
             return "result"

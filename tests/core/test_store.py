@@ -15,6 +15,7 @@ import pytest
 
 from strands_durable import LocalStore
 from strands_durable.errors import CorruptSession, ExitCode, SessionInUse, SessionNotFound, UsageError
+from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.journal import JOURNAL_NAME
 from strands_durable.store.layout import new_session_id
 
@@ -168,8 +169,8 @@ def test_a_second_process_is_refused_while_the_first_lives_and_takes_over_once_i
 
 def known_prefix(store: LocalStore, session_id: str, records: int):
     """A KnownJournal of the session's first `records` journal records, folded from their bytes."""
+    from strands_durable.store.base import KnownJournal
     from strands_durable.store.journal import read_journal
-    from strands_durable.store.local import KnownJournal
     from strands_durable.store.state import fold
 
     journal = store.directory_of(session_id) / JOURNAL_NAME
@@ -177,22 +178,22 @@ def known_prefix(store: LocalStore, session_id: str, records: int):
     end = 0
     for _ in range(records):
         end = data.index(b"\n", end) + 1
-    return journal, KnownJournal(journal, data[:end], fold(read_journal(journal, data[:end]).records))
+    return journal, KnownJournal(session_id, data[:end], fold(read_journal(journal, data[:end]).records))
 
 
 def test_a_known_journal_prefix_reads_as_the_whole_journal_does(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
     session_id = new_session(store, messages=6)
     _, known = known_prefix(store, session_id, 3)
-    with LocalStore(tmp_path, _known_journal=known).open(session_id) as session:
+    with LocalStore(tmp_path).knowing(known).open(session_id) as session:
         assert session.state == store.load(session_id)
         session.commit([message_event(6, "user", "m6")])
     assert len(known.state.conversations["writer"].messages) == 2  # the known state was never changed
-    reread = LocalStore(tmp_path, _known_journal=known).load(session_id)
+    reread = LocalStore(tmp_path).knowing(known).load(session_id)
     assert reread == store.load(session_id)
     assert len(reread.conversations["writer"].messages) == 7
     for seq in range(reread.seq + 1):  # a past state, before, at and after the known prefix
-        past = LocalStore(tmp_path, _known_journal=known).load(session_id, upto_seq=seq)
+        past = LocalStore(tmp_path).knowing(known).load(session_id, upto_seq=seq)
         assert past.seq == seq
         assert past == store.load(session_id, upto_seq=seq)
     assert len(store.load(session_id, upto_seq=4).conversations["writer"].messages) == 4
@@ -205,15 +206,15 @@ def test_a_known_prefix_is_trusted_only_for_the_very_bytes_it_names(tmp_path: Pa
     data = journal.read_bytes()
     journal.write_bytes(data.replace(b'"m1"', b'"mX"', 1))  # inside the prefix: the checksum no longer holds
     with pytest.raises(CorruptSession, match="bad checksum"):
-        LocalStore(tmp_path, _known_journal=known).open(session_id)
+        LocalStore(tmp_path).knowing(known).open(session_id)
     journal.write_bytes(data)
     other = LocalStore(tmp_path)
     other_id = new_session(other)
-    assert LocalStore(tmp_path, _known_journal=known).load(other_id) == other.load(other_id)  # another journal
+    assert LocalStore(tmp_path).knowing(known).load(other_id) == other.load(other_id)  # another journal
 
 
 def test_after_a_known_prefix_a_torn_tail_is_cut_and_a_broken_history_refused(tmp_path: Path) -> None:
-    from strands_durable.store.journal import encode_record
+    from strands_durable.store.journal import encode_line
 
     store = LocalStore(tmp_path)
     session_id = new_session(store)
@@ -221,19 +222,19 @@ def test_after_a_known_prefix_a_torn_tail_is_cut_and_a_broken_history_refused(tm
     whole = journal.read_bytes()
     with open(journal, "ab") as fh:
         fh.write(b'0badc0de {"seq": 99, "events": [')  # a write that never finished
-    with LocalStore(tmp_path, _known_journal=known).open(session_id) as session:
+    with LocalStore(tmp_path).knowing(known).open(session_id) as session:
         assert session.state.seq == store.load(session_id).seq
     assert journal.read_bytes().startswith(whole)
     seq = store.load(session_id).seq + 1
     with open(journal, "ab") as fh:  # two assistant messages in a row, in the conversation the prefix holds valid
         fh.write(
-            encode_record({"seq": seq, "at": "2026-01-01T00:00:00Z", "events": [message_event(4, "assistant", "x")]})
+            encode_line({"seq": seq, "at": "2026-01-01T00:00:00Z", "events": [message_event(4, "assistant", "x")]}).data
         )
     with pytest.raises(CorruptSession, match="stored history breaks V2"):
-        LocalStore(tmp_path, _known_journal=known).open(session_id)
+        LocalStore(tmp_path).knowing(known).open(session_id)
 
 
-def test_a_known_journal_prefix_is_the_chaos_kits_private_parameter_not_a_public_one(tmp_path: Path) -> None:
+def test_a_known_journal_prefix_is_given_through_knowing_not_a_constructor_parameter(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="known_journal"):
         LocalStore(tmp_path, known_journal=None)  # type: ignore[call-arg]
     storage = Path(__file__).resolve().parents[2] / "docs" / "storage.md"
@@ -248,7 +249,7 @@ def test_a_session_seeded_from_a_journal_prefix_opens_as_the_prefix_folds(tmp_pa
     data = source.journal_bytes(session_id)
     assert data == source.journal_path(session_id).read_bytes()
     lines = data.splitlines(keepends=True)
-    header, *_ = LocalStore.read_journal_bytes(lines[0]).records
+    header, *_ = read_journal_bytes(lines[0]).records
     seeded = LocalStore(tmp_path / "b")
     journal = seeded.seed(
         session_id, header=header, tail=b"".join(lines[1:3]), spec_snapshot=source.spec_snapshot_bytes(session_id)
@@ -258,7 +259,7 @@ def test_a_session_seeded_from_a_journal_prefix_opens_as_the_prefix_folds(tmp_pa
     with seeded.open(session_id) as session:
         assert session.state.seq == 2
         assert [m["content"][0]["text"] for m in session.state.conversations["writer"].messages] == ["m0", "m1"]
-    contents = LocalStore.read_journal_bytes(data + b'0badc0de {"seq": 99')
+    contents = read_journal_bytes(data + b'0badc0de {"seq": 99')
     assert contents.torn_tail and contents.valid_length == len(data)
     assert [p.parts[-3] for p in source.message_files(session_id, 1)] == ["writer"]
     assert [p.name for p in source.conversation_dirs(session_id)] == ["writer"]

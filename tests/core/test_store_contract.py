@@ -22,7 +22,9 @@ CAPABILITY_CHECKS = {
     "a torn final record is cut off",
     "an expired lease is fenced out",
     "entries that are not sessions are never touched",
+    "replayable: journal prefixes, seeded sessions, known prefixes",  # a capability of the store itself
 }
+REPLAYABLE = "replayable: journal prefixes, seeded sessions, known prefixes"
 
 
 class PowerCutOps(FileOps):
@@ -150,7 +152,9 @@ def test_the_contract_suite_passes_for_our_stores(kind: str, tmp_path: Path) -> 
     assert not_applicable <= CAPABILITY_CHECKS  # the API checks always apply
     if kind.endswith("local"):
         assert not_applicable == {"an expired lease is fenced out"}  # flock leases do not expire: death ends them
+        assert report.outcome(REPLAYABLE) == "pass"
     else:
+        assert REPLAYABLE in not_applicable  # a memory store keeps no journal to replay
         assert "a torn final record is cut off" in not_applicable  # never "pass" without the capability
 
 
@@ -274,3 +278,31 @@ def test_the_expired_lease_check_passes_for_a_fencing_store_and_fails_without_fe
     assert fencing.conformant and fencing.outcome("an expired lease is fenced out") == "pass", fencing.describe()
     unfenced = run(ExpiringFactory(fenced=False), only=only)
     assert [r.name for r in unfenced.failures] == ["an expired lease is fenced out"], unfenced.describe()
+
+
+class CredulousStore(LocalStore):
+    """Broken on purpose: a store told a known prefix trusts its state without comparing the journal's bytes."""
+
+    def knowing(self, known: Any) -> LocalStore:
+        credulous = self
+
+        class Trusting(LocalStore):
+            def load(self, session_id: str, *, upto_seq: int | None = None) -> Any:
+                return known.state if session_id == known.session_id else credulous.load(session_id)
+
+        return Trusting(self.root)
+
+
+class UnmeasuredStore(LocalStore):
+    """Broken on purpose: its sessions say their journal is shorter than the records they appended."""
+
+    def create(self, *args: Any, **kwargs: Any) -> Any:
+        session = super().create(*args, **kwargs)
+        session.journal_size = lambda: 0  # type: ignore[method-assign]
+        return session
+
+
+@pytest.mark.parametrize("broken", [CredulousStore, UnmeasuredStore])
+def test_the_replayable_check_fails_a_store_that_replays_wrong(broken: type[LocalStore], tmp_path: Path) -> None:
+    report = run(lambda: broken(tmp_path / "sessions"), only=[REPLAYABLE])
+    assert report.outcome(REPLAYABLE) == "fail", report.describe()

@@ -97,7 +97,7 @@ def test_the_runs_stores_open_the_seeded_journal_as_a_fresh_store_does(golden, t
         assert ex.known.state == fresh(ex)  # the seed's state is the fold of the seed's bytes
         phase = ex.resume(arm=(target.point, 0), converge=False, label="crash")
         assert phase.fired is not None
-        seeded = LocalStore(ex.sessions, _known_journal=ex.known).load(ex.session_id)
+        seeded = LocalStore(ex.sessions).knowing(ex.known).load(ex.session_id)
         assert seeded.seq > ex.seed_state.seq
         assert seeded == LocalStore(ex.sessions).load(ex.session_id)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from strands_durable.store.s3.local_server import LocalS3Server, start_server
+from strands_durable.testing.s3_server import LocalS3Server, start_server
 from tests.s3.support import BUCKET_KINDS, SERVERS, MotoServer, Space, bucket_on, start_moto
 
 

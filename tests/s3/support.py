@@ -15,7 +15,7 @@ from typing import Any
 from strands_durable import CrashPoints, S3Store
 from strands_durable.store.layout import new_session_id
 from strands_durable.store.s3.client import make_client
-from strands_durable.store.s3.local_server import LocalS3Server, free_ports
+from strands_durable.testing.s3_server import LocalS3Server, free_ports
 
 FAST_RETRIES = (0.01, 0.02, 0.04)
 SERVERS = ("seaweedfs", "moto")  # the S3 implementations the tests asking for `server` run on

@@ -12,8 +12,7 @@ import pytest
 from strands_durable import LocalStore
 from strands_durable.errors import ExitCode, StorageIOError
 from strands_durable.runner.s3_artifacts import S3Output
-from strands_durable.store.s3.local_server import READONLY_KEY
-from strands_durable.store.s3.wrappers import (
+from strands_durable.testing.s3_faults import (
     RESET_BEFORE,
     RESET_MID_PUT,
     SERVER_ERROR,
@@ -21,6 +20,7 @@ from strands_durable.store.s3.wrappers import (
     TIMEOUT_AFTER_WRITE,
     FaultingClient,
 )
+from strands_durable.testing.s3_server import READONLY_KEY
 from tests.cli.support import strands_command
 from tests.conftest import EXAMPLES
 from tests.s3.support import client_for, interrupted_at_first_step

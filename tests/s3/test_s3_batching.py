@@ -9,7 +9,7 @@ import time
 import pytest
 
 from strands_durable.errors import SessionFenced
-from strands_durable.store.journal import encode_record
+from strands_durable.store.journal import encode_line
 from tests.s3.support import client_for, meta, store_for, unit
 
 
@@ -116,7 +116,7 @@ def test_a_lost_race_without_a_fence_renumbers_the_held_records_after_the_winner
     sid = session.state.session_id
     session.commit([_message(0)], durable=False)  # held at seq 1
     other = {"seq": 1, "at": "2026-01-01T00:00:00+00:00", "events": [unit(7)], "writer": "another-writer"}
-    store.objects.put_new(store.keys.commit(sid, 1), encode_record(other))
+    store.objects.put_new(store.keys.commit(sid, 1), encode_line(other).data)
     assert session.commit([unit(8)]) == 3  # the winner's record 1, ours renumbered 2, this one 3
     session.close()
     state = store_for(s3_server, space).load(sid)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from strands_durable.errors import SessionFenced
-from strands_durable.store.journal import encode_record, read_journal
-from strands_durable.store.s3.wrappers import SLOW_DOWN, CountingClient, FaultingClient
+from strands_durable.store.journal import encode_line, read_journal
+from strands_durable.testing.s3_faults import SLOW_DOWN, CountingClient, FaultingClient
 from tests.s3.support import client_for, meta, pause_a_writer, store_for, unit
 
 
@@ -92,7 +92,7 @@ def test_a_strict_compaction_finds_a_commit_changed_before_it_deletes_it(s3_serv
     sid = session.state.session_id
     for index in range(2):  # seq 1 and 2; the commit at seq 3 makes a checkpoint due (every 4 records)
         session.commit([unit(index)])
-    other = encode_record({"seq": 2, "at": "2026-01-01T00:00:00+00:00", "events": [unit(9)], "writer": "x"})
+    other = encode_line({"seq": 2, "at": "2026-01-01T00:00:00+00:00", "events": [unit(9)], "writer": "x"}).data
     client_for(s3_server).put_object(Bucket=space.bucket, Key=store.keys.commit(sid, 2), Body=other)
     with pytest.raises(AssertionError, match=f"strict store: session {sid} holds another record at seq 2"):
         session.commit([unit(2)])  # the commit lands; the compaction it makes due reads the session back first
@@ -113,7 +113,7 @@ def test_a_strict_close_finds_its_checkpoint_replaced(s3_server, space):
     client_for(s3_server).put_object(
         Bucket=space.bucket,
         Key=store.keys.checkpoint(sid, seq),
-        Body=data.split(b"\n")[0] + b"\n" + encode_record(forged),
+        Body=data.split(b"\n")[0] + b"\n" + encode_line(forged).data,
     )
     with pytest.raises(AssertionError, match=f"strict store: session {sid} holds checkpoint {seq}, not the writer's"):
         session.close()

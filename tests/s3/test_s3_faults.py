@@ -12,8 +12,7 @@ from strands_durable.errors import (
     S3EndpointUnreachable,
     StorageIOError,
 )
-from strands_durable.store.s3.local_server import READONLY_KEY, free_ports
-from strands_durable.store.s3.wrappers import (
+from strands_durable.testing.s3_faults import (
     RESET_BEFORE,
     RESET_MID_PUT,
     SERVER_ERROR,
@@ -23,6 +22,7 @@ from strands_durable.store.s3.wrappers import (
     FaultingClient,
     precondition_failed,
 )
+from strands_durable.testing.s3_server import READONLY_KEY, free_ports
 from tests.s3.support import FAST_RETRIES, client_for, meta, store_for, unit
 
 

@@ -137,18 +137,17 @@ def test_a_writer_fenced_out_cannot_overwrite_the_scratch_files_of_the_holder_th
 def test_scratch_files_saved_before_manifests_existed_are_restored_then_stored_anew(s3_server, space, tmp_path):
     """Sessions saved by the earlier release kept their files at `sessions/<id>/scratch/<path>`: they are
     restored from there, the next save stores every file under the manifest, and the old keys are deleted."""
-    import json
 
-    from strands_durable.store.journal import encode_record
+    from strands_durable.store.journal import decode_line, encode_line
     from tests.s3.support import meta, store_for, unit
 
     store = store_for(s3_server, space, scratch_root=tmp_path / "a")
     session = store.create(meta(), b"spec")
     sid = session.state.session_id
     session.close()
-    header = json.loads(store.objects.get(store.keys.commit(sid, 0))[0][9:])
+    header = decode_line(store.objects.get(store.keys.commit(sid, 0))[0]).record
     del header["scratch"]  # the header as the earlier release wrote it: no manifest
-    store.objects.put(store.keys.commit(sid, 0), encode_record(header))
+    store.objects.put(store.keys.commit(sid, 0), encode_line(header).data)
     legacy = store.keys.session(sid) + "scratch/"
     store.objects.put(legacy + "notes/one.txt", b"first note")
     store.objects.put(legacy + "two.txt", b"second note")

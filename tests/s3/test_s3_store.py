@@ -9,8 +9,8 @@ import time
 import pytest
 
 from strands_durable.errors import CorruptSession, ExitCode, SessionFenced, SessionInUse, SessionNotFound
-from strands_durable.store.journal import encode_record
-from strands_durable.store.s3.wrappers import CountingClient
+from strands_durable.store.journal import encode_line
+from strands_durable.testing.s3_faults import CountingClient
 from tests.s3.support import Space, client_for, meta, pause_a_writer, store_for, unit
 
 
@@ -122,7 +122,7 @@ def test_a_lost_race_without_a_fence_is_folded_and_the_commit_goes_to_the_next_k
     session = store.create(meta(), b"spec")
     sid = session.state.session_id
     other = {"seq": 1, "at": "2026-01-01T00:00:00+00:00", "events": [unit(7)], "writer": "another-writer"}
-    store.objects.put_new(store.keys.commit(sid, 1), encode_record(other))
+    store.objects.put_new(store.keys.commit(sid, 1), encode_line(other).data)
     session.commit([unit(8)])
     assert session.state.seq == 2
     session.close()

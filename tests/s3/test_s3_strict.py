@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from strands_durable.errors import CorruptSession
-from strands_durable.store.journal import encode_record
+from strands_durable.store.journal import encode_line
 from tests.s3.support import client_for, meta, store_for, unit
 
 
@@ -52,7 +52,7 @@ def test_a_strict_close_finds_a_commit_object_changed_behind_the_writers_back(s3
     if damage == "missing":
         client.delete_object(Bucket=space.bucket, Key=key)
     else:
-        other = encode_record({"seq": 2, "at": "2026-01-01T00:00:00+00:00", "events": [unit(9)], "writer": "x"})
+        other = encode_line({"seq": 2, "at": "2026-01-01T00:00:00+00:00", "events": [unit(9)], "writer": "x"}).data
         client.put_object(Bucket=space.bucket, Key=key, Body=other if damage == "other-record" else b"0" + other[1:])
     expected = {
         "other-record": (AssertionError, f"strict store: session {sid} holds another record at seq 2"),

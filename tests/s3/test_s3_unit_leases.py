@@ -17,8 +17,8 @@ import pytest
 
 from strands_durable import CrashPoints, S3Store
 from strands_durable.errors import SessionFenced, SessionInUse
-from strands_durable.store.s3.wrappers import CountingClient
 from strands_durable.store.state import SessionState, snapshot
+from strands_durable.testing.s3_faults import CountingClient
 from tests.conftest import REPO
 from tests.s3.support import PausedWriter, client_for, meta, pause_a_writer, store_for, unit_message
 
@@ -45,7 +45,7 @@ def _finish(session: Any, name: str) -> None:
 
 
 def _records(store: S3Store, session_id: str) -> list[dict[str, Any]]:
-    return [json.loads(data[9:]) for data in store.read(session_id).records]
+    return [line.record for line in store.read(session_id).records]
 
 
 def _content(state: SessionState) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import pytest
 
 from strands_durable.errors import SessionFenced, SessionNotFound, StorageIOError, UsageError
 from strands_durable.store.journal import read_journal
-from strands_durable.store.s3.wrappers import SERVER_ERROR, CountingClient, FaultingClient
+from strands_durable.testing.s3_faults import SERVER_ERROR, CountingClient, FaultingClient
 from tests.s3.support import client_for, meta, pause_a_writer, store_for, unit
 
 

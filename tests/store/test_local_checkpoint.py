@@ -285,13 +285,13 @@ def test_a_session_closed_without_commits_is_not_compacted_and_reopens(tmp_path:
 
 def test_a_checkpoint_of_the_header_alone_reads_back(tmp_path: Path) -> None:
     from strands_durable.store.checkpoint import compacted_journal
-    from strands_durable.store.journal import encode_record
+    from strands_durable.store.journal import encode_line
 
     store = LocalStore(tmp_path)
     session = _create(store)
     session.abandon()
     header = store.journal_bytes(session.session_id)
-    data = compacted_journal(header, store.load(session.session_id)) + encode_record({"seq": 1, "events": []})
+    data = compacted_journal(header, store.load(session.session_id)) + encode_line({"seq": 1, "events": []}).data
     assert [record["seq"] for record in read_journal(Path(JOURNAL_NAME), data).records] == [0, 0, 1]
 
 

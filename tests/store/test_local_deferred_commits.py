@@ -16,6 +16,7 @@ import pytest
 from strands_durable import CrashPoints, LocalStore, MemoryStore
 from strands_durable.crashpoints import Commit, Durable
 from strands_durable.errors import StorageIOError, exit_code_for
+from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.fileops import AppendHandle, FileOps
 from strands_durable.store.layout import new_session_id
 
@@ -151,7 +152,7 @@ def test_close_waits_for_deferred_commits_and_no_thread_outlives_it(tmp_path: Pa
     session.close()
     assert _threads() == []
     data = store.journal_path(session.session_id).read_bytes()
-    assert len(store.read_journal_bytes(data).records) == 1 + 20 + 1  # header, the commits, the close mark
+    assert len(read_journal_bytes(data).records) == 1 + 20 + 1  # header, the commits, the close mark
 
 
 def test_an_abandoned_session_leaves_no_syncer_running(tmp_path: Path) -> None:

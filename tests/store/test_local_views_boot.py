@@ -4,7 +4,6 @@ boot (a power cut or a reboot came between) re-derives what lags, and a system w
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from strands_durable import LocalStore
 from strands_durable.errors import CorruptSession
 from strands_durable.faults.classes.recording import RecordingFileOps
 from strands_durable.store.fileops import FileOps, machine_boot_id
-from strands_durable.store.journal import JOURNAL_NAME
+from strands_durable.store.journal import JOURNAL_NAME, decode_line
 from strands_durable.store.layout import new_session_id
 
 
@@ -53,7 +52,7 @@ def _closed_session(sessions: Path, ops: FileOps) -> tuple[str, Path]:
 
 def _last_record(sessions: Path, session_id: str) -> dict[str, object]:
     journal = LocalStore(sessions).directory_of(session_id) / JOURNAL_NAME
-    return json.loads(journal.read_bytes().splitlines()[-1][9:])
+    return decode_line(journal.read_bytes().splitlines()[-1]).record
 
 
 def test_the_machine_has_a_boot_id_here() -> None:

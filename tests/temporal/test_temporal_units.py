@@ -6,7 +6,6 @@ continued (SIGCONT) the frozen attempt's commit is refused: it adds no commit ob
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import time
 from collections import Counter
@@ -50,7 +49,7 @@ def _commit_keys(store, session_id: str) -> list[str]:
 
 
 def _records(store, session_id: str) -> list[dict]:
-    return [json.loads(data[9:]) for data in store.read(session_id).records]
+    return [line.record for line in store.read(session_id).records]
 
 
 def test_sibling_units_run_at_once_on_two_workers_and_equal_the_local_run(

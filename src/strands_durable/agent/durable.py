@@ -20,6 +20,7 @@ from strands_durable.agent.loop import run_on_thread_loop
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import DurableError, SpecError, WorkflowFailed
 from strands_durable.history.copying import copy_message_data
+from strands_durable.store import events
 from strands_durable.store.base import Session
 from strands_durable.store.state import Conversation
 
@@ -162,12 +163,7 @@ class DurableInvoker:
         def commit(compacted: Any) -> None:
             conv = self.session.state.conversations[inv.conv_key]
             compacted.compacted_at = len(conv.messages)
-            event = {
-                "type": "conversation",
-                "conv": inv.conv_key,
-                "agent": inv.agent_id,
-                "cm_state": compacted.get_state(),
-            }
+            event = events.conversation(inv.conv_key, inv.agent_id, cm_state=compacted.get_state())
             self.session.commit([event], path=f"{inv.path}/compaction")  # a model's answer: durable at once
 
         manager.on_compacted = commit
@@ -378,22 +374,19 @@ class InvocationHooks:
             meta.setdefault("strands_durable", {})[SYNTHESIZED_MARKER] = synthesized
         stored = {k: v for k, v in message.items() if k != "tracking_id"}
         stored = copy.deepcopy(stored)
-        record: dict[str, Any] = {
-            "type": "message",
-            "conv": self.inv.conv_key,
-            "agent": self.inv.agent_id,
-            "unit": self.inv.unit,
-            "index": len(conv.messages) if conv is not None else 0,
-            "message": stored,
-        }
         # a results message ends its batch: every change is committed; a prompt or an answer takes no tool's
         owner = EVERY_OWNER if kind == "results" else None
         agent_state, taken = state_to_commit(self.agent, conv.agent_state if conv is not None else {}, owner)
-        if conv is None or agent_state != conv.agent_state:
-            record["agent_state"] = agent_state
         cm_state = self.agent.conversation_manager.get_state()
-        if conv is None or cm_state != conv.cm_state:
-            record["cm_state"] = cm_state
+        record = events.message(
+            self.inv.conv_key,
+            self.inv.agent_id,
+            len(conv.messages) if conv is not None else 0,
+            stored,
+            unit=self.inv.unit,
+            agent_state=agent_state if conv is None or agent_state != conv.agent_state else events.UNSET,
+            cm_state=cm_state if conv is None or cm_state != conv.cm_state else events.UNSET,
+        )
         # only the model's answer is not re-derivable: a prompt is rendered again, a results message is rebuilt
         # from the durable tool-result journal; those records become durable with the next fsync
         defer = self.invoker.defer_commits
@@ -433,7 +426,7 @@ class InvocationHooks:
                 yield ToolResultEvent(result)
                 return
             self.session.commit(
-                [{"type": "tool_started", "conv": self.inv.conv_key, "tool_use_id": tool_use_id}],
+                [events.tool_started(self.inv.conv_key, tool_use_id)],
                 path=f"{tool_path}/started",
             )
         self._check_stop()
@@ -477,16 +470,18 @@ class InvocationHooks:
     def _commit_result(
         self, result: dict[str, Any], tool_path: str, *, final: bool = False, durable: bool = True
     ) -> None:
-        event: dict[str, Any] = {"type": "tool_result", "conv": self.inv.conv_key, "result": copy.deepcopy(result)}
-        if final:
-            event["final"] = True
         from strands_durable.agent.state_attribution import settle, state_to_commit
 
         conv = self.conv
         owner = result["toolUseId"]  # the changes this call's task made (and nobody's), never a sibling's
         agent_state, taken = state_to_commit(self.agent, conv.agent_state if conv is not None else {}, owner)
-        if conv is not None and agent_state != conv.agent_state:
-            event["agent_state"] = agent_state  # a tool changed agent.state: commit it with the result
+        changed = conv is not None and agent_state != conv.agent_state  # a tool changed agent.state: commit it too
+        event = events.tool_result(
+            self.inv.conv_key,
+            copy.deepcopy(result),
+            final=final,
+            agent_state=agent_state if changed else events.UNSET,
+        )
         self.session.commit(
             [event],
             path=tool_path if final else f"{tool_path}/result",

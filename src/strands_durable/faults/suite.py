@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the xdist controller imports this module to configure; the 
     from strands_durable.faults.kit.golden import WorkflowGoldenRun
 
 SPEC_SUFFIXES = (".strands.yaml", ".strands.yml", ".strands.json")
+ORDER_POLICIES = ("golden", "default", "all")  # the names faults/kit/orders.py knows (imported lazily there)
 
 
 class ChaosUsageError(ValueError):
@@ -59,10 +60,20 @@ class ChaosSettings:
     schedules: int = 10  # hypothesis examples per workflow
     hitl_answer: str | None = None
     workspace: Path | None = None  # the tools' external state every run starts from (a copy per run)
+    orders: str = "default"  # completion orders of concurrent tools: golden | default | all (faults/kit/orders.py)
+    orders_bound: int = 3  # `all` lists every order of a turn of at most this many tools
     freeze_gc: bool = False  # the kit's one process tuning (faults/kit/collector.py), opt-in
+    sessions: str | None = None  # where the runs' sessions live: None (local directories) or s3://BUCKET/PREFIX
 
     def __post_init__(self) -> None:
         self.workspace = _workspace_dir(self.workspace)
+        if self.sessions is not None:
+            self.sessions = _sessions_location(self.sessions, self.faults)
+        if self.orders not in ORDER_POLICIES:
+            choices = "|".join(ORDER_POLICIES)
+            raise ChaosUsageError(f"--strands-chaos-orders: {self.orders!r} is not one of {choices}")
+        if self.orders_bound < 2:
+            raise ChaosUsageError(f"--strands-chaos-orders-bound: {self.orders_bound} is below 2")
 
     @property
     def mode(self) -> str:
@@ -79,6 +90,27 @@ def _workspace_dir(path: str | Path | None) -> Path | None:
     return directory
 
 
+S3_FAULTS = ("interrupt", "kill", "concurrent")  # the classes that run over S3 (the others fault local files)
+
+
+def _sessions_location(value: str, faults: list[str]) -> str:
+    """`--strands-chaos-sessions`: an S3 URL, with fault classes that run over S3."""
+    from strands_durable.errors import UsageError
+    from strands_durable.faults.kit.stores import check_location
+
+    try:
+        location = check_location(value)
+    except UsageError as exc:
+        raise ChaosUsageError(str(exc)) from None
+    local_only = [name for name in faults if name not in S3_FAULTS]
+    if local_only:
+        raise ChaosUsageError(
+            f"--strands-chaos-sessions: fault class {local_only[0]!r} faults local files and cannot run on S3; "
+            f"choose from {', '.join(S3_FAULTS)}"
+        )
+    return location
+
+
 def _spec_workspace(spec_path: Path) -> Path | None:
     """The directory of external state a spec names in `metadata.strands_chaos_workspace` (relative to the spec
     file; `metadata` is free-form in strands-cli v0, so the spec stays valid there)."""
@@ -86,6 +118,19 @@ def _spec_workspace(spec_path: Path) -> Path | None:
 
     named = load_spec(spec_path).metadata.get("strands_chaos_workspace")
     return spec_path.parent / str(named) if named else None
+
+
+def _set_chaos_sessions(location: str | None) -> str | None:
+    """Point the fault kit's stores at `location` (None: local directories) for this process and the children it
+    forks or starts (`faults/kit/stores.py` reads it); returns the previous setting."""
+    from strands_durable.faults.kit.stores import SESSIONS_ENV
+
+    before = os.environ.get(SESSIONS_ENV)
+    if location is None:
+        os.environ.pop(SESSIONS_ENV, None)
+    else:
+        os.environ[SESSIONS_ENV] = location
+    return before
 
 
 def default_workdir() -> Path:
@@ -105,6 +150,7 @@ class ChaosSuite:
         self.settings = settings
         self.workdir = workdir or default_workdir()
         self.shared = shared
+        self._sessions_before = _set_chaos_sessions(settings.sessions) if settings.sessions else None
         self._count = 0
         self.scratch_tag = ""  # a forked worker's own suffix for the points' scratch directories
         self._prepared: dict[str, WorkflowGoldenRun] = {}  # golden key -> golden run, until collected
@@ -113,6 +159,8 @@ class ChaosSuite:
     def close(self) -> None:
         from strands_durable.store.fileops import FileOps
 
+        if self.settings.sessions:
+            _set_chaos_sessions(self._sessions_before)
         collect_less_during_points(False)  # the default again for whatever runs next in this process
         if self.workdir.exists():
             FileOps().remove_tree(self.workdir)
@@ -240,20 +288,24 @@ def outcome_properties(
 ) -> list[tuple[str, Any]]:
     """One explored point (or a failing schedule, which is not a crash point of its own): counted once, as
     diverged and/or invalid when it found problems."""
+    from strands_durable.faults.kit.coverage import one_point
+
     unexplored = not outcome.explored
+    site = golden.point(outcome.point_ids[0]).point.site
     return _prefixed(
         {
             "workflow": workflow,
             "point": " -> ".join(outcome.point_ids),
             "run_index": golden.point(outcome.point_ids[0]).index,  # where the point lies in the golden run
             "explored": int(outcome.explored and counts_as_point),
-            "sites": golden.point(outcome.point_ids[0]).point.site if outcome.explored else "",
+            "sites": site if outcome.explored else "",
             "fired": " -> ".join(outcome.fired),
             "converged_at": outcome.converged_at or "",
             "runs": outcome.runs,
             "divergences": int(unexplored or any(not p.invalid_history for p in outcome.problems)),
             "invalid_histories": int(any(p.invalid_history for p in outcome.problems)),
             "problems": json.dumps([str(p) for p in outcome.problems]),
+            "coverage": one_point("interrupt", site, outcome.explored) if counts_as_point else "",
         }
     )
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from strands_durable.errors import CorruptSession
 from strands_durable.history import RepairAction, Strategy, repair, validate
+from strands_durable.store import events
 from strands_durable.store.base import SessionStore
 
 
@@ -55,14 +56,13 @@ def repair_session(store: SessionStore, session_id: str, strategy: Strategy = "s
             if remaining:
                 raise CorruptSession(f"agents/{key}", f"repair left an invalid history: {remaining[0]}")
             before = len(conv.messages)
-            event: dict[str, Any] = {
-                "type": "generation",
-                "conv": key,
-                "messages": repaired,
-                "units": units_after_repair(conv.messages, conv.units, repaired),
-                "strategy": strategy,
-                "actions": [str(action) for action in actions],
-            }
+            event = events.generation(
+                key,
+                repaired,
+                units_after_repair(conv.messages, conv.units, repaired),
+                strategy=strategy,
+                actions=[str(action) for action in actions],
+            )
             session.commit([event], path=f"repair/{key}")
             after = session.state.conversations[key]
             done.append(

@@ -11,6 +11,7 @@ from typing import Any
 
 from strands_durable.errors import SpecError, StorageIOError, UsageError
 from strands_durable.spec import render
+from strands_durable.store import events
 from strands_durable.store.factory import is_s3_location, s3_url
 from strands_durable.store.fileops import FileOps, is_temp_file
 
@@ -153,7 +154,7 @@ def _write(ctx: Any, label: str, rel: PurePosixPath, content: bytes, fileops: Fi
     target = _no_symlink_on_the_way(Path(out_dir), rel) if s3 is None else None
     # claim the path first: a crash between the claim and the write leaves a file this session may replace
     ctx.session.commit(
-        [{"type": "artifact", "path": str(rel), "sha256": hashlib.sha256(content).hexdigest(), "bytes": len(content)}],
+        [events.artifact(str(rel), hashlib.sha256(content).hexdigest(), len(content))],
         path=label,
     )
     if target is None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from strands_durable.errors import HitlPaused, SessionFenced, SessionInUse, StorageIOError
+from strands_durable.store import events
 
 T = TypeVar("T")
 _RETRYABLE = (SessionInUse, SessionFenced, StorageIOError)
@@ -135,6 +136,6 @@ def mark_stopped(session_id: str, *, store: Any) -> None:
     session = store.open(store.resolve(session_id))
     try:
         if session.state.status == "running":
-            session.commit([{"type": "status", "status": "paused", "reason": "interrupted"}], path="status")
+            session.commit([events.status("paused", "interrupted")], path="status")
     finally:
         session.close()

@@ -16,6 +16,7 @@ from strands_durable.errors import CorruptSession, DurableError, HitlPaused, Ses
 from strands_durable.history.secrets import redact_secrets
 from strands_durable.runner.context import RunContext
 from strands_durable.runner.options import RunOptions
+from strands_durable.store import events
 from strands_durable.store.base import Session, SessionStore
 from strands_durable.store.factory import open_store
 from strands_durable.store.state import AGENT_PATTERN, SessionState
@@ -253,12 +254,12 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
         tokens_before = state.usage()["total"] if resumed else 0
         unit_pass = options.unit_gate is not None and options.unit_gate.unit_pass  # siblings commit meanwhile
         if state.status != "running" and not unit_pass:
-            session.commit([{"type": "status", "status": "running", "reason": "resumed"}], path="resume")
+            session.commit([events.status("running", "resumed")], path="resume")
         ctx.telemetry = _telemetry(spec, state.session_id, resumed, options)
         with ctx.telemetry.workflow() if ctx.telemetry is not None else contextlib.nullcontext():
             final_context = executor_for(spec.pattern.type)(ctx)
             artifacts = write_artifacts(ctx, final_context, workspace.fileops)
-        session.commit([{"type": "status", "status": "completed"}], path="complete")
+        session.commit([events.status("completed")], path="complete")
         usage = state.usage()
         options.reporter.finished("completed", tokens_before, usage["total"])
         return RunOutcome(
@@ -275,13 +276,13 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
         raise
     except (StopRequested, KeyboardInterrupt):
         if not (options.unit_gate is not None and options.unit_gate.unit_pass):  # a unit pass: the stop step's
-            _safe_commit(session, {"type": "status", "status": "paused", "reason": "interrupted"})
+            _safe_commit(session, events.status("paused", "interrupted"))
         raise
     except HitlPaused:
         raise
     except DurableError as exc:
         reason = redact_secrets(str(exc), ctx.secrets or ()) if ctx is not None else str(exc)
-        _safe_commit(session, {"type": "status", "status": "failed", "reason": reason[:500]})
+        _safe_commit(session, events.status("failed", reason[:500]))
         raise
     finally:
         if ctx is not None:

@@ -19,6 +19,7 @@ from strands_durable.runner.context import RunContext
 from strands_durable.runner.notes import notes_prompt_section
 from strands_durable.runner.tools import tool_prompt_sections
 from strands_durable.spec import render
+from strands_durable.store import events
 
 DEFAULT_INPUT = "Proceed with your task."
 
@@ -145,14 +146,8 @@ def _guarded_model(ctx: RunContext, ref: UnitRef, conv_key: str, model: Any) -> 
     from strands_durable.runner.retry import RetryingModel
 
     def record_attempt(attempt: int, exc: BaseException, wait_s: float) -> None:
-        event = {
-            "type": "attempt",
-            "unit": ref.unit,
-            "conv": conv_key,
-            "attempt": attempt,
-            "error": redact_secrets(f"{type(exc).__name__}: {exc}", ctx.secrets or ())[:500],
-            "wait_s": round(wait_s, 3),
-        }
+        error = redact_secrets(f"{type(exc).__name__}: {exc}", ctx.secrets or ())[:500]
+        event = events.attempt(ref.unit, conv_key, attempt, error, round(wait_s, 3))
         ctx.session.commit([event], path=f"{ref.path}/attempt[{attempt}]")
         ctx.reporter.warning(f"{ref.unit}: model call failed ({event['error']}); retrying in {wait_s:.1f}s")
 
@@ -176,11 +171,11 @@ def complete_unit(
     `close`). `derived=False` for outcomes from outside the journal (a human's answer): durable before it returns.
     """
     record = {"status": "completed", **record}
-    events = [{"type": "unit", "unit": ref.unit, "record": record}]
+    outcome = [events.unit(ref.unit, record)]
     gate = ctx.options.unit_gate
     if gate is None or gate.keeps_position():  # plan mode: a sibling unit's position would not commute
-        events.append({"type": "pattern_state", "state": pattern_state})
-    ctx.session.commit(events, path=ref.path, durable=not derived, wait=not derived)
+        outcome.append(events.pattern_state(pattern_state))
+    ctx.session.commit(outcome, path=ref.path, durable=not derived, wait=not derived)
     ctx.crash.emit("unit.after", ref.path, unit=ref.unit, place=ref.place)
     ctx.reporter.unit_completed(ref.index, ref.total, ref.label, ref.unit, unit_tokens(ctx, ref.unit))
 
@@ -239,7 +234,7 @@ def _hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[st
         context = (
             render(step.context_display, template_ctx, where=f"{where}.context_display") if step.context_display else ""
         )
-        events: list[dict[str, Any]] = []
+        pause: list[dict[str, Any]] = []
         if pending.get("unit") != ref.unit:
             state = dict(ctx.state.pattern_state)
             state["pending_hitl"] = {
@@ -249,11 +244,11 @@ def _hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[st
                 "default": step.default,
                 "paused_at": dt.datetime.now(dt.timezone.utc).isoformat(),
             }
-            events.append({"type": "pattern_state", "state": state})
+            pause.append(events.pattern_state(state))
         if ctx.state.status != "paused" or ctx.state.reason != "hitl":
-            events.append({"type": "status", "status": "paused", "reason": "hitl"})
-        if events:
-            ctx.session.commit(events, path=ref.path)
+            pause.append(events.status("paused", "hitl"))
+        if pause:
+            ctx.session.commit(pause, path=ref.path)
     raise HitlPaused(f"Paused for human input at {ref.unit}: {prompt}" + (f"\n{context}" if context else ""))
 
 

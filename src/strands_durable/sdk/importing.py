@@ -18,7 +18,7 @@ from typing import Any
 from strands_durable.errors import CorruptSession
 from strands_durable.history import repair
 from strands_durable.sdk import pending as invocations
-from strands_durable.store import LocalStore
+from strands_durable.store import LocalStore, events
 from strands_durable.store.state import Conversation
 
 logger = logging.getLogger("strands_durable.sdk")
@@ -88,31 +88,21 @@ def import_file_session(store: LocalStore, session_id: str, meta: dict[str, Any]
     session = store.open(session_id) if created else store.create(meta, b"")
     try:
         if not session.state.conversations:
-            events: list[dict[str, Any]] = []
+            imported: list[dict[str, Any]] = []
             for agent_id, data in agents.items():
                 for index, message in enumerate(importable_history(agent_id, data["messages"])):
-                    events.append(
-                        {
-                            "type": "message",
-                            "conv": agent_id,
-                            "agent": agent_id,
-                            "unit": IMPORT_UNIT,
-                            "index": index,
-                            "message": message,
-                        }
+                    imported.append(events.message(agent_id, agent_id, index, message, unit=IMPORT_UNIT))
+                imported.append(
+                    events.conversation(
+                        agent_id,
+                        agent_id,
+                        agent_state=data["state"],
+                        cm_state=data["cm_state"],
+                        internal_state=data["internal_state"],
                     )
-                events.append(
-                    {
-                        "type": "conversation",
-                        "conv": agent_id,
-                        "agent": agent_id,
-                        "agent_state": data["state"],
-                        "cm_state": data["cm_state"],
-                        "internal_state": data["internal_state"],
-                    }
                 )
-            events.append({"type": "status", "status": "idle"})
-            session.commit(events, path="import")
+            imported.append(events.status("idle"))
+            session.commit(imported, path="import")
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         target = directory / BACKUPS
         ops.makedirs(target)

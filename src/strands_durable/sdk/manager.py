@@ -59,7 +59,7 @@ from strands_durable.sdk import pending as invocations
 from strands_durable.sdk import tokens
 from strands_durable.sdk.multiagent import MultiAgentSupport, latest_visit
 from strands_durable.sdk.profiles import carries_tool_config, profile_for_model
-from strands_durable.store import LocalStore, open_store
+from strands_durable.store import LocalStore, events, open_store
 from strands_durable.store.base import Session, SessionStore
 from strands_durable.store.ids import ID_RULE, is_session_id
 from strands_durable.store.state import AGENT_PATTERN, Conversation, SessionState
@@ -226,13 +226,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
                 )
                 return
             index = len(conv.messages) if conv is not None else 0
-            event = {
-                "type": "message",
-                "conv": slot.key,
-                "agent": slot.key,
-                "index": index,
-                "message": _stored(message),
-            }
+            event = events.message(slot.key, slot.key, index, _stored(message))
             session.commit([event], path=f"{slot.key}/direct")
             slot.known_messages += 1
             stored = True
@@ -249,8 +243,8 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         conv = slot.session.state.conversations[slot.key]
         messages = list(conv.messages)
         messages[-1] = _stored(redact_message)
-        event = {"type": "generation", "conv": slot.key, "messages": messages, "units": list(conv.units)}
-        slot.session.commit([{**event, "backup": "redacted"}], path=f"{slot.key}/redact")
+        event = events.generation(slot.key, messages, list(conv.units), backup="redacted")
+        slot.session.commit([event], path=f"{slot.key}/redact")
 
     def sync_agent(self, agent: Any, **kwargs: Any) -> None:
         slot = self._slots.get(self._key_of(agent))
@@ -303,7 +297,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         if pending is None:
             self._fit_profile(slot, session)
         conv = state.conversations.get(slot.key)
-        session.commit([{"type": "status", "status": "running"}], path=f"{slot.key}/status", durable=False)
+        session.commit([events.status("running")], path=f"{slot.key}/status", durable=False)
         unit = invocations.next_invocation(conv, slot.key)
         if pending is not None and conv is not None:
             incoming = list(event.messages or [])
@@ -384,13 +378,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         messages, actions = tool_blocks_as_text(conv.messages)
         if not actions or validate(messages, mode="stored"):
             return  # nothing it may change (calls of messages holding reasoning): the request check explains
-        event = {
-            "type": "generation",
-            "conv": slot.key,
-            "messages": messages,
-            "units": list(conv.units),
-            "actions": [str(action) for action in actions],
-        }
+        event = events.generation(slot.key, messages, list(conv.units), actions=[str(action) for action in actions])
         session.commit([event], path=f"{slot.key}/fit-profile")
         self._restore(slot, session.state, session.state.conversations[slot.key])
         logger.warning(
@@ -418,11 +406,8 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
                 f"agent {slot.key}: the messages given to Agent(messages=...) are not a valid history: {first.rule} "
                 f"at message {first.message_index}: {first.message}"
             )
-        events = [
-            {"type": "message", "conv": slot.key, "agent": slot.key, "index": i, "message": message}
-            for i, message in enumerate(messages)
-        ]
-        session.commit(events, path=f"{slot.key}/initial", durable=False)
+        initial = [events.message(slot.key, slot.key, i, message) for i, message in enumerate(messages)]
+        session.commit(initial, path=f"{slot.key}/initial", durable=False)
         slot.unsaved = []
 
     def _after_invocation(self, event: Any) -> None:
@@ -448,15 +433,15 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         unit = hooks.inv.unit
         stop_reason = str(result.stop_reason)
         record = {"status": "interrupted" if stop_reason == "interrupt" else "completed", "stop_reason": stop_reason}
-        events: list[dict[str, Any]] = [{"type": "unit", "unit": unit, "record": record}]
+        end: list[dict[str, Any]] = [events.unit(unit, record)]
         state_event, taken = _state_event(slot)
         if state_event is not None:
-            events.append(state_event)
+            end.append(state_event)
         if stop_reason == "interrupt":
-            events.append({"type": "status", "status": "paused", "reason": "hitl"})
+            end.append(events.status("paused", "hitl"))
         elif session is not self._shared:  # a node's end: the multi-agent invocation goes on
-            events.append({"type": "status", "status": "idle"})
-        session.commit(events, path=f"{unit}/end")
+            end.append(events.status("idle"))
+        session.commit(end, path=f"{unit}/end")
         settle(slot.agent, EVERY_OWNER, taken)
         self.crash_points.emit("unit.after", unit)
         slot.hooks = None
@@ -562,19 +547,12 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         session = slot.session
         assert session is not None
         base = len(conv.messages)
-        events: list[dict[str, Any]] = [
-            {
-                "type": "message",
-                "conv": slot.key,
-                "agent": slot.key,
-                "unit": pending.unit,
-                "index": base + i,
-                "message": message,
-            }
+        closed = [
+            events.message(slot.key, slot.key, base + i, message, unit=pending.unit)
             for i, message in enumerate(closing)
         ]
-        events.append({"type": "unit", "unit": pending.unit, "record": {"status": "interrupted"}})
-        session.commit(events, path=f"{pending.unit}/closed")
+        closed.append(events.unit(pending.unit, {"status": "interrupted"}))
+        session.commit(closed, path=f"{pending.unit}/closed")
         conv = session.state.conversations[slot.key]
         slot.agent.messages.extend(copy.deepcopy(conv.messages[pending.start :]))
 
@@ -613,8 +591,11 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             return  # no invocation, a failed call, or a committed answer served again without a call
         usage = (response.message.get("metadata") or {}).get("usage")
         if usage:
-            event_ = {"type": "model_usage", "conv": slot.key, "agent": slot.key, "usage": dict(usage)}
-            session.commit([event_], path=f"{slot.hooks.inv.path}/usage", durable=False)
+            session.commit(
+                [events.model_usage(slot.key, slot.key, dict(usage))],
+                path=f"{slot.hooks.inv.path}/usage",
+                durable=False,
+            )
 
     def _before_tool_call(self, event: Any) -> None:
         """Attribute what this call's task changes in `agent.state` (the hooks before it, the tool, the hooks after
@@ -802,7 +783,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             with contextlib.suppress(DurableError, OSError):
                 session = self._open()
                 try:
-                    session.commit([{"type": "status", "status": "paused", "reason": "interrupted"}])
+                    session.commit([events.status("paused", "interrupted")])
                 finally:
                     session.close()
 
@@ -849,16 +830,16 @@ def _state_event(slot: _AgentSlot) -> tuple[dict[str, Any] | None, int]:
         return None, 0
     agent = slot.agent
     conv = session.state.conversations.get(slot.key)
-    event: dict[str, Any] = {"type": "conversation", "conv": slot.key, "agent": slot.key}
     agent_state, taken = state_to_commit(agent, conv.agent_state if conv is not None else {}, EVERY_OWNER)
-    if conv is None or agent_state != conv.agent_state:
-        event["agent_state"] = agent_state
     cm_state = agent.conversation_manager.get_state()
-    if conv is None or cm_state != conv.cm_state:
-        event["cm_state"] = cm_state
     internal = {"interrupt_state": agent._interrupt_state.to_dict(), "model_state": agent._model_state}
-    if conv is None or internal != conv.internal_state:
-        event["internal_state"] = internal
+    event = events.conversation(
+        slot.key,
+        slot.key,
+        agent_state=agent_state if conv is None or agent_state != conv.agent_state else events.UNSET,
+        cm_state=cm_state if conv is None or cm_state != conv.cm_state else events.UNSET,
+        internal_state=internal if conv is None or internal != conv.internal_state else events.UNSET,
+    )
     return (event if len(event) > 3 else None), taken
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from strands_durable.errors import Unsupported, UsageError
 from strands_durable.sdk import pending as invocations
 from strands_durable.sdk import tokens
+from strands_durable.store import events
 from strands_durable.store.ids import ID_RULE, is_session_id
 from strands_durable.store.state import Conversation, SessionState
 
@@ -153,8 +154,7 @@ class MultiAgentSupport:
             new[BEFORE_KEY] = self._before
         else:
             new[NEXT_KEY] = self._graph_next(source, node_id, payload)
-        event = {"type": "pattern_state", "state": new}
-        session.commit([event], path=f"{kind}/sync")
+        session.commit([events.pattern_state(new)], path=f"{kind}/sync")
 
     def node_invocation(self, slot: Any, state: SessionState, incoming: list[Any]) -> invocations.Pending | None:
         """Settle which conversation a node agent's invocation continues and what it must finish from the journal:
@@ -251,11 +251,11 @@ class MultiAgentSupport:
             self._own_invocation = {"token": token, "ended": False, "finished_tokens": finished}
         elif token is not None:
             self._own_invocation["token"] = token  # the pending run, finished under this token
-        events = [
-            {"type": "status", "status": "running"},
-            {"type": "pattern_state", "set": {tokens.MULTIAGENT_KEY: dict(self._own_invocation)}},
+        started = [
+            events.status("running"),
+            events.pattern_state_change(set={tokens.MULTIAGENT_KEY: dict(self._own_invocation)}),
         ]
-        session.commit(events, path="multiagent/status", durable=False)
+        session.commit(started, path="multiagent/status", durable=False)
 
     def _returns_stored_result(self, source: Any, saved: dict[str, Any], invocation_state: Any) -> bool:
         """Set the orchestrator up to return its last invocation's stored result, running nothing, when that
@@ -303,7 +303,7 @@ class MultiAgentSupport:
         if before:
             source.deserialize_state(copy.deepcopy(before))
         self._shared.commit(  # type: ignore[union-attr]
-            [{"type": "status", "status": "running"}], path="multiagent/status", durable=False
+            [events.status("running")], path="multiagent/status", durable=False
         )
 
     def _after_graph(self, event: Any) -> None:
@@ -323,9 +323,9 @@ class MultiAgentSupport:
                 if getattr(status, "value", "") == "completed":  # the end is stored with the state below
                     self._own_invocation = _ended(self._own_invocation)
                 self.sync_multi_agent(event.source)
-                end = {"type": "status", "status": "idle"}
+                end = events.status("idle")
                 if getattr(status, "value", "") == "interrupted":  # stopped for a human (a node's interrupt)
-                    end = {"type": "status", "status": "paused", "reason": "hitl"}
+                    end = events.status("paused", "hitl")
                 session.commit([end], path="multiagent/end")
         finally:
             self._shared = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from strands_durable.errors import UsageError
+from strands_durable.store import events
 from strands_durable.store.state import Conversation, SessionState
 
 __all__ = [
@@ -58,7 +59,7 @@ def unit_of(state: SessionState, conv_key: str, token: str) -> str | None:
 
 def token_event(conv_key: str, unit: str, token: str) -> dict[str, Any]:
     """The event that gives invocation `unit` the token (committed with the invocation's start)."""
-    return {"type": "pattern_state", "extend": {TOKENS_KEY: [{"conv": conv_key, "unit": unit, "token": token}]}}
+    return events.pattern_state_change(extend={TOKENS_KEY: [{"conv": conv_key, "unit": unit, "token": token}]})
 
 
 class Finished:

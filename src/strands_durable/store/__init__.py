@@ -1,6 +1,7 @@
 """Session storage: one commit-based interface (`SessionStore`, `Session`), the `open_store` factory, the local-file
 and memory stores, and `WrappingStore` to observe or fault any of them. docs/storage.md describes the contract."""
 
+from strands_durable.store import events
 from strands_durable.store.base import (
     Finding,
     Inspection,
@@ -12,7 +13,7 @@ from strands_durable.store.base import (
 )
 from strands_durable.store.factory import open_store
 from strands_durable.store.fileops import FileOps
-from strands_durable.store.local import KnownJournal, LocalSession, LocalStore
+from strands_durable.store.local import LocalStore
 from strands_durable.store.memory import MemoryStore
 from strands_durable.store.state import Conversation, SessionState
 from strands_durable.store.wrapping import CommitCall, WrappingStore
@@ -23,9 +24,7 @@ __all__ = [
     "FileOps",
     "Finding",
     "Inspection",
-    "KnownJournal",
     "LeaseHolder",
-    "LocalSession",
     "LocalStore",
     "MemoryStore",
     "Session",
@@ -34,5 +33,6 @@ __all__ = [
     "SessionSummary",
     "Workspace",
     "WrappingStore",
+    "events",
     "open_store",
 ]

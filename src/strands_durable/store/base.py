@@ -7,8 +7,11 @@ above `store/` that do name an implementation, and why (tests/core/test_store_bo
 - `sdk/manager.py` and `sdk/importing.py` import a Strands `FileSessionManager` directory, which only a
   `LocalStore` can take in;
 - `runner/s3_artifacts.py`, the `--out s3://` artifact sink, writes through the S3 store's bucket client;
-- the fault kit (`faults/`) runs its targets on `LocalStore`s, whose files its power, disk and kill classes fault,
-  and uses their public seams (the journal's bytes, seeding from a journal prefix, `KnownJournal`);
+- `testing/s3_server.py`, the local SeaweedFS server of the tests, makes its buckets with the S3 store's client;
+- the fault kit takes its stores from one module, `faults/kit/stores.py` (a `LocalStore`, or an `S3Store` under
+  `--strands-chaos-sessions`); every other module of it asks the `replayable` seam below (the journal's bytes, a
+  session seeded from a prefix, the fold of a known prefix); its power, disk, compound and hostile classes fault
+  the files of the `LocalStore` that module gives them;
 - `testing/hostile_files.py` damages a `LocalStore` session's files on purpose (the hostile-file cases).
 Each imports only the public store modules and names. docs/storage.md describes the contract;
 `strands_durable.testing.store_contract` checks it.
@@ -24,17 +27,22 @@ from typing import Any, Literal
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import resolve_session_id
+from strands_durable.store.journal import JournalContents, frame_line, read_journal
 from strands_durable.store.state import SessionState
 
 __all__ = [
     "Finding",
     "Inspection",
+    "JournalContents",
+    "KnownJournal",
     "LeaseHolder",
     "Session",
     "SessionStore",
     "SessionSummary",
     "Severity",
     "Workspace",
+    "frame_line",
+    "read_journal_bytes",
 ]
 
 Severity = Literal["error", "warning"]
@@ -113,6 +121,36 @@ class Workspace:
     fileops: FileOps
 
 
+@dataclass(frozen=True)
+class KnownJournal:
+    """A journal prefix of session `session_id` that the caller has already read as `open` would: `state` is the
+    fold of exactly `data` (whole records, as `SessionStore.journal_bytes` returns them) and each of its
+    conversations is valid as stored.
+
+    A store `knowing` it reads a journal that begins with these very bytes by decoding, folding and validating
+    only the records after them, onto a copy-on-write copy of `state`. The result is the one a new process would
+    get (the fold is a function of the bytes, and the bytes are compared, not assumed); it lets the chaos kit
+    resume hundreds of runs from one journal prefix without paying for the prefix each time.
+    """
+
+    session_id: str
+    data: bytes
+    state: SessionState
+
+
+def read_journal_bytes(data: bytes, *, first_seq: int = 0) -> JournalContents:
+    """Journal bytes (`SessionStore.journal_bytes`, or a prefix of them) read as `open` reads them: the whole valid
+    records, how many bytes they fill and whether a torn tail follows (a bad record followed by good ones raises
+    `CorruptSession`). `first_seq` > 0 reads a part of a journal starting at that record."""
+    return read_journal("journal", data, first_seq=first_seq)
+
+
+def _unsupported(store: object, what: str) -> Exception:
+    from strands_durable.errors import Unsupported
+
+    return Unsupported(f"{type(store).__name__} cannot {what} (it is not replayable)")
+
+
 class Session(ABC):
     """An open, leased session. `commit` is the one way to change it; each call is one atomic commit point."""
 
@@ -189,6 +227,18 @@ class Session(ABC):
         does; returns what was rewritten (nothing for a store without derived files)."""
         return []
 
+    def journal_size(self) -> int:
+        """(`replayable` stores) How many bytes of `SessionStore.journal_bytes` the session's records fill now, as a
+        process that died this instant would leave them: every record appended (local: in the page cache), none
+        that is only held in memory (S3: a `durable=False` record before its PUT)."""
+        raise _unsupported(self, "measure its journal")
+
+    def stored_seq(self) -> int:
+        """(`replayable` stores) The last record a process that died this instant leaves for a resume (every record
+        up to it fills the first `journal_size()` bytes): local, the last record appended; S3, the last record
+        PUT (the held ones after it are lost, as unsynced lines on disk)."""
+        raise _unsupported(self, "measure its journal")
+
     def backup_of(self, conversation: str) -> str | None:
         """Where the previous generation of `conversation` was kept by the latest `generation` commit (None for
         a store that keeps none)."""
@@ -204,6 +254,12 @@ class Session(ABC):
 class SessionStore(ABC):
     unit_leases: bool = False
     """Whether `open_unit` works: units of one run may then commit from several processes at once."""
+
+    replayable: bool = False
+    """Whether a session can be replayed from its journal (docs/storage.md, "Replaying a session"): its durable
+    records as journal bytes (`journal_bytes`, and `Session.journal_size` to measure them at any moment), a
+    session seeded from a prefix of another's (`seed`), and a store that folds only what follows a prefix it is
+    told (`knowing`). The chaos kit needs it; the contract suite checks it."""
 
     @abstractmethod
     def create(
@@ -286,3 +342,28 @@ class SessionStore(ABC):
     def workspace(self, session_id: str) -> Workspace:
         """Where a run of this session writes local files (tools' scratch directory) and through which layer."""
         return Workspace(scratch_dir=None, fileops=FileOps())
+
+    # -- replaying (`replayable` stores) ------------------------------------------------------------------------
+    def journal_bytes(self, session_id: str) -> bytes:
+        """The session's durable records as journal lines (`<crc32> <json>\n`: the header, then the records; a
+        compacted session's checkpoint record after its header), as a new process would read them. A prefix cut
+        at `Session.journal_size` taken at some moment holds what was durable then; `read_journal_bytes` reads
+        it."""
+        raise _unsupported(self, "give its journal")
+
+    def spec_snapshot_bytes(self, session_id: str) -> bytes:
+        """The spec snapshot the session was created with, read without taking its lease."""
+        raise _unsupported(self, "give a spec snapshot")
+
+    def seed(self, session_id: str, *, header: dict[str, Any], tail: bytes, spec_snapshot: bytes) -> bytes:
+        """Write session `session_id` as a process that died after committing `tail` would have left it: `header`
+        (a header record, as `read_journal_bytes` returns it; its meta names `session_id`) followed by `tail`
+        (whole records taken from another session's `journal_bytes`), and its spec snapshot. Nothing more is
+        derived, as after a crash (a harness's scratch copy: nothing is fsynced). Returns the journal's bytes as
+        `journal_bytes` will give them."""
+        raise _unsupported(self, "seed a session")
+
+    def knowing(self, known: KnownJournal) -> SessionStore:
+        """A store over the same storage that reads session `known.session_id`, when its journal begins with
+        `known.data`, by folding only the records after it onto a copy of `known.state`."""
+        raise _unsupported(self, "take a known journal")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from strands_durable.store.journal import encode_record
+from strands_durable.store.journal import encode_line
 from strands_durable.store.state import SessionState, snapshot
 
 __all__ = ["CHECKPOINT_MIN_BYTES", "checkpoint_due", "checkpoint_record", "compacted_journal"]
@@ -29,7 +29,7 @@ def compacted_journal(header: bytes, state: SessionState) -> bytes:
     """A journal's bytes equivalent to the one `state` was folded from: `header` (its first line, as written)
     and one checkpoint record; records after `state.seq` follow it as in any journal. The state's dicts keep
     their order (units and conversations in commit order, as the fold of the whole journal has them)."""
-    return header + encode_record(checkpoint_record(state), sort_keys=False)
+    return header + encode_line(checkpoint_record(state), sort_keys=False).data
 
 
 def checkpoint_due(size: int, checkpoint_end: int, minimum: int, *, closing: bool = False) -> bool:

@@ -5,6 +5,11 @@ torn or unsynced tail (the last line only), and calls anything else corruption. 
 (store/checkpoint.py) holds the header, one checkpoint record (seq K: the whole state after record K) and the
 records after K.
 
+This module is the only code that knows the line's frame: `encode_line` makes a line (a `Line`: the bytes, and the
+record a reader decodes from them, decoded at most once), `decode_line` reads one back, `read_journal` reads a
+whole journal (or a commit object holding several lines). The local store, the S3 store and the fault kit all go
+through them; `tests/store/test_journal_owner.py` holds that nothing else parses a line.
+
 A torn multi-sector append may keep its last sector, newline included, and lose one in the middle: a complete
 final line with a bad checksum is a torn tail too, unless something durable proves the line was once whole
 (`refuse_damaged_last`); then it is corruption, never silently dropped. No record may nest deeper than
@@ -32,12 +37,66 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def encode_record(record: dict[str, Any], *, sort_keys: bool = True) -> bytes:
+class Line:
+    """One journal line: its bytes as written (`<crc32> <json>\n`) and the record they hold.
+
+    A line made by `encode_line` decodes its record from its own bytes on first use, once: a writer folds what a
+    reader of the line will get (never the caller's objects, which it may still change), without encoding or
+    decoding the record again. A line read back (`decode_line`, `read_journal(lines=True)`) has its record.
+    """
+
+    __slots__ = ("_record", "data")
+
+    def __init__(self, data: bytes, record: dict[str, Any] | None = None) -> None:
+        self.data = data
+        self._record = record
+
+    @property
+    def record(self) -> dict[str, Any]:
+        if self._record is None:
+            self._record = json.loads(self.data[9:])
+        return self._record
+
+    @property
+    def seq(self) -> int:
+        return int(self.record["seq"])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Line) and other.data == self.data
+
+    def __hash__(self) -> int:
+        return hash(self.data)
+
+    def __repr__(self) -> str:
+        return f"Line({self.data[:60]!r}...)"
+
+
+class CorruptLine(ValueError):
+    """Bytes that are not one whole journal line (a bad checksum, no frame, not a JSON object)."""
+
+
+def encode_line(record: dict[str, Any], *, sort_keys: bool = True) -> Line:
     """One journal line. `sort_keys=False` keeps the dicts' order (a checkpoint's state: units and conversations
     are in commit order, which the fold of the records it replaces would give)."""
     payload = json.dumps(record, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys).encode()
     bounded_json.check_depth(payload)  # never write what a reader refuses
+    return Line(frame_line(payload))
+
+
+def frame_line(payload: bytes) -> bytes:
+    """The line that holds `payload` (JSON bytes) as they are, checksummed: `encode_line`'s frame, and a harness's
+    way to plant a record the encoder refuses to write (testing/hostile_files.py)."""
     return b"%08x " % zlib.crc32(payload) + payload + b"\n"
+
+
+def decode_line(data: bytes) -> Line:
+    """The line `data` holds (with or without its newline), its checksum verified; CorruptLine otherwise."""
+    line = data[:-1] if data.endswith(b"\n") else data
+    payload = _checked_payload(line)
+    record = _decode(payload) if payload is not None else None
+    if record is None:
+        raise CorruptLine("not a whole journal line")
+    return Line(line + b"\n", record)
 
 
 def _checked_payload(line: bytes) -> bytes | None:
@@ -68,6 +127,7 @@ class JournalContents:
     torn_tail: bool  # the file has bytes after the last valid record (an unsynced or torn final write)
     checkpoint_end: int = 0  # bytes of the file up to the end of its checkpoint record (0: none)
     damaged_last: bool = False  # the torn tail is a complete, newline-terminated line that fails its checksum
+    lines: list[Line] | None = None  # each record with its bytes (`read_journal(lines=True)`)
 
     def describe_tail(self, size: int) -> str:
         """What `sessions check` says of the torn tail of a file of `size` bytes."""
@@ -120,9 +180,10 @@ def refuse_damaged_last(path: Path, contents: JournalContents, proof: str | None
         raise CorruptSession(str(path), f"{detail} (restore the file from a backup, or delete the session)")
 
 
-def read_journal(path: Path, data: bytes, *, first_seq: int = 0) -> JournalContents:
-    """Parse journal bytes. A bad final line is a torn tail; a bad line followed by good ones is corruption.
-    `first_seq` > 0 reads a part of a journal that starts at that record (no header expected).
+def read_journal(path: Path | str, data: bytes, *, first_seq: int = 0, lines: bool = False) -> JournalContents:
+    """Parse journal bytes (`path` names them in errors: a file, or an object's URL). A bad final line is a torn
+    tail; a bad line followed by good ones is corruption. `first_seq` > 0 reads a part of a journal that starts at
+    that record (no header expected). `lines` also returns each record with its bytes (`JournalContents.lines`).
 
     Checksums are verified line by line and the payloads are then decoded in one `json.loads` call (a JSON array
     of them), which halves the cost of reading a long journal; a payload that fails to decode on its own (a
@@ -171,11 +232,14 @@ def read_journal(path: Path, data: bytes, *, first_seq: int = 0) -> JournalConte
             raise CorruptSession(str(path), f"record at byte {at} has seq {record.get('seq')}, expected {expected_seq}")
     if records and first_seq == 0 and records[0].get("kind") != HEADER_KIND:
         raise CorruptSession(str(path), "first record is not a strands-durable journal header")
+    kept = [Line(complete[n] + b"\n", record) for n, record in enumerate(records)] if lines else None
     if torn_at >= 0:
-        return JournalContents(records, torn_at, True, checkpoint_end, damaged_last=damaged_last and not rest)
+        return JournalContents(
+            records, torn_at, True, checkpoint_end, damaged_last=damaged_last and not rest, lines=kept
+        )
     if rest:  # a final line without its newline: never fully written
-        return JournalContents(records, offset, True, checkpoint_end)
-    return JournalContents(records, offset, False, checkpoint_end)
+        return JournalContents(records, offset, True, checkpoint_end, lines=kept)
+    return JournalContents(records, offset, False, checkpoint_end, lines=kept)
 
 
 _LARGE_PAYLOAD = 1 << 16

@@ -10,15 +10,23 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import strands_durable.store.events as event_kinds
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, DurableError, SessionNotFound, SessionUnreadable
 from strands_durable.store import journal as journal_codec
 from strands_durable.store import layout
-from strands_durable.store.base import Finding, Inspection, LeaseHolder, SessionStore, SessionSummary, Workspace
+from strands_durable.store.base import (
+    Finding,
+    Inspection,
+    KnownJournal,
+    LeaseHolder,
+    SessionStore,
+    SessionSummary,
+    Workspace,
+)
 from strands_durable.store.checkpoint import CHECKPOINT_MIN_BYTES
 from strands_durable.store.fileops import FileOps, temp_files
 from strands_durable.store.ids import is_session_id, new_session_meta, resolve_session_id
@@ -26,9 +34,8 @@ from strands_durable.store.io_errors import io_error
 from strands_durable.store.journal import (
     HEADER_KIND,
     JOURNAL_NAME,
-    JournalContents,
     JournalEnds,
-    encode_record,
+    encode_line,
     journal_ends,
     read_journal,
     refuse_damaged_last,
@@ -57,26 +64,12 @@ from strands_durable.store.verify import (
 )
 from strands_durable.store.views import session_view
 
-__all__ = ["VIEW_INTERVAL_S", "KnownJournal", "LocalSession", "LocalStore", "read_json_object", "utc_now"]
-
-
-@dataclass(frozen=True)
-class KnownJournal:
-    """Journal bytes this process has already read as `open` would: `state` is the fold of exactly `data` (whole
-    records) and each of its conversations is valid as stored.
-
-    A store given one reads a journal at `path` that begins with these very bytes by decoding, folding and
-    validating only the records after them, onto a copy-on-write copy of `state`. The result is the one a new
-    process would get (the fold is a function of the bytes, and the bytes are compared, not assumed); it lets the
-    chaos explorer resume hundreds of runs from one journal prefix without paying for the prefix each time.
-    """
-
-    path: Path
-    data: bytes
-    state: SessionState
+__all__ = ["VIEW_INTERVAL_S", "LocalSession", "LocalStore", "read_json_object", "utc_now"]
 
 
 class LocalStore(SessionStore):
+    replayable = True  # the journal is the session's record: its bytes, a seeded prefix, a known prefix
+
     def __init__(
         self,
         root: Path | str | None = None,
@@ -84,16 +77,14 @@ class LocalStore(SessionStore):
         fileops: FileOps | None = None,
         strict: bool | None = None,
         checkpoint_min_bytes: int = CHECKPOINT_MIN_BYTES,
-        _known_journal: KnownJournal | None = None,
     ) -> None:
         """`strict` validates every conversation a commit touches (`mode="stored"`); it defaults to the
         environment variable STRANDS_DURABLE_STRICT (the test suite turns it on). `checkpoint_min_bytes`: the least
-        history a checkpoint compacts (store/checkpoint.py). `_known_journal` is the chaos kit's (`KnownJournal`),
-        not a user's."""
+        history a checkpoint compacts (store/checkpoint.py)."""
         self.root = Path(root).expanduser() if root is not None else layout.default_sessions_dir()
         self.fileops = fileops or FileOps()
         self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
-        self._known_journal = _known_journal
+        self._known: KnownJournal | None = None  # `knowing`: a prefix whose records are not folded again
         self.checkpoint_min_bytes = checkpoint_min_bytes
 
     # -- creating and opening ------------------------------------------------------------------------
@@ -116,12 +107,12 @@ class LocalStore(SessionStore):
             "at": utc_now(),
             "kind": HEADER_KIND,
             "schema": SCHEMA_VERSION,
-            "events": [{"type": "session", "meta": meta}, {"type": "status", "status": "running"}],
+            "events": [event_kinds.session(meta), event_kinds.status("running")],
         }
 
         def fill(staging: Path) -> None:
             ops.write_atomic(staging / layout.SPEC_SNAPSHOT, spec_snapshot)
-            ops.write_atomic(staging / JOURNAL_NAME, encode_record(header))
+            ops.write_atomic(staging / JOURNAL_NAME, encode_line(header).data)
 
         directory, lease = create_session_directory(self.root, session_id, ops, fill)
         # from here on the session exists (its journal is durable): a failure leaves a session to resume or delete
@@ -156,10 +147,10 @@ class LocalStore(SessionStore):
             data = self.fileops.read_bytes(path)
         except OSError as exc:
             raise file_error(exc, path) from exc
-        known = self._known_journal
+        known = self._known
         if (
             known is not None
-            and known.path == path
+            and layout.session_dir(self.root, known.session_id) / JOURNAL_NAME == path
             and (upto_seq is None or upto_seq >= known.state.seq)
             and data.startswith(known.data)
         ):
@@ -213,7 +204,7 @@ class LocalStore(SessionStore):
                 session.warnings.append(
                     f"Using variables edited by hand in {directory / layout.SESSION_JSON}: {json.dumps(edited)}"
                 )
-                session.commit([{"type": "variables", "variables": edited, "source": "session.json"}])
+                session.commit([event_kinds.variables(edited, "session.json")])
             if not clean:
                 # what the crash left behind is re-derived with the next throttled flush, a status change or
                 # close (a long session need not rewrite its files before it can continue; they are derived)
@@ -344,10 +335,17 @@ class LocalStore(SessionStore):
         files, uses it)."""
         return self._directory(session_id)
 
-    # -- the files themselves, for harnesses that crash, damage and re-read them (faults/) --------------------
+    # -- replaying (`SessionStore.replayable`), and the files for harnesses that damage them (faults/) ----------
+    def knowing(self, known: KnownJournal) -> LocalStore:
+        twin = LocalStore(
+            self.root, fileops=self.fileops, strict=self.strict, checkpoint_min_bytes=self.checkpoint_min_bytes
+        )
+        twin._known = known
+        return twin
+
     def journal_path(self, session_id: str) -> Path:
-        """The file that is the session's commit record, whether or not it exists yet (a harness measures,
-        digests or damages it; read its bytes with `read_journal_bytes`)."""
+        """The file that is the session's commit record, whether or not it exists yet (a harness that faults the
+        local files damages it; read its bytes with `journal_bytes`)."""
         return layout.session_dir(self.root, session_id) / JOURNAL_NAME
 
     def journal_bytes(self, session_id: str) -> bytes:
@@ -375,17 +373,9 @@ class LocalStore(SessionStore):
         directory = layout.session_dir(self.root, session_id)
         self.fileops.makedirs(directory, durable=False)
         self.fileops.write_atomic(directory / layout.SPEC_SNAPSHOT, spec_snapshot, durable=False)
-        journal = journal_codec.encode_record(header) + tail
+        journal = journal_codec.encode_line(header).data + tail
         self.fileops.write_atomic(directory / JOURNAL_NAME, journal, durable=False)
         return journal
-
-    @staticmethod
-    def read_journal_bytes(data: bytes, *, first_seq: int = 0) -> JournalContents:
-        """Journal bytes as `open` reads them: the whole valid records, how many bytes they fill and whether a
-        torn tail follows (a bad record followed by good ones raises `CorruptSession`). `first_seq` > 0 reads a
-        part of a journal starting at that record. (The journal module's reader itself, not this module's name for
-        it: a harness reads with the true codec even when a test plants a bug in the store's own reading.)"""
-        return journal_codec.read_journal(Path(JOURNAL_NAME), data, first_seq=first_seq)
 
     def delete(self, session_id: str) -> None:
         """Delete a session under its lease, never following a symbolic link out of it: a symlinked session

@@ -12,7 +12,6 @@ the barrier callers pass before any external effect, and the writer only writes 
 from __future__ import annotations
 
 import errno
-import json
 import os
 import threading
 import time
@@ -28,7 +27,7 @@ from strands_durable.store.base import Session
 from strands_durable.store.checkpoint import checkpoint_due, compacted_journal
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.io_errors import io_error
-from strands_durable.store.journal import JOURNAL_NAME, encode_record, header_line, utc_now
+from strands_durable.store.journal import JOURNAL_NAME, encode_line, header_line, utc_now
 from strands_durable.store.lease import Lease
 from strands_durable.store.state import SessionState, apply_record, compact_events
 from strands_durable.store.syncer_thread import SyncerThread
@@ -218,7 +217,8 @@ class LocalSession(Session):
             record["views_boot"] = views_boot
         if self._boot is not None and self.state.written_boot != self._boot:
             record["boot"] = self._boot  # from here on this boot wrote the journal, after reading all of it
-        data = encode_record(record)
+        line = encode_line(record)
+        data = line.data
         self._emit_commit(self._crash, "store.before_commit", path, events, durable=durable, synced=synced)
         try:
             self._appender.append(data)
@@ -230,7 +230,7 @@ class LocalSession(Session):
         self._journal_size += len(data)
         # fold what was written, not the caller's objects: the state never aliases a structure the runner may
         # still change, and in memory is exactly what a reader of the journal gets
-        apply_record(self.state, json.loads(data[9:]))
+        apply_record(self.state, line.record)
         if self.store.strict:
             self._check_histories(events)
         if durable:
@@ -253,6 +253,14 @@ class LocalSession(Session):
             self._crash, "store.after_commit", path, events, durable=durable, synced=synced, seq=int(record["seq"])
         )
         return int(record["seq"])
+
+    def journal_size(self) -> int:
+        """The journal's length now: every record appended (a process that died now leaves them in the page
+        cache); `LocalStore.journal_bytes` cut there holds them."""
+        return self._journal_size
+
+    def stored_seq(self) -> int:
+        return self.state.seq
 
     def _checkpoint_due(self, *, closing: bool) -> bool:
         if self.state.seq < 1:  # the header alone: nothing to compact

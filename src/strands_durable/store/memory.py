@@ -9,6 +9,7 @@ import socket
 import threading
 from typing import Any
 
+import strands_durable.store.events as event_kinds
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import SessionInUse, SessionNotFound
 from strands_durable.store.base import LeaseHolder, Session, SessionStore, SessionSummary
@@ -98,7 +99,7 @@ class MemoryStore(SessionStore):
                     "at": utc_now(),
                     "kind": HEADER_KIND,
                     "schema": SCHEMA_VERSION,
-                    "events": [{"type": "session", "meta": meta}, {"type": "status", "status": "running"}],
+                    "events": [event_kinds.session(meta), event_kinds.status("running")],
                 }
             ]
             self.snapshots[session_id] = spec_snapshot

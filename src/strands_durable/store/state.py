@@ -1,24 +1,8 @@
 """Session state as the pure fold of committed events; the same reducer serves loading, committing and views.
 
-Events are plain JSON dicts (they are what the journal stores). Kinds:
-  session        {meta}                                   first event of every session
-  message        {conv, agent, unit, index, message, agent_state?, cm_state?}
-  tool_started   {conv, tool_use_id}                     a non-idempotent tool is about to run
-  tool_result    {conv, result, agent_state?, final?}     one tool's result, the moment it finished (`final`: the
-                                                          result after the user's AfterToolCallEvent hooks)
-  unit           {unit, record}                           a unit of work's outcome (response, status, ...)
-  pattern_state  {state} | {set?, extend?, unset?}        the readable position: replaced whole, or a change to
-                                                          the previous one (`pattern_state_delta`)
-  status         {status, reason?}
-  artifact       {path, sha256, bytes}
-  variables      {variables, source}                      a hand edit of session.json honoured on resume
-  generation     {conv, messages, backup}                 a repair's new history for one conversation
-  conversation   {conv, cm_state?, agent_state?, internal_state?}  state changes not tied to a message
-                                                          (`internal_state`: the SDK's interrupt and model state)
-  attempt        {unit, conv, attempt, error, wait_s}     a model call that failed transiently and is retried
-  model_usage    {conv, agent, usage}                     a model answer's token usage, recorded as the answer
-                                                          arrives (before it is committed): a crash before its
-                                                          message leaves these tokens counted as lost
+Events are plain JSON dicts (they are what the journal stores), built by one typed constructor per kind in
+`store/events.py`, whose docstring is the schema (kinds and fields); the handlers at the end of this module fold
+each kind.
 
 A record may instead carry `checkpoint`: the whole state as `snapshot` writes it, which replaces what was folded
 before it (the compacted journal, store/checkpoint.py).
@@ -30,6 +14,8 @@ import copy
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
+
+import strands_durable.store.events as event_kinds
 
 __all__ = [
     "AGENT_PATTERN",
@@ -395,7 +381,7 @@ def pattern_state_delta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, A
     extends the old one is journaled as its new items only.
     """
     if not old:
-        return {"type": "pattern_state", "state": new}
+        return event_kinds.pattern_state(new)
     changed: dict[str, Any] = {}
     extended: dict[str, list[Any]] = {}
     for key, value in new.items():
@@ -405,15 +391,10 @@ def pattern_state_delta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, A
                 extended[key] = value[len(before) :]
             else:
                 changed[key] = value
-    event: dict[str, Any] = {"type": "pattern_state"}
-    if changed:
-        event["set"] = changed
-    if extended:
-        event["extend"] = extended
     unset = [key for key in old if key not in new]
-    if unset:
-        event["unset"] = unset
-    return event
+    return event_kinds.pattern_state_change(
+        set=changed or event_kinds.UNSET, extend=extended or event_kinds.UNSET, unset=unset or event_kinds.UNSET
+    )
 
 
 def compact_events(state: SessionState, events: list[dict[str, Any]]) -> list[dict[str, Any]]:

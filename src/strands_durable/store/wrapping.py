@@ -8,7 +8,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
-from strands_durable.store.base import Inspection, LeaseHolder, Session, SessionStore, SessionSummary, Workspace
+from strands_durable.store.base import (
+    Inspection,
+    KnownJournal,
+    LeaseHolder,
+    Session,
+    SessionStore,
+    SessionSummary,
+    Workspace,
+)
 from strands_durable.store.io_errors import io_error
 from strands_durable.store.state import SessionState
 
@@ -97,6 +105,12 @@ class WrappedSession(Session):
     def backup_of(self, conversation: str) -> str | None:
         return self.inner.backup_of(conversation)
 
+    def journal_size(self) -> int:
+        return self.inner.journal_size()
+
+    def stored_seq(self) -> int:
+        return self.inner.stored_seq()
+
 
 class WrappingStore(SessionStore):
     """Wraps `inner`. `on_open(session, created)` runs after a create or open; `on_commit(session, call)` before
@@ -171,8 +185,8 @@ class WrappingStore(SessionStore):
         inner = self.inner.open_unit(session_id, unit=unit, attempt=attempt, crash_points=crash_points, check=check)
         return self._wrap(inner, created=False)
 
-    def load(self, session_id: str) -> SessionState:
-        return self.inner.load(session_id)
+    def load(self, session_id: str, **options: Any) -> SessionState:
+        return self.inner.load(session_id, **options)  # `upto_seq` where the inner store has it
 
     def session_ids(self) -> list[str]:
         return self.inner.session_ids()
@@ -200,6 +214,24 @@ class WrappingStore(SessionStore):
 
     def workspace(self, session_id: str) -> Workspace:
         return self.inner.workspace(session_id)
+
+    @property  # type: ignore[override]
+    def replayable(self) -> bool:
+        return self.inner.replayable
+
+    def journal_bytes(self, session_id: str) -> bytes:
+        return self.inner.journal_bytes(session_id)
+
+    def spec_snapshot_bytes(self, session_id: str) -> bytes:
+        return self.inner.spec_snapshot_bytes(session_id)
+
+    def seed(self, session_id: str, *, header: dict[str, Any], tail: bytes, spec_snapshot: bytes) -> bytes:
+        return self.inner.seed(session_id, header=header, tail=tail, spec_snapshot=spec_snapshot)
+
+    def knowing(self, known: KnownJournal) -> WrappingStore:
+        """The inner store's `knowing`, behind the same hooks (a new wrapper: its own `sessions` and `commits`)."""
+        hooks = {"on_open": self.on_open, "on_commit": self.on_commit, "after_commit": self.after_commit}
+        return WrappingStore(self.inner.knowing(known), on_close=self.on_close, record=self.record, **hooks)
 
 
 class UnitStore(WrappingStore):

@@ -14,13 +14,13 @@ Each case damages one file of a session directory and says what follows:
 from __future__ import annotations
 
 import os
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from strands_durable.store import LocalStore
+from strands_durable.store.base import frame_line
 
 Outcome = Literal["corrupt", "repairable"]
 TOO_DEEP = 100_000  # levels of nesting in a hostile JSON file: Python's decoder raises RecursionError past ~1000
@@ -70,7 +70,7 @@ def _too_deep_record(store: LocalStore, session_id: str) -> Path:
     payload += b"[" * TOO_DEEP + b"]" * TOO_DEEP + b"}]}"
     appender = store.fileops.open_append(journal)
     try:
-        appender.append(b"%08x " % zlib.crc32(payload) + payload + b"\n")
+        appender.append(frame_line(payload))
     finally:
         appender.close()
     return journal

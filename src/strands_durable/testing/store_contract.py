@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from strands_durable.errors import DurableError, ExitCode, SessionInUse, SessionNotFound, UsageError
-from strands_durable.store import Session, SessionState, SessionStore
+from strands_durable.store import Session, SessionState, SessionStore, events
 from strands_durable.store.fileops import machine_boot_id
 
 __all__ = ["CheckResult", "ContractReport", "StoreCapabilities", "run"]
@@ -121,14 +121,7 @@ def _meta(name: str = "contract") -> dict[str, Any]:
 
 
 def _message(conv: str, index: int, text: str, role: str = "user") -> dict[str, Any]:
-    return {
-        "type": "message",
-        "conv": conv,
-        "agent": conv.split(".")[0],
-        "unit": "step[0]",
-        "index": index,
-        "message": {"role": role, "content": [{"text": text}]},
-    }
+    return events.message(conv, conv.split(".")[0], index, {"role": role, "content": [{"text": text}]}, unit="step[0]")
 
 
 def _comparable(state: SessionState) -> dict[str, Any]:
@@ -163,15 +156,15 @@ def _sample_commits(session: Session) -> None:
     answer["message"]["content"] = [{"text": "calling"}, tool_use]
     session.commit([answer], path="model")
     result = {"toolUseId": "t1", "status": "success", "content": [{"text": "2"}]}
-    session.commit([{"type": "tool_result", "conv": conv, "result": result}], path="tool")
+    session.commit([events.tool_result(conv, result)], path="tool")
     results = _message(conv, 2, "")
     results["message"]["content"] = [{"toolResult": result}]
     session.commit([results], path="results", durable=False)
     session.commit([_message(conv, 3, "a haiku", role="assistant")], path="answer")
     session.commit(
         [
-            {"type": "unit", "unit": "step[0]", "record": {"status": "completed", "response": "a haiku"}},
-            {"type": "pattern_state", "state": {"current_step": 1, "step_history": [{"index": 0}]}},
+            events.unit("step[0]", {"status": "completed", "response": "a haiku"}),
+            events.pattern_state({"current_step": 1, "step_history": [{"index": 0}]}),
         ],
         path="unit",
         durable=False,
@@ -250,7 +243,7 @@ def _lease_exclusion(factory: Any, store: SessionStore) -> None:
 
 def _list_resolve_delete(factory: Any, store: SessionStore) -> None:
     first = store.create(_meta("first"), b"")
-    first.commit([{"type": "status", "status": "paused", "reason": "interrupted"}], path="status")
+    first.commit([events.status("paused", "interrupted")], path="status")
     first.close()
     second = store.create(_meta("second"), b"")
     second.close()
@@ -373,15 +366,15 @@ def _abandon_and_close(factory: Any, store: SessionStore) -> None:
 
 def _idle_status(factory: Any, store: SessionStore) -> None:
     session = store.create(_meta("agent"), b"")
-    session.commit([{"type": "status", "status": "idle"}], path="idle")
+    session.commit([events.status("idle")], path="idle")
     session.close()
     twin = _twin(factory, store)
     summary = next(s for s in twin.list() if s.session_id == session.session_id)
     _expect(summary.status == "idle" and not summary.stale, f"an idle session is listed as {summary.display_status}")
     _expect(twin.load(session.session_id).status == "idle", "load does not say idle")
     reopened = twin.open(session.session_id)
-    reopened.commit([{"type": "status", "status": "running"}], path="invocation")
-    reopened.commit([{"type": "status", "status": "idle"}], path="idle")
+    reopened.commit([events.status("running")], path="invocation")
+    reopened.commit([events.status("idle")], path="idle")
     reopened.close()
     _expect(twin.load(session.session_id).status == "idle", "idle does not survive a second invocation")
 
@@ -455,6 +448,55 @@ def _foreign_entries_untouched(factory: Any, store: SessionStore) -> None:
     _expect(twin.session_ids() == [], "cleanup did not delete the old session beside the foreign entry")
 
 
+def _replayable(factory: Any, store: SessionStore) -> None:
+    """The durable records up to any moment (`journal_size` then, a prefix of `journal_bytes`), a session seeded
+    from a prefix (it opens, loads and goes on as that prefix folds), and a store told a known prefix (it reads
+    the same state, and never trusts a prefix whose bytes the journal does not begin with)."""
+    from strands_durable.store.base import KnownJournal, read_journal_bytes
+    from strands_durable.store.state import fold
+
+    if not store.replayable:
+        raise _NotApplicable("the store is not replayable")
+    session = store.create(_meta("replayed"), b"spec bytes")
+    source_id = session.session_id
+    import copy
+
+    sizes, states = [session.journal_size()], [copy.deepcopy(_comparable(session.state))]
+    journals = [store.journal_bytes(source_id)]
+    for index, text in enumerate(["a", "b", "c", "d"]):
+        session.commit([_message("writer", index, text, role="user" if index % 2 == 0 else "assistant")])
+        sizes.append(session.journal_size())
+        states.append(copy.deepcopy(_comparable(session.state)))  # the live lists grow with the next commit
+        journals.append(store.journal_bytes(source_id))  # as it is now (a compaction may rewrite it later)
+    session.close()
+    for size, state, journal in zip(sizes, states, journals, strict=True):
+        contents = read_journal_bytes(journal[:size])
+        _expect(contents.valid_length == size, f"journal_size {size} does not end a record")
+        _expect(_comparable(fold(contents.records)) == state, f"the journal's first {size} bytes fold differently")
+    data = journals[3]
+    header = read_journal_bytes(data[: sizes[0]]).records[0]
+    seeded_id = f"{source_id}-seeded"
+    header["events"][0] = {**header["events"][0], "meta": {**header["events"][0]["meta"], "session_id": seeded_id}}
+    journal = store.seed(seeded_id, header=header, tail=data[sizes[0] : sizes[3]], spec_snapshot=b"spec bytes")
+    prefix_state = fold(read_journal_bytes(journal).records)
+    twin = _twin(factory, store)
+    _expect(twin.journal_bytes(seeded_id) == journal, "a seeded session's journal is not what seed returned")
+    _expect(twin.spec_snapshot_bytes(seeded_id) == b"spec bytes", "a seeded session's spec snapshot differs")
+    _expect(_comparable(twin.load(seeded_id)) == _comparable(prefix_state), "a seeded session loads differently")
+    knowing = twin.knowing(KnownJournal(seeded_id, journal, prefix_state))
+    with knowing.open(seeded_id) as reopened:
+        _expect(_comparable(reopened.state) == _comparable(prefix_state), "a known prefix opens differently")
+        reopened.commit([_message("writer", 3, "d", role="assistant")])
+    _expect(
+        _comparable(knowing.load(seeded_id)) == _comparable(twin.load(seeded_id)),
+        "a store knowing a prefix reads the records after it differently",
+    )
+    bogus = fold(read_journal_bytes(journal).records)
+    bogus.status = "failed"  # a state that is not the fold of those bytes: trusted only with the very bytes
+    other = twin.knowing(KnownJournal(seeded_id, journal[:-2] + b"x\n", bogus))
+    _expect(other.load(seeded_id).status != "failed", "a known prefix was trusted for bytes it does not name")
+
+
 _EMPTY = type("_Empty", (), {"messages": []})()
 
 CHECKS: dict[str, Callable[[Any, SessionStore], None]] = {
@@ -471,6 +513,7 @@ CHECKS: dict[str, Callable[[Any, SessionStore], None]] = {
     "a torn final record is cut off": _torn_tail_is_cut,
     "an expired lease is fenced out": _expired_lease_is_fenced,
     "entries that are not sessions are never touched": _foreign_entries_untouched,
+    "replayable: journal prefixes, seeded sessions, known prefixes": _replayable,
 }
 
 

@@ -208,11 +208,11 @@ def stored_at_crash(world: World) -> tuple[dict[str, list[dict[str, Any]]], Coun
     """Every conversation the crashed session holds (normalised as requests are recorded), how many results it
     holds per node/toolUseId, and whether the multi-agent invocation's end was committed."""
     from strands_durable.errors import SessionNotFound
+    from strands_durable.faults.kit.stores import store_at
     from strands_durable.models.request import normalise_messages
-    from strands_durable.store import LocalStore
 
     try:
-        state = LocalStore(world.sessions).load(SESSION_ID)
+        state = store_at(world.sessions).load(SESSION_ID)
     except SessionNotFound:
         return {}, Counter(), False
     convs = state.conversations.values()

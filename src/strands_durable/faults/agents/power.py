@@ -35,8 +35,8 @@ def explore_power(base: Path) -> PowerReport:
         persistence_points,
     )
     from strands_durable.faults.classes.recording import RecordingFileOps
+    from strands_durable.faults.kit.stores import file_store
     from strands_durable.sdk import DurableSessionManager
-    from strands_durable.store import LocalStore
 
     world = World(base)
     reset_dir(base)
@@ -45,7 +45,7 @@ def explore_power(base: Path) -> PowerReport:
         model=make_model(world, "golden"),
         tools=make_tools(world, "golden"),
         callback_handler=None,
-        session_manager=DurableSessionManager(SESSION_ID, store=LocalStore(world.sessions, fileops=recorder)),
+        session_manager=DurableSessionManager(SESSION_ID, store=file_store(world.sessions, fileops=recorder)),
     )
     for index, prompt in enumerate(PROMPTS):
         agent(prompt)

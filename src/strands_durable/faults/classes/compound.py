@@ -35,8 +35,9 @@ from strands_durable.faults.kit.runs import (
     wait_for_threads,
 )
 from strands_durable.faults.kit.scratch import reset_dir
+from strands_durable.faults.kit.stores import file_store
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.store import LocalStore
+from strands_durable.store import events
 from strands_durable.store.fileops import AppendHandle, FileOps
 
 FAULT = "compound"
@@ -62,7 +63,7 @@ def _dying_resume(
             os.kill(os.getpid(), signal.SIGKILL)
 
     bus.subscribe(at_point)
-    resume(target.session_id, run_options(target, out_dir, bus, scratch_dir=scratch), store=LocalStore(sessions))
+    resume(target.session_id, run_options(target, out_dir, bus, scratch_dir=scratch), store=file_store(sessions))
     return 0
 
 
@@ -76,7 +77,7 @@ def crash_during_resume(golden: WorkflowGoldenRun, first: str, nth: int, workspa
         ToolLedger(workspace / "tools.log", durable=False),
     )
     point, variant = first, f"resume-killed-at[{nth}]"
-    run.explored += 1
+    run.explore_at(point)
     ended = run_in_child(
         lambda: crashing_run(target, sessions, out_dir, ledger, first, signal.SIGKILL, scratch=scratch)
     )
@@ -87,9 +88,9 @@ def crash_during_resume(golden: WorkflowGoldenRun, first: str, nth: int, workspa
     if ended not in (ChildExit(None, signal.SIGKILL), ChildExit(0, None)):
         run.add(point, variant, "resume-failed", f"the first resume ended with {ended.describe()}")
         return
-    run.states.add(journal_digest(LocalStore(sessions).journal_path(target.session_id)))
+    run.states.add(journal_digest(file_store(sessions).journal_bytes(target.session_id)))
     try:
-        if LocalStore(sessions).load(target.session_id).status != "completed":
+        if file_store(sessions).load(target.session_id).status != "completed":
             resuming_run(target, sessions, out_dir, ledger, scratch=scratch)
             wait_for_threads()
     except DurableError as exc:
@@ -173,7 +174,7 @@ def needs_repair(golden: WorkflowGoldenRun, sessions: Path, out_dir: Path, scrat
     answer was committed before the pause)."""
 
     paused_after_first_unit(golden, sessions, out_dir, scratch)
-    session = LocalStore(sessions, strict=False).open(golden.target.session_id, check=False)  # broken on purpose
+    session = file_store(sessions, strict=False).open(golden.target.session_id, check=False)  # broken on purpose
     try:
         candidates = [
             (key, conv, index)
@@ -186,18 +187,13 @@ def needs_repair(golden: WorkflowGoldenRun, sessions: Path, out_dir: Path, scrat
         key, conv, index = candidates[0]
         messages: list[dict[str, Any]] = copy.deepcopy(conv.messages)
         messages[index]["content"].append({"text": "  "})
-        event = {
-            "type": "generation",
-            "conv": key,
-            "messages": messages,
-            "units": list(conv.units),
-            "strategy": "chaos",
-            "actions": ["a blank text block added on purpose"],
-        }
+        event = events.generation(
+            key, messages, list(conv.units), strategy="chaos", actions=["a blank text block added on purpose"]
+        )
         session.commit([event], path="chaos/break-history")
     finally:
         session.close()
-    others = [p for p in LocalStore(sessions).message_files(golden.target.session_id, 0) if p.parts[-3] != key]
+    others = [p for p in file_store(sessions).message_files(golden.target.session_id, 0) if p.parts[-3] != key]
     if others:
         FileOps().write_file(others[0], others[0].read_bytes()[:11], sync=False)
     return True
@@ -206,7 +202,7 @@ def needs_repair(golden: WorkflowGoldenRun, sessions: Path, out_dir: Path, scrat
 def _repair_child(target: ChaosTarget, sessions: Path, kill_at: int) -> int:
     from strands_durable.operations import repair_session
 
-    repair_session(LocalStore(sessions, fileops=KillingFileOps(kill_at)), target.session_id)
+    repair_session(file_store(sessions, fileops=KillingFileOps(kill_at)), target.session_id)
     return 0
 
 
@@ -229,16 +225,16 @@ def crash_during_repair(golden: WorkflowGoldenRun, workspace: Path, run: FaultRu
         if ended == ChildExit(0, None):
             break
         point, variant = f"repair-op[{kill_at}]", "SIGKILL"
-        run.explored += 1
+        run.explore_at(point)
         kill_at += stride
         if ended != ChildExit(None, signal.SIGKILL):
             run.add(point, variant, "repair", f"the repairing child ended with {ended.describe()}")
             continue
-        run.states.add(journal_digest(LocalStore(sessions).journal_path(target.session_id)))
+        run.states.add(journal_digest(file_store(sessions).journal_bytes(target.session_id)))
         try:
-            repair_session(LocalStore(sessions), target.session_id)
+            repair_session(file_store(sessions), target.session_id)
             options = run_options(target, out_dir, CrashPoints(), scratch_dir=scratch)
-            resume(target.session_id, options, store=LocalStore(sessions))
+            resume(target.session_id, options, store=file_store(sessions))
             wait_for_threads()
         except DurableError as exc:
             run.add(point, variant, "repair", f"after a death during repair, repair and resume fail: {exc}")

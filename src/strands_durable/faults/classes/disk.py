@@ -27,8 +27,8 @@ from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.observe import run_options
 from strands_durable.faults.kit.runs import paused_after_first_unit, run_golden
 from strands_durable.faults.kit.scratch import reset_dir
+from strands_durable.faults.kit.stores import FileStore, file_store
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.store import LocalStore
 from strands_durable.store.fileops import AppendHandle, FileOps
 
 FAULT = "disk"
@@ -135,7 +135,7 @@ def paused_then_resumed(
     bus = CrashPoints()
     units_done: list[CrashPoint] = []
     bus.subscribe(lambda p: units_done.append(p) if p.site == "unit.after" else None)
-    store = LocalStore(sessions, fileops=fileops)
+    store = file_store(sessions, fileops=fileops)
     try:
         run_workflow(
             target.spec_path,
@@ -206,7 +206,7 @@ def fail_at_op(
         if failure is not None:
             run.add(point, errno_name, "unclean-failure", f"failed without an injected fault: {failure!r}")
         return False
-    run.explored += 1
+    run.explore_at(point)
     variant = f"{errno_name}@{ops.fired.split(' ', 1)[0]}"
     if failure is None:
         run.outcomes["completed despite the fault"] += 1
@@ -232,7 +232,7 @@ def _resume_healed(
     """The fault is gone: resume (if not completed) and compare with the golden run."""
     from strands_durable.runner.run import resume
 
-    store = LocalStore(sessions)
+    store = file_store(sessions)
     try:
         state = store.load(golden.target.session_id)
     except SessionNotFound:
@@ -289,13 +289,18 @@ def damage_one(golden: WorkflowGoldenRun, kind: str, workspace: Path, run: Fault
     directory = paused_after_first_unit(golden, sessions, out_dir, scratch)
     ops = FileOps()
     point, variant = "paused", kind
+<<<<<<< HEAD
     run.explored += 1
+    damaged = _damage(ops, file_store(sessions), golden.target.session_id, kind)
+=======
+    run.explore_at(point)
     damaged = _damage(ops, LocalStore(sessions), golden.target.session_id, kind)
+>>>>>>> i33
     needs_repair = kind in ("truncated-message", "corrupt-message", "missing-message")
     fatal = kind == "corrupt-journal"
     options = run_options(golden.target, out_dir, CrashPoints(), scratch_dir=scratch)
     try:
-        resume(golden.target.session_id, options, store=LocalStore(sessions))
+        resume(golden.target.session_id, options, store=file_store(sessions))
         failure: DurableError | None = None
     except DurableError as exc:
         failure = exc
@@ -311,8 +316,8 @@ def damage_one(golden: WorkflowGoldenRun, kind: str, workspace: Path, run: Fault
         if fatal:
             return
         try:
-            repair_session(LocalStore(sessions), golden.target.session_id)
-            resume(golden.target.session_id, options, store=LocalStore(sessions))
+            repair_session(file_store(sessions), golden.target.session_id)
+            resume(golden.target.session_id, options, store=file_store(sessions))
         except DurableError as exc:
             run.add(point, variant, "repair", f"after `sessions repair` the session still fails: {exc}")
             return
@@ -327,7 +332,7 @@ def damage_one(golden: WorkflowGoldenRun, kind: str, workspace: Path, run: Fault
     run.judged(point, variant, judge.completed_on_disk(golden, sessions, golden.target.session_id, scratch))
 
 
-def _damage(ops: FileOps, store: LocalStore, session_id: str, kind: str) -> Path:
+def _damage(ops: FileOps, store: FileStore, session_id: str, kind: str) -> Path:
     """Break the session's files as `kind` says; returns the file that was damaged."""
     directory, journal = store.directory_of(session_id), store.journal_path(session_id)
     if kind == "temp-files":

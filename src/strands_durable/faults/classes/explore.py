@@ -9,7 +9,7 @@ How one crash point is explored (`explore_point`):
    crash) and resumes from there with an `InjectedCrash` armed at the point. So the crash happens in a real run,
    and the cost of a point does not grow with the workflow's length. A point that never fires is a failure.
 2. Right after the crash the stored histories must be valid (`mode="stored"`).
-3. A resume in fresh objects (a new `LocalStore` on the directory, as a new process would) runs until it reaches
+3. A resume in fresh objects (a new store on the session, as a new process would) runs until it reaches
    a checkpoint (a commit) whose normalised snapshot equals the golden run's at one of its checkpoints (the
    convergence shortcut), or to the end with `full=True` or when it never converges, where the whole comparable
    view, request validity of every history and the completed status are checked. Committed tools must not run
@@ -43,8 +43,10 @@ from strands_durable.faults.kit.golden import (
 )
 from strands_durable.faults.kit.observe import Phase, observe, observed_store, run_options, watch_convergence
 from strands_durable.faults.kit.observe import arm as _arm
+from strands_durable.faults.kit.stores import store_at
 from strands_durable.faults.kit.workspace import write_files
-from strands_durable.store import KnownJournal, LocalStore
+from strands_durable.store import SessionStore
+from strands_durable.store.base import KnownJournal
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.state import SessionState
 
@@ -114,7 +116,7 @@ class _Exploration:
         self.seed = b""  # the journal this exploration started from, as written
         self.seed_state: SessionState | None = None  # its state
         self.known: KnownJournal | None = None  # both, for the stores of its runs (None: they read it all)
-        self.reader: LocalStore | None = None  # what the checks read the session with (the runs open their own)
+        self.reader: SessionStore | None = None  # what the checks read the session with (the runs open their own)
 
     @property
     def session_id(self) -> str:
@@ -133,11 +135,10 @@ class _Exploration:
         self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
         self.seed_state = self.golden.state_at(length)
         self.seed_state.meta = meta
-        journal = LocalStore(self.sessions).journal_path(self.session_id)
         # the runs' stores decode only what they append to the seed (their open would refuse an invalid one)
         invalid = judge.stored_valid(self.seed_state, "seed", self.golden.valid_histories)
-        self.known = None if invalid else KnownJournal(journal, self.seed, self.seed_state)
-        self.reader = LocalStore(self.sessions, _known_journal=self.known)
+        self.known = None if invalid else KnownJournal(self.session_id, self.seed, self.seed_state)
+        self.reader = store_at(self.sessions, known=self.known)
         for journal_length, results in self.golden.commits:
             if journal_length > length:
                 break

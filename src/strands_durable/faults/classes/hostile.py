@@ -22,8 +22,9 @@ from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.observe import run_options
 from strands_durable.faults.kit.runs import paused_after_first_unit, run_golden
 from strands_durable.faults.kit.scratch import reset_dir
+from strands_durable.faults.kit.stores import FileStore, file_store
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.store import LocalStore, SessionSummary
+from strands_durable.store import SessionSummary, events
 from strands_durable.testing.hostile_files import CASES, HostileFile, case
 
 FAULT = "hostile"
@@ -37,7 +38,7 @@ def explore_hostile(
     cases: tuple[str, ...] | None = None,
     golden: WorkflowGoldenRun | None = None,
     run: FaultRun | None = None,
-    store_factory: Callable[[Path], LocalStore] = LocalStore,
+    store_factory: Callable[[Path], FileStore] = file_store,
 ) -> FaultRun:
     """Damage a paused session with each case (all of them when `cases` is None) and judge what follows;
     `store_factory` opens the sessions directory (a test hands in a broken store to see it caught)."""
@@ -53,7 +54,7 @@ def damage_one(
     hostile: HostileFile,
     workspace: Path,
     run: FaultRun,
-    store_factory: Callable[[Path], LocalStore] = LocalStore,
+    store_factory: Callable[[Path], FileStore] = file_store,
 ) -> None:
     from strands_durable.operations import repair_session
     from strands_durable.runner.run import resume
@@ -66,7 +67,7 @@ def damage_one(
     store = store_factory(sessions)
     bystander = _bystander(store)
     point, variant = "paused", hostile.name
-    run.explored += 1
+    run.explore_at(point)
     damaged = hostile.damage(store, session_id)
     try:
         rows = {summary.session_id: summary for summary in store.list()}
@@ -109,11 +110,11 @@ def damage_one(
     run.judged(point, variant, judge.completed_on_disk(golden, sessions, session_id, scratch))
 
 
-def _bystander(store: LocalStore) -> SessionSummary:
+def _bystander(store: FileStore) -> SessionSummary:
     """A healthy, closed session beside the damaged one; its row as listed before the damage."""
     meta = {"workflow_name": "bystander", "pattern": "chain", "created_at": "2026-01-01T00:00:00+00:00"}
     session = store.create(meta, b"", session_id=BYSTANDER)
-    session.commit([{"type": "status", "status": "paused", "reason": "interrupted"}])
+    session.commit([events.status("paused", "interrupted")])
     session.close()
     return next(summary for summary in store.list() if summary.session_id == BYSTANDER)
 

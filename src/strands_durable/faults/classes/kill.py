@@ -50,8 +50,9 @@ from strands_durable.faults.kit.runs import (
 )
 from strands_durable.faults.kit.scratch import reset_dir
 from strands_durable.faults.kit.snapshot import SnapshotDigest
+from strands_durable.faults.kit.stores import mark_death, store_at
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.store import LocalStore
+from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.state import fold
 from strands_durable.store.wrapping import WrappingStore
 
@@ -88,7 +89,7 @@ def explore_kill(
     seed: int = 0,
     golden: WorkflowGoldenRun | None = None,
     run: FaultRun | None = None,
-    store_factory: Callable[[Path], Any] = LocalStore,
+    store_factory: Callable[[Path], Any] = store_at,
     resume_store: Callable[[Path], WrappingStore] = observed_store,
     full: bool = False,
 ) -> FaultRun:
@@ -130,7 +131,7 @@ def kill_at_point(
     signal_name: str,
     workspace: Path,
     run: FaultRun,
-    store_factory: Callable[[Path], Any] = LocalStore,
+    store_factory: Callable[[Path], Any] = store_at,
     *,
     resume_store: Callable[[Path], WrappingStore] = observed_store,
     full: bool = False,
@@ -148,7 +149,7 @@ def kill_at_point(
         ended, ledger = _crash_child(golden, point_id, signum, workspace, store_factory, cut)
     outcome.start_index = cut.index if cut is not None else 0
     run.outcomes["started-at-prefix" if cut is not None else "started-from-scratch"] += 1
-    run.explored += 1
+    run.explore_at(point_id)
     if ended.code == NOT_FIRED:
         run.add(point_id, signal_name, "not-fired", "the child finished without reaching the crash point")
         return outcome
@@ -211,6 +212,7 @@ def _crash_child(
             scratch=scratch,
         )
     )
+    mark_death(sessions)
     return ended, ledger
 
 
@@ -244,12 +246,13 @@ def kill_at_random(
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signum)
     ended = wait_child(pid)
+    mark_death(sessions)
     point = f"random[{delay * 1000:.0f}ms]"
-    run.explored += 1
+    run.explore_at(point)
     if ended not in _expected_exits(signum) | {ChildExit(0, None)}:
         run.add(point, signal_name, "unclean-stop", f"the child ended with {ended.describe()}")
         return
-    if not LocalStore(sessions).journal_path(golden.target.session_id).exists():
+    if golden.target.session_id not in store_at(sessions).session_ids():
         run.outcomes["killed-before-the-session-existed"] += 1
         return
     _after_death(golden, point, signal_name, workspace, ledger, run, graceful=signum != signal.SIGKILL)
@@ -277,13 +280,13 @@ def _after_death(
 ) -> None:
     sessions, out_dir, scratch = workspace / "sessions", workspace / "out", workspace / "workspace"
     session_id = golden.target.session_id
-    journal_path = LocalStore(sessions).journal_path(session_id)
+    reader = store_at(sessions)
     try:
-        crashed = LocalStore(sessions).load(session_id)
+        crashed = reader.load(session_id)
     except DurableError as exc:
         run.add(point, variant, "resume-failed", f"the killed session does not load: {exc}")
         return
-    run.states.add(journal_digest(journal_path))
+    run.states.add(journal_digest(reader.journal_bytes(session_id)))
     if outcome is not None:
         outcome.crash_digest = SnapshotDigest().digest(crashed)
     run.judged(point, variant, judge.stored_valid(crashed, "right after the kill"))
@@ -311,20 +314,20 @@ def _after_death(
         run.outcomes["converged"] += 1
         if outcome is not None:
             outcome.converged_at = converged.point.id
-        run.judged(point, variant, _judge_converged(converge_to, journal_path, converged, scratch))
+        run.judged(point, variant, _judge_converged(converge_to, reader, session_id, converged, scratch))
     else:
         run.judged(point, variant, judge.completed_on_disk(golden, sessions, golden.target.session_id, scratch))
     run.judged(point, variant, ledger.reruns(golden))
 
 
 def _judge_converged(
-    golden: WorkflowGoldenRun, journal_path: Path, converged: Convergence, scratch: Path
+    golden: WorkflowGoldenRun, reader: Any, session_id: str, converged: Convergence, scratch: Path
 ) -> list[judge.Problem]:
-    """Problems of a resume that stopped at convergence, read from disk: every stored history is valid, the
+    """Problems of a resume that stopped at convergence, read from the store: every stored history is valid, the
     journal up to the converged checkpoint folds to the golden state there (`judge.durable_at`), and the tools'
     workspace is the golden run's at that checkpoint."""
     try:
-        records = LocalStore.read_journal_bytes(journal_path.read_bytes()).records
+        records = read_journal_bytes(reader.journal_bytes(session_id)).records
     except DurableError as exc:
         return [("resume-failed", f"the session cannot be read after the resume: {exc}")]
     checkpoint = golden.checkpoint_states[converged.digest]

@@ -37,8 +37,9 @@ from strands_durable.faults.kit.findings import FaultClass, FaultRun
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.observe import run_options
 from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.stores import FileStore, file_store
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.store import LocalStore
+from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.wrapping import WrappingStore
 
@@ -56,23 +57,24 @@ class _Rebooted(FileOps):
         return self._boot
 
 
-def after_power_cut(sessions: Path) -> LocalStore:
+def after_power_cut(sessions: Path) -> FileStore:
     """The store a process opens after the power came back (every read and resume of a crash state goes here)."""
-    return LocalStore(sessions, fileops=_Rebooted())
+    return file_store(sessions, fileops=_Rebooted())
 
 
 # -- promises: which commits had returned durable to their caller -------------------------------------------------
 
 
 def promise_store(sessions: Path, ops: RecordingFileOps) -> WrappingStore:
-    """A real `LocalStore` on the recording file layer, behind the wrapper store, which marks in the recording the
-    moment a session's creation returned (its commits are marked by `mark_promises`)."""
+    """A real local store (`kit/stores.py: file_store`) on the recording file layer, behind the wrapper store,
+    which marks in the recording the moment a session's creation returned (its commits are marked by
+    `mark_promises`)."""
 
     def created(session: Any, is_new: bool) -> None:
         if is_new:
             ops.mark(("promise", 0, ()))
 
-    return WrappingStore(LocalStore(sessions, fileops=ops), on_open=created)
+    return WrappingStore(file_store(sessions, fileops=ops), on_open=created)
 
 
 def mark_promises(bus: CrashPoints, ops: RecordingFileOps) -> None:
@@ -123,7 +125,7 @@ def record_golden(target: ChaosTarget, workdir: Path, recorder: RecordingFileOps
     if golden.failure is not None or golden.comparable["status"] != "completed":
         raise DurableError(f"{target.spec_path}: the recorded golden run ended {golden.comparable['status']}")
     base = workdir / "golden"
-    snapshot = LocalStore(base / "sessions").spec_snapshot_bytes(target.session_id)
+    snapshot = file_store(base / "sessions").spec_snapshot_bytes(target.session_id)
     return PowerRecording(golden, list(ops.log), golden.journal, base, snapshot)
 
 
@@ -178,7 +180,7 @@ def explore_power(
     verdicts: dict[str, list[tuple[str, str]]] = {}
     for state in enumerate_states(recording, max_points):
         digest = state.digest(base)
-        run.explored += 1
+        run.explore_at(state.point)
         if digest in run.states:
             problems = verdicts[digest]
         else:
@@ -244,7 +246,7 @@ def _judge(recording: PowerRecording, state: CrashState, base: Path, run: FaultR
     return problems + judge.completed_like(golden, final)
 
 
-def _check_promises(recording: PowerRecording, state: CrashState, store: LocalStore, seq: int) -> list[tuple[str, str]]:
+def _check_promises(recording: PowerRecording, state: CrashState, store: FileStore, seq: int) -> list[tuple[str, str]]:
     """Every commit that had returned durable is in the recovered journal, byte for byte as written, and the
     session still has the spec snapshot it was created with."""
     if seq < state.promised_seq:
@@ -256,7 +258,7 @@ def _check_promises(recording: PowerRecording, state: CrashState, store: LocalSt
         ]
     session_id = recording.golden.target.session_id
     data = store.journal_path(session_id).read_bytes()
-    valid = LocalStore.read_journal_bytes(data).valid_length
+    valid = read_journal_bytes(data).valid_length
     if not recording.journal.startswith(data[:valid]):
         return [("data-lost", "the recovered journal is not a prefix of what the run wrote")]
     # a session whose journal survived must still have the spec it was created with (a resume whose spec file is

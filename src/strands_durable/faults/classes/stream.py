@@ -23,9 +23,9 @@ from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.observe import run_options
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.scratch import reset_dir
+from strands_durable.faults.kit.stores import store_at
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.models.events import StreamFault
-from strands_durable.store import LocalStore
 
 FAULT = "stream"
 KINDS: tuple[tuple[str, int], ...] = (
@@ -114,16 +114,16 @@ def stream_fault_at(golden: WorkflowGoldenRun, fault: StreamFault, call: int, wo
     scratch = golden.seed_workspace(workspace / "workspace")
     point = f"call[{call}]"
     variant = fault.kind if fault.kind != "cut" else f"cut@{fault.after_events}"
-    run.explored += 1
+    run.explore_at(point)
     faulting = faulting_factory(target.seed, fault, call)
     options = run_options(target, out_dir, CrashPoints(), scratch_dir=scratch, model_factory=faulting)
     failure: BaseException | None = None
     try:
-        run_workflow(target.spec_path, options, store=LocalStore(sessions), session_id=target.session_id)
+        run_workflow(target.spec_path, options, store=store_at(sessions), session_id=target.session_id)
     except Exception as exc:  # judged below: a DurableError is a clear failure, anything else is not
         failure = exc
     try:
-        state = LocalStore(sessions).load(target.session_id)
+        state = store_at(sessions).load(target.session_id)
     except DurableError as exc:
         run.add(point, variant, "unrecoverable", f"the session does not load after the fault: {exc}")
         return
@@ -135,7 +135,7 @@ def stream_fault_at(golden: WorkflowGoldenRun, fault: StreamFault, call: int, wo
         run.outcomes[f"clean-failure: {exit_code_for(failure)}"] += 1
         try:
             options = run_options(target, out_dir, CrashPoints(), scratch_dir=scratch)
-            resume(target.session_id, options, store=LocalStore(sessions))
+            resume(target.session_id, options, store=store_at(sessions))
         except DurableError as exc:
             run.add(point, variant, "unrecoverable", f"the resume without the fault failed: {exc}")
             return

@@ -21,9 +21,10 @@ from strands_durable.crashpoints import Commit, CrashPoint, ToolKey, natural_key
 from strands_durable.errors import BudgetExceeded, DurableError, WorkflowFailed
 from strands_durable.faults.kit.findings import Finding
 from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_view
+from strands_durable.faults.kit.stores import store_at
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.faults.kit.workspace import WorkspaceHistory, write_files
-from strands_durable.store import LocalStore
+from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.state import SessionState, copy_state, fold
 
@@ -192,7 +193,7 @@ class WorkflowGoldenRun(GoldenRun):
             base = max((known for known in self._states if known <= length), default=0)
             if base:
                 state = copy_state(self._states[base])
-                tail = LocalStore.read_journal_bytes(self.journal[base:length], first_seq=state.seq + 1)
+                tail = read_journal_bytes(self.journal[base:length], first_seq=state.seq + 1)
                 fold(tail.records, state)
             else:
                 state = _fold_bytes(self.journal[:length])
@@ -233,22 +234,22 @@ def skip_count(golden: WorkflowGoldenRun, target: GoldenPoint, start_index: int)
 def seed_session(
     golden: WorkflowGoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes
 ) -> tuple[bytes, dict[str, Any]]:
-    """A session directory holding the golden header (with this run's output directory) and `journal_tail`;
-    returns the journal's bytes and the session's metadata."""
+    """A session of the run's store (sessions root `sessions`, `kit/stores.py`) holding the golden header (with
+    this run's output directory) and `journal_tail`; returns the journal's bytes and the session's metadata."""
     _OPS.makedirs(out_dir, durable=False)
     header_end = golden.journal.index(b"\n") + 1
-    header = LocalStore.read_journal_bytes(golden.journal[:header_end]).records[0]
+    header = read_journal_bytes(golden.journal[:header_end]).records[0]
     meta = dict(header["events"][0]["meta"])
     meta["runtime"] = {**meta["runtime"], "out_dir": str(out_dir.resolve())}
     header["events"] = [{**header["events"][0], "meta": meta}, *header["events"][1:]]
-    journal = LocalStore(sessions).seed(
+    journal = store_at(sessions).seed(
         golden.target.session_id, header=header, tail=journal_tail, spec_snapshot=golden.spec_snapshot
     )
     return journal, meta
 
 
 def _fold_bytes(journal: bytes) -> SessionState:
-    return fold(LocalStore.read_journal_bytes(journal).records)
+    return fold(read_journal_bytes(journal).records)
 
 
 DETERMINISTIC_FAILURES = (WorkflowFailed, BudgetExceeded)

@@ -41,10 +41,10 @@ from strands_durable.faults.kit.findings import INVALID_HISTORY, Finding
 from strands_durable.faults.kit.golden import GoldenRun
 from strands_durable.faults.kit.oracle import comparable, history_violations, readable_difference
 from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_view
+from strands_durable.faults.kit.stores import store_at, stored_bytes
 from strands_durable.faults.kit.workspace import WORKSPACE_RULE, Files, read_files, workspace_difference
 from strands_durable.history import OUTCOME_UNKNOWN, normalize, synthesized_ids, validate
 from strands_durable.history.secrets import find_secret_echoes
-from strands_durable.store import LocalStore
 from strands_durable.store.state import SessionState
 
 Problem = tuple[str, str]  # (rule, detail)
@@ -158,13 +158,13 @@ def completed_on_disk(golden: GoldenRun, sessions: Path, session_id: str, scratc
     """The session `session_id` under `sessions`, read from disk after a resume: it loads, is what
     `completed_like` asks (completed and identical, with the golden run's workspace in `scratch`), and none of its
     files holds a declared secret."""
-    store = LocalStore(sessions)
+    store = store_at(sessions)
     try:
         state = store.load(session_id)
     except DurableError as exc:
         return [("resume-failed", f"the session cannot be loaded after the resume: {exc}")]
     secrets = declared_secrets(golden.secret_variables)
-    return completed_like(golden, state, scratch) + no_secret_echoes(store.directory_of(session_id), secrets)
+    return completed_like(golden, state, scratch) + no_secret_echoes(stored_bytes(store, session_id), secrets)
 
 
 def declared_secrets(variables: dict[str, str]) -> dict[str, str]:
@@ -173,16 +173,12 @@ def declared_secrets(variables: dict[str, str]) -> dict[str, str]:
     return {name: os.environ[variable] for name, variable in variables.items() if os.environ.get(variable)}
 
 
-def no_secret_echoes(session_dir: Path, secrets: dict[str, str]) -> list[Problem]:
-    """No file of the session (journal, readable files, backups; the tools' scratch/ is the tools' own) holds a
-    declared secret in any form redaction covers."""
+def no_secret_echoes(stored: dict[str, bytes], secrets: dict[str, str]) -> list[Problem]:
+    """Nothing the store keeps of the session (`kit/stores.py: stored_bytes`: a local session's journal, readable
+    files and backups, the tools' scratch/ being the tools' own; a session's journal on S3) holds a declared secret
+    in any form redaction covers."""
     if not secrets:
         return []
-    stored = {
-        str(path.relative_to(session_dir)): path.read_bytes()
-        for path in sorted(session_dir.rglob("*"))
-        if path.is_file() and not path.is_symlink() and path.relative_to(session_dir).parts[0] != "scratch"
-    }
     return [(SECRET_ECHO, echo.describe()) for echo in find_secret_echoes(stored, secrets)]
 
 

@@ -19,9 +19,10 @@ from typing import Any
 from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints, InjectedCrash, ToolCall, ToolKey
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.oracle import RequestLog, counting_model
+from strands_durable.faults.kit.stores import store_at
 from strands_durable.faults.kit.target import PINNED_CREATED_AT, ChaosTarget
 from strands_durable.runner.options import RunOptions
-from strands_durable.store import KnownJournal, LocalStore
+from strands_durable.store.base import KnownJournal
 from strands_durable.store.wrapping import WrappingStore
 
 
@@ -30,9 +31,9 @@ class Converged(InjectedCrash):
 
 
 def observed_store(sessions: Path, *, known: KnownJournal | None = None) -> WrappingStore:
-    """A real `LocalStore` behind the wrapper store, whose `session` is the session it opened last, so subscribers
-    can read its state."""
-    return WrappingStore(LocalStore(sessions, _known_journal=known))
+    """The run's real store (`kit/stores.py`) behind the wrapper store, whose `session` is the session it opened
+    last, so subscribers can read its state."""
+    return WrappingStore(store_at(sessions, known=known))
 
 
 class SizedRequestLog(RequestLog):
@@ -197,18 +198,21 @@ def watch_convergence(
                     raise Converged(stopped[0])
                 running.add(point.key)
             return
-        if point.site != "store.after_commit" or store.session is None or phase.fired is not None:
+        session = store.session
+        if point.site != "store.after_commit" or session is None or phase.fired is not None:
             return
         with lock:
             if isinstance(point, Commit):
                 running.difference_update(point.tool_results)
-            digest = digester.digest(store.session.state)
+            if session.stored_seq() != session.state.seq:
+                return  # a record held in memory (S3 batching) is not stored yet: stopping here would lose it
+            digest = digester.digest(session.state)
             checkpoint = golden.checkpoint_states.get(digest)
             if checkpoint is None or (effects_judged and (running or checkpoint.effect_uncommitted)):
                 return
             stopped.append(point)
             phase.converged_at = point
-            phase.converged_seq = store.session.state.seq
+            phase.converged_seq = session.state.seq
             phase.converged_digest = digest
         raise Converged(point)
 

@@ -36,11 +36,12 @@ from strands_durable.faults.kit.observe import Converged, Phase, observe, observ
 from strands_durable.faults.kit.oracle import committed_tool_keys, comparable
 from strands_durable.faults.kit.scratch import write_scratch
 from strands_durable.faults.kit.snapshot import SnapshotDigest
+from strands_durable.faults.kit.stores import file_store, store_at
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.faults.kit.workspace import WorkspaceHistory, read_files, write_files
 from strands_durable.runner.run import resume, run_workflow
 from strands_durable.runner.signals import StopSignals  # imported here, in the warm parent, not in every child
-from strands_durable.store import LocalStore
+from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.state import SessionState
 from strands_durable.store.wrapping import WrappingStore
@@ -70,7 +71,6 @@ def run_golden(
     workspace = WorkspaceHistory(read_files(target.workspace))
     write_files(scratch, workspace.final)
     store = store_factory(sessions)
-    journal_path = LocalStore(sessions).journal_path(target.session_id)
     phase = Phase()
     bus = CrashPoints()
     points: list[GoldenPoint] = []
@@ -80,8 +80,9 @@ def run_golden(
 
     def record(point: CrashPoint) -> None:
         digest = None
-        if point.site == "store.after_commit" and store.session is not None:
-            digest = digester.digest(store.session.state)
+        session = store.session
+        if point.site == "store.after_commit" and session is not None and session.stored_seq() == session.state.seq:
+            digest = digester.digest(session.state)  # a checkpoint a crash leaves stored (S3: not a held record)
         state = store.session.state if store.session is not None else None
         completed = state is not None and state.status == "completed"
         unknown = point.site == "store.before_commit" and state is not None and bool(pending_unknown(state))
@@ -94,7 +95,7 @@ def run_golden(
             GoldenPoint(
                 point,
                 len(points),
-                journal_path.stat().st_size,
+                store.session.journal_size() if store.session is not None else 0,
                 digest,
                 completed,
                 unknown,
@@ -116,7 +117,8 @@ def run_golden(
         if isinstance(exc, CassetteMiss):  # the recording is incomplete: that is the finding, not a workflow's end
             raise
         failure, status = failure_of(exc), "failed"
-    final = LocalStore(sessions).load(target.session_id)
+    reader = store_at(sessions)
+    final = reader.load(target.session_id)
     problems = [Finding(INVALID_HISTORY, f"golden run: {v}") for v in continuable(final)]
     if (status != "completed" and failure is None) or final.status != status:
         problems.append(Finding("status", f"golden run ended {final.status}"))
@@ -125,8 +127,8 @@ def run_golden(
         target=target,
         workdir=workdir,
         points=points,
-        journal=LocalStore(sessions).journal_bytes(target.session_id),
-        spec_snapshot=LocalStore(sessions).spec_snapshot_bytes(target.session_id),
+        journal=reader.journal_bytes(target.session_id),
+        spec_snapshot=reader.spec_snapshot_bytes(target.session_id),
         meta=final.meta,
         comparable=comparable(final),
         tool_executions=len(phase.tools_run),
@@ -202,7 +204,7 @@ def crashing_run(
     ledger: ToolLedger,
     crash_at: str | Trigger | None,
     signum: int,
-    store_factory: Callable[[Path], Any] = LocalStore,
+    store_factory: Callable[[Path], Any] = store_at,
     *,
     from_prefix: bool = False,
     report: Path | None = None,
@@ -294,7 +296,7 @@ def uncommitted_tools(golden: WorkflowGoldenRun, ledger: ToolLedger, sessions: P
     keys = {p.point.path: p.point.key for p in golden.points if isinstance(p.point, ToolCall)}
     if not started <= keys.keys():
         return None
-    return {keys[path] for path in started} - committed_tool_keys(LocalStore(sessions).load(golden.target.session_id))
+    return {keys[path] for path in started} - committed_tool_keys(store_at(sessions).load(golden.target.session_id))
 
 
 def wait_for_threads(timeout: float = 5.0) -> None:
@@ -305,9 +307,9 @@ def wait_for_threads(timeout: float = 5.0) -> None:
             thread.join(timeout)
 
 
-def journal_digest(path: Path) -> str:
+def journal_digest(journal: bytes) -> str:
     """The digest of a journal's committed events (timestamps left out): one per distinct crash state."""
-    contents = LocalStore.read_journal_bytes(path.read_bytes())
+    contents = read_journal_bytes(journal)
     events = [record.get("events") for record in contents.records]
     return hashlib.sha256(json.dumps(events, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -323,7 +325,7 @@ def paused_after_first_unit(
         run_workflow(
             golden.target.spec_path,
             run_options(golden.target, out_dir, bus, scratch_dir=scratch, stop_requested=lambda: bool(done)),
-            store=LocalStore(sessions),
+            store=file_store(sessions),
             session_id=golden.target.session_id,
         )
-    return LocalStore(sessions).directory_of(golden.target.session_id)
+    return file_store(sessions).directory_of(golden.target.session_id)

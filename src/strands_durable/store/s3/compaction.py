@@ -15,13 +15,12 @@ exists, fence objects never; a reader needs one LIST, the latest checkpoint and 
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from strands_durable.errors import CorruptSession, SessionFenced
 from strands_durable.store.checkpoint import checkpoint_record
-from strands_durable.store.journal import encode_record, read_journal
+from strands_durable.store.journal import Line, encode_line, read_journal
 from strands_durable.store.s3.client import KeyTaken
 from strands_durable.store.s3.stored import SessionReader, StoredSession
 from strands_durable.store.state import SessionState
@@ -45,7 +44,7 @@ def digest(data: bytes) -> str:
 
 def read_checkpoint(where: str, data: bytes, seq: int) -> CheckpointContents:
     """Parse the checkpoint object at `where` (key seq `seq`), either form; CorruptSession naming it otherwise."""
-    contents = read_journal(where, data)  # type: ignore[arg-type]  # `where` names the object in errors
+    contents = read_journal(where, data)
     records = contents.records
     if contents.torn_tail or not records:
         raise CorruptSession(where, "not a whole checkpoint")
@@ -89,29 +88,28 @@ class Compaction:
         self.header = stored.header
         self.checkpoint_seq = stored.checkpoint_seq
         self.checkpoint_digest = stored.checkpoint_digest
+        self.checkpoint_size = stored.checkpoint_size  # bytes of the checkpoint object (0: none)
         self.fences = dict(stored.fences)  # every fence record up to the records this writer has seen
 
     def due(self, seq: int) -> bool:
         return seq - self.checkpoint_seq >= self.store.checkpoint_every
 
-    def checkpoint_bytes(self, state: SessionState, records: list[bytes], scratch: Manifest | None) -> bytes:
+    def checkpoint_bytes(self, state: SessionState, records: list[Line], scratch: Manifest | None) -> bytes:
         """The checkpoint of `state` (whose records since the last checkpoint are `records`)."""
         fences = self._fences_with(records)
         record: dict[str, Any] = {**checkpoint_record(state), "fences": sorted(fences.items())}
         if scratch is not None:
             record["scratch"] = scratch
-        return self.header + encode_record(record, sort_keys=False)
+        return self.header + encode_line(record, sort_keys=False).data
 
-    def _fences_with(self, records: list[bytes]) -> dict[int, dict[str, Any]]:
+    def _fences_with(self, records: list[Line]) -> dict[int, dict[str, Any]]:
         fences = dict(self.fences)
-        for data in records:
-            if b'"fence":' in data:
-                record = json.loads(data[9:])
-                if "fence" in record:
-                    fences[record["seq"]] = record["fence"]
+        for line in records:
+            if "fence" in line.record:
+                fences[line.seq] = line.record["fence"]
         return fences
 
-    def write(self, state: SessionState, records: list[bytes], scratch: Manifest | None) -> list[bytes]:
+    def write(self, state: SessionState, records: list[Line], scratch: Manifest | None) -> list[Line]:
         """Checkpoint `state`, then delete the commit objects it covers (fences excepted) and the previous
         checkpoint. `records`: this writer's records since its last checkpoint; returns those still after the
         checkpoint (none once it is written; all of them when another writer's object holds its key)."""
@@ -131,6 +129,7 @@ class Compaction:
         if self.checkpoint_seq >= 0:
             doomed.append(keys.checkpoint(sid, self.checkpoint_seq))
         self.checkpoint_seq, self.checkpoint_digest, self.fences = upto, digest(data), fences
+        self.checkpoint_size = len(data)
         objects.delete_many(doomed)  # only now: the checkpoint covering them exists
         if self.store.strict:
             self.verify([])
@@ -147,7 +146,7 @@ class Compaction:
             return None
         return read_checkpoint(f"s3://{self.store.bucket}/{key}", held[0], self.checkpoint_seq).records
 
-    def verify(self, records: list[bytes]) -> None:
+    def verify(self, records: list[Line]) -> None:
         """A strict store's check (at each compaction and at close): read the session back as a new reader would
         (checksums, seqs against keys, no gap) and require exactly what this writer knows: its latest checkpoint,
         byte for byte, and `records` after it. AssertionError naming the first difference."""
@@ -166,7 +165,7 @@ class Compaction:
             lost = self.checkpoint_seq + 1 + len(stored.records)
             raise AssertionError(f"strict store: session {sid} lost its records from seq {lost}")
 
-    def unseen(self, stored: StoredSession, known: list[bytes], token: str, unit: str | None) -> list[bytes]:
+    def unseen(self, stored: StoredSession, known: list[Line], token: str, unit: str | None) -> list[Line]:
         """The records `stored` holds after the `known` ones (this writer's records since its checkpoint), for a
         writer whose conditional PUT lost. SessionFenced when its records were replaced, when a fence of another
         lease covered by a newer checkpoint follows them, or when another writer compacted records it never saw."""

@@ -15,7 +15,6 @@ session-wide one (docs/storage.md, "Leases and fencing", has the argument for se
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import Any, NoReturn
 
@@ -23,7 +22,7 @@ from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import SessionFenced, SessionNotFound, StorageIOError
 from strands_durable.store.base import Session
 from strands_durable.store.fileops import FileOps
-from strands_durable.store.journal import encode_record, utc_now
+from strands_durable.store.journal import Line, encode_line, utc_now
 from strands_durable.store.s3.client import KeyTaken
 from strands_durable.store.s3.compaction import Compaction, fenced_by, fences_out
 from strands_durable.store.s3.lease import S3Lease
@@ -75,8 +74,8 @@ class S3Session(Session):
         self.unit = unit  # a unit writer (S3Store.open_unit): never compacts, fenced as described above
         self.state = stored.state
         self.warnings: list[str] = []
-        self._records = stored.records  # each landed record's encoded bytes since the checkpoint, in order
-        self._held: list[bytes] = []  # records of durable=False commits, folded, PUT with the next commit
+        self._records = stored.records  # each landed record (its line) since the checkpoint, in order
+        self._held: list[Line] = []  # records of durable=False commits, folded, PUT with the next commit
         self._held_events: list[list[dict[str, Any]]] = []  # the events each held record was made of
         self._held_kinds: set[Any] = set()
         self._compaction = Compaction(store, self.session_id, stored)
@@ -96,6 +95,16 @@ class S3Session(Session):
     @property
     def lease_token(self) -> str:
         return self._lease.token
+
+    def journal_size(self) -> int:
+        """Bytes of `S3Store.journal_bytes` the landed records fill: held records are not in the bucket yet (a
+        process that died now loses them, as unsynced lines on disk)."""
+        # no lock: crash points of other threads ask while a commit holds it (a lockstep schedule would deadlock)
+        return self._compaction.checkpoint_size + sum(len(line.data) for line in list(self._records))
+
+    def stored_seq(self) -> int:
+        landed = self._records[-1:]
+        return landed[0].seq if landed else self._compaction.checkpoint_seq
 
     # -- commits --------------------------------------------------------------------------------------
     def commit(
@@ -152,7 +161,7 @@ class S3Session(Session):
         except (StorageIOError, SessionFenced):
             pass
 
-    def _encode(self, events: list[dict[str, Any]], extra: dict[str, Any], state: SessionState | None = None) -> bytes:
+    def _encode(self, events: list[dict[str, Any]], extra: dict[str, Any], state: SessionState | None = None) -> Line:
         """The record that follows `state` (default: ours), its positions as changes to that state's."""
         state = self.state if state is None else state
         record = {
@@ -162,25 +171,25 @@ class S3Session(Session):
             "writer": self._lease.token,
             **extra,
         }
-        return encode_record(record)
+        return encode_line(record)
 
     def _hold(self, events: list[dict[str, Any]]) -> int:
         """A `durable=False` commit: its record is folded now and PUT with the next commit's."""
-        data = self._encode(events, {})
-        record = json.loads(data[9:])
-        apply_record(self.state, record)
-        self._held.append(data)
+        line = self._encode(events, {})
+        apply_record(self.state, line.record)
+        self._held.append(line)
         self._held_events.append(events)
-        return int(record["seq"])
+        return line.seq
 
     def _append(self, events: list[dict[str, Any]], extra: dict[str, Any]) -> int:
         """PUT the held records and this one as one object at the first one's key; on a lost race read what is
         there, stop if it fences us out, else fold it and try the next key."""
         while True:
-            data = self._encode(events, extra)
-            first = json.loads((self._held[0] if self._held else data)[9:])["seq"]
+            line = self._encode(events, extra)
+            first = (self._held[0] if self._held else line).seq
+            body = b"".join(held.data for held in self._held) + line.data
             try:
-                self.store.objects.put_new(self.store.keys.commit(self.session_id, first), b"".join(self._held) + data)
+                self.store.objects.put_new(self.store.keys.commit(self.session_id, first), body)
             except KeyTaken:
                 self._catch_up()
                 continue
@@ -189,8 +198,8 @@ class S3Session(Session):
             for held in self._held:
                 self._landed(held)
             self._held, self._held_events = [], []
-            self._apply(data)
-            return int(json.loads(data[9:])["seq"])
+            self._apply(line)
+            return line.seq
 
     def _confirm_uncovered(self, seq: int) -> None:
         """After a unit writer's PUT at `seq` landed: SessionFenced if a checkpoint covers `seq` (one LIST). A
@@ -206,15 +215,14 @@ class S3Session(Session):
                 f"commit {seq} landed below checkpoint {keys.seq_of(covering.key)}: the session went on without it",
             )
 
-    def _apply(self, data: bytes) -> None:
+    def _apply(self, line: Line) -> None:
         # fold what was written, not the caller's objects (as the local store does)
-        apply_record(self.state, json.loads(data[9:]))
-        self._landed(data)
+        apply_record(self.state, line.record)
+        self._landed(line)
 
-    def _landed(self, data: bytes) -> None:
-        record = json.loads(data[9:])
-        self._records.append(data)
-        self.scratch.track(record)
+    def _landed(self, line: Line) -> None:
+        self._records.append(line)
+        self.scratch.track(line.record)
 
     def _catch_up(self) -> None:
         """Fold the records other writers committed after ours; SessionFenced if one fences us out (see
@@ -234,28 +242,27 @@ class S3Session(Session):
             others = self._compaction.unseen(stored, self._records, self._lease.token, self.unit)
             state = stored.state
         elif state is not None:
-            for data in others:
-                apply_record(state, json.loads(data[9:]))
-        for data in others:
-            record = json.loads(data[9:])
-            found = record.get("fence")
+            for line in others:
+                apply_record(state, line.record)
+        for line in others:
+            found = line.record.get("fence")
             if found is not None and found.get("deleted"):
                 self._session_deleted()
             if found is not None and fences_out(found, self._lease.token, self.unit):
-                raise fenced_by(self.session_id, record["seq"], found)
+                raise fenced_by(self.session_id, line.seq, found)
         if not self._held:
-            for data in others:
-                self._apply(data)
+            for line in others:
+                self._apply(line)
             return
         assert state is not None
-        for data in others:
-            self._landed(data)
+        for line in others:
+            self._landed(line)
         held = self._held_events
         self._held, self._held_events = [], []
         for events in held:
-            data = self._encode(events, {}, state)
-            apply_record(state, json.loads(data[9:]))
-            self._held.append(data)
+            line = self._encode(events, {}, state)
+            apply_record(state, line.record)
+            self._held.append(line)
             self._held_events.append(events)
         restore(self.state, snapshot(state))  # in place: the runner holds this very object
         self.state.seq, self.state.updated_at = state.seq, state.updated_at
@@ -277,7 +284,7 @@ class S3Session(Session):
         checkpoint = self._compaction.read_own_checkpoint()
         if checkpoint is None:
             return None
-        return fold([*checkpoint, *(json.loads(data[9:]) for data in self._records)])
+        return fold([*checkpoint, *(line.record for line in self._records)])
 
     def write_fence(self, replaced: str | None) -> None:
         """The first commit after taking over a lease: fences out every earlier holder (of the session, or of

@@ -16,14 +16,16 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import strands_durable.store.events as event_kinds
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, SessionExists, SessionInUse, SessionNotFound, UsageError
 from strands_durable.store.base import Finding, Inspection, LeaseHolder, SessionStore, SessionSummary, Workspace
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import is_session_id, new_session_meta
-from strands_durable.store.journal import HEADER_KIND, encode_record, read_journal, utc_now
+from strands_durable.store.journal import HEADER_KIND, CorruptLine, Line, decode_line, encode_line, read_journal
+from strands_durable.store.journal import utc_now as record_time
 from strands_durable.store.s3.client import KeyTaken, Objects, make_client
 from strands_durable.store.s3.compaction import digest, read_checkpoint
 from strands_durable.store.s3.keys import Keys
@@ -31,8 +33,11 @@ from strands_durable.store.s3.lease import DEFAULT_SKEW_S, DEFAULT_TTL_S, LeaseR
 from strands_durable.store.s3.scratch import apply_delta
 from strands_durable.store.s3.session import S3Session, fence, pending_view_bytes, view_bytes
 from strands_durable.store.s3.stored import StoredSession
-from strands_durable.store.state import SCHEMA_VERSION, SessionState, fold
+from strands_durable.store.state import SCHEMA_VERSION, SessionState, copy_state, fold
 from strands_durable.store.verify import SNAPSHOT_DIFFERS, SNAPSHOT_MISSING, spec_snapshot_matches, verify_histories
+
+if TYPE_CHECKING:
+    from strands_durable.store.base import KnownJournal
 
 CHECKPOINT_EVERY = 64
 _READ_ATTEMPTS = 5  # a read that races a compaction (a listed commit deleted before its GET) is read again
@@ -60,6 +65,7 @@ def _env_float(name: str, default: float) -> float:
 
 class S3Store(SessionStore):
     unit_leases = True  # units of one run may be open on several workers at once (`open_unit`)
+    replayable = True  # its objects hold journal lines: their bytes, a seeded prefix, a known prefix
 
     def __init__(
         self,
@@ -99,6 +105,7 @@ class S3Store(SessionStore):
             scratch_root = os.environ.get("STRANDS_S3_SCRATCH_DIR") or default
         self.scratch_root = Path(scratch_root).expanduser()
         self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
+        self._known: KnownJournal | None = None  # `knowing`: a prefix whose records are not folded again
 
     @classmethod
     def from_url(cls, url: str, **opts: Any) -> S3Store:
@@ -123,15 +130,16 @@ class S3Store(SessionStore):
     def _where(self, key: str) -> str:
         return f"s3://{self.bucket}/{key}"
 
-    def read(self, session_id: str) -> StoredSession:
-        """Every record of a session: the latest checkpoint and the commit objects after it."""
+    def read(self, session_id: str, *, upto_seq: int | None = None) -> StoredSession:
+        """Every record of a session: the latest checkpoint and the commit objects after it (its `state` folded
+        up to record `upto_seq` when given: CorruptSession when a checkpoint covers that record)."""
         for _attempt in range(_READ_ATTEMPTS):
-            stored = self._read_once(session_id)
+            stored = self._read_once(session_id, upto_seq)
             if stored is not None:
                 return stored
         raise CorruptSession(self._where(self.keys.session(session_id)), "commit objects keep vanishing while read")
 
-    def _read_once(self, session_id: str) -> StoredSession | None:
+    def _read_once(self, session_id: str, upto_seq: int | None = None) -> StoredSession | None:
         keys = self.keys
         commits: dict[int, str] = {}
         checkpoints: dict[int, str] = {}
@@ -145,10 +153,10 @@ class S3Store(SessionStore):
                 checkpoints[seq] = listed.key
         if not commits and not checkpoints:
             raise SessionNotFound(session_id)
-        records: list[bytes] = []
+        records: list[Line] = []
         parsed: list[dict[str, Any]] = []
         fences: dict[int, dict[str, Any]] = {}
-        header, checkpoint_digest, scratch = b"", "", None
+        header, checkpoint_digest, scratch, checkpoint_size = b"", "", None, 0
         checkpoint_seq = max(checkpoints, default=-1)
         if checkpoint_seq >= 0:
             held = self.objects.get(checkpoints[checkpoint_seq])
@@ -156,7 +164,7 @@ class S3Store(SessionStore):
                 return None
             base = read_checkpoint(self._where(checkpoints[checkpoint_seq]), held[0], checkpoint_seq)
             parsed, fences, header, scratch = base.records, base.fences, base.header, base.scratch
-            checkpoint_digest = digest(held[0])
+            checkpoint_digest, checkpoint_size = digest(held[0]), len(held[0])
         # a commit object holds one record, or several (durable=False commits PUT with the next one): the next
         # object's key is the seq after its last record, so every key above the checkpoint is read, then chained
         chained = self._chain(commits, checkpoint_seq)
@@ -175,42 +183,94 @@ class S3Store(SessionStore):
             raise CorruptSession(self._where(keys.commits(session_id)), "no complete header record")
         if parsed[0].get("kind") != HEADER_KIND:
             raise CorruptSession(self._where(keys.commit(session_id, 0)), "first record is not a session header")
+        if upto_seq is not None and checkpoint_seq > upto_seq:
+            raise CorruptSession(self._where(keys.session(session_id)), f"record {upto_seq} is in a checkpoint")
         try:
-            state = fold(parsed)
+            state = self._fold(session_id, parsed, records if checkpoint_seq < 0 else None, upto_seq)
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptSession(self._where(keys.session(session_id)), f"a record does not apply: {exc}") from exc
         leftovers = [key for s, key in commits.items() if s <= checkpoint_seq and s not in fences]
         leftovers += [key for s, key in checkpoints.items() if s < checkpoint_seq]
         for record in parsed[len(parsed) - len(records) :]:
             scratch = apply_delta(scratch, record.get("scratch"))
-        header = header or records[0]
-        return StoredSession(header, records, state, fences, checkpoint_seq, checkpoint_digest, leftovers, scratch)
+        header = header or records[0].data
+        found = (header, records, state, fences, checkpoint_seq, checkpoint_digest, leftovers, scratch, checkpoint_size)
+        return StoredSession(*found)
+
+    def _fold(
+        self, session_id: str, parsed: list[dict[str, Any]], lines: list[Line] | None, upto_seq: int | None
+    ) -> SessionState:
+        """The fold of `parsed` (up to record `upto_seq`); onto a copy of the known state (`knowing`) when `lines`,
+        the session's whole journal, begin with the known prefix's very bytes."""
+        if upto_seq is not None:
+            parsed = [record for record in parsed if record["seq"] <= upto_seq]
+        known = self._known
+        if known is not None and known.session_id == session_id and lines is not None:
+            count = known.state.seq + 1  # records 0..seq
+            if len(parsed) >= count and b"".join(line.data for line in lines[:count]) == known.data:
+                return fold(parsed[count:], copy_state(known.state))
+        return fold(parsed)
+
+    # -- replaying (`SessionStore.replayable`) ------------------------------------------------------------------
+    def journal_bytes(self, session_id: str) -> bytes:
+        """The checkpoint object (a header and a checkpoint record), when there is one, then every record after
+        it: the local journal's form."""
+        self._check_id(session_id)
+        stored = self.read(session_id)
+        head = b""
+        if stored.checkpoint_seq >= 0:
+            held = self.objects.get(self.keys.checkpoint(session_id, stored.checkpoint_seq))
+            if held is None:  # compacted again meanwhile
+                return self.journal_bytes(session_id)
+            head = held[0]
+        return head + b"".join(line.data for line in stored.records)
+
+    def spec_snapshot_bytes(self, session_id: str) -> bytes:
+        self._check_id(session_id)
+        return self.spec_snapshot(session_id)
+
+    def seed(self, session_id: str, *, header: dict[str, Any], tail: bytes, spec_snapshot: bytes) -> bytes:
+        """The spec snapshot, the header at `commits/0` and the tail as one commit object after it (a reader
+        chains it as it chains held records), then the session's view."""
+        self._check_id(session_id)
+        head = encode_line(header)
+        self.objects.put(self.keys.spec_snapshot(session_id), spec_snapshot)
+        self.objects.put_new(self.keys.commit(session_id, 0), head.data)
+        if tail:
+            self.objects.put_new(self.keys.commit(session_id, 1), tail)
+        self.objects.put(self.keys.view(session_id), view_bytes(self.read(session_id).state))
+        return head.data + tail
+
+    def knowing(self, known: KnownJournal) -> S3Store:
+        twin = copy.copy(self)
+        twin._known = known
+        return twin
 
     def _chain(
         self, commits: dict[int, str], after: int
-    ) -> tuple[int, list[int], list[dict[str, Any]], list[bytes]] | None:
+    ) -> tuple[int, list[int], list[dict[str, Any]], list[Line]] | None:
         """GET the commit objects listed above seq `after` and follow their chain from `after + 1`: the seq after
         its last record, the listed seqs beyond it (a gap: none for a whole session), the records parsed and as
         bytes. None when a listed object vanished before its GET (a compaction's delete)."""
         above = sorted(s for s in commits if s > after)
         fetched = dict(zip(above, self.objects.get_many([commits[s] for s in above]), strict=True))
         parsed: list[dict[str, Any]] = []
-        records: list[bytes] = []
+        records: list[Line] = []
         seq = after + 1
         while seq in fetched:
             held = fetched.pop(seq)
             if held is None:
                 return None
             where = self._where(commits[seq])
-            contents = read_journal(where, held[0], first_seq=seq)  # type: ignore[arg-type]
-            if contents.torn_tail or not contents.records:
+            contents = read_journal(where, held[0], first_seq=seq, lines=True)
+            if contents.torn_tail or not contents.records or contents.lines is None:
                 raise CorruptSession(where, "not exactly one whole commit record")
             parsed.extend(contents.records)
-            records.extend(line + b"\n" for line in held[0].split(b"\n")[:-1])
+            records.extend(contents.lines)
             seq += len(contents.records)
         return seq, [s for s in fetched if s > seq], parsed, records
 
-    def read_after(self, session_id: str, seq: int) -> list[bytes] | None:
+    def read_after(self, session_id: str, seq: int) -> list[Line] | None:
         """The records committed after record `seq`, for a writer whose last landed record it is: one LIST of the
         commit keys after its key and a GET of each (no checkpoint, nothing before). None when this short read
         cannot tell (no commit `seq + 1`, a gap in the chain, an object deleted while read: a compaction or a
@@ -234,15 +294,16 @@ class S3Store(SessionStore):
         if held is None:
             return False
         try:
-            record = json.loads(held[0][9:])
-        except ValueError:
+            record = decode_line(held[0]).record
+        except CorruptLine:
             return False
-        return isinstance(record, dict) and bool((record.get("fence") or {}).get("deleted"))
+        return bool((record.get("fence") or {}).get("deleted"))
 
-    def load(self, session_id: str) -> SessionState:
-        """The state without a lease; a strict store also validates its stored histories (as `open` does)."""
+    def load(self, session_id: str, *, upto_seq: int | None = None) -> SessionState:
+        """The state without a lease (with `upto_seq`, as it was after that record); a strict store also validates
+        its stored histories (as `open` does)."""
         self._check_id(session_id)
-        state = self.read(session_id).state
+        state = self.read(session_id, upto_seq=upto_seq).state
         if self.strict:
             verify_histories(self._where(self.keys.session(session_id)), state)  # type: ignore[arg-type]
         return state
@@ -347,20 +408,19 @@ class S3Store(SessionStore):
             self.objects.put(self.keys.view(session_id), pending_view_bytes(session_id))
             header = {
                 "seq": 0,
-                "at": utc_now(),
+                "at": record_time(),
                 "kind": HEADER_KIND,
                 "schema": SCHEMA_VERSION,
-                "events": [{"type": "session", "meta": copy.deepcopy(meta)}, {"type": "status", "status": "running"}],
+                "events": [event_kinds.session(copy.deepcopy(meta)), event_kinds.status("running")],
                 "writer": lease.token,
                 "scratch": {"reset": True},  # its scratch files start empty (no earlier layout to look for)
             }
-            data = encode_record(header)
+            line = encode_line(header)
             try:
-                self.objects.put_new(self.keys.commit(session_id, 0), data)
+                self.objects.put_new(self.keys.commit(session_id, 0), line.data)
             except KeyTaken:
                 raise SessionExists(session_id) from None
-            state = fold([json.loads(data[9:])])
-            stored = StoredSession(data, [data], state, {}, -1, "", [], scratch={})
+            stored = StoredSession(line.data, [line], fold([line.record]), {}, -1, "", [], scratch={})
             session = S3Session(self, stored, lease, crash_points)
             session.write_view()
             return session
@@ -537,10 +597,10 @@ class S3Store(SessionStore):
         """PUT the delete's fence at the next commit number (after any record that lands first); its key."""
         while True:
             seq = stored.state.seq + 1
-            record = {"seq": seq, "at": utc_now(), "events": [], "writer": lease.token}
+            record = {"seq": seq, "at": record_time(), "events": [], "writer": lease.token}
             key = self.keys.commit(session_id, seq)
             try:
-                self.objects.put_new(key, encode_record({**record, "fence": fence(lease, replaced, deleted=True)}))
+                self.objects.put_new(key, encode_line({**record, "fence": fence(lease, replaced, deleted=True)}).data)
                 return key
             except KeyTaken:
                 stored = self.read(session_id)

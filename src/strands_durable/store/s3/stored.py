@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from strands_durable.store.journal import Line
 from strands_durable.store.s3.client import Objects
 from strands_durable.store.s3.keys import Keys
 from strands_durable.store.s3.scratch import Manifest
@@ -19,13 +20,14 @@ class StoredSession:
     """A session as read from the bucket: its latest checkpoint, the records after it, their fold."""
 
     header: bytes  # the header record's bytes
-    records: list[bytes]  # the bytes of each record after the checkpoint (from the header when there is none)
+    records: list[Line]  # each record after the checkpoint, with its bytes (from the header when there is none)
     state: SessionState
     fences: dict[int, dict[str, Any]]  # seq -> `fence` field of every fence record (checkpointed ones too)
     checkpoint_seq: int  # -1: no checkpoint
     checkpoint_digest: str  # sha256 of the checkpoint object ("" without one)
     leftovers: list[str]  # keys a finished compaction no longer needs (a crash stopped its deletes)
     scratch: Manifest | None = None  # the scratch files' manifest (store/s3/scratch.py); None: never recorded
+    checkpoint_size: int = 0  # bytes of the checkpoint object (0: none); `journal_bytes` begins with them
 
 
 class SessionReader(Protocol):
@@ -40,7 +42,7 @@ class SessionReader(Protocol):
 
     def read(self, session_id: str) -> StoredSession: ...
 
-    def read_after(self, session_id: str, seq: int) -> list[bytes] | None: ...
+    def read_after(self, session_id: str, seq: int) -> list[Line] | None: ...
 
     def spec_snapshot(self, session_id: str) -> bytes: ...
 
