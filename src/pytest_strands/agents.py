@@ -8,6 +8,7 @@ name starts with `build_agent`): one `golden` item and one item per crash point,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_strands.items import SUITE, ChaosFailure, ChaosItem
+from strands_durable.faults.kit.coverage import one_point, site_kind
 from strands_durable.faults.kit.report import PROPERTY_PREFIX
 
 FACTORY_PREFIX = "build_agent"
@@ -71,8 +73,17 @@ def golden_failure(name: str, golden: Any) -> ChaosFailure:
     return ChaosFailure(f"the golden run of {name} (no faults) failed:\n" + "\n".join(map(str, golden.problems)))
 
 
-def properties(name: str, golden: Any, outcomes: list[Any], *, with_golden: bool = True) -> list[tuple[str, Any]]:
-    """One property record for the golden run, one per explored point (what ChaosTotals adds up)."""
+def properties(
+    name: str,
+    golden: Any,
+    outcomes: list[Any],
+    *,
+    with_golden: bool = True,
+    orders: tuple[int, int] | None = None,
+    point_name: str | None = None,
+) -> list[tuple[str, Any]]:
+    """One property record for the golden run (with the completion orders explored of those possible, when
+    known), one per explored point (what ChaosTotals adds up)."""
     records: list[dict[str, Any]] = []
     if with_golden:
         records.append(
@@ -83,19 +94,22 @@ def properties(name: str, golden: Any, outcomes: list[Any], *, with_golden: bool
                 "divergences": int(bool(golden.problems)),
                 "invalid_histories": 0,
                 "problems": json.dumps([str(p) for p in golden.problems]),
+                **({"orders": json.dumps(list(orders))} if orders is not None else {}),
             }
         )
     for outcome in outcomes:
         rules = {f.rule for f in outcome.findings}
+        site = site_kind(outcome.point)
         records.append(
             {
                 "workflow": name,
-                "point": outcome.point,
+                "point": point_name or outcome.point,  # an order's point: its id and the order
                 "explored": int(outcome.fired),
-                "sites": outcome.point.rsplit("/", 1)[-1].split("#")[0],
+                "sites": site,
                 "divergences": int(bool(rules - {"invalid-request"})),
                 "invalid_histories": int("invalid-request" in rules),
                 "problems": json.dumps([str(f) for f in outcome.findings]),
+                "coverage": one_point(outcome.fault, site, outcome.fired),
             }
         )
     return [(PROPERTY_PREFIX + key, value) for record in records for key, value in record.items()]
@@ -169,21 +183,46 @@ class AgentFactory(pytest.Collector):
             yield AgentGoldenItem.from_parent(self, name="golden", golden=None, error=str(exc))
             return
         from strands_durable.faults.agents.engine import run_golden
+        from strands_durable.faults.agents.orders import orders_possible, points_inside
 
         golden = run_golden(chaos, workdir_for(suite, self.nodeid))
-        yield AgentGoldenItem.from_parent(self, name="golden", golden=golden, error=None)
         if golden.problems:
+            yield AgentGoldenItem.from_parent(self, name="golden", golden=golden, error=None)
             return
+        ordered = list(self._ordered_goldens(suite, chaos))
+        explored = len(chaos.batches.batches) + sum(1 for _, reached, _ in ordered if reached)
+        orders = (explored, orders_possible(chaos.batches))
+        yield AgentGoldenItem.from_parent(self, name="golden", golden=golden, error=None, orders=orders)
         for point_id in golden.sample(chaos.max_points):
             for fault in chaos.faults:
                 name = point_id + ("" if fault == "interrupt" else f"[{fault}]")
                 yield AgentPointItem.from_parent(self, name=name, golden=golden, point_id=point_id, fault=fault)
+        for order, reached, golden_o in ordered:
+            label = f"batch[{order.batch}]/{order.label}"
+            yield AgentOrderItem.from_parent(self, name=f"golden/{label}", golden=golden_o, reached=reached)
+            if not reached:
+                continue
+            for point_id in points_inside(golden_o, golden_o.target.batches.batches[order.batch]):
+                name = f"{point_id}/{order.label}"  # the order's points under `interrupt` (a killed child re-imports)
+                yield AgentPointItem.from_parent(self, name=name, golden=golden_o, point_id=point_id, fault="interrupt")
+
+    def _ordered_goldens(self, suite: Any, chaos: Any) -> Any:
+        """(order, whether its golden run reached it, that golden run) for each order the policy explores."""
+        from strands_durable.faults.agents.engine import run_golden
+        from strands_durable.faults.agents.orders import tool_orders
+
+        settings = suite.settings
+        for order in tool_orders(chaos.batches, settings.orders, seed=settings.seed, bound=settings.orders_bound):
+            ordered = dataclasses.replace(chaos, tool_order=order)
+            golden = run_golden(ordered, workdir_for(suite, f"{self.nodeid}/batch{order.batch}/{order.label}"))
+            yield order, ordered.batches.reached and not golden.problems, golden
 
 
 class AgentGoldenItem(ChaosItem):
-    def __init__(self, *, error: str | None, **kwargs: Any) -> None:
+    def __init__(self, *, error: str | None, orders: tuple[int, int] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
+        self.orders = orders  # (completion orders explored, possible) over the golden run's turns of several tools
 
     @property
     def workflow(self) -> str:
@@ -192,9 +231,32 @@ class AgentGoldenItem(ChaosItem):
     def runtest(self) -> None:
         if self.golden is None:
             raise ChaosFailure(str(self.error))
-        self.user_properties.extend(properties(self.workflow, self.golden, []))
+        self.user_properties.extend(properties(self.workflow, self.golden, [], orders=self.orders))
         if self.golden.problems:
             raise golden_failure(self.workflow, self.golden)
+
+
+class AgentOrderItem(ChaosItem):
+    """The golden run of one completion order of a turn's concurrent tools: fails `not-fired` when it did not come
+    out in that order (the points of an order never reached are not explored, and a gate cannot pass by it)."""
+
+    def __init__(self, *, reached: bool, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.reached = reached
+
+    @property
+    def workflow(self) -> str:
+        return self.parent.name  # type: ignore[union-attr]
+
+    def runtest(self) -> None:
+        problems = [str(p) for p in self.golden.problems]
+        if not self.reached:
+            problems.insert(0, f"[not-fired] the order {self.name.removeprefix('golden/')} was never reached")
+        record = {"workflow": self.workflow, "explored": 0, "divergences": int(bool(problems))}
+        record.update(invalid_histories=0, problems=json.dumps(problems))
+        self.user_properties.extend((PROPERTY_PREFIX + key, value) for key, value in record.items())
+        if problems:
+            raise ChaosFailure("\n".join(problems))
 
 
 class AgentPointItem(ChaosItem):
@@ -213,6 +275,9 @@ class AgentPointItem(ChaosItem):
 
         outcome = crash_at(self.golden, self.point_id, self.fault)
         reset_dir(outcome.crashed.root.parent)
-        self.user_properties.extend(properties(self.workflow, self.golden, [outcome], with_golden=False))
+        named = self.name if self.name != self.point_id else None
+        self.user_properties.extend(
+            properties(self.workflow, self.golden, [outcome], with_golden=False, point_name=named)
+        )
         if not outcome.ok:
             raise ChaosFailure(outcome.describe())

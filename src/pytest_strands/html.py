@@ -18,7 +18,7 @@ from strands_durable.crashpoints import natural_key
 from strands_durable.faults.kit.report import write_report_file
 
 OUTCOMES = ("passed", "diverged", "invalid", "not-fired")
-_FACTS = ("fired", "converged_at", "runs", "nodeid")  # shown with a point when its record has them
+_FACTS = ("fired", "converged_at", "runs", "nodeid", "reproduce")  # shown with a point when its record has them
 _FINDING = re.compile(r"^(?:(?P<where>\S+) )?\[(?P<rule>[\w.-]+)\] ?(?P<text>.*)$")
 
 

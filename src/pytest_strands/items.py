@@ -11,13 +11,10 @@ from typing import Any
 
 import pytest
 
-SUITE = pytest.StashKey[Any]()  # the session's `ChaosSuite` (set by the plugin under --strands-chaos)
+from pytest_strands.keys import SUITE, ChaosFailure
+
 DEALER = pytest.StashKey[Any]()  # the session's `ItemDealer` while forked workers run items (workers.py)
 ItemResult = tuple[list[tuple[str, Any]], str | None]  # an item's properties, and its failure text or None
-
-
-class ChaosFailure(AssertionError):
-    """A crash point (or golden run, or schedule) that broke a rule; its text is what the user reads."""
 
 
 class SpecFile(pytest.File):
@@ -55,7 +52,9 @@ class ChaosItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ChaosFailure):
-            return f"{self.workflow}::{self.name}\n{excinfo.value}"
+            from pytest_strands.reproduce import reproduce_line
+
+            return f"{self.workflow}::{self.name}\n{excinfo.value}\n{reproduce_line(self)}"
         return super().repr_failure(excinfo, style=style)  # type: ignore[return-value]
 
     def reportinfo(self) -> tuple[Path, int, str]:
@@ -116,6 +115,8 @@ class CrashPointItem(DealtItem):
 
 
 class ScheduleItem(DealtItem):
+    runs_schedules = True  # its command line names --strands-chaos-schedules (reproduce.py)
+
     def work(self) -> ItemResult:
         from strands_durable.faults.classes.schedule import explore_schedules
         from strands_durable.faults.suite import outcome_properties, schedules_properties

@@ -10,8 +10,9 @@ the items are in items.py, the Python-agent face in agents.py, the machinery in 
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ OPTIONS = [
     ("--strands-chaos-full", "strands_chaos_full", bool, "run every resumed tail to the end (no convergence)"),
     ("--strands-chaos-schedules", "strands_chaos_schedules", int, "multi-fault schedules per workflow (10)"),
     ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "auto|off: accepted, no effect (see docs)"),
+    ("--strands-chaos-orders", "strands_chaos_orders", str, "golden|default|all: completion orders of tools"),
+    ("--strands-chaos-orders-bound", "strands_chaos_orders_bound", int, "`all` lists orders of up to N tools (3)"),
     ("--strands-chaos-workers", "strands_chaos_workers", str, "N|auto: run crash points in N forked workers (Linux)"),
     ("--strands-chaos-freeze-gc", "strands_chaos_freeze_gc", bool, "hold the garbage collector back in crash points"),
     ("--strands-chaos-sessions", "strands_chaos_sessions", str, "s3://BUCKET/PREFIX: run the sessions on S3"),
@@ -92,6 +95,8 @@ def pytest_configure(config: pytest.Config) -> None:
             schedules=10 if schedules is None else schedules,
             hitl_answer=config.getini("strands_chaos_hitl_answer") or None,
             workspace=next(iter(config.getini("strands_chaos_workspace")), None),
+            orders=_setting(config, "strands_chaos_orders", str) or "default",
+            orders_bound=_setting(config, "strands_chaos_orders_bound", int) or 3,
             freeze_gc=bool(_setting(config, "strands_chaos_freeze_gc", bool)),
             sessions=_setting(config, "strands_chaos_sessions", str) or None,
         )
@@ -116,6 +121,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SELECTION] = selection
     config.stash[WORKERS] = workers
     config.stash[TOTALS] = ChaosTotals(seed=settings.seed, faults=settings.faults, mode=settings.mode)
+    from pytest_strands.reproduce import ReproduceLines
+
+    config.pluginmanager.register(ReproduceLines(), "strands-chaos-reproduce")
     if worker is None:  # a worker's reports reach the controller, which adds them up
         config.pluginmanager.register(ChaosReporting(config), "strands-chaos-reporting")
     elif packs_properties(config):
@@ -223,6 +231,20 @@ class ChaosFixture:
         self.defaults = defaults
 
     def run(self, spec: str | Path | None = None, **options: Any) -> list[Any]:
+        with self._reproducible():
+            return self._run(spec, **options)
+
+    @contextlib.contextmanager
+    def _reproducible(self) -> Iterator[None]:
+        """A failure's text ends with the line that runs this test again (pytest_strands/reproduce.py)."""
+        try:
+            yield
+        except ChaosFailure as failure:
+            from pytest_strands.reproduce import reproduce_line
+
+            raise ChaosFailure(f"{failure}\n{reproduce_line(self.node)}") from None
+
+    def _run(self, spec: str | Path | None = None, **options: Any) -> list[Any]:
         from pytest_strands.collect import hitl_hint
         from strands_durable.faults.kit.findings import Finding
         from strands_durable.faults.kit.target import NotExplorable
@@ -261,7 +283,8 @@ class ChaosFixture:
         from pytest_strands.agents import run_agent
 
         known = {k: v for k, v in self.defaults.items() if k in ("max_points", "session_id", "cassette")}
-        return run_agent(self.node, self.suite, build_agent, prompts, {**known, **options})
+        with self._reproducible():
+            return run_agent(self.node, self.suite, build_agent, prompts, {**known, **options})
 
     def gate_backend(self, factory: Any, **options: Any) -> Any:
         """The backend gate over `factory(ctx)` (a SessionManager, SessionRepository or Storage; or
@@ -320,6 +343,8 @@ class ChaosReporting:
         for line in (totals.not_explorable_line(), totals.failing_golden_line(), totals.untaken_edges_line()):
             if line is not None:
                 terminalreporter.write_line(line)
+        for line in totals.coverage.lines():
+            terminalreporter.write_line(line)
         if not self.totals.items:
             from pytest_strands.collect import nothing_collected_line
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the xdist controller imports this module to configure; the 
     from strands_durable.faults.kit.golden import WorkflowGoldenRun
 
 SPEC_SUFFIXES = (".strands.yaml", ".strands.yml", ".strands.json")
+ORDER_POLICIES = ("golden", "default", "all")  # the names faults/kit/orders.py knows (imported lazily there)
 
 
 class ChaosUsageError(ValueError):
@@ -59,6 +60,8 @@ class ChaosSettings:
     schedules: int = 10  # hypothesis examples per workflow
     hitl_answer: str | None = None
     workspace: Path | None = None  # the tools' external state every run starts from (a copy per run)
+    orders: str = "default"  # completion orders of concurrent tools: golden | default | all (faults/kit/orders.py)
+    orders_bound: int = 3  # `all` lists every order of a turn of at most this many tools
     freeze_gc: bool = False  # the kit's one process tuning (faults/kit/collector.py), opt-in
     sessions: str | None = None  # where the runs' sessions live: None (local directories) or s3://BUCKET/PREFIX
 
@@ -66,6 +69,11 @@ class ChaosSettings:
         self.workspace = _workspace_dir(self.workspace)
         if self.sessions is not None:
             self.sessions = _sessions_location(self.sessions, self.faults)
+        if self.orders not in ORDER_POLICIES:
+            choices = "|".join(ORDER_POLICIES)
+            raise ChaosUsageError(f"--strands-chaos-orders: {self.orders!r} is not one of {choices}")
+        if self.orders_bound < 2:
+            raise ChaosUsageError(f"--strands-chaos-orders-bound: {self.orders_bound} is below 2")
 
     @property
     def mode(self) -> str:
@@ -280,20 +288,24 @@ def outcome_properties(
 ) -> list[tuple[str, Any]]:
     """One explored point (or a failing schedule, which is not a crash point of its own): counted once, as
     diverged and/or invalid when it found problems."""
+    from strands_durable.faults.kit.coverage import one_point
+
     unexplored = not outcome.explored
+    site = golden.point(outcome.point_ids[0]).point.site
     return _prefixed(
         {
             "workflow": workflow,
             "point": " -> ".join(outcome.point_ids),
             "run_index": golden.point(outcome.point_ids[0]).index,  # where the point lies in the golden run
             "explored": int(outcome.explored and counts_as_point),
-            "sites": golden.point(outcome.point_ids[0]).point.site if outcome.explored else "",
+            "sites": site if outcome.explored else "",
             "fired": " -> ".join(outcome.fired),
             "converged_at": outcome.converged_at or "",
             "runs": outcome.runs,
             "divergences": int(unexplored or any(not p.invalid_history for p in outcome.problems)),
             "invalid_histories": int(any(p.invalid_history for p in outcome.problems)),
             "problems": json.dumps([str(p) for p in outcome.problems]),
+            "coverage": one_point("interrupt", site, outcome.explored) if counts_as_point else "",
         }
     )
 

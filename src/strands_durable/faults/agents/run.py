@@ -20,12 +20,13 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash, ToolCall
 from strands_durable.errors import UsageError
+from strands_durable.faults.kit.orders import BatchLog, OrderGate, ToolOrder
 
 if TYPE_CHECKING:
     from strands_durable.faults.kit.workspace import Files
@@ -75,6 +76,8 @@ class AgentChaos:
     cassette: Any = None  # a faults.kit.cassette.Cassette: replayed (recorded by the golden run when `record`)
     record: bool = False
     thread_timeout: float = 30.0
+    tool_order: ToolOrder | None = None  # hold this turn's results in this order (faults/kit/orders.py)
+    batches: BatchLog = field(default_factory=BatchLog)  # the golden run's turns of several tools, as last seen
 
     def __post_init__(self) -> None:
         self.factory = resolve_factory(self.build_agent)
@@ -144,6 +147,7 @@ class Run:
         self.committed: set[str] = set()  # call keys our manager committed a result for (`tool.committed`)
         self.workspace = workspace  # the tools' workspace of this run (None: not watched)
         self.at_unknown: Files | None = None  # the workspace when the model was first asked with an unknown outcome
+        self.batches = BatchLog()  # the turns of several tools this run saw (faults/kit/orders.py)
         self._lock = threading.Lock()
         self._user: Counter[str] = Counter()
         self.bus.subscribe(self.observe)
@@ -296,6 +300,13 @@ def build(chaos: AgentChaos, ctx: AgentContext, run: Run | None) -> Any:
         return target
     if multi_agent(target):
         target.hooks.add_hook(node_hooks(run.bus))
+    elif ctx.phase in ("golden", "crash"):  # a resume runs as timing gives: what the crash left decides its order
+        log = BatchLog()
+        crashed = lambda: run.fired is not None or run.bus.crashed is not None  # noqa: E731
+        target.hooks.add_hook(OrderGate(chaos.tool_order, log, stopped=crashed, timeout=chaos.thread_timeout))
+        run.batches = log
+        if ctx.phase == "golden":
+            chaos.batches = log
     manager = session_manager_of(target)
     if isinstance(getattr(manager, "crash_points", None), CrashPoints):
         manager.crash_points = run.bus  # a DurableSessionManager: every store commit is a point too
@@ -306,12 +317,24 @@ def build(chaos: AgentChaos, ctx: AgentContext, run: Run | None) -> Any:
             recording = chaos.record and ctx.phase == "golden"
             name = key or agent.agent_id
             model = chaos.cassette.recording_model(model, name) if recording else None
-            model = model or chaos.cassette.replaying_model(name)
+            model = model or _replaying(chaos.cassette, name)
         agent.model = _counting(model, run, key)
         registry = agent.tool_registry.registry
         for name, tool in list(registry.items()):
             registry[name] = _counted_tool(tool, run, key)
     return target
+
+
+def _replaying(cassette: Any, agent_id: str) -> Any:
+    """The cassette's answers; a request after a synthesized "outcome unknown" result (which the recording never
+    saw) is answered off the record, as spec workflows are (`faults.kit.cassette.off_the_record`), by a
+    deterministic model that calls no tool: what follows such a point is held to validity, completion and at most
+    one effect, not to the golden run."""
+    from strands_durable.faults.kit.cassette import off_the_record
+    from strands_durable.models.synthetic import SyntheticModel
+
+    fallback = SyntheticModel(max_tool_rounds=0)
+    return off_the_record(cassette.replaying_model(agent_id), fallback, after_unknown_only=True)
 
 
 def _counted_tool(tool: Any, run: Run, agent: str) -> Any:

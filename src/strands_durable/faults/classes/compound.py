@@ -77,7 +77,7 @@ def crash_during_resume(golden: WorkflowGoldenRun, first: str, nth: int, workspa
         ToolLedger(workspace / "tools.log", durable=False),
     )
     point, variant = first, f"resume-killed-at[{nth}]"
-    run.explored += 1
+    run.explore_at(point)
     ended = run_in_child(
         lambda: crashing_run(target, sessions, out_dir, ledger, first, signal.SIGKILL, scratch=scratch)
     )
@@ -225,7 +225,7 @@ def crash_during_repair(golden: WorkflowGoldenRun, workspace: Path, run: FaultRu
         if ended == ChildExit(0, None):
             break
         point, variant = f"repair-op[{kill_at}]", "SIGKILL"
-        run.explored += 1
+        run.explore_at(point)
         kill_at += stride
         if ended != ChildExit(None, signal.SIGKILL):
             run.add(point, variant, "repair", f"the repairing child ended with {ended.describe()}")

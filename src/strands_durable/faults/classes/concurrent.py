@@ -4,8 +4,10 @@
 the moment the parent closes the pipe. Exactly one proceeds (exit 0); every other one exits 17 (`Session ... is
 in use by pid P`), or 2 if it arrived after the winner had completed. `takeover`: a holder resumes with model
 latency; a second resumer started while it lives exits 17; the holder is SIGKILLed mid-run and a third resumer
-takes the session over (the kernel dropped the holder's flock) and completes it. In both, the result equals the
-golden run and the fsynced tool ledger shows that nothing committed ran twice.
+takes the session over (the kernel dropped the holder's flock) and completes it. `lockstep`
+(faults/classes/lockstep.py): for every commit of a resume, a first resumer stopped right after it while a second
+runs, then the first goes on.
+In all, the result equals the golden run and the fsynced tool ledger shows that nothing committed ran twice.
 """
 
 from __future__ import annotations
@@ -79,12 +81,29 @@ def explore_concurrent(
     store_factory: StoreFactory = store_at,
     golden: WorkflowGoldenRun | None = None,
     run: FaultRun | None = None,
+    lockstep: bool = False,
+    lockstep_commits: int | None = None,
 ) -> FaultRun:
-    """`rounds` races of `resumers` processes and `rounds` takeovers, each judged against the golden run."""
+    """`rounds` races of `resumers` processes and `rounds` takeovers, each judged against the golden run; with
+    `lockstep`, also two resumers in lockstep at every commit of the resume (at most `lockstep_commits`,
+    faults/classes/lockstep.py)."""
     run = run or FaultRun(FAULT, target.name)
     golden = (golden or run_golden(target, workdir / "golden")).require_completed()
     for number in range(rounds):
         crash_at = golden.point_ids[(number + 1) * len(golden.point_ids) // (rounds + 2)]
+        if lockstep:
+            from strands_durable.faults.classes.lockstep import lockstep as in_lockstep
+
+            in_lockstep(
+                golden,
+                crash_at,
+                workdir / "lockstep",
+                run,
+                crashed_session=_crashed_session,
+                judge_finished=_judge,
+                store_factory=store_factory,
+                max_commits=lockstep_commits,
+            )
         race(
             golden,
             crash_at,
@@ -137,7 +156,7 @@ def race(
     os.close(gate_write)  # all resumers start at once
     exits = [wait_child(pid) for pid in pids]
     point, variant = crash_at, f"race-{resumers}"
-    run.explored += 1
+    run.explore_at(point)
     winners = [e for e in exits if e == ChildExit(0, None)]
     allowed_losers = {ChildExit(int(ExitCode.SESSION_UNUSABLE), None), ChildExit(int(ExitCode.USAGE), None)}
     losers = [e for e in exits if e != ChildExit(0, None)]
@@ -163,7 +182,7 @@ def takeover(
     env = {"STRANDS_SYNTHETIC_LATENCY_MS": str(latency_ms)}
     marker = workspace / "holder-running"
     point, variant = crash_at, "takeover"
-    run.explored += 1
+    run.explore_at(point)
     holder = fork_child(
         lambda: _resume_child(golden.target, sessions, out_dir, ledger, store_factory, marker=marker), env=env
     )
@@ -205,6 +224,12 @@ def _judge(
     run.judged(point, variant, ledger.reruns(golden))
 
 
+# the gate steps two resumers in lockstep through the first commits of one resume; `full` through every commit
 FAULT_CLASS = FaultClass(
-    FAULT, {"gate": {"rounds": 1, "resumers": 3}, "full": {"rounds": 3, "resumers": 4}}, explore_concurrent
+    FAULT,
+    {
+        "gate": {"rounds": 1, "resumers": 3, "lockstep": True, "lockstep_commits": 4},
+        "full": {"rounds": 3, "resumers": 4, "lockstep": True},
+    },
+    explore_concurrent,
 )

@@ -206,7 +206,7 @@ def fail_at_op(
         if failure is not None:
             run.add(point, errno_name, "unclean-failure", f"failed without an injected fault: {failure!r}")
         return False
-    run.explored += 1
+    run.explore_at(point)
     variant = f"{errno_name}@{ops.fired.split(' ', 1)[0]}"
     if failure is None:
         run.outcomes["completed despite the fault"] += 1
@@ -289,7 +289,7 @@ def damage_one(golden: WorkflowGoldenRun, kind: str, workspace: Path, run: Fault
     directory = paused_after_first_unit(golden, sessions, out_dir, scratch)
     ops = FileOps()
     point, variant = "paused", kind
-    run.explored += 1
+    run.explore_at(point)
     damaged = _damage(ops, file_store(sessions), golden.target.session_id, kind)
     needs_repair = kind in ("truncated-message", "corrupt-message", "missing-message")
     fatal = kind == "corrupt-journal"

@@ -67,7 +67,7 @@ def damage_one(
     store = store_factory(sessions)
     bystander = _bystander(store)
     point, variant = "paused", hostile.name
-    run.explored += 1
+    run.explore_at(point)
     damaged = hostile.damage(store, session_id)
     try:
         rows = {summary.session_id: summary for summary in store.list()}

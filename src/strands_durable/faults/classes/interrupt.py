@@ -32,7 +32,7 @@ def explore_interrupt(
         run.add("golden", "", problem.rule, problem.detail)
     for point_id in iter_points(golden, max_points, seed):
         outcome = explore_point(golden, point_id, workdir / "points")
-        run.explored += 1
+        run.explore_at(point_id)
         if not outcome.explored:
             run.add(point_id, "", "not-fired", "the fault was never injected: the resumed run did not reach it")
         run.outcomes["converged" if outcome.converged_at else "resumed"] += 1

@@ -149,7 +149,7 @@ def kill_at_point(
         ended, ledger = _crash_child(golden, point_id, signum, workspace, store_factory, cut)
     outcome.start_index = cut.index if cut is not None else 0
     run.outcomes["started-at-prefix" if cut is not None else "started-from-scratch"] += 1
-    run.explored += 1
+    run.explore_at(point_id)
     if ended.code == NOT_FIRED:
         run.add(point_id, signal_name, "not-fired", "the child finished without reaching the crash point")
         return outcome
@@ -248,7 +248,7 @@ def kill_at_random(
     ended = wait_child(pid)
     mark_death(sessions)
     point = f"random[{delay * 1000:.0f}ms]"
-    run.explored += 1
+    run.explore_at(point)
     if ended not in _expected_exits(signum) | {ChildExit(0, None)}:
         run.add(point, signal_name, "unclean-stop", f"the child ended with {ended.describe()}")
         return

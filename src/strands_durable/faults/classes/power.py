@@ -180,7 +180,7 @@ def explore_power(
     verdicts: dict[str, list[tuple[str, str]]] = {}
     for state in enumerate_states(recording, max_points):
         digest = state.digest(base)
-        run.explored += 1
+        run.explore_at(state.point)
         if digest in run.states:
             problems = verdicts[digest]
         else:

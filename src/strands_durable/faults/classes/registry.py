@@ -147,6 +147,7 @@ def explore_plugin_fault(
         "fault": fault,
         "explored": run.explored,
         "unique_states": run.unique_states,
+        "coverage": json.dumps({fault: run.coverage()}, separators=(",", ":")),
         "divergences": summary["divergences"] + summary["data_lost"],
         "invalid_histories": summary["invalid_histories"],
         "problems": json.dumps([str(f) for f in run.findings]),

@@ -114,7 +114,7 @@ def stream_fault_at(golden: WorkflowGoldenRun, fault: StreamFault, call: int, wo
     scratch = golden.seed_workspace(workspace / "workspace")
     point = f"call[{call}]"
     variant = fault.kind if fault.kind != "cut" else f"cut@{fault.after_events}"
-    run.explored += 1
+    run.explore_at(point)
     faulting = faulting_factory(target.seed, fault, call)
     options = run_options(target, out_dir, CrashPoints(), scratch_dir=scratch, model_factory=faulting)
     failure: BaseException | None = None

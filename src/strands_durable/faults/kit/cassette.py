@@ -185,13 +185,29 @@ class _CassetteModel(Model):
         self.cassette.record(key, events)
 
 
-def off_the_record(replaying: Any, fallback: Any) -> Any:
+def answers_unknown_outcome(messages: Any) -> bool:
+    """Whether a request's history holds a synthesized "outcome unknown" result (a non-idempotent call a crash
+    interrupted): such a request, and every later one, is one the recording never saw."""
+    from strands_durable.history import SYNTHESIZED_RESULT_TEXT
+
+    for message in messages or ():
+        for block in message.get("content", ()):
+            result = block.get("toolResult") if isinstance(block, dict) else None
+            unknown = result and result.get("status") == "error"
+            if unknown and any(part.get("text") == SYNTHESIZED_RESULT_TEXT for part in result.get("content", ())):
+                return True
+    return False
+
+
+def off_the_record(replaying: Any, fallback: Any, *, after_unknown_only: bool = False) -> Any:
     """A replaying model for a run that left the recording: after a crash made a non-idempotent call's outcome
     unknown, the run goes on with its synthesized "outcome unknown" result, which the recording never saw, so
     the requests that follow are ones the provider was never asked. Those `fallback` (the synthetic model)
     answers; the contract (docs/contract.md#what-identical-means) does not compare what follows such a point with
     the golden run, only its validity, its completion and that the call took effect at most once. Requests the
-    cassette holds are still replayed."""
+    cassette holds are still replayed. `after_unknown_only`: a miss is answered by `fallback` only when the request
+    holds such a result (the Python-agent path, which learns of the unknown outcome only when its resume
+    synthesizes it); any other miss still fails."""
     from strands_durable.models.wrapping import WrappedModel
 
     if not isinstance(replaying, _CassetteModel):
@@ -205,6 +221,8 @@ def off_the_record(replaying: Any, fallback: Any) -> Any:
                 key = request_key(messages, tool_specs, system_prompt, kwargs)
                 replaying.cassette.answer(key, replaying.agent_id)
             except CassetteMiss:
+                if after_unknown_only and not answers_unknown_outcome(messages):
+                    raise
                 source = fallback
             else:
                 source = replaying

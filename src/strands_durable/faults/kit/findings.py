@@ -64,6 +64,23 @@ class FaultRun:
     states: set[str] = field(default_factory=set)  # digests of distinct crash states (power, disk, kill)
     outcomes: Counter[str] = field(default_factory=Counter)  # "resumed", "clean-failure: 17", ...
     findings: list[Finding] = field(default_factory=list)
+    enumerated: Counter[str] = field(default_factory=Counter)  # site kind -> points explored there
+
+    def explore_at(self, point: str) -> None:
+        """Count one point this class set out to explore (reached unless a `not-fired` finding names it)."""
+        from strands_durable.faults.kit.coverage import site_kind
+
+        self.explored += 1
+        self.enumerated[site_kind(point)] += 1
+
+    def coverage(self) -> dict[str, list[int]]:
+        """Per site kind: [points enumerated, points reached] (kit/coverage.py)."""
+        from strands_durable.faults.kit.coverage import NOT_FIRED, site_kind
+
+        unreached = Counter(
+            site_kind(point) for point, _ in {(f.point, f.variant) for f in self.findings if f.rule == NOT_FIRED}
+        )
+        return {site: [count, count - unreached[site]] for site, count in sorted(self.enumerated.items())}
 
     def add(self, point: str, variant: str, rule: str, detail: str) -> None:
         self.findings.append(Finding(rule, detail, self.fault, point, variant))

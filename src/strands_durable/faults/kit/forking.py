@@ -117,6 +117,12 @@ def wait_child(pid: int, timeout: float = 120.0) -> ChildExit:
         pause = min(pause * 2, 0.01)
 
 
+def poll_child(pid: int) -> ChildExit | None:
+    """How a child ended, without waiting: None while it runs (once it has ended, it is reaped here)."""
+    done, status = os.waitpid(pid, os.WNOHANG)
+    return _decode(status) if done else None
+
+
 def _pidfd(pid: int) -> int | None:
     """A descriptor that becomes readable when the child ends (Linux 5.3+), or None where there is none."""
     try:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from strands_durable.faults.kit.coverage import Coverage
+
 # the file operations (the whole store) are imported where used: the xdist controller imports this module to add
 # up reports, and every import there delays starting the workers
 
@@ -39,11 +41,17 @@ class ChaosTotals:
     not_explorable: list[str] = field(default_factory=list)  # workflows whose network tools have no cassette
     failing_golden: dict[str, str] = field(default_factory=dict)  # workflow -> the deterministic failure explored
     untaken_edges: dict[str, str] = field(default_factory=dict)  # graph workflow -> edges its golden run never took
+    coverage: Coverage = field(default_factory=Coverage)  # points enumerated and reached, per class and site kind
 
     def add(self, nodeid: str, outcome: str, user_properties: list[tuple[str, Any]]) -> None:
         """Add one item's reports: its properties hold one record per explored workflow run or point, each
-        starting with `strands_chaos_workflow`."""
-        for record in records_of(user_properties):
+        starting with `strands_chaos_workflow`. A failing item's `reproduce` line (recorded once, after its
+        records) is given to each of them."""
+        records = records_of(user_properties)
+        reproduce = next((r.pop("reproduce") for r in records if "reproduce" in r), None)
+        for record in records:
+            if reproduce is not None:
+                record["reproduce"] = reproduce
             if record.get("not_explorable"):  # not explored: its own summary line, not the crash-point totals
                 self.not_explorable.append(str(record["workflow"]))
             else:
@@ -56,6 +64,8 @@ class ChaosTotals:
             self.points += int(record.get("explored", 0))
             self.divergences += int(record.get("divergences", 0))
             self.invalid += int(record.get("invalid_histories", 0))
+            self.coverage.add(record.get("coverage"))
+            self.coverage.add_orders(record.get("orders"))
             problems = record.get("problems")
             schedules = record.get("schedules")
             self.items.append(
@@ -63,7 +73,7 @@ class ChaosTotals:
                     "nodeid": nodeid,
                     "kind": record_kind(nodeid, record),
                     "outcome": outcome,
-                    **{k: v for k, v in record.items() if k not in ("problems", "schedules")},
+                    **{k: v for k, v in record.items() if k not in ("problems", "schedules", "coverage", "orders")},
                     "problems": json.loads(problems) if isinstance(problems, str) else [],
                     **({"schedules": json.loads(schedules)} if isinstance(schedules, str) else {}),
                 }
@@ -120,6 +130,7 @@ class ChaosTotals:
             "divergences": self.divergences,
             "invalid_histories": self.invalid,
             "seed": self.seed,
+            "coverage": self.coverage.body(),
             "faults": self.faults,
             "mode": self.mode,
             "items": self.items,
