@@ -289,13 +289,8 @@ def damage_one(golden: WorkflowGoldenRun, kind: str, workspace: Path, run: Fault
     directory = paused_after_first_unit(golden, sessions, out_dir, scratch)
     ops = FileOps()
     point, variant = "paused", kind
-<<<<<<< HEAD
-    run.explored += 1
-    damaged = _damage(ops, file_store(sessions), golden.target.session_id, kind)
-=======
     run.explore_at(point)
-    damaged = _damage(ops, LocalStore(sessions), golden.target.session_id, kind)
->>>>>>> i33
+    damaged = _damage(ops, file_store(sessions), golden.target.session_id, kind)
     needs_repair = kind in ("truncated-message", "corrupt-message", "missing-message")
     fatal = kind == "corrupt-journal"
     options = run_options(golden.target, out_dir, CrashPoints(), scratch_dir=scratch)
