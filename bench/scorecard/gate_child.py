@@ -18,6 +18,7 @@ def main(argv: list[str]) -> int:
     factory_name, run_limit_s, *rest = argv
     every = int(rest[0]) if rest else 1
     from bench.scorecard.factories import backend_named
+
     from strands_durable.faults.backends import run_backend_gate
 
     backend = backend_named(factory_name)

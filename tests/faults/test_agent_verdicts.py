@@ -29,6 +29,7 @@ def _failing(outcomes: list[Any]) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize(
     ("factory", "prompts"),
     [(trip_agent, PROMPTS), (trip_graph, (TASK,)), (trip_swarm, (TASK,))],

@@ -38,6 +38,7 @@ def reference_for(kind: str, name: str) -> BackendReport:
     return _REFERENCES[key]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("name", "clause"), sorted(backends.SEEDED.items()))
 def test_a_seeded_bug_fails_its_clause_and_no_other_the_correct_backend_passes(name: str, clause: str) -> None:
     report = gate(name, OPTIONS.get(name, {}))

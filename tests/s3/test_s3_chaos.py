@@ -27,6 +27,7 @@ def _common(report: Path | None = None) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_examples_survive_interrupt_kill_and_concurrent_with_sessions_on_s3(
     pytester: pytest.Pytester,
     s3_env: dict[str, str],

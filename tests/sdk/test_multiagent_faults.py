@@ -9,6 +9,7 @@ import pytest
 from strands_durable.faults.agents import multiagent
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("scenario", multiagent.SCENARIOS)
 def test_killed_at_every_point_resumes_as_the_uninterrupted_run(scenario, tmp_path):
     golden, judged = multiagent.explore(scenario, tmp_path)
