@@ -19,7 +19,7 @@ from strands_durable.crashpoints import CrashPoint
 from strands_durable.errors import ExitCode
 from strands_durable.faults.kit.findings import FaultRun
 from strands_durable.faults.kit.forking import ChildExit, fork_child, poll_child, run_in_child, wait_child
-from strands_durable.faults.kit.scratch import write_scratch
+from strands_durable.faults.kit.scratch import remove_scratch, write_scratch
 
 HOLD_SECONDS = 60  # how long the parent waits for the first resumer to stop or end
 PROCEEDED = ChildExit(0, None)
@@ -71,7 +71,7 @@ def race_at_commit(
     """One step: `resume(StopAt)` in a first child stopped after `commit`, `resume(None)` in a second; None when
     the first finished before reaching that commit (every commit has been explored; a failed finish is a
     `resume-failed` finding)."""
-    marker.unlink(missing_ok=True)
+    remove_scratch(marker)
     gate_read, gate_write = os.pipe()
 
     def first() -> int:

@@ -21,3 +21,9 @@ def write_scratch(path: Path, data: bytes) -> None:
     """A harness file (markers, reports), written through the file-operations layer without fsync."""
     _SCRATCH.makedirs(path.parent, durable=False)
     _SCRATCH.write_file(path, data, sync=False)
+
+
+def remove_scratch(path: Path) -> None:
+    """Remove a harness file if it is there (through the file-operations layer)."""
+    if path.exists():
+        _SCRATCH.remove(path)
