@@ -37,6 +37,7 @@ OPTIONS = [
     ("--strands-chaos-workers", "strands_chaos_workers", str, "N|auto: run crash points in N forked workers (Linux)"),
     ("--strands-chaos-freeze-gc", "strands_chaos_freeze_gc", bool, "hold the garbage collector back in crash points"),
     ("--strands-chaos-sessions", "strands_chaos_sessions", str, "s3://BUCKET/PREFIX: run the sessions on S3"),
+    ("--strands-chaos-real-segments", "strands_chaos_real_segments", bool, "check every derived crash state"),
 ]
 TOTALS = pytest.StashKey[Any]()
 SELECTION = pytest.StashKey[Any]()
@@ -99,6 +100,7 @@ def pytest_configure(config: pytest.Config) -> None:
             orders_bound=_setting(config, "strands_chaos_orders_bound", int) or 3,
             freeze_gc=bool(_setting(config, "strands_chaos_freeze_gc", bool)),
             sessions=_setting(config, "strands_chaos_sessions", str) or None,
+            real_segments=bool(_setting(config, "strands_chaos_real_segments", bool)),
         )
         pin = _setting(config, "strands_chaos_pin_workers", str) or "auto"
         if pin not in PIN_CHOICES:  # kept so that command lines and ini files naming it still run
@@ -340,7 +342,12 @@ class ChaosReporting:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         terminalreporter.write_line(self.totals.line())
         totals = self.totals
-        for line in (totals.not_explorable_line(), totals.failing_golden_line(), totals.untaken_edges_line()):
+        for line in (
+            totals.not_explorable_line(),
+            totals.failing_golden_line(),
+            totals.untaken_edges_line(),
+            totals.segments_line(),
+        ):
             if line is not None:
                 terminalreporter.write_line(line)
         for line in totals.coverage.lines():

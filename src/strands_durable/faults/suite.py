@@ -64,6 +64,7 @@ class ChaosSettings:
     orders_bound: int = 3  # `all` lists every order of a turn of at most this many tools
     freeze_gc: bool = False  # the kit's one process tuning (faults/kit/collector.py), opt-in
     sessions: str | None = None  # where the runs' sessions live: None (local directories) or s3://BUCKET/PREFIX
+    real_segments: bool = False  # every interrupt also runs its real crash segment (faults/kit/derived.py)
 
     def __post_init__(self) -> None:
         self.workspace = _workspace_dir(self.workspace)
@@ -199,6 +200,13 @@ class ChaosSuite:
         return target
 
     def golden(self, target: ChaosTarget) -> WorkflowGoldenRun:
+        golden = self._golden(target)
+        from strands_durable.faults.kit.derived import REAL_SEGMENTS, SegmentPolicy
+
+        golden.segments = REAL_SEGMENTS if self.settings.real_segments else SegmentPolicy(seed=self.settings.seed)
+        return golden
+
+    def _golden(self, target: ChaosTarget) -> WorkflowGoldenRun:
         from strands_durable.faults.kit.runs import run_golden
 
         if self.shared is None:
@@ -302,6 +310,7 @@ def outcome_properties(
             "fired": " -> ".join(outcome.fired),
             "converged_at": outcome.converged_at or "",
             "runs": outcome.runs,
+            "segment": outcome.segment,
             "divergences": int(unexplored or any(not p.invalid_history for p in outcome.problems)),
             "invalid_histories": int(any(p.invalid_history for p in outcome.problems)),
             "problems": json.dumps([str(p) for p in outcome.problems]),

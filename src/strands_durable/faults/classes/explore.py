@@ -27,10 +27,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash, ToolKey, natural_key
+from strands_durable.crashpoints import SITES, CrashPoint, CrashPoints, InjectedCrash, ToolCall, ToolKey, natural_key
 from strands_durable.errors import DurableError
 from strands_durable.faults.kit import judge
 from strands_durable.faults.kit.collector import points_collected_less
+from strands_durable.faults.kit.derived import SEGMENT_RULE, crash_workspace, fallback_reason, segment_difference
 from strands_durable.faults.kit.findings import INVALID_HISTORY, Finding
 from strands_durable.faults.kit.golden import (
     GoldenPoint,
@@ -44,7 +45,7 @@ from strands_durable.faults.kit.golden import (
 from strands_durable.faults.kit.observe import Phase, observe, observed_store, run_options, watch_convergence
 from strands_durable.faults.kit.observe import arm as _arm
 from strands_durable.faults.kit.stores import store_at
-from strands_durable.faults.kit.workspace import write_files
+from strands_durable.faults.kit.workspace import read_files, write_files
 from strands_durable.store import SessionStore
 from strands_durable.store.base import KnownJournal
 from strands_durable.store.fileops import FileOps
@@ -62,6 +63,7 @@ class PointOutcome:
     problems: list[Finding] = field(default_factory=list)
     converged_at: str | None = None  # the checkpoint where the last resume stopped (None: ran to the end)
     runs: int = 0
+    segment: str = ""  # one interrupt: "derived" (checked), or why its real crash segment ran (faults/kit/derived.py)
 
     @property
     def explored(self) -> bool:
@@ -130,8 +132,22 @@ class _Exploration:
         """Start from the golden run's durable state and workspace just before point `cut` (None: the start)."""
         header_end = self.golden.journal.index(b"\n") + 1
         length, index = (cut.journal_length, cut.index) if cut is not None else (header_end, 0)
+        self._seed(length, self.golden.workspace.at(index))
+
+    def seed_crash(self, target: GoldenPoint, cut: GoldenPoint | None) -> None:
+        """Start from the state a crash at `target` leaves, derived from the golden run (faults/kit/derived.py):
+        its durable records at the point, its workspace with the point's own effects, and the tool calls the
+        segment from `cut` ran counted as this exploration's executions (as the crashing run would count them)."""
+        self._seed(max(target.journal_length, self.golden.journal.index(b"\n") + 1), crash_workspace(self.golden, target))
+        start = cut.index if cut is not None else 0
+        for p in self.golden.points[start : target.index + 1]:
+            if isinstance(p.point, ToolCall) and p.point.site == "tool.before":
+                self.executed[p.point.key] = self.executed.get(p.point.key, 0) + 1
+
+    def _seed(self, length: int, files: dict[str, bytes]) -> None:
+        header_end = self.golden.journal.index(b"\n") + 1
         self.sessions, self.out_dir, self.scratch = self.workspace.new()
-        write_files(self.scratch, self.golden.workspace.at(index))
+        write_files(self.scratch, files)
         self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
         self.seed_state = self.golden.state_at(length)
         self.seed_state.meta = meta
@@ -281,12 +297,17 @@ def _explore_schedule(
     targets = [golden.point(pid) for pid in point_ids]
     first = targets[0]
     cut = cut_for(golden, first)
-    ex.seed_prefix(cut)
     start_index = cut.index if cut is not None else 0
     crash_index = start_index
     label = "crashing run"
     unknown: set[str] = set()  # calls a crash of this schedule left "outcome unknown": later outputs not compared
-    for number, target in enumerate(targets):
+    derived = repeat_last and len(targets) == 1 and _derived_crash(ex, first, cut, workdir)
+    if derived:  # one interrupt: the crash state is the golden run's at the point (faults/kit/derived.py)
+        outcome.fired.append(first.id)
+        label = f"resume after the crash at {first.id}"
+    else:
+        ex.seed_prefix(cut)
+    for number, target in enumerate([] if derived else targets):
         before = ex.load() if number else ex.seeded()
         unknown |= pending_unknown(before)
         phase = ex.resume(
@@ -324,6 +345,42 @@ def _explore_schedule(
         label = f"resume after a second crash at {last.id}"
     ex.check_end(final, unknown)
     return outcome
+
+
+def _derived_crash(ex: _Exploration, target: GoldenPoint, cut: GoldenPoint | None, workdir: Path) -> bool:
+    """Seed `ex` with the crash state at `target` derived from the golden run, when the golden run's policy
+    (`golden.segments`) and `fallback_reason` allow; at the policy's sampled points, also run the real segment and
+    name the first difference between the two states as a finding. False: the point runs its real segment."""
+    golden, outcome = ex.golden, ex.outcome
+    policy = golden.segments
+    reason = fallback_reason(golden, target, cut) if policy.derive else "real segments asked for"
+    outcome.segment = reason or "derived"
+    if reason is not None:
+        return False
+    ex.seed_crash(target, cut)
+    if target.id in golden.checked_points():
+        outcome.segment = "derived, checked"
+        real = _Exploration(golden, workdir / "real-segment", PointOutcome(point_ids=[target.id]))
+        real.seed_prefix(cut)
+        phase = real.resume(
+            arm=(target.point, skip_count(golden, target, cut.index if cut is not None else 0)),
+            converge=False,
+            label="real crash segment",
+            before=real.seeded(),
+        )
+        outcome.problems += real.outcome.problems
+        if phase.fired is None:
+            ex.problem(SEGMENT_RULE, f"{target.id}: the real segment never reached the point; its state was derived")
+            return True
+        assert real.scratch is not None and ex.scratch is not None and ex.reader is not None
+        assert real.reader is not None
+        difference = segment_difference(
+            (ex.reader.journal_bytes(ex.session_id), read_files(ex.scratch), ex.load()),
+            (real.reader.journal_bytes(ex.session_id), read_files(real.scratch), real.load()),
+        )
+        if difference is not None:
+            ex.problem(SEGMENT_RULE, f"{target.id}: the derived crash state differs from the real segment's: {difference}")
+    return True
 
 
 def iter_points(golden: WorkflowGoldenRun, max_points: int | None = None, seed: int = 0) -> Iterator[str]:

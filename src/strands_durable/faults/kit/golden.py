@@ -19,6 +19,7 @@ from typing import Any
 
 from strands_durable.crashpoints import Commit, CrashPoint, ToolKey, natural_key
 from strands_durable.errors import BudgetExceeded, DurableError, WorkflowFailed
+from strands_durable.faults.kit.derived import SegmentFacts, SegmentPolicy, segment_facts
 from strands_durable.faults.kit.findings import Finding
 from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_view
 from strands_durable.faults.kit.stores import store_at
@@ -153,6 +154,9 @@ class WorkflowGoldenRun(GoldenRun):
     _states: OrderedDict[int, SessionState] = field(default_factory=OrderedDict, init=False, repr=False)
     failure: str | None = None  # the deterministic failure the golden run ended with (`failure_of`); None: completed
     untaken_edges: list[str] = field(default_factory=list)  # graph edges (`a -> b`) the golden run never took
+    segments: SegmentPolicy = field(default_factory=SegmentPolicy)  # how its interrupts reach their points
+    _checked: tuple[SegmentPolicy, frozenset[str]] | None = field(default=None, init=False, repr=False)
+    _segment_facts: SegmentFacts | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -164,6 +168,18 @@ class WorkflowGoldenRun(GoldenRun):
             for p in self.points
             if isinstance(p.point, Commit) and p.point.site == "store.after_commit"
         ]
+
+    def checked_points(self) -> frozenset[str]:
+        """The points whose real crash segment also runs, to check the derived state (`SegmentPolicy`)."""
+        if self._checked is None or self._checked[0] != self.segments:
+            self._checked = (self.segments, self.segments.checked_points(self))
+        return self._checked[1]
+
+    def segment_facts(self) -> SegmentFacts:
+        """What deciding whether a crash state can be derived asks of this run (`derived.segment_facts`), once."""
+        if self._segment_facts is None:
+            self._segment_facts = segment_facts(self)
+        return self._segment_facts
 
     def seed_workspace(self, directory: Path, index: int = 0) -> Path:
         """Create `directory` as a run's own copy of the tools' workspace as the golden run left it just before

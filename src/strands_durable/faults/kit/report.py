@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ class ChaosTotals:
     failing_golden: dict[str, str] = field(default_factory=dict)  # workflow -> the deterministic failure explored
     untaken_edges: dict[str, str] = field(default_factory=dict)  # graph workflow -> edges its golden run never took
     coverage: Coverage = field(default_factory=Coverage)  # points enumerated and reached, per class and site kind
+    segments: Counter[str] = field(default_factory=Counter)  # interrupts by how their crash state was reached
 
     def add(self, nodeid: str, outcome: str, user_properties: list[tuple[str, Any]]) -> None:
         """Add one item's reports: its properties hold one record per explored workflow run or point, each
@@ -65,6 +67,8 @@ class ChaosTotals:
             self.divergences += int(record.get("divergences", 0))
             self.invalid += int(record.get("invalid_histories", 0))
             self.coverage.add(record.get("coverage"))
+            if record.get("segment"):
+                self.segments[str(record["segment"])] += 1
             self.coverage.add_orders(record.get("orders"))
             problems = record.get("problems")
             schedules = record.get("schedules")
@@ -87,6 +91,21 @@ class ChaosTotals:
             divergences=self.divergences,
             invalid=self.invalid,
             seed=self.seed,
+        )
+
+    def segments_line(self) -> str | None:
+        """How the interrupts reached their crash states (faults/kit/derived.py): derived from the golden run (and
+        how many of those also ran the real segment to compare), or the real segment, counted by the reason."""
+        if not self.segments:
+            return None
+        checked = self.segments["derived, checked"]
+        derived = self.segments["derived"] + checked
+        fallbacks = sorted((reason, n) for reason, n in self.segments.items() if not reason.startswith("derived"))
+        real = sum(n for _, n in fallbacks)
+        reasons = f" ({', '.join(f'{reason} {n}' for reason, n in fallbacks)})" if fallbacks else ""
+        return (
+            f"strands-chaos: crash states: {derived} derived from the golden run ({checked} checked against the real "
+            f"segment), {real} from the real segment{reasons}"
         )
 
     def failing_golden_line(self) -> str | None:
@@ -125,6 +144,7 @@ class ChaosTotals:
             "failing_golden": dict(sorted(self.failing_golden.items())),
             "untaken_edges": dict(sorted(self.untaken_edges.items())),
             "crash_points_explored": self.points,
+            "crash_segments": dict(sorted(self.segments.items())),
             "workflows": sorted(self.workflows),
             "site_kinds": sorted(self.sites),
             "divergences": self.divergences,

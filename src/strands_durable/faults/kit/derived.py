@@ -1,0 +1,171 @@
+"""Crash states derived from the golden run: what an in-process crash at a point leaves, read off the golden run
+instead of running the segment from the last commit before the point up to it.
+
+An `InjectedCrash` at golden point k of a run that follows the golden run's path leaves exactly the durable records
+the golden run had at k (`GoldenPoint.journal_length`) and the tools' workspace as the golden run had it just after
+k (effects of the point's own tool included). That holds only where the segment a real crash run replays is the
+golden run's own; `fallback_reason` names every case where it may not be, and such points run the real segment:
+
+- `close`: the segment passes the run's end (completing commit, artifacts): a resume from before it writes the
+  artifacts to its own output directory again, which the golden run did once;
+- `concurrent`: another unit or tool is in flight somewhere in the segment: its interleaving in a resume may
+  differ, and a sync tool in its thread can outlive the crash (residue the golden run does not show);
+- `pattern-state`: the segment's commit carries the pattern's position, which a resumed runner rebuilds from the
+  store rather than carries over, so its change record may differ from the golden run's;
+- `free-threading`: under a free-threaded interpreter nothing about interleavings is assumed.
+
+Exactness is checked, never assumed (`SegmentPolicy`): a seeded sample of points (at least one in `check_every`
+per workflow) also runs the real segment, and `segment_difference` compares the two states (records, the tools'
+workspace, what a resume reads); `--strands-chaos-real-segments` checks every point.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from strands_durable.crashpoints import ToolCall, UnitBoundary
+from strands_durable.store.base import read_journal_bytes
+
+if TYPE_CHECKING:
+    from strands_durable.faults.kit.golden import GoldenPoint, WorkflowGoldenRun
+    from strands_durable.faults.kit.workspace import Files
+    from strands_durable.store.state import SessionState
+
+CHECK_EVERY = 10  # by default one point in ten (at least one per workflow) also runs the real segment
+SEGMENT_RULE = "derived-segment"
+"""The rule of a crash state derived from the golden run that differs from the one the real segment leaves."""
+
+# excluded by name from the records compared: model-call timings (`history.normalize` drops `metadata` too)
+_TIMINGS = ("latencyMs", "timeToFirstByteMs")
+
+
+@dataclass(frozen=True)
+class SegmentPolicy:
+    """How the in-process explorer reaches a crash point: `derive` its state from the golden run where
+    `fallback_reason` allows, and run the real segment as well at a seeded sample of points (one in `check_every`,
+    at least one per workflow; 1: every point) to compare."""
+
+    derive: bool = True
+    check_every: int = CHECK_EVERY
+    seed: int = 0
+
+    def checked_points(self, golden: WorkflowGoldenRun) -> frozenset[str]:
+        """The golden run's points whose real segment also runs (seeded by the seed and the workflow's name)."""
+        ids = golden.ordered_ids()
+        if self.check_every <= 1:
+            return frozenset(ids)
+        rng = random.Random(f"{self.seed}/{golden.target.name}")
+        return frozenset(rng.sample(ids, math.ceil(len(ids) / self.check_every))) if ids else frozenset()
+
+
+REAL_SEGMENTS = SegmentPolicy(check_every=1)  # `--strands-chaos-real-segments`: every point runs its real segment
+
+
+def fallback_reason(golden: WorkflowGoldenRun, target: GoldenPoint, cut: GoldenPoint | None) -> str | None:
+    """Why the crash state at `target` cannot be derived from the golden run (the real segment from `cut` runs
+    instead), or None when it can."""
+    if not getattr(sys, "_is_gil_enabled", lambda: True)():
+        return "free-threading"
+    facts = golden.segment_facts()
+    start = cut.index if cut is not None else 0
+    if facts.closing[target.index + 1] > facts.closing[start]:
+        return "close"
+    if facts.crowded[target.index + 1] > facts.crowded[start]:
+        return "concurrent"
+    if cut is not None and cut.journal_length in facts.pattern_commits:
+        return "pattern-state"
+    return None
+
+
+@dataclass(frozen=True)
+class SegmentFacts:
+    """What `fallback_reason` asks of a golden run, computed once: running counts (over its points, so a segment's
+    count is a difference) of points at or after the run's end (`closing`) and of points where more than one unit
+    or tool call was in flight (`crowded`), and the journal lengths after which the next record changes the
+    pattern's position (`pattern_commits`)."""
+
+    closing: list[int]
+    crowded: list[int]
+    pattern_commits: frozenset[int]
+
+
+def segment_facts(golden: WorkflowGoldenRun) -> SegmentFacts:
+    closing, crowded = [0], [0]
+    units: set[str] = set()
+    tools: set[str] = set()
+    for p in golden.points:
+        point = p.point
+        if isinstance(point, UnitBoundary):
+            (units.add if point.site == "unit.before" else units.discard)(point.unit)
+        elif isinstance(point, ToolCall) and point.site in ("tool.before", "tool.executed"):
+            (tools.add if point.site == "tool.before" else tools.discard)(point.path)
+        closing.append(closing[-1] + int(p.completed or point.path.split("/", 1)[0] == "close"))
+        crowded.append(crowded[-1] + int(len(units) > 1 or len(tools) > 1))
+    pattern_commits = set()
+    if golden.journal:
+        records = read_journal_bytes(golden.journal).records
+        offset = 0
+        for line, record in zip(golden.journal.splitlines(keepends=True), records, strict=False):
+            if any(event.get("type") == "pattern_state" for event in record.get("events", ())):
+                pattern_commits.add(offset)
+            offset += len(line)
+    return SegmentFacts(closing, crowded, frozenset(pattern_commits))
+
+
+def crash_workspace(golden: WorkflowGoldenRun, target: GoldenPoint) -> Files:
+    """The tools' workspace a crash at `target` leaves: every change the golden run made up to and at it."""
+    return golden.workspace.at(target.index + 1)
+
+
+def segment_difference(
+    derived: tuple[bytes, Files, SessionState], real: tuple[bytes, Files, SessionState]
+) -> str | None:
+    """The first difference between a derived crash state and the real segment's, each given as (the journal's
+    bytes, the tools' workspace, the state a resume reads); None when they are the same. Records are compared by
+    their events (record times and model-call timings excluded by name), the state by its normalised view."""
+    from strands_durable.faults.kit.oracle import readable_difference
+    from strands_durable.faults.kit.snapshot import snapshot_view
+
+    derived_records, real_records = _events(derived[0]), _events(real[0])
+    for number, (ours, theirs) in enumerate(zip(derived_records, real_records, strict=False)):
+        if ours != theirs:
+            return f"journal record {number}: " + readable_difference(ours, theirs)
+    if len(derived_records) != len(real_records):
+        return (
+            f"journal: {len(derived_records)} records derived, {len(real_records)} left by the real segment "
+            f"(first extra: {json.dumps((derived_records + real_records)[min(len(derived_records), len(real_records))])[:300]})"
+        )
+    if derived[1] != real[1]:
+        return "the tools' workspace: " + readable_difference(_text(derived[1]), _text(real[1]))
+    ours_view, theirs_view = snapshot_view(derived[2]), snapshot_view(real[2])
+    if ours_view != theirs_view:
+        return "what a resume reads: " + readable_difference(ours_view, theirs_view)
+    return None
+
+
+def _events(journal: bytes) -> list[Any]:
+    """Every record's events after the header, model-call timings left out."""
+    records = read_journal_bytes(journal).records[1:]
+    return [_untimed(json.loads(json.dumps(record.get("events"), default=str))) for record in records]
+
+
+def _untimed(value: Any) -> Any:
+    if isinstance(value, dict):
+        metrics = value.get("metrics")
+        if isinstance(metrics, dict):
+            value["metrics"] = {k: v for k, v in metrics.items() if k not in _TIMINGS}
+        for item in value.values():
+            _untimed(item)
+    elif isinstance(value, list):
+        for item in value:
+            _untimed(item)
+    return value
+
+
+def _text(files: Files) -> dict[str, str]:
+    return {name: data.decode("utf-8", "replace") for name, data in files.items()}
