@@ -1,0 +1,96 @@
+"""Crash states derived from the golden run (faults/kit/derived.py): at every crash point of every example the
+derived state equals what the real crash segment leaves (records, the tools' workspace, what a resume reads);
+a wrong derivation is named as a finding; the points that cannot be derived run their real segment, counted by
+reason; `--strands-chaos-real-segments` checks every point."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from strands_durable.faults.classes.explore import explore_point
+from strands_durable.faults.kit.derived import REAL_SEGMENTS, SEGMENT_RULE, SegmentPolicy, fallback_reason
+from strands_durable.faults.kit.golden import WorkflowGoldenRun, cut_for
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.target import ChaosTarget
+from tests.conftest import EXAMPLES
+
+FALLBACKS = {"close", "concurrent", "pattern-state"}
+
+
+@pytest.mark.parametrize("spec", sorted(p.name for p in EXAMPLES.glob("*.strands.yaml")))
+def test_every_derived_crash_state_of_the_examples_equals_the_real_segments(spec: str, tmp_path: Path) -> None:
+    golden = run_golden(ChaosTarget(EXAMPLES / spec), tmp_path / "golden")
+    golden.segments = REAL_SEGMENTS
+    segments: Counter[str] = Counter()
+    for point_id in golden.ordered_ids():
+        outcome = explore_point(golden, point_id, tmp_path / "points")
+        assert outcome.ok, outcome.describe()
+        segments[outcome.segment] += 1
+    assert set(segments) <= {"derived, checked", *FALLBACKS}, segments
+    assert segments["derived, checked"] > 0, segments  # every example has points whose state is derived
+
+
+def test_a_derived_state_that_differs_from_the_real_segment_fails_naming_the_difference(
+    chain_golden: WorkflowGoldenRun, tmp_path: Path
+) -> None:
+    # a golden run whose record of one point is wrong (its journal length one record short): the derived state
+    # lacks the commit the real segment makes, and the check says so
+    points = chain_golden.points
+    index, target = next(
+        (i, p)
+        for i, p in enumerate(points)
+        if p.point.site == "store.after_commit" and fallback_reason(chain_golden, p, cut_for(chain_golden, p)) is None
+    )
+    before = points[index - 1]
+    assert before.point.site == "store.before_commit"
+    wrong = dataclasses.replace(target, journal_length=before.journal_length)
+    golden = dataclasses.replace(chain_golden, points=[*points[:index], wrong, *points[index + 1 :]])
+    golden.segments = REAL_SEGMENTS
+    outcome = explore_point(golden, target.id, tmp_path / "points")
+    differences = [p for p in outcome.problems if p.rule == SEGMENT_RULE]
+    assert differences, outcome.describe()
+    assert target.id in differences[0].detail and "records derived" in differences[0].detail
+
+
+def test_close_concurrent_and_pattern_state_segments_run_for_real(tmp_path: Path) -> None:
+    golden = run_golden(ChaosTarget(EXAMPLES / "parallel-market-scan.strands.yaml"), tmp_path / "golden")
+    reasons = {p.id: fallback_reason(golden, p, cut_for(golden, p)) for p in golden.points}
+    assert {reasons[p.id] for p in golden.points if p.point.path.startswith("close")} == {"close"}
+    assert "concurrent" in reasons.values() and "pattern-state" in reasons.values() and None in reasons.values()
+    point_id = next(pid for pid, reason in reasons.items() if reason == "concurrent")
+    outcome = explore_point(golden, point_id, tmp_path / "points")
+    assert outcome.ok and outcome.segment == "concurrent" and outcome.runs >= 2  # the crashing run ran
+
+
+def test_the_seeded_sample_checks_at_least_one_point_in_ten(chain_golden: WorkflowGoldenRun) -> None:
+    ids = chain_golden.ordered_ids()
+    checked = SegmentPolicy(seed=0).checked_points(chain_golden)
+    assert len(checked) * 10 >= len(ids) and checked <= set(ids)
+    assert checked == SegmentPolicy(seed=0).checked_points(chain_golden)  # the same points in every process
+    assert checked != SegmentPolicy(seed=1).checked_points(chain_golden)
+    assert REAL_SEGMENTS.checked_points(chain_golden) == set(ids)
+
+
+def test_the_real_segments_option_checks_every_derived_point(pytester: pytest.Pytester) -> None:
+    spec = pytester.path / "chain.strands.yaml"
+    spec.write_text((EXAMPLES / "chain-research.strands.yaml").read_text())
+    counts = {}
+    for tag, extra in (("sampled", ()), ("every", ("--strands-chaos-real-segments",))):
+        report = pytester.path / f"{tag}.json"
+        result = pytester.runpytest_subprocess(
+            "--strands-chaos", "--strands-chaos-schedules=0", "-p", "no:randomly", "-n", "0",
+            f"--strands-chaos-report={report}", *extra,
+        )  # fmt: skip
+        assert result.ret == 0
+        line = next(line for line in result.outlines if line.startswith("strands-chaos: crash states:"))
+        counts[tag] = json.loads(report.read_text())["crash_segments"]
+        derived = counts[tag].get("derived", 0) + counts[tag].get("derived, checked", 0)
+        assert line.startswith(f"strands-chaos: crash states: {derived} derived from the golden run")
+    assert counts["every"].get("derived", 0) == 0 and counts["every"]["derived, checked"] > 0
+    assert counts["sampled"]["derived"] > counts["sampled"]["derived, checked"] > 0
+    assert counts["every"]["close"] == counts["sampled"]["close"] > 0
