@@ -138,7 +138,8 @@ class _Exploration:
         """Start from the state a crash at `target` leaves, derived from the golden run (faults/kit/derived.py):
         its durable records at the point, its workspace with the point's own effects, and the tool calls the
         segment from `cut` ran counted as this exploration's executions (as the crashing run would count them)."""
-        self._seed(max(target.journal_length, self.golden.journal.index(b"\n") + 1), crash_workspace(self.golden, target))
+        header_end = self.golden.journal.index(b"\n") + 1
+        self._seed(max(target.journal_length, header_end), crash_workspace(self.golden, target))
         start = cut.index if cut is not None else 0
         for p in self.golden.points[start : target.index + 1]:
             if isinstance(p.point, ToolCall) and p.point.site == "tool.before":
@@ -379,7 +380,7 @@ def _derived_crash(ex: _Exploration, target: GoldenPoint, cut: GoldenPoint | Non
             (real.reader.journal_bytes(ex.session_id), read_files(real.scratch), real.load()),
         )
         if difference is not None:
-            ex.problem(SEGMENT_RULE, f"{target.id}: the derived crash state differs from the real segment's: {difference}")
+            ex.problem(SEGMENT_RULE, f"{target.id}: derived crash state differs from the real segment: {difference}")
     return True
 
 

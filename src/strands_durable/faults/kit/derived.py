@@ -132,13 +132,15 @@ def segment_difference(
     from strands_durable.faults.kit.snapshot import snapshot_view
 
     derived_records, real_records = _events(derived[0]), _events(real[0])
-    for number, (ours, theirs) in enumerate(zip(derived_records, real_records, strict=False)):
+    common = list(zip(derived_records, real_records, strict=False))
+    for number, (ours, theirs) in enumerate(common):
         if ours != theirs:
             return f"journal record {number}: " + readable_difference(ours, theirs)
     if len(derived_records) != len(real_records):
+        extra = (derived_records if len(derived_records) > len(real_records) else real_records)[len(common)]
         return (
             f"journal: {len(derived_records)} records derived, {len(real_records)} left by the real segment "
-            f"(first extra: {json.dumps((derived_records + real_records)[min(len(derived_records), len(real_records))])[:300]})"
+            f"(the first extra one: {json.dumps(extra)[:300]})"
         )
     if derived[1] != real[1]:
         return "the tools' workspace: " + readable_difference(_text(derived[1]), _text(real[1]))
