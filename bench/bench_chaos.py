@@ -18,6 +18,10 @@ examples/ (issue 18 pins the workload: the 7 examples as at 5526c56, `git archiv
 `--freeze-gc` also measures this tree with the plugin's one tuning on (`--strands-chaos-freeze-gc`,
 faults/kit/collector.py) as one more tree of the comparison. Each summary line ends with the issue's target for it.
 
+`--segments` (issue 37) measures, in one process over the same golden runs and alternating `--rounds` times, the
+examples' points/s with every crash state reached by its real segment against the default (derived from the golden
+run where it can be, a seeded 1 in 10 also checked against the real segment), and the runs each point costs.
+
 `--workers N` (issue 37) measures the forked workers against the baselines, alternating, `--rounds` times: the
 exploration phase of the examples (golden runs done first, not counted) in this process and in N workers forked
 from it (faults/kit/workers.py; the forks are counted), and the whole `pytest --strands-chaos examples/ -n 0`
@@ -142,6 +146,53 @@ def forked_rates(workdir: Path, examples: Path, workers: int) -> dict[str, float
         "serial_cpu": len(tasks) / serial_cpu,  # points per CPU second, all processes of the phase
         "forked_cpu": len(tasks) / forked_cpu,
     }
+
+
+def compare_segments(workdir: Path, examples: Path, rounds: int) -> None:
+    """Issue 37 item 1 in one process, alternating `rounds` times over the same golden runs: every point of the
+    examples reached by its real crash segment, and by the default policy (the crash state derived from the golden
+    run where `fallback_reason` allows, the real segment also run at a seeded 1 in 10 to compare). Prints each
+    one's median points/s (wall and CPU), the ratio, the runs per point and the crash states by how they were
+    reached."""
+    from collections import Counter
+
+    from strands_durable.faults.kit.derived import SegmentPolicy
+
+    goldens = [run_golden(ChaosTarget(spec), workdir / spec.stem) for spec in sorted(examples.glob("*.strands.yaml"))]
+    tasks = [(golden, point_id) for golden in goldens for point_id in iter_points(golden, None, 0)]
+    policies = {"real segments": SegmentPolicy(derive=False), "derived (1 in 10 checked)": SegmentPolicy()}
+    rates: dict[str, list[float]] = {}
+    cpu_rates: dict[str, list[float]] = {}
+    runs: dict[str, int] = {}
+    segments: dict[str, Counter[str]] = {}
+    loads = [os.getloadavg()[0]]
+    for _ in range(rounds):
+        for label, policy in policies.items():
+            count, reached = 0, Counter()
+            start, cpu = time.perf_counter(), time.process_time()
+            for golden, point_id in tasks:
+                golden.segments = policy
+                outcome = explore_point(golden, point_id, golden.workdir / "points")
+                if not outcome.ok:
+                    raise SystemExit("Error: a crash point failed while benchmarking:\n" + outcome.describe())
+                count += outcome.runs
+                reached[outcome.segment] += 1
+            rates.setdefault(label, []).append(len(tasks) / (time.perf_counter() - start))
+            cpu_rates.setdefault(label, []).append(len(tasks) / (time.process_time() - cpu))
+            runs[label], segments[label] = count, reached
+        loads.append(os.getloadavg()[0])
+    print(f"load average (1 min) at the start and after each round: {', '.join(f'{x:.1f}' for x in loads)}")
+    for label in policies:
+        wall = _median_line(f"exploration, {label}", rates[label], "points/s")
+        _median_line(f"exploration, {label}", cpu_rates[label], "points/CPU s")
+        print(f"  {runs[label] / len(tasks):.2f} runs per point; crash states: {dict(sorted(segments[label].items()))}")
+        rates[label] = [wall]
+    real, derived = (statistics.median(v) for v in (rates["real segments"], rates["derived (1 in 10 checked)"]))
+    real_cpu, derived_cpu = (statistics.median(cpu_rates[k]) for k in policies)
+    print(
+        f"derived / real segments: {derived / real:.2f}x points/s ({derived_cpu / real_cpu:.2f}x per CPU second), "
+        f"{len(tasks)} points"
+    )
 
 
 TARGET_FORKED = 1.8  # forked workers (2) / one process, exploration phase (issue 37)
@@ -377,6 +428,7 @@ def main() -> None:
     parser.add_argument("--examples", type=Path, default=REPO / "examples", help="the specs measured (examples/)")
     parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, help="issue 37: forked workers against the baselines (see above)")
+    parser.add_argument("--segments", action="store_true", help="issue 37: derived crash states vs real segments")
     parser.add_argument(
         "--freeze-gc", action="store_true", help="also measure this tree with --strands-chaos-freeze-gc (a tree more)"
     )
@@ -387,6 +439,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     workdir = default_workdir()
+    if args.segments:
+        compare_segments(workdir, args.examples.resolve(), args.rounds)
+        return
     if args.examples_rate_only and args.workers:
         print(json.dumps(forked_rates(workdir, args.examples.resolve(), args.workers)))
         return
