@@ -22,7 +22,14 @@ from tests.conftest import EXAMPLES
 FALLBACKS = {"close", "concurrent", "pattern-state"}
 
 
-@pytest.mark.parametrize("spec", sorted(p.name for p in EXAMPLES.glob("*.strands.yaml")))
+QUICK = "chain-research.strands.yaml"  # in the default run; the other examples with the long proofs (`-m long`)
+EXAMPLE_SPECS = [
+    pytest.param(name, marks=() if name == QUICK else pytest.mark.long)
+    for name in sorted(p.name for p in EXAMPLES.glob("*.strands.yaml"))
+]
+
+
+@pytest.mark.parametrize("spec", EXAMPLE_SPECS)
 def test_every_derived_crash_state_of_the_examples_equals_the_real_segments(spec: str, tmp_path: Path) -> None:
     golden = run_golden(ChaosTarget(EXAMPLES / spec), tmp_path / "golden")
     golden.segments = REAL_SEGMENTS
@@ -76,9 +83,10 @@ def test_the_seeded_sample_checks_at_least_one_point_in_ten(chain_golden: Workfl
     assert REAL_SEGMENTS.checked_points(chain_golden) == set(ids)
 
 
+@pytest.mark.slow
 def test_the_real_segments_option_checks_every_derived_point(pytester: pytest.Pytester) -> None:
-    spec = pytester.path / "chain.strands.yaml"
-    spec.write_text((EXAMPLES / "chain-research.strands.yaml").read_text())
+    spec = pytester.path / "routing.strands.yaml"
+    spec.write_text((EXAMPLES / "routing-support-triage.strands.yaml").read_text())
     counts = {}
     for tag, extra in (("sampled", ()), ("every", ("--strands-chaos-real-segments",))):
         report = pytester.path / f"{tag}.json"
