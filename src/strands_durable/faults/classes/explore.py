@@ -352,18 +352,46 @@ def _explore_schedule(
 
 def _derived_crash(ex: _Exploration, target: GoldenPoint, cut: GoldenPoint | None, workdir: Path) -> bool:
     """Seed `ex` with the crash state at `target` derived from the golden run, when the golden run's policy
-    (`golden.segments`) and `fallback_reason` allow; at the policy's sampled points, also run the real segment and
-    name the first difference between the two states as a finding. False: the point runs its real segment."""
+    (`golden.segments`), `fallback_reason` and the workflow's sample allow. False: the point runs its real segment.
+
+    Before a workflow's first derived state, every point of its seeded sample also runs its real segment and the two
+    states are compared (`_sample_verdicts`, once per process: every process finds the same). When one differs,
+    nothing of that workflow is derived (the store or runner under test does not replay the golden run's path), and
+    the sampled points that differ fail naming the difference; otherwise the sampled points carry their real
+    segment's own findings."""
     golden, outcome = ex.golden, ex.outcome
     policy = golden.segments
     reason = fallback_reason(golden, target, cut) if policy.derive else "real segments asked for"
-    outcome.segment = reason or "derived"
+    if reason is None:
+        verdicts = _sample_verdicts(golden, workdir / "real-segment")
+        difference, findings = verdicts.get(target.id, (None, []))
+        if difference is not None:
+            ex.problem(SEGMENT_RULE, f"{target.id}: derived crash state differs from the real segment: {difference}")
+        if any(found is not None for found, _ in verdicts.values()):
+            reason = "derivation disproved"  # the point runs its real segment, which finds what it finds
+        else:
+            outcome.problems += findings
+    outcome.segment = reason or ("derived, checked" if target.id in golden.checked_points() else "derived")
     if reason is not None:
         return False
     ex.seed_crash(target, cut)
-    if target.id in golden.checked_points():
-        outcome.segment = "derived, checked"
-        real = _Exploration(golden, workdir / "real-segment", PointOutcome(point_ids=[target.id]))
+    return True
+
+
+def _sample_verdicts(golden: WorkflowGoldenRun, workdir: Path) -> dict[str, tuple[str | None, list[Finding]]]:
+    """For each derivable point of the workflow's seeded sample: the first difference between its derived crash
+    state and its real segment's (None: the same), and the real segment's own findings. Computed once per process."""
+    if golden.segment_verdicts is not None and golden.segment_verdicts[0] == golden.segments:
+        return golden.segment_verdicts[1]
+    verdicts: dict[str, tuple[str | None, list[Finding]]] = {}
+    for point_id in sorted(golden.checked_points(), key=natural_key):
+        target = golden.point(point_id)
+        cut = cut_for(golden, target)
+        if fallback_reason(golden, target, cut) is not None:
+            continue
+        derived = _Exploration(golden, workdir / "derived", PointOutcome(point_ids=[point_id]))
+        derived.seed_crash(target, cut)
+        real = _Exploration(golden, workdir / "real", PointOutcome(point_ids=[point_id]))
         real.seed_prefix(cut)
         phase = real.resume(
             arm=(target.point, skip_count(golden, target, cut.index if cut is not None else 0)),
@@ -371,19 +399,18 @@ def _derived_crash(ex: _Exploration, target: GoldenPoint, cut: GoldenPoint | Non
             label="real crash segment",
             before=real.seeded(),
         )
-        outcome.problems += real.outcome.problems
         if phase.fired is None:
-            ex.problem(SEGMENT_RULE, f"{target.id}: the real segment never reached the point; its state was derived")
-            return True
-        assert real.scratch is not None and ex.scratch is not None and ex.reader is not None
-        assert real.reader is not None
+            verdicts[point_id] = ("the real segment never reached the point", real.outcome.problems)
+            continue
+        assert real.scratch is not None and derived.scratch is not None
+        assert real.reader is not None and derived.reader is not None
         difference = segment_difference(
-            (ex.reader.journal_bytes(ex.session_id), read_files(ex.scratch), ex.load()),
-            (real.reader.journal_bytes(ex.session_id), read_files(real.scratch), real.load()),
+            (derived.reader.journal_bytes(golden.target.session_id), read_files(derived.scratch), derived.load()),
+            (real.reader.journal_bytes(golden.target.session_id), read_files(real.scratch), real.load()),
         )
-        if difference is not None:
-            ex.problem(SEGMENT_RULE, f"{target.id}: derived crash state differs from the real segment: {difference}")
-    return True
+        verdicts[point_id] = (difference, real.outcome.problems)
+    golden.segment_verdicts = (golden.segments, verdicts)
+    return verdicts
 
 
 def iter_points(golden: WorkflowGoldenRun, max_points: int | None = None, seed: int = 0) -> Iterator[str]:

@@ -157,6 +157,11 @@ class WorkflowGoldenRun(GoldenRun):
     segments: SegmentPolicy = field(default_factory=SegmentPolicy)  # how its interrupts reach their points
     _checked: tuple[SegmentPolicy, frozenset[str]] | None = field(default=None, init=False, repr=False)
     _segment_facts: SegmentFacts | None = field(default=None, init=False, repr=False)
+    # the seeded sample's real segments under a policy, once per process (faults/classes/explore.py): point id ->
+    # (the first difference from the derived state, None when equal; the real segment's findings)
+    segment_verdicts: tuple[SegmentPolicy, dict[str, tuple[str | None, list[Finding]]]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
