@@ -16,6 +16,7 @@ from strands_durable.crashpoints import CrashPoint
 from strands_durable.faults.agents.run import Run
 from strands_durable.faults.backends import BackendReport, GateContext, run_backend_gate
 from strands_durable.faults.backends.children import Place, Setup, build_agent
+from strands_durable.faults.backends.explore import factory_points
 from strands_durable.faults.backends.instrument import CallLog
 from tests.conftest import REPO
 from tests.faults import backend_factories
@@ -76,6 +77,24 @@ def test_a_crash_point_lies_on_each_side_of_a_manager_callback_at_either_order(t
         agent = build_agent(setup, place, run, CallLog(), "golden")
         agent("Record the taxi and the hotel.")
     assert seen[:2] == [("hook/message:user:first", 0), ("hook/message:user:last", 1)]
+
+
+def test_the_factory_kills_fire_are_resumed_and_catch_a_bug_only_they_reach() -> None:
+    """Session creation happens inside the factory call: the gate kills runs there (`factory/kill@IofN`, spread
+    over the golden run's factory call) and resumes them; a lock left by a creator killed mid-creation is caught
+    only there."""
+    from strands_durable.testing.backends import reference_repository, stale_lock_manager
+
+    kills = factory_points()
+    reference = run_backend_gate(reference_repository, points=kills)
+    assert reference.factory_kills >= 1 and reference.crash_points == len(kills)
+    assert reference.as_json()["factory_kills"] == reference.factory_kills
+    report = run_backend_gate(stale_lock_manager, points=kills)
+    assert report.factory_kills >= 1
+    assert {c.name for c in report.failed} == {"valid-history"}, report.table()
+    failed = report.clause("valid-history")
+    assert failed is not None and "is being created by another process" in failed.detail
+    assert "--point 'factory/kill@" in failed.reproduce
 
 
 def test_the_command_prints_only_json_on_stdout_and_exits_1_when_a_clause_fails() -> None:

@@ -20,7 +20,14 @@ The seeded bugs (`SEEDED`: factory name -> the clause it breaks):
 - `TearingStorage`: writes a value in place, chunk by chunk (`storage-write-atomic`);
 - `HangingSessionManager`: our manager, hanging when it restores an interrupted invocation (`liveness`);
 - `rerunning_manager`: our manager forgetting a tool's recorded result when it is called again
-  (`tool-results-once`).
+  (`tool-results-once`);
+- `StaleLockSessionManager`: our manager, creating a new session under a lock file that a creator killed in the
+  middle leaves behind, so every later open fails (`valid-history`: the resume fails; shown only by the gate's
+  kills inside the factory call, `factory/kill@IofN`);
+- `ProgressForgettingManager`: our manager, not saving a Graph's or Swarm's progress after each node
+  (`nodes-not-rerun`);
+- `CachedIdsRepository`: checks a new message's id against the ids this object has seen (written or listed)
+  instead of the store, so two processes both create the next id and the later write wins (`two-resumers`).
 """
 
 from __future__ import annotations
@@ -283,6 +290,29 @@ class MemoryIdRepository(ReferenceRepository):
         return [SessionMessage.from_dict(json.loads(p.read_bytes())) for p in chosen]
 
 
+class CachedIdsRepository(ReferenceRepository):
+    """Seeded bug (`two-resumers`): a message id is checked against the ids this object has written or listed, not
+    against the store; two processes resuming one session both create the next id, and the later write wins."""
+
+    def __init__(self, directory: str | Path) -> None:
+        super().__init__(directory)
+        self._seen: set[tuple[str, str, int]] = set()
+
+    def create_message(self, session_id: str, agent_id: str, session_message: Any, **kwargs: Any) -> None:
+        from strands.types.exceptions import SessionException
+
+        key = (session_id, agent_id, session_message.message_id)
+        if key in self._seen:
+            raise SessionException(f"Message {session_message.message_id} of agent {agent_id} already exists")
+        self._seen.add(key)
+        _write(self._message(session_id, agent_id, session_message.message_id), session_message.to_dict())
+
+    def list_messages(self, session_id: str, agent_id: str, *args: Any, **kwargs: Any) -> builtins.list[Any]:
+        found = super().list_messages(session_id, agent_id, *args, **kwargs)
+        self._seen |= {(session_id, agent_id, m.message_id) for m in found}
+        return found
+
+
 class CheckThenPutRepository(ReferenceRepository):
     """Seeded bug (`repository-create-exclusive`): a session is created by checking that it is missing, then
     writing it (two processes that check at once both write)."""
@@ -376,6 +406,39 @@ class HangingSessionManager(_hanging_base()):  # type: ignore[misc]
         super().initialize(agent, **kwargs)
 
 
+class StaleLockSessionManager(_hanging_base()):  # type: ignore[misc]
+    """Seeded bug (`valid-history`): our manager (its sessions under `directory/sessions`), creating a new session
+    under a lock file with a slow round trip inside; a creator killed there leaves the lock, which nobody breaks,
+    and every later open of the session fails on it. Only a kill inside the factory call shows it."""
+
+    CREATE_S = 0.4  # the round trip between taking the lock and marking the session created
+
+    def __init__(self, session_id: str, directory: str | Path) -> None:
+        import time
+
+        from strands.types.exceptions import SessionException
+
+        directory = Path(directory)
+        lock, created = directory / "creating.lock", directory / "created"
+        if not created.exists():
+            if lock.exists():
+                raise SessionException(f"Session {session_id} is being created by another process ({lock} exists)")
+            _write(lock, {"pid": os.getpid()})
+            time.sleep(self.CREATE_S)
+        super().__init__(session_id, directory / "sessions")
+        if not created.exists():
+            _write(created, {})
+            _ops.remove(lock)
+
+
+class ProgressForgettingManager(_hanging_base()):  # type: ignore[misc]
+    """Seeded bug (`nodes-not-rerun`): our manager, saving a Graph's or Swarm's node agents but not the
+    orchestrator's progress after each node, so a Graph or Swarm called again starts its task over."""
+
+    def sync_multi_agent(self, source: Any, node_id: str | None = None, **kwargs: Any) -> None:
+        return None
+
+
 def _rerunning_class() -> type:
     """Our manager with invocation hooks that forget a tool's journaled result before the tool runs."""
     from strands_durable.agent.durable import InvocationHooks
@@ -426,6 +489,18 @@ def memory_id_repository(ctx: Any) -> MemoryIdRepository:
     return MemoryIdRepository(ctx.directory)
 
 
+def cached_ids_repository(ctx: Any) -> CachedIdsRepository:
+    return CachedIdsRepository(ctx.directory)
+
+
+def stale_lock_manager(ctx: Any) -> StaleLockSessionManager:
+    return StaleLockSessionManager(ctx.session_id, ctx.directory)
+
+
+def progress_forgetting_manager(ctx: Any) -> ProgressForgettingManager:
+    return ProgressForgettingManager(ctx.session_id, ctx.directory)
+
+
 def check_then_put_repository(ctx: Any) -> CheckThenPutRepository:
     return CheckThenPutRepository(ctx.directory)
 
@@ -450,6 +525,9 @@ SEEDED: dict[str, str] = {
     "tearing_storage": "storage-write-atomic",
     "hanging_manager": "liveness",
     "rerunning_manager": "tool-results-once",
+    "stale_lock_manager": "valid-history",
+    "progress_forgetting_manager": "nodes-not-rerun",
+    "cached_ids_repository": "two-resumers",
 }
 REFERENCES: dict[str, str] = {  # kind -> the correct backend of that kind a seeded bug is compared with
     "session-repository": "reference_repository",

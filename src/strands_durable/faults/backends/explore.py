@@ -81,6 +81,7 @@ def run_golden(setup: Setup, root: Path, *, limit_s: float) -> Golden:
         record["calls"],
         record["invalid"],
         record["created"],
+        record["factory_seconds"],
     )
 
 
@@ -146,6 +147,11 @@ def read_resumes(runs: list[PointRun]) -> None:
     for run in runs:
         if run.crash is not None and run.crash.get("fired"):
             run.resume = read_record(run.place)
+
+
+def factory_kills(runs: list[PointRun]) -> int:
+    """How many `factory/kill@` points killed a run inside the factory call and had it resumed."""
+    return len({run.point for run in runs if run.point.startswith("factory/") and run.resume is not None})
 
 
 def not_fired(runs: list[PointRun]) -> list[Finding]:
