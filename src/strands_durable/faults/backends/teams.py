@@ -154,10 +154,8 @@ def explore_teams(
             problems.setdefault("nodes-not-rerun", []).append(f"the {team} does not run on the backend without faults")
             continue
         passed = point_ids(found["points"])
-        if points is None:
-            chosen = passed[:: max(1, every)]
-        else:
-            chosen = [p for p in passed if team_point(team, p) in points]
+        given = [p for p in passed if points is not None and team_point(team, p) in points]
+        chosen = passed[:: max(1, every)] if points is None else given
         places = []
         jobs = []
         for index, point in enumerate(chosen):
