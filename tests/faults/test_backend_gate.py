@@ -6,6 +6,8 @@ backend fails `liveness` after the per-run limit."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -88,6 +90,7 @@ def test_the_factory_kills_fire_are_resumed_and_catch_a_bug_only_they_reach() ->
     kills = factory_points()
     reference = run_backend_gate(reference_repository, points=kills)
     assert reference.factory_kills >= 1 and reference.crash_points == len(kills)
+    assert reference.failed == [], reference.table()  # a correct repository creates a session whole
     assert reference.as_json()["factory_kills"] == reference.factory_kills
     report = run_backend_gate(stale_lock_manager, points=kills)
     assert report.factory_kills >= 1
@@ -95,6 +98,37 @@ def test_the_factory_kills_fire_are_resumed_and_catch_a_bug_only_they_reach() ->
     failed = report.clause("valid-history")
     assert failed is not None and "is being created by another process" in failed.detail
     assert "--point 'factory/kill@" in failed.reproduce
+
+
+def reproduced(line: str) -> dict[str, dict[str, str]]:
+    """Run a failure's reproduce line (`strands chaos backend ...`) with --json: its clauses by name."""
+    words = shlex.split(line)
+    assert words[:3] == ["strands", "chaos", "backend"], line
+    result = strands_chaos_backend(*words[3:], "--json")
+    assert result.returncode == 1, result.stderr
+    return {c["name"]: c for c in json.loads(result.stdout)["clauses"]}
+
+
+def test_the_reproduce_line_of_a_graph_or_swarm_point_fails_nodes_not_rerun_again() -> None:
+    from strands_durable.testing.backends import progress_forgetting_manager
+
+    report = run_backend_gate(progress_forgetting_manager, every=4)
+    failed = report.clause("nodes-not-rerun")
+    assert failed is not None and failed.outcome == "fail", report.table()
+    assert re.search(r"--point '(graph|swarm):", failed.reproduce), failed.reproduce
+    again = reproduced(failed.reproduce)["nodes-not-rerun"]
+    assert again["outcome"] == "fail" and again["detail"] == failed.detail.split(" (and ")[0]
+
+
+def test_the_reproduce_line_of_two_resumers_races_them_again() -> None:
+    from strands_durable.testing.backends import detaching_manager
+
+    report = run_backend_gate(detaching_manager, every=1000)
+    failed = report.clause("two-resumers")
+    assert failed is not None and failed.outcome == "fail", report.table()
+    assert failed.reproduce.endswith("--point two-resumers")
+    again = reproduced(failed.reproduce)["two-resumers"]
+    assert again["outcome"] == "fail" and again["detail"] == failed.detail
 
 
 def test_the_command_prints_only_json_on_stdout_and_exits_1_when_a_clause_fails() -> None:

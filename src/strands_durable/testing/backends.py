@@ -26,8 +26,8 @@ The seeded bugs (`SEEDED`: factory name -> the clause it breaks):
   kills inside the factory call, `factory/kill@IofN`);
 - `ProgressForgettingManager`: our manager, not saving a Graph's or Swarm's progress after each node
   (`nodes-not-rerun`);
-- `CachedIdsRepository`: checks a new message's id against the ids this object has seen (written or listed)
-  instead of the store, so two processes both create the next id and the later write wins (`two-resumers`).
+- `DetachingSessionManager`: our manager, going on in memory when another process holds the session (its lease
+  refused), so the second of two resumers returns as if what it sent were stored (`two-resumers`).
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def _repository_base() -> type:
 
 class ReferenceRepository(_repository_base()):  # type: ignore[misc]
     """A `SessionRepository` of files under `directory`: every write durable before it returns, sessions, agents
-    and messages created exclusively."""
+    and messages created exclusively; a session appears whole (its record written in a staging directory renamed
+    into place), so a creator killed in the middle leaves no half-made session."""
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
@@ -87,12 +88,19 @@ class ReferenceRepository(_repository_base()):  # type: ignore[misc]
 
         directory = self._session(session.session_id)
         _ops.makedirs(directory.parent)
+        if directory.exists():
+            raise SessionException(f"Session {session.session_id} already exists")
+        staging = directory.with_name(f".creating-{directory.name}-{os.getpid()}")  # a killed creator's: left over
+        if staging.exists():
+            _ops.remove_tree(staging)
+        _ops.mkdir(staging)
+        _write(staging / "session.json", session.to_dict())
         try:
-            _ops.mkdir(directory)  # exclusive: one creator wins
-        except FileExistsError:
+            _ops.rename(staging, directory)  # exclusive: onto a session (never an empty directory) it fails
+        except OSError:
+            _ops.remove_tree(staging)
             raise SessionException(f"Session {session.session_id} already exists") from None
         _ops.fsync_dir(directory.parent)
-        _write(directory / "session.json", session.to_dict())
         return session
 
     def read_session(self, session_id: str, **kwargs: Any) -> Any:
@@ -290,29 +298,6 @@ class MemoryIdRepository(ReferenceRepository):
         return [SessionMessage.from_dict(json.loads(p.read_bytes())) for p in chosen]
 
 
-class CachedIdsRepository(ReferenceRepository):
-    """Seeded bug (`two-resumers`): a message id is checked against the ids this object has written or listed, not
-    against the store; two processes resuming one session both create the next id, and the later write wins."""
-
-    def __init__(self, directory: str | Path) -> None:
-        super().__init__(directory)
-        self._seen: set[tuple[str, str, int]] = set()
-
-    def create_message(self, session_id: str, agent_id: str, session_message: Any, **kwargs: Any) -> None:
-        from strands.types.exceptions import SessionException
-
-        key = (session_id, agent_id, session_message.message_id)
-        if key in self._seen:
-            raise SessionException(f"Message {session_message.message_id} of agent {agent_id} already exists")
-        self._seen.add(key)
-        _write(self._message(session_id, agent_id, session_message.message_id), session_message.to_dict())
-
-    def list_messages(self, session_id: str, agent_id: str, *args: Any, **kwargs: Any) -> builtins.list[Any]:
-        found = super().list_messages(session_id, agent_id, *args, **kwargs)
-        self._seen |= {(session_id, agent_id, m.message_id) for m in found}
-        return found
-
-
 class CheckThenPutRepository(ReferenceRepository):
     """Seeded bug (`repository-create-exclusive`): a session is created by checking that it is missing, then
     writing it (two processes that check at once both write)."""
@@ -439,6 +424,30 @@ class ProgressForgettingManager(_hanging_base()):  # type: ignore[misc]
         return None
 
 
+class DetachingSessionManager(_hanging_base()):  # type: ignore[misc]
+    """Seeded bug (`two-resumers`): our manager, going on in memory when another process holds the session (its
+    lease refused) instead of failing the call, so the second of two resumers returns as if its messages were
+    stored: a silent fork."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._detached: set[str] = set()
+
+    def _before_invocation(self, event: Any) -> None:
+        from strands_durable.errors import SessionInUse
+
+        key = self._key_of(event.agent)
+        self._detached.discard(key)
+        try:
+            super()._before_invocation(event)
+        except SessionInUse:
+            self._detached.add(key)
+
+    def append_message(self, message: Any, agent: Any, **kwargs: Any) -> None:
+        if self._key_of(agent) not in self._detached:
+            super().append_message(message, agent, **kwargs)
+
+
 def _rerunning_class() -> type:
     """Our manager with invocation hooks that forget a tool's journaled result before the tool runs."""
     from strands_durable.agent.durable import InvocationHooks
@@ -489,8 +498,8 @@ def memory_id_repository(ctx: Any) -> MemoryIdRepository:
     return MemoryIdRepository(ctx.directory)
 
 
-def cached_ids_repository(ctx: Any) -> CachedIdsRepository:
-    return CachedIdsRepository(ctx.directory)
+def detaching_manager(ctx: Any) -> DetachingSessionManager:
+    return DetachingSessionManager(ctx.session_id, ctx.directory)
 
 
 def stale_lock_manager(ctx: Any) -> StaleLockSessionManager:
@@ -527,7 +536,7 @@ SEEDED: dict[str, str] = {
     "rerunning_manager": "tool-results-once",
     "stale_lock_manager": "valid-history",
     "progress_forgetting_manager": "nodes-not-rerun",
-    "cached_ids_repository": "two-resumers",
+    "detaching_manager": "two-resumers",
 }
 REFERENCES: dict[str, str] = {  # kind -> the correct backend of that kind a seeded bug is compared with
     "session-repository": "reference_repository",
