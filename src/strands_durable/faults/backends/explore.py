@@ -39,11 +39,13 @@ class Golden:
     factory_seconds: float = 0.0
 
     def factory_kill(self, point: str) -> float:
-        """Seconds into the factory call a `factory/kill@IofN` point kills (the I-th of N spread over it)."""
+        """Seconds into the factory call a `factory/kill@IofN` point kills: the I-th of N moments spread over the
+        golden run's call, the first at its start (a killed run's call may be quicker than the golden one's: a
+        moment past its end kills nothing, and the first one always lands inside)."""
         if not point.startswith("factory/kill@"):
             return 0.0
         index, count = (int(n) for n in point.removeprefix("factory/kill@").split("of"))
-        return max(1e-5, self.factory_seconds * (index - 0.5) / count)
+        return max(1e-5, self.factory_seconds * (index - 1) / count)
 
 
 @dataclass
