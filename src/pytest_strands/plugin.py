@@ -31,7 +31,7 @@ OPTIONS = [
     ("--strands-record", "strands_record", bool, "run each spec's real provider once and record its cassette"),
     ("--strands-chaos-full", "strands_chaos_full", bool, "run every resumed tail to the end (no convergence)"),
     ("--strands-chaos-schedules", "strands_chaos_schedules", int, "multi-fault schedules per workflow (10)"),
-    ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "auto|off: accepted, no effect (see docs)"),
+    ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "deprecated, no effect; removed in 0.2"),
     ("--strands-chaos-orders", "strands_chaos_orders", str, "golden|default|all: completion orders of tools"),
     ("--strands-chaos-orders-bound", "strands_chaos_orders_bound", int, "`all` lists orders of up to N tools (3)"),
     ("--strands-chaos-workers", "strands_chaos_workers", str, "N|auto: run crash points in N forked workers (Linux)"),
@@ -40,7 +40,11 @@ OPTIONS = [
 ]
 TOTALS = pytest.StashKey[Any]()
 SELECTION = pytest.StashKey[Any]()
-PIN_CHOICES = ("auto", "off")  # `--strands-chaos-pin-workers`: accepted, no longer acted on (docs/chaos-plugin.md)
+PIN_CHOICES = ("auto", "off")  # `--strands-chaos-pin-workers`: deprecated, no effect (docs/chaos-plugin.md)
+PIN_DEPRECATED = (
+    "--strands-chaos-pin-workers (ini strands_chaos_pin_workers) has no effect and will be removed in "
+    "strands-durable 0.2: the plugin no longer pins threads to cores; remove it from your command line or ini file"
+)
 GOLDENS = "strands_chaos_goldens"  # the workerinput key naming the session's shared golden-run directory
 
 
@@ -100,8 +104,8 @@ def pytest_configure(config: pytest.Config) -> None:
             freeze_gc=bool(_setting(config, "strands_chaos_freeze_gc", bool)),
             sessions=_setting(config, "strands_chaos_sessions", str) or None,
         )
-        pin = _setting(config, "strands_chaos_pin_workers", str) or "auto"
-        if pin not in PIN_CHOICES:  # kept so that command lines and ini files naming it still run
+        pin = _setting(config, "strands_chaos_pin_workers", str)
+        if pin and pin not in PIN_CHOICES:  # kept so that command lines and ini files naming it still run
             raise ChaosUsageError(f"--strands-chaos-pin-workers: {pin!r} is not one of {', '.join(PIN_CHOICES)}")
         workers = parse_workers(
             _setting(config, "strands_chaos_workers", str),
@@ -116,6 +120,8 @@ def pytest_configure(config: pytest.Config) -> None:
     except (ChaosUsageError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
     worker = getattr(config, "workerinput", None)
+    if pin and worker is None:  # once, in the process the user started
+        config.issue_config_time_warning(pytest.PytestDeprecationWarning(PIN_DEPRECATED), stacklevel=2)
     shared = worker.get(GOLDENS) if worker is not None else None
     config.stash[SUITE] = suite = ChaosSuite(settings, shared=Path(shared) if shared else None)
     config.stash[SELECTION] = selection
