@@ -44,3 +44,11 @@ def test_a_swarm_whose_failed_end_was_stored_is_not_run_again(tmp_path):
     assert outcome.fired and outcome.acknowledged == 1
     assert outcome.ok, outcome.describe()
     assert all(not resumed.requests for resumed in outcome.resumed)  # nothing asked the model again
+
+
+def test_an_unknown_scenario_is_one_error_line_and_exit_2(capsys):
+    assert multiagent.main(["graph", "pipeline"]) == 2
+    out, err = capsys.readouterr()
+    assert (
+        out == "" and err == "Error: unknown scenario 'pipeline'; choose from graph, graph-loop, swarm, swarm-revisit\n"
+    )
