@@ -23,10 +23,11 @@ from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, SessionExists, SessionInUse, SessionNotFound, UsageError
 from strands_durable.store.base import Finding, Inspection, LeaseHolder, SessionStore, SessionSummary, Workspace
 from strands_durable.store.fileops import FileOps
-from strands_durable.store.ids import is_session_id, new_session_meta
+from strands_durable.store.ids import could_be_prefix, is_session_id, is_uuid, new_session_meta
 from strands_durable.store.journal import HEADER_KIND, CorruptLine, Line, decode_line, encode_line, read_journal
 from strands_durable.store.journal import utc_now as record_time
-from strands_durable.store.s3.client import KeyTaken, Objects, make_client
+from strands_durable.store.s3.cache import IMMUTABLE_OBJECTS
+from strands_durable.store.s3.client import KeyTaken, Listed, Objects, make_client
 from strands_durable.store.s3.compaction import digest, read_checkpoint
 from strands_durable.store.s3.keys import Keys
 from strands_durable.store.s3.lease import DEFAULT_SKEW_S, DEFAULT_TTL_S, LeaseRecord, S3Lease
@@ -90,7 +91,9 @@ class S3Store(SessionStore):
         self.bucket = bucket
         self.keys = Keys.under(prefix)
         self.url = f"s3://{bucket}/{self.keys.prefix}"
-        kwargs = {} if retry_delays is None else {"retry_delays": retry_delays}
+        self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
+        kwargs: dict[str, Any] = {} if retry_delays is None else {"retry_delays": retry_delays}
+        kwargs["cache"] = None if self.strict else IMMUTABLE_OBJECTS  # a strict store reads what the bucket holds
         self.objects = Objects(client if client is not None else make_client(), bucket, **kwargs)
         self.lease_ttl_s = lease_ttl_s if lease_ttl_s is not None else _env_float("STRANDS_S3_LEASE_TTL", DEFAULT_TTL_S)
         self.lease_skew_s = (
@@ -104,7 +107,6 @@ class S3Store(SessionStore):
             default = Path(tempfile.gettempdir()) / "strands-durable-s3" / digest
             scratch_root = os.environ.get("STRANDS_S3_SCRATCH_DIR") or default
         self.scratch_root = Path(scratch_root).expanduser()
-        self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
         self._known: KnownJournal | None = None  # `knowing`: a prefix whose records are not folded again
 
     @classmethod
@@ -139,18 +141,21 @@ class S3Store(SessionStore):
                 return stored
         raise CorruptSession(self._where(self.keys.session(session_id)), "commit objects keep vanishing while read")
 
-    def _read_once(self, session_id: str, upto_seq: int | None = None) -> StoredSession | None:
+    def _read_once(
+        self, session_id: str, upto_seq: int | None = None, listing: list[Listed] | None = None
+    ) -> StoredSession | None:
         keys = self.keys
-        commits: dict[int, str] = {}
-        checkpoints: dict[int, str] = {}
-        for listed in self.objects.list(keys.session(session_id)):
+        commits: dict[int, Listed] = {}
+        checkpoints: dict[int, Listed] = {}
+        listing = list(self.objects.list(keys.session(session_id))) if listing is None else listing
+        for listed in listing:
             seq = keys.seq_of(listed.key)
             if seq is None:
                 continue
             if listed.key.startswith(keys.commits(session_id)):
-                commits[seq] = listed.key
+                commits[seq] = listed
             elif listed.key.startswith(keys.checkpoints(session_id)):
-                checkpoints[seq] = listed.key
+                checkpoints[seq] = listed
         if not commits and not checkpoints:
             raise SessionNotFound(session_id)
         records: list[Line] = []
@@ -159,10 +164,10 @@ class S3Store(SessionStore):
         header, checkpoint_digest, scratch, checkpoint_size = b"", "", None, 0
         checkpoint_seq = max(checkpoints, default=-1)
         if checkpoint_seq >= 0:
-            held = self.objects.get(checkpoints[checkpoint_seq])
+            (held,) = self.objects.get_immutable([checkpoints[checkpoint_seq]])
             if held is None:
                 return None
-            base = read_checkpoint(self._where(checkpoints[checkpoint_seq]), held[0], checkpoint_seq)
+            base = read_checkpoint(self._where(checkpoints[checkpoint_seq].key), held[0], checkpoint_seq)
             parsed, fences, header, scratch = base.records, base.fences, base.header, base.scratch
             checkpoint_digest, checkpoint_size = digest(held[0]), len(held[0])
         # a commit object holds one record, or several (durable=False commits PUT with the next one): the next
@@ -172,7 +177,7 @@ class S3Store(SessionStore):
             return None  # compacted between our LIST and GET
         seq, later, chained_parsed, records = chained
         parsed.extend(chained_parsed)
-        if later and self._deleted(commits[max(later)]):
+        if later and self._deleted(commits[max(later)].key):
             raise SessionNotFound(session_id)  # only the fences of a deleted session (and a paused writer's strays)
         if later:
             raise CorruptSession(self._where(keys.commit(session_id, seq)), f"missing while commit {min(later)} exists")
@@ -189,13 +194,13 @@ class S3Store(SessionStore):
             state = self._fold(session_id, parsed, records if checkpoint_seq < 0 else None, upto_seq)
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptSession(self._where(keys.session(session_id)), f"a record does not apply: {exc}") from exc
-        leftovers = [key for s, key in commits.items() if s <= checkpoint_seq and s not in fences]
-        leftovers += [key for s, key in checkpoints.items() if s < checkpoint_seq]
+        leftovers = [item.key for s, item in commits.items() if s <= checkpoint_seq and s not in fences]
+        leftovers += [item.key for s, item in checkpoints.items() if s < checkpoint_seq]
         for record in parsed[len(parsed) - len(records) :]:
             scratch = apply_delta(scratch, record.get("scratch"))
         header = header or records[0].data
         found = (header, records, state, fences, checkpoint_seq, checkpoint_digest, leftovers, scratch, checkpoint_size)
-        return StoredSession(*found)
+        return StoredSession(*found, listing=listing)
 
     def _fold(
         self, session_id: str, parsed: list[dict[str, Any]], lines: list[Line] | None, upto_seq: int | None
@@ -219,7 +224,9 @@ class S3Store(SessionStore):
         stored = self.read(session_id)
         head = b""
         if stored.checkpoint_seq >= 0:
-            held = self.objects.get(self.keys.checkpoint(session_id, stored.checkpoint_seq))
+            key = self.keys.checkpoint(session_id, stored.checkpoint_seq)
+            listed = [item for item in stored.listing or () if item.key == key] or [Listed(key, 0.0, 0)]
+            (held,) = self.objects.get_immutable(listed)  # read with the session: remembered then
             if held is None:  # compacted again meanwhile
                 return self.journal_bytes(session_id)
             head = held[0]
@@ -231,15 +238,20 @@ class S3Store(SessionStore):
 
     def seed(self, session_id: str, *, header: dict[str, Any], tail: bytes, spec_snapshot: bytes) -> bytes:
         """The spec snapshot, the header at `commits/0` and the tail as one commit object after it (a reader
-        chains it as it chains held records), then the session's view."""
+        chains it as it chains held records), then the session's view (folded from the bytes written, not read
+        back)."""
         self._check_id(session_id)
         head = encode_line(header)
+        journal = head.data + tail
+        contents = read_journal(self._where(self.keys.commits(session_id)), journal)
+        if contents.torn_tail:
+            raise CorruptSession(self._where(self.keys.commit(session_id, 1)), "the tail is not whole records")
         self.objects.put(self.keys.spec_snapshot(session_id), spec_snapshot)
-        self.objects.put_new(self.keys.commit(session_id, 0), head.data)
-        if tail:
-            self.objects.put_new(self.keys.commit(session_id, 1), tail)
-        self.objects.put(self.keys.view(session_id), view_bytes(self.read(session_id).state))
-        return head.data + tail
+        for seq, data in ((0, head.data), (1, tail)) if tail else ((0, head.data),):
+            key = self.keys.commit(session_id, seq)
+            self.objects.remember(key, self.objects.put_new(key, data), data)
+        self.objects.put(self.keys.view(session_id), view_bytes(fold(contents.records)))
+        return journal
 
     def knowing(self, known: KnownJournal) -> S3Store:
         twin = copy.copy(self)
@@ -247,13 +259,13 @@ class S3Store(SessionStore):
         return twin
 
     def _chain(
-        self, commits: dict[int, str], after: int
+        self, commits: dict[int, Listed], after: int
     ) -> tuple[int, list[int], list[dict[str, Any]], list[Line]] | None:
         """GET the commit objects listed above seq `after` and follow their chain from `after + 1`: the seq after
         its last record, the listed seqs beyond it (a gap: none for a whole session), the records parsed and as
         bytes. None when a listed object vanished before its GET (a compaction's delete)."""
         above = sorted(s for s in commits if s > after)
-        fetched = dict(zip(above, self.objects.get_many([commits[s] for s in above]), strict=True))
+        fetched = dict(zip(above, self.objects.get_immutable([commits[s] for s in above]), strict=True))
         parsed: list[dict[str, Any]] = []
         records: list[Line] = []
         seq = after + 1
@@ -261,7 +273,7 @@ class S3Store(SessionStore):
             held = fetched.pop(seq)
             if held is None:
                 return None
-            where = self._where(commits[seq])
+            where = self._where(commits[seq].key)
             contents = read_journal(where, held[0], first_seq=seq, lines=True)
             if contents.torn_tail or not contents.records or contents.lines is None:
                 raise CorruptSession(where, "not exactly one whole commit record")
@@ -280,7 +292,7 @@ class S3Store(SessionStore):
         for listed in self.objects.list(self.keys.commits(session_id), start_after=after):
             found = self.keys.seq_of(listed.key)
             if found is not None:
-                commits[found] = listed.key
+                commits[found] = listed
         if seq + 1 not in commits:
             return None
         chained = self._chain(commits, seq)
@@ -328,6 +340,16 @@ class S3Store(SessionStore):
         elif inspection.state is not None and not spec_snapshot_matches(data, inspection.state.meta):
             inspection.findings.append(Finding("error", self._where(key), SNAPSHOT_DIFFERS))
         return inspection
+
+    def resolve(self, id_or_prefix: str) -> str:
+        """An exact id costs one GET (the session's view, which every listed session has); a prefix is matched
+        against the listed views."""
+        text = id_or_prefix.strip()
+        if is_session_id(text) and (is_uuid(text) or not could_be_prefix(text)):
+            if self.objects.get(self.keys.view(text)) is None:
+                raise SessionNotFound(text)
+            return text
+        return super().resolve(id_or_prefix)
 
     @staticmethod
     def _check_id(session_id: str) -> None:
@@ -417,7 +439,8 @@ class S3Store(SessionStore):
             }
             line = encode_line(header)
             try:
-                self.objects.put_new(self.keys.commit(session_id, 0), line.data)
+                head = self.keys.commit(session_id, 0)
+                self.objects.remember(head, self.objects.put_new(head, line.data), line.data)
             except KeyTaken:
                 raise SessionExists(session_id) from None
             stored = StoredSession(line.data, [line], fold([line.record]), {}, -1, "", [], scratch={})
@@ -429,8 +452,11 @@ class S3Store(SessionStore):
             raise
 
     def open(self, session_id: str, *, crash_points: CrashPoints | None = None, check: bool = True) -> S3Session:
+        """Take the lease (one PUT when it is free), list the unit leases, read the session (its LIST, the checkpoint
+        and the commits after it that this process has not seen), fence when a holder was replaced, restore the
+        scratch files, write the view. A session that does not exist is found by the read (the lease is then
+        released): no request is spent on asking first."""
         self._check_id(session_id)
-        self.read_existing_or_raise(session_id)
         lease = self._lease(session_id)
         replaced = lease.acquire()
         try:
@@ -439,10 +465,14 @@ class S3Store(SessionStore):
             if check:
                 verify_histories(self._where(self.keys.session(session_id)), stored.state)  # type: ignore[arg-type]
             session = S3Session(self, stored, lease, crash_points)
-            if replaced is not None or dead_units:
+            fenced = replaced is not None or bool(dead_units)
+            if fenced:
                 session.write_fence(replaced)  # fences the previous holder and every unit writer
                 self._drop_unit_leases(dead_units)
-            session.scratch.restore()  # after the fence: a fenced writer's files can no longer be named
+            # after the fence: a fenced writer's files can no longer be named; without one, the read's listing
+            # (taken under our lease) shows every key a writer left
+            listing = None if fenced or stored.listing is None else [item.key for item in stored.listing]
+            session.scratch.restore(listing=listing)
             if stored.leftovers:
                 self.objects.delete_many(stored.leftovers)
             session.write_view()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from strands_durable.store.journal import Line
-from strands_durable.store.s3.client import Objects
+from strands_durable.store.s3.client import Listed, Objects
 from strands_durable.store.s3.keys import Keys
 from strands_durable.store.s3.scratch import Manifest
 from strands_durable.store.state import SessionState
@@ -28,6 +28,7 @@ class StoredSession:
     leftovers: list[str]  # keys a finished compaction no longer needs (a crash stopped its deletes)
     scratch: Manifest | None = None  # the scratch files' manifest (store/s3/scratch.py); None: never recorded
     checkpoint_size: int = 0  # bytes of the checkpoint object (0: none); `journal_bytes` begins with them
+    listing: list[Listed] | None = None  # the session's keys as the read listed them (None: not listed)
 
 
 class SessionReader(Protocol):
