@@ -4,8 +4,8 @@ their key and ETag, so that reading a session again costs its LIST and the GETs 
 Commit and checkpoint objects are created with If-None-Match: * and never overwritten (store/s3/session.py). A
 key may be deleted (compaction, delete) and, rarely, created again with other bytes; its ETag then differs (the
 MD5 of the bytes on every server we test, else an id of the upload), so an entry is used only when the LIST that
-names the key shows the very ETag it was remembered under. Leases and views are never remembered. A strict store
-reads every object from the bucket (its checks are about what the bucket holds).
+names the key shows the very ETag it was remembered under. Leases and views are never remembered. A strict
+writer's read-back fetches every object (its check is about what the bucket holds).
 
 One cache per process, shared by its stores (the chaos kit makes a store per call), bounded by bytes (least
 recently used first out); a forked child starts with the parent's entries and a fresh lock.

@@ -279,10 +279,11 @@ class Objects:
         with ThreadPoolExecutor(min(GET_CONCURRENCY, len(keys))) as pool:
             return list(pool.map(self.get, keys))
 
-    def get_immutable(self, listed: list[Listed]) -> list[tuple[bytes, str] | None]:
+    def get_immutable(self, listed: list[Listed], *, fresh: bool = False) -> list[tuple[bytes, str] | None]:
         """`get_many` of listed immutable objects (commits, checkpoints): each one this process has seen under the
-        ETag its listing shows is served from the cache, the others are fetched (and remembered)."""
-        cache, scope = self.cache, self._scope()
+        ETag its listing shows is served from the cache, the others are fetched (and remembered). `fresh`: all
+        fetched."""
+        cache, scope = (None if fresh else self.cache), self._scope()
         found: list[tuple[bytes, str] | None] = []
         missing: list[int] = []
         for index, item in enumerate(listed):

@@ -100,7 +100,7 @@ class S3Session(Session):
         """Bytes of `S3Store.journal_bytes` the landed records fill: held records are not in the bucket yet (a
         process that died now loses them, as unsynced lines on disk)."""
         # no lock: crash points of other threads ask while a commit holds it (a lockstep schedule would deadlock)
-        return self._compaction.checkpoint_size + sum(len(line.data) for line in list(self._records))
+        return self._compaction.head_size + sum(len(line.data) for line in list(self._records))
 
     def stored_seq(self) -> int:
         landed = self._records[-1:]

@@ -26,7 +26,6 @@ from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import could_be_prefix, is_session_id, is_uuid, new_session_meta
 from strands_durable.store.journal import HEADER_KIND, CorruptLine, Line, decode_line, encode_line, read_journal
 from strands_durable.store.journal import utc_now as record_time
-from strands_durable.store.s3.cache import IMMUTABLE_OBJECTS
 from strands_durable.store.s3.client import KeyTaken, Listed, Objects, make_client
 from strands_durable.store.s3.compaction import digest, read_checkpoint
 from strands_durable.store.s3.keys import Keys
@@ -77,6 +76,7 @@ class S3Store(SessionStore):
         lease_ttl_s: float | None = None,
         lease_skew_s: float | None = None,
         checkpoint_every: int = CHECKPOINT_EVERY,
+        keep_history: bool = False,
         retry_delays: tuple[float, ...] | None = None,
         strict: bool | None = None,
         batch: bool = True,
@@ -85,21 +85,24 @@ class S3Store(SessionStore):
     ) -> None:
         """`client`: a boto3 S3 client or anything with its methods (a counting or faulting wrapper); default
         one built from the standard AWS configuration. Lease TTL and skew default to STRANDS_S3_LEASE_TTL /
-        STRANDS_S3_LEASE_SKEW, else 30 s and 5 s. `scratch_root`: where this machine keeps the sessions' scratch
-        directories (default STRANDS_S3_SCRATCH_DIR, else a directory per bucket and prefix under the system's
-        temporary directory); their files are saved with the session (store/s3/scratch.py)."""
+        STRANDS_S3_LEASE_SKEW, else 30 s and 5 s. `keep_history`: checkpoints are written every
+        `checkpoint_every` commits as usual (reads stay bounded) but the commit objects they cover are not deleted,
+        so `journal_bytes` and `load(upto_seq=)` still reach every record (the chaos kit's stores).
+        `scratch_root`: where this machine keeps the sessions' scratch directories (default STRANDS_S3_SCRATCH_DIR,
+        else a directory per bucket and prefix under the system's temporary directory); their files are saved with
+        the session (store/s3/scratch.py)."""
         self.bucket = bucket
         self.keys = Keys.under(prefix)
         self.url = f"s3://{bucket}/{self.keys.prefix}"
         self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
         kwargs: dict[str, Any] = {} if retry_delays is None else {"retry_delays": retry_delays}
-        kwargs["cache"] = None if self.strict else IMMUTABLE_OBJECTS  # a strict store reads what the bucket holds
         self.objects = Objects(client if client is not None else make_client(), bucket, **kwargs)
         self.lease_ttl_s = lease_ttl_s if lease_ttl_s is not None else _env_float("STRANDS_S3_LEASE_TTL", DEFAULT_TTL_S)
         self.lease_skew_s = (
             lease_skew_s if lease_skew_s is not None else _env_float("STRANDS_S3_LEASE_SKEW", DEFAULT_SKEW_S)
         )
         self.checkpoint_every = checkpoint_every
+        self.keep_history = keep_history  # compaction writes checkpoints and deletes no commit object
         self.batch = batch  # durable=False commits are PUT with the next commit (store/s3/session.py)
         self.clock = clock  # wall-clock seconds: lease expiry (tests move it forward)
         if scratch_root is None:
@@ -117,6 +120,7 @@ class S3Store(SessionStore):
             "lease_ttl_s",
             "lease_skew_s",
             "checkpoint_every",
+            "keep_history",
             "retry_delays",
             "strict",
             "batch",
@@ -132,22 +136,26 @@ class S3Store(SessionStore):
     def _where(self, key: str) -> str:
         return f"s3://{self.bucket}/{key}"
 
-    def read(self, session_id: str, *, upto_seq: int | None = None) -> StoredSession:
+    def read(
+        self, session_id: str, *, upto_seq: int | None = None, from_header: bool = False, fresh: bool = False
+    ) -> StoredSession:
         """Every record of a session: the latest checkpoint and the commit objects after it (its `state` folded
-        up to record `upto_seq` when given: CorruptSession when a checkpoint covers that record)."""
+        up to record `upto_seq` when given: CorruptSession when a checkpoint covers that record and its history
+        was not kept). `from_header`: every record from the header on where the history was kept. `fresh`: every
+        object fetched, none taken from this process's cache (a strict writer's read-back)."""
         for _attempt in range(_READ_ATTEMPTS):
-            stored = self._read_once(session_id, upto_seq)
+            stored = self._read_once(session_id, upto_seq, from_header, fresh)
             if stored is not None:
                 return stored
         raise CorruptSession(self._where(self.keys.session(session_id)), "commit objects keep vanishing while read")
 
     def _read_once(
-        self, session_id: str, upto_seq: int | None = None, listing: list[Listed] | None = None
+        self, session_id: str, upto_seq: int | None, from_header: bool = False, fresh: bool = False
     ) -> StoredSession | None:
         keys = self.keys
         commits: dict[int, Listed] = {}
         checkpoints: dict[int, Listed] = {}
-        listing = list(self.objects.list(keys.session(session_id))) if listing is None else listing
+        listing = list(self.objects.list(keys.session(session_id)))
         for listed in listing:
             seq = keys.seq_of(listed.key)
             if seq is None:
@@ -161,18 +169,23 @@ class S3Store(SessionStore):
         records: list[Line] = []
         parsed: list[dict[str, Any]] = []
         fences: dict[int, dict[str, Any]] = {}
-        header, checkpoint_digest, scratch, checkpoint_size = b"", "", None, 0
+        header, checkpoint_digest, scratch, head_size = b"", "", None, 0
         checkpoint_seq = max(checkpoints, default=-1)
+        kept = 0 in commits  # the header's object is there: the history before the checkpoint was kept
+        if kept and (from_header or (upto_seq is not None and upto_seq < checkpoint_seq)):
+            checkpoint_seq = -1  # read the kept history, not the checkpoint (record `upto_seq` is in it)
         if checkpoint_seq >= 0:
-            (held,) = self.objects.get_immutable([checkpoints[checkpoint_seq]])
+            (held,) = self.objects.get_immutable([checkpoints[checkpoint_seq]], fresh=fresh)
             if held is None:
                 return None
             base = read_checkpoint(self._where(checkpoints[checkpoint_seq].key), held[0], checkpoint_seq)
             parsed, fences, header, scratch = base.records, base.fences, base.header, base.scratch
-            checkpoint_digest, checkpoint_size = digest(held[0]), len(held[0])
+            checkpoint_digest, head_size = digest(held[0]), len(held[0])
+            if kept and self.keep_history:
+                head_size = sum(item.size for seq, item in commits.items() if seq <= checkpoint_seq)
         # a commit object holds one record, or several (durable=False commits PUT with the next one): the next
         # object's key is the seq after its last record, so every key above the checkpoint is read, then chained
-        chained = self._chain(commits, checkpoint_seq)
+        chained = self._chain(commits, checkpoint_seq, fresh=fresh)
         if chained is None:
             return None  # compacted between our LIST and GET
         seq, later, chained_parsed, records = chained
@@ -195,11 +208,12 @@ class S3Store(SessionStore):
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptSession(self._where(keys.session(session_id)), f"a record does not apply: {exc}") from exc
         leftovers = [item.key for s, item in commits.items() if s <= checkpoint_seq and s not in fences]
+        leftovers = [] if self.keep_history else leftovers
         leftovers += [item.key for s, item in checkpoints.items() if s < checkpoint_seq]
         for record in parsed[len(parsed) - len(records) :]:
             scratch = apply_delta(scratch, record.get("scratch"))
         header = header or records[0].data
-        found = (header, records, state, fences, checkpoint_seq, checkpoint_digest, leftovers, scratch, checkpoint_size)
+        found = (header, records, state, fences, checkpoint_seq, checkpoint_digest, leftovers, scratch, head_size)
         return StoredSession(*found, listing=listing)
 
     def _fold(
@@ -219,9 +233,10 @@ class S3Store(SessionStore):
     # -- replaying (`SessionStore.replayable`) ------------------------------------------------------------------
     def journal_bytes(self, session_id: str) -> bytes:
         """The checkpoint object (a header and a checkpoint record), when there is one, then every record after
-        it: the local journal's form."""
+        it: the local journal's form. A store that keeps the history (`keep_history`) gives every record from the
+        header on, checkpoints or not: what a harness cuts at `journal_size()` offsets."""
         self._check_id(session_id)
-        stored = self.read(session_id)
+        stored = self.read(session_id, from_header=self.keep_history)
         head = b""
         if stored.checkpoint_seq >= 0:
             key = self.keys.checkpoint(session_id, stored.checkpoint_seq)
@@ -259,13 +274,13 @@ class S3Store(SessionStore):
         return twin
 
     def _chain(
-        self, commits: dict[int, Listed], after: int
+        self, commits: dict[int, Listed], after: int, *, fresh: bool = False
     ) -> tuple[int, list[int], list[dict[str, Any]], list[Line]] | None:
         """GET the commit objects listed above seq `after` and follow their chain from `after + 1`: the seq after
         its last record, the listed seqs beyond it (a gap: none for a whole session), the records parsed and as
         bytes. None when a listed object vanished before its GET (a compaction's delete)."""
         above = sorted(s for s in commits if s > after)
-        fetched = dict(zip(above, self.objects.get_immutable([commits[s] for s in above]), strict=True))
+        fetched = dict(zip(above, self.objects.get_immutable([commits[s] for s in above], fresh=fresh), strict=True))
         parsed: list[dict[str, Any]] = []
         records: list[Line] = []
         seq = after + 1
