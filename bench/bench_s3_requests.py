@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OPERATIONS = ("create", "commit", "close", "resolve", "open (resume)", "load", "load again")
+OPERATIONS = ("create", "commit", "close", "resolve", "open (resume)", "load", "load again", "open after a load")
 
 
 def _message(index: int) -> dict:
@@ -67,6 +67,8 @@ def count_requests(bucket: str, commits: int) -> dict[str, float]:
     reader = S3Store(bucket, prefix, client=client)
     measured("load", lambda: reader.load(session_id))
     measured("load again", lambda: reader.load(session_id))
+    # what the chaos kit does after a killed run: the session loaded and judged, then resumed in the same process
+    measured("open after a load", lambda: reader.open(session_id)).close()
     return counts
 
 
