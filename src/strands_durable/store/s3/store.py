@@ -1,7 +1,8 @@
 """S3Store: sessions in an S3 bucket (any S3-compatible server), addressed as `s3://BUCKET/PREFIX`.
 
 Opening a session reads one LIST page (per 1,000 of its keys), its latest checkpoint and at most `checkpoint_every`
-commit objects after it (a session-wide open also LISTs its units' leases: docs/storage.md, "Unit leases").
+commit objects after it, those this process has not read before (store/s3/cache.py; a session-wide open also LISTs
+its units' leases: docs/storage.md, "Unit leases", and "Requests").
 `list` reads the LIST pages of views and of leases plus one small view object per session:
 ceil(N/1000) + ceil(L/1000) + N requests for N sessions with L live or stale leases (units' leases included).
 """
