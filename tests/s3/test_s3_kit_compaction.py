@@ -10,10 +10,9 @@ import uuid
 from strands_durable.faults.kit import stores
 from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.s3 import S3Store
-from strands_durable.store.s3.cache import IMMUTABLE_OBJECTS
 from strands_durable.store.state import fold, snapshot
 from strands_durable.testing.s3_faults import CountingClient
-from tests.s3.support import client_for, meta, unit
+from tests.s3.support import as_a_fresh_process, client_for, meta, unit
 
 COMMITS = 150
 
@@ -41,7 +40,7 @@ def test_the_kits_s3_sessions_compact_and_are_still_cut_and_loaded_at_every_comm
         assert snapshot(fold(contents.records)) == expected, f"the cut at record {seq} folds to another state"
     assert snapshot(store.load(session_id, upto_seq=cuts[10][1])) == cuts[10][2]  # below the checkpoints
 
-    IMMUTABLE_OBJECTS.clear()  # a fresh process: it reads the checkpoint and the commits after it, no more
+    as_a_fresh_process()  # a fresh process reads the checkpoint and the commits after it, no more
     counting = CountingClient(client_for(s3_server))
     reader = S3Store(shared_bucket, store.keys.prefix, client=counting, keep_history=True)
     assert snapshot(reader.load(session_id)) == snapshot(store.load(session_id))

@@ -6,9 +6,8 @@ them against a baseline revision)."""
 from __future__ import annotations
 
 from strands_durable.store.journal import encode_line
-from strands_durable.store.s3.cache import IMMUTABLE_OBJECTS
 from strands_durable.testing.s3_faults import CountingClient
-from tests.s3.support import client_for, meta, store_for, unit
+from tests.s3.support import as_a_fresh_process, client_for, meta, store_for, unit
 
 COMMITS = 12
 
@@ -43,7 +42,7 @@ def test_a_resume_in_a_process_that_read_the_session_asks_only_for_the_lease_the
 
 def test_a_process_reads_each_commit_object_once(server, server_space):
     session_id = _closed_session(server, server_space)
-    IMMUTABLE_OBJECTS.clear()  # as a fresh process
+    as_a_fresh_process()
     counting, store = _counting(server, server_space)
     store.load(session_id)
     assert counting.counts["get_object"] == COMMITS + 2  # the header, each commit, the close's record
