@@ -31,7 +31,9 @@ class SpecFile(pytest.File):
         except Exception as exc:  # a spec or provider error: one failing golden item says it in one line
             yield GoldenItem.from_parent(self, name="golden", golden=None, error=hitl_hint(exc))
             return
-        yield GoldenItem.from_parent(self, name="golden", golden=golden, error=None)
+        ordered = suite.unit_orders(golden)
+        orders = suite.orders_coverage(golden, ordered)
+        yield GoldenItem.from_parent(self, name="golden", golden=golden, error=None, orders=orders)
         for point_id in suite.point_ids(golden):
             yield CrashPointItem.from_parent(self, name=point_id, golden=golden)
         if suite.settings.schedules > 0:
@@ -39,6 +41,11 @@ class SpecFile(pytest.File):
         for fault in suite.settings.faults:
             if fault != "interrupt":
                 yield RealFaultItem.from_parent(self, name=f"fault:{fault}", golden=golden, fault=fault)
+        for run in ordered:  # each order's golden run, then its points inside the layer (under `interrupt`)
+            yield UnitOrderItem.from_parent(self, name=f"golden/{run.order.name}", golden=run.golden, run=run)
+            for point_id in run.point_ids:
+                name = f"{point_id}/{run.order.label}"
+                yield CrashPointItem.from_parent(self, name=name, golden=run.golden, point_id=point_id)
 
 
 class ChaosItem(pytest.Item):
@@ -62,18 +69,38 @@ class ChaosItem(pytest.Item):
 
 
 class GoldenItem(ChaosItem):
-    def __init__(self, *, error: str | None, **kwargs: Any) -> None:
+    def __init__(self, *, error: str | None, orders: tuple[int, int] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
+        self.orders = orders  # (completion orders explored, possible) over the golden run's layers of units
 
     def runtest(self) -> None:
         from strands_durable.faults.kit.findings import Finding
         from strands_durable.faults.suite import golden_properties
 
         problems = self.golden.problems if self.golden is not None else [Finding("golden-run", str(self.error))]
-        self.user_properties.extend(golden_properties(self.workflow, self.golden, problems))
+        self.user_properties.extend(golden_properties(self.workflow, self.golden, problems, orders=self.orders))
         if problems:
             raise ChaosFailure("the golden run (no faults) failed:\n" + "\n".join(str(p) for p in problems))
+
+
+class UnitOrderItem(ChaosItem):
+    """The golden run of one completion order of a layer's concurrent units: fails `not-fired` when its units
+    did not finish in that order (its points are then not explored, and a gate cannot pass by it)."""
+
+    def __init__(self, *, run: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run = run
+
+    def runtest(self) -> None:
+        from strands_durable.faults.suite import order_properties
+
+        problems = [str(p) for p in self.golden.problems]
+        if not self.run.reached:
+            problems.insert(0, f"[not-fired] the order {self.run.order.name} was never reached")
+        self.user_properties.extend(order_properties(self.workflow, problems))
+        if problems:
+            raise ChaosFailure("\n".join(problems))
 
 
 class NotExplorableItem(ChaosItem):
@@ -106,10 +133,14 @@ class DealtItem(ChaosItem):
 
 
 class CrashPointItem(DealtItem):
+    def __init__(self, *, point_id: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.point_id = point_id or self.name  # an order's point is named `<point id>/order[...]`
+
     def work(self) -> ItemResult:
         from strands_durable.faults.suite import outcome_properties
 
-        outcome = self.config.stash[SUITE].explore(self.golden, self.name)
+        outcome = self.config.stash[SUITE].explore(self.golden, self.point_id)
         failure = None if outcome.ok else outcome.describe()
         return outcome_properties(self.workflow, self.golden, outcome), failure
 
