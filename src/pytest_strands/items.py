@@ -37,7 +37,8 @@ class SpecFile(pytest.File):
         for point_id in suite.point_ids(golden):
             yield CrashPointItem.from_parent(self, name=point_id, golden=golden)
         if suite.settings.schedules > 0:
-            yield ScheduleItem.from_parent(self, name="schedules", golden=golden)
+            orders = [run.golden for run in ordered if run.reached]
+            yield ScheduleItem.from_parent(self, name="schedules", golden=golden, orders=orders)
         for fault in suite.settings.faults:
             if fault != "interrupt":
                 yield RealFaultItem.from_parent(self, name=f"fault:{fault}", golden=golden, fault=fault)
@@ -148,21 +149,36 @@ class CrashPointItem(DealtItem):
 class ScheduleItem(DealtItem):
     runs_schedules = True  # its command line names --strands-chaos-schedules (reproduce.py)
 
+    def __init__(self, *, orders: list[Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.orders = orders or []  # the golden runs of the unit orders explored, a schedule may run in one
+
     def work(self) -> ItemResult:
         from strands_durable.faults.classes.schedule import explore_schedules
         from strands_durable.faults.suite import outcome_properties, schedules_properties
 
         suite = self.config.stash[SUITE]
         result = explore_schedules(
-            self.golden, suite.scratch(self.golden, "schedules"), examples=suite.settings.schedules
+            self.golden, suite.scratch(self.golden, "schedules"), examples=suite.settings.schedules, orders=self.orders
         )
         properties = []
         if result.failure is not None:
-            properties += outcome_properties(self.workflow, self.golden, result.failure, counts_as_point=False)
+            where = result.failure_golden or self.golden
+            properties += outcome_properties(self.workflow, where, result.failure, counts_as_point=False)
         properties += schedules_properties(self.workflow, result.outcomes, result.failure is not None)
         if result.failure is None:
             return properties, None
-        return properties, f"minimal failing schedule of {result.examples} tried:\n{result.failure.describe()}"
+        unit_order = result.failure_golden.target.unit_order if result.failure_golden else ()
+        text = f"minimal failing schedule of {result.examples} tried:\n{result.failure.describe()}"
+        if unit_order:
+            text += f"\nin the completion order: {', '.join(unit_order)} first"
+        kept = suite.settings.keep_failures
+        if kept is not None:
+            from pytest_strands.kept import write_kept_failure
+
+            path = write_kept_failure(kept, self.path, result.failure.point_ids, unit_order, text, suite.settings)
+            text += f"\nkept as: {path}"
+        return properties, text
 
 
 class RealFaultItem(ChaosItem):

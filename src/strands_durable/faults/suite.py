@@ -64,6 +64,7 @@ class ChaosSettings:
     orders_bound: int = 3  # `all` lists every order of a turn of at most this many tools
     freeze_gc: bool = False  # the kit's one process tuning (faults/kit/collector.py), opt-in
     sessions: str | None = None  # where the runs' sessions live: None (local directories) or s3://BUCKET/PREFIX
+    keep_failures: Path | None = None  # where a shrunk failing schedule is written as a test (pytest_strands/kept.py)
 
     def __post_init__(self) -> None:
         self.workspace = _workspace_dir(self.workspace)
