@@ -29,14 +29,18 @@ def collected(result: pytest.RunResult, spec: str) -> list[str]:
 
 def test_the_golden_policy_collects_todays_items_and_the_default_one_other_order(pytester: pytest.Pytester) -> None:
     add_research_spec(pytester, "plan.strands.yaml", RELEASE_PLAN)
-    golden = pytester.runpytest_inprocess(*ARGS, "--strands-chaos-orders=golden", "--collect-only", "-q")
-    assert collected(golden, "plan.strands.yaml") == TODAYS_IDS
-    default = pytester.runpytest_inprocess(*ARGS, "--collect-only", "-q")
-    ids = collected(default, "plan.strands.yaml")
-    count = len(TODAYS_IDS)
-    assert ids[:count] == TODAYS_IDS  # the golden order's items first, as today
-    assert ids[count] == "golden/layer[0]/order[1,0]"  # risks finishes before research: its own golden run
-    inside = ids[count + 1 :]
+    by_policy = {
+        policy: collected(
+            pytester.runpytest_inprocess(*ARGS, f"--strands-chaos-orders={policy}", "--collect-only", "-q"),
+            "plan.strands.yaml",
+        )
+        for policy in ("golden", "default")
+    }
+    assert by_policy["golden"] == TODAYS_IDS
+    todays, others = by_policy["default"][: len(TODAYS_IDS)], by_policy["default"][len(TODAYS_IDS) :]
+    assert todays == TODAYS_IDS  # the golden order's items first, as today
+    assert others[0] == "golden/layer[0]/order[1,0]"  # risks finishes before research: its own golden run
+    inside = others[1:]
     assert inside[0] == "task:research:analyst/unit.before/order[1,0]"
     assert all(i.endswith("/order[1,0]") for i in inside)
     assert inside[-1] == "task:research:analyst/unit.after/order[1,0]"  # the layer's last job, finishing last

@@ -19,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from strands_durable.faults.kit.golden import GoldenRun
-from strands_durable.faults.kit.orders import orders_to_explore, possible_orders
+from strands_durable.faults.kit.orders import order_label, orders_to_explore, possible_orders
 from strands_durable.faults.kit.target import ChaosTarget
 
 
@@ -44,12 +44,12 @@ class UnitOrder:
     order: tuple[int, ...]
 
     @property
-    def label(self) -> str:
-        return f"order[{','.join(map(str, self.order))}]"
-
-    @property
     def name(self) -> str:
         return f"layer[{self.layer.index}]/{self.label}"
+
+    @property
+    def label(self) -> str:
+        return order_label(self.order)
 
     @property
     def priority(self) -> tuple[str, ...]:
