@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from strands_durable.store.s3.local_server import free_ports
+from strands_durable.testing.s3_server import free_ports
 
 ENV_REDIS = "SCORECARD_REDIS_URL"
 ENV_POSTGRES = "SCORECARD_POSTGRES_URL"  # the server's admin database; factories make one database per gate run

@@ -18,38 +18,46 @@ from strands_durable.faults.backends.pool import Job, run_jobs
 from strands_durable.faults.kit.scratch import reset_dir, write_scratch
 
 NAMES = ("A", "B")
-BARRIER_S = 3.0  # how long a resumer waits for the other at a barrier (the other may be blocked, or have failed)
+# How long a resumer waits for the other at each barrier. Restoring is not expected to block, so the first barrier
+# waits long enough for a slow process on a loaded machine: a resumer that gave up early would restore after the
+# other stored its prompt, and the two would not race. Storing a prompt may block on the other's lease, so the
+# second barrier gives up soon.
+BARRIER_S = {"ready": 20.0, "stored": 3.0}
 
 
 def prompt_of(name: str) -> str:
     return f"{conversation.PROMPTS[1]} (resumer {name})"
 
 
-def _wait_for(place: Place, stage: str, other: str) -> None:
-    deadline = time.monotonic() + BARRIER_S
+def _wait_for(place: Place, stage: str, other: str) -> bool:
+    """Wait until the other resumer reached `stage` or ended; False when the barrier gave up."""
+    deadline = time.monotonic() + BARRIER_S[stage]
     while time.monotonic() < deadline:
         if (place.root / f"{stage}-{other}").exists() or (place.root / f"done-{other}").exists():
-            return
+            return True
         time.sleep(0.001)
+    return False
 
 
 def _resumer(setup: Setup, place: Place, name: str) -> int:
     other = NAMES[1 - NAMES.index(name)]
-    record: dict[str, Any] = {"name": name}
+    record: dict[str, Any] = {"name": name, "alone_at": []}
     met = [False]
 
     def at_point(point: CrashPoint) -> None:
         if not met[0] and point.path == "hook/message:user:last":
             met[0] = True
             write_scratch(place.root / f"stored-{name}", b"")
-            _wait_for(place, "stored", other)
+            if not _wait_for(place, "stored", other):
+                record["alone_at"].append("stored")
 
     try:
         with Run() as run:
             run.bus.subscribe(at_point)
             agent = children.build_agent(setup, place, run, CallLog(), f"resumer:{name}")
             write_scratch(place.root / f"ready-{name}", b"")
-            _wait_for(place, "ready", other)
+            if not _wait_for(place, "ready", other):
+                record["alone_at"].append("ready")
             agent(prompt_of(name))
             children.close_agent(agent)
         record["ok"] = True
@@ -96,6 +104,14 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def judge(outcomes: dict[str, dict[str, Any]], stored: dict[str, Any]) -> list[str]:
+    problems = _judge(outcomes, stored)
+    alone = [f"{n} at {stage}" for n in NAMES for stage in outcomes[n].get("alone_at", ())]
+    if problems and alone:
+        problems[0] += f" (a barrier gave up waiting: {', '.join(alone)})"
+    return problems
+
+
+def _judge(outcomes: dict[str, dict[str, Any]], stored: dict[str, Any]) -> list[str]:
     if "error" in stored:
         return [f"after the race: {stored['error']}"]
     texts = json.dumps(stored["stored_raw"])
