@@ -1,5 +1,4 @@
-"""Shared fixtures: an isolated sessions directory, and the repository's paths; how many xdist workers `-n auto`
-starts."""
+"""Shared fixtures: an isolated sessions directory, and the repository's paths."""
 
 from __future__ import annotations
 
@@ -14,15 +13,6 @@ pytest_plugins = ["pytester"]  # the chaos plugin's self-tests (tests/plugin) dr
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto` (the README's command): two workers per core, at most four more than the cores. Much of the suite
-    waits rather than computes (Temporal workers and heartbeat timeouts, S3 leases expiring, child processes
-    stopped by signals, servers starting, fsync): one worker per core left a core idle through each wait. xdist's
-    own `PYTEST_XDIST_AUTO_NUM_WORKERS` still overrides this, and `-n N` asks for N."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return min(2 * cores, cores + 4)
 
 
 @pytest.fixture(autouse=True)
