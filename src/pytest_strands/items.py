@@ -31,14 +31,22 @@ class SpecFile(pytest.File):
         except Exception as exc:  # a spec or provider error: one failing golden item says it in one line
             yield GoldenItem.from_parent(self, name="golden", golden=None, error=hitl_hint(exc))
             return
-        yield GoldenItem.from_parent(self, name="golden", golden=golden, error=None)
+        ordered = suite.unit_orders(golden)
+        orders = suite.orders_coverage(golden, ordered)
+        yield GoldenItem.from_parent(self, name="golden", golden=golden, error=None, orders=orders)
         for point_id in suite.point_ids(golden):
             yield CrashPointItem.from_parent(self, name=point_id, golden=golden)
         if suite.settings.schedules > 0:
-            yield ScheduleItem.from_parent(self, name="schedules", golden=golden)
+            orders = [run.golden for run in ordered if run.reached]
+            yield ScheduleItem.from_parent(self, name="schedules", golden=golden, orders=orders)
         for fault in suite.settings.faults:
             if fault != "interrupt":
                 yield RealFaultItem.from_parent(self, name=f"fault:{fault}", golden=golden, fault=fault)
+        for run in ordered:  # each order's golden run, then its points inside the layer (under `interrupt`)
+            yield UnitOrderItem.from_parent(self, name=f"golden/{run.order.name}", golden=run.golden, run=run)
+            for point_id in run.point_ids:
+                name = f"{point_id}/{run.order.label}"
+                yield CrashPointItem.from_parent(self, name=name, golden=run.golden, point_id=point_id)
 
 
 class ChaosItem(pytest.Item):
@@ -62,18 +70,38 @@ class ChaosItem(pytest.Item):
 
 
 class GoldenItem(ChaosItem):
-    def __init__(self, *, error: str | None, **kwargs: Any) -> None:
+    def __init__(self, *, error: str | None, orders: tuple[int, int] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
+        self.orders = orders  # (completion orders explored, possible) over the golden run's layers of units
 
     def runtest(self) -> None:
         from strands_durable.faults.kit.findings import Finding
         from strands_durable.faults.suite import golden_properties
 
         problems = self.golden.problems if self.golden is not None else [Finding("golden-run", str(self.error))]
-        self.user_properties.extend(golden_properties(self.workflow, self.golden, problems))
+        self.user_properties.extend(golden_properties(self.workflow, self.golden, problems, orders=self.orders))
         if problems:
             raise ChaosFailure("the golden run (no faults) failed:\n" + "\n".join(str(p) for p in problems))
+
+
+class UnitOrderItem(ChaosItem):
+    """The golden run of one completion order of a layer's concurrent units: fails `not-fired` when its units
+    did not finish in that order (its points are then not explored, and a gate cannot pass by it)."""
+
+    def __init__(self, *, run: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run = run
+
+    def runtest(self) -> None:
+        from strands_durable.faults.suite import order_properties
+
+        problems = [str(p) for p in self.golden.problems]
+        if not self.run.reached:
+            problems.insert(0, f"[not-fired] the order {self.run.order.name} was never reached")
+        self.user_properties.extend(order_properties(self.workflow, problems))
+        if problems:
+            raise ChaosFailure("\n".join(problems))
 
 
 class NotExplorableItem(ChaosItem):
@@ -106,10 +134,14 @@ class DealtItem(ChaosItem):
 
 
 class CrashPointItem(DealtItem):
+    def __init__(self, *, point_id: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.point_id = point_id or self.name  # an order's point is named `<point id>/order[...]`
+
     def work(self) -> ItemResult:
         from strands_durable.faults.suite import outcome_properties
 
-        outcome = self.config.stash[SUITE].explore(self.golden, self.name)
+        outcome = self.config.stash[SUITE].explore(self.golden, self.point_id)
         failure = None if outcome.ok else outcome.describe()
         return outcome_properties(self.workflow, self.golden, outcome), failure
 
@@ -117,21 +149,36 @@ class CrashPointItem(DealtItem):
 class ScheduleItem(DealtItem):
     runs_schedules = True  # its command line names --strands-chaos-schedules (reproduce.py)
 
+    def __init__(self, *, orders: list[Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.orders = orders or []  # the golden runs of the unit orders explored, a schedule may run in one
+
     def work(self) -> ItemResult:
         from strands_durable.faults.classes.schedule import explore_schedules
         from strands_durable.faults.suite import outcome_properties, schedules_properties
 
         suite = self.config.stash[SUITE]
         result = explore_schedules(
-            self.golden, suite.scratch(self.golden, "schedules"), examples=suite.settings.schedules
+            self.golden, suite.scratch(self.golden, "schedules"), examples=suite.settings.schedules, orders=self.orders
         )
         properties = []
         if result.failure is not None:
-            properties += outcome_properties(self.workflow, self.golden, result.failure, counts_as_point=False)
+            where = result.failure_golden or self.golden
+            properties += outcome_properties(self.workflow, where, result.failure, counts_as_point=False)
         properties += schedules_properties(self.workflow, result.outcomes, result.failure is not None)
         if result.failure is None:
             return properties, None
-        return properties, f"minimal failing schedule of {result.examples} tried:\n{result.failure.describe()}"
+        unit_order = result.failure_golden.target.unit_order if result.failure_golden else ()
+        text = f"minimal failing schedule of {result.examples} tried:\n{result.failure.describe()}"
+        if unit_order:
+            text += f"\nin the completion order: {', '.join(unit_order)} first"
+        kept = suite.settings.keep_failures
+        if kept is not None:
+            from pytest_strands.kept import write_kept_failure
+
+            path = write_kept_failure(kept, self.path, result.failure.point_ids, unit_order, text, suite.settings)
+            text += f"\nkept as: {path}"
+        return properties, text
 
 
 class RealFaultItem(ChaosItem):

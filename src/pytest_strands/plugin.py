@@ -31,17 +31,22 @@ OPTIONS = [
     ("--strands-record", "strands_record", bool, "run each spec's real provider once and record its cassette"),
     ("--strands-chaos-full", "strands_chaos_full", bool, "run every resumed tail to the end (no convergence)"),
     ("--strands-chaos-schedules", "strands_chaos_schedules", int, "multi-fault schedules per workflow (10)"),
-    ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "auto|off: accepted, no effect (see docs)"),
+    ("--strands-chaos-pin-workers", "strands_chaos_pin_workers", str, "deprecated, no effect; removed in 0.2"),
     ("--strands-chaos-orders", "strands_chaos_orders", str, "golden|default|all: completion orders of tools"),
     ("--strands-chaos-orders-bound", "strands_chaos_orders_bound", int, "`all` lists orders of up to N tools (3)"),
     ("--strands-chaos-workers", "strands_chaos_workers", str, "N|auto: run crash points in N forked workers (Linux)"),
     ("--strands-chaos-freeze-gc", "strands_chaos_freeze_gc", bool, "hold the garbage collector back in crash points"),
     ("--strands-chaos-sessions", "strands_chaos_sessions", str, "s3://BUCKET/PREFIX: run the sessions on S3"),
     ("--strands-chaos-real-segments", "strands_chaos_real_segments", bool, "check every derived crash state"),
+    ("--strands-chaos-keep-failures", "strands_chaos_keep_failures", str, "write shrunk failing schedules as tests"),
 ]
 TOTALS = pytest.StashKey[Any]()
 SELECTION = pytest.StashKey[Any]()
-PIN_CHOICES = ("auto", "off")  # `--strands-chaos-pin-workers`: accepted, no longer acted on (docs/chaos-plugin.md)
+PIN_CHOICES = ("auto", "off")  # `--strands-chaos-pin-workers`: deprecated, no effect (docs/chaos-plugin.md)
+PIN_DEPRECATED = (
+    "--strands-chaos-pin-workers (ini strands_chaos_pin_workers) has no effect and will be removed in "
+    "strands-durable 0.2: the plugin no longer pins threads to cores; remove it from your command line or ini file"
+)
 GOLDENS = "strands_chaos_goldens"  # the workerinput key naming the session's shared golden-run directory
 
 
@@ -58,6 +63,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("strands_chaos_spec_dirs", "directories whose .yaml/.yml/.json files are specs", type="paths")
     parser.addini("strands_chaos_hitl_answer", "answer every HITL step with this (default: the step's default)")
     parser.addini("strands_chaos_workspace", "the tools' external state, copied for every run", type="paths")
+
+
+def _path_setting(config: pytest.Config, name: str) -> Path | None:
+    """A directory option: relative to where pytest was started (on the command line) or to the ini file."""
+    value = config.getoption(name)
+    base = config.invocation_params.dir
+    if value is None:
+        value = config.getini(name)
+        base = config.inipath.parent if config.inipath else base
+    return base / str(value) if str(value or "").strip() else None
 
 
 def _setting(config: pytest.Config, name: str, kind: type) -> Any:
@@ -101,9 +116,10 @@ def pytest_configure(config: pytest.Config) -> None:
             freeze_gc=bool(_setting(config, "strands_chaos_freeze_gc", bool)),
             sessions=_setting(config, "strands_chaos_sessions", str) or None,
             real_segments=bool(_setting(config, "strands_chaos_real_segments", bool)),
+            keep_failures=_path_setting(config, "strands_chaos_keep_failures"),
         )
-        pin = _setting(config, "strands_chaos_pin_workers", str) or "auto"
-        if pin not in PIN_CHOICES:  # kept so that command lines and ini files naming it still run
+        pin = _setting(config, "strands_chaos_pin_workers", str)
+        if pin and pin not in PIN_CHOICES:  # kept so that command lines and ini files naming it still run
             raise ChaosUsageError(f"--strands-chaos-pin-workers: {pin!r} is not one of {', '.join(PIN_CHOICES)}")
         workers = parse_workers(
             _setting(config, "strands_chaos_workers", str),
@@ -118,6 +134,8 @@ def pytest_configure(config: pytest.Config) -> None:
     except (ChaosUsageError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
     worker = getattr(config, "workerinput", None)
+    if pin and worker is None:  # once, in the process the user started
+        config.issue_config_time_warning(pytest.PytestDeprecationWarning(PIN_DEPRECATED), stacklevel=2)
     shared = worker.get(GOLDENS) if worker is not None else None
     config.stash[SUITE] = suite = ChaosSuite(settings, shared=Path(shared) if shared else None)
     config.stash[SELECTION] = selection
@@ -278,6 +296,41 @@ class ChaosFixture:
             shown = "\n\n".join(o.describe() for o in failing[:5])
             raise ChaosFailure(f"{len(failing)} of {len(outcomes)} crash points of {spec_path.name} failed:\n{shown}")
         return outcomes
+
+    def run_schedule(
+        self, schedule: list[str], spec: str | Path | None = None, *, unit_order: Any = (), **options: Any
+    ) -> Any:
+        """One multi-fault schedule of your spec: crash at each point of `schedule` in turn (each in the resume of
+        the previous crash), resume, judge; `unit_order` names the units of a layer that finish first (a completion
+        order other than the golden run's). What `--strands-chaos-keep-failures` writes calls this."""
+        with self._reproducible():
+            return self._run_schedule(list(schedule), spec, tuple(unit_order), options)
+
+    def _run_schedule(
+        self, schedule: list[str], spec: str | Path | None, unit_order: tuple[str, ...], options: dict[str, Any]
+    ) -> Any:
+        import dataclasses
+
+        from strands_durable.faults.classes.explore import explore_schedule
+        from strands_durable.faults.suite import outcome_properties
+
+        options = {**self.defaults, **options}
+        spec_path = Path(spec or options.pop("spec"))
+        options.pop("spec", None)
+        options.pop("max_points", None)
+        target = dataclasses.replace(self.suite.target(spec_path, **options), unit_order=unit_order)
+        golden = self.suite.golden(target)
+        if golden.problems:
+            raise ChaosFailure("the golden run failed:\n" + "\n".join(map(str, golden.problems)))
+        unknown = [point for point in schedule if point not in set(golden.point_ids)] or ([] if schedule else [""])
+        if unknown:
+            raise ChaosFailure(f"schedule: {unknown[0]!r} is not a crash point of {spec_path.name}")
+        outcome = explore_schedule(golden, schedule, self.suite.scratch(golden, "schedule"))
+        properties = outcome_properties(spec_path.name, golden, outcome, counts_as_point=False)
+        self.node.user_properties.extend(properties)
+        if not outcome.ok:
+            raise ChaosFailure(f"failing schedule of {spec_path.name}:\n{outcome.describe()}")
+        return outcome
 
     def run_agent(self, build_agent: Any, prompts: list[str], **options: Any) -> list[Any]:
         """Your own Python agent: `build_agent(ctx)` (or "module:function") crashed at every point, resumed both

@@ -6,6 +6,8 @@ backend fails `liveness` after the per-run limit."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +18,7 @@ from strands_durable.crashpoints import CrashPoint
 from strands_durable.faults.agents.run import Run
 from strands_durable.faults.backends import BackendReport, GateContext, run_backend_gate
 from strands_durable.faults.backends.children import Place, Setup, build_agent
+from strands_durable.faults.backends.explore import factory_points
 from strands_durable.faults.backends.instrument import CallLog
 from tests.conftest import REPO
 from tests.faults import backend_factories
@@ -76,6 +79,57 @@ def test_a_crash_point_lies_on_each_side_of_a_manager_callback_at_either_order(t
         agent = build_agent(setup, place, run, CallLog(), "golden")
         agent("Record the taxi and the hotel.")
     assert seen[:2] == [("hook/message:user:first", 0), ("hook/message:user:last", 1)]
+
+
+def test_the_factory_kills_fire_are_resumed_and_catch_a_bug_only_they_reach() -> None:
+    """Session creation happens inside the factory call: the gate kills runs there (`factory/kill@IofN`, spread
+    over the golden run's factory call) and resumes them; a lock left by a creator killed mid-creation is caught
+    only there."""
+    from strands_durable.testing.backends import reference_repository, stale_lock_manager
+
+    kills = factory_points()
+    reference = run_backend_gate(reference_repository, points=kills)
+    assert reference.factory_kills >= 1 and reference.crash_points == len(kills)
+    assert reference.failed == [], reference.table()  # a correct repository creates a session whole
+    assert reference.as_json()["factory_kills"] == reference.factory_kills
+    report = run_backend_gate(stale_lock_manager, points=kills)
+    assert report.factory_kills >= 1
+    assert {c.name for c in report.failed} == {"valid-history"}, report.table()
+    failed = report.clause("valid-history")
+    assert failed is not None and "is being created by another process" in failed.detail
+    assert "--point 'factory/kill@" in failed.reproduce
+
+
+def reproduced(line: str) -> dict[str, dict[str, str]]:
+    """Run a failure's reproduce line (`strands chaos backend ...`) with --json: its clauses by name."""
+    words = shlex.split(line)
+    assert words[:3] == ["strands", "chaos", "backend"], line
+    result = strands_chaos_backend(*words[3:], "--json")
+    assert result.returncode == 1, result.stderr
+    return {c["name"]: c for c in json.loads(result.stdout)["clauses"]}
+
+
+def test_the_reproduce_line_of_a_graph_or_swarm_point_fails_nodes_not_rerun_again() -> None:
+    from strands_durable.testing.backends import progress_forgetting_manager
+
+    report = run_backend_gate(progress_forgetting_manager, every=4)
+    failed = report.clause("nodes-not-rerun")
+    assert failed is not None and failed.outcome == "fail", report.table()
+    assert re.search(r"--point '(graph|swarm):", failed.reproduce), failed.reproduce
+    again = reproduced(failed.reproduce)["nodes-not-rerun"]
+    assert again["outcome"] == "fail" and again["detail"] == failed.detail.split(" (and ")[0]
+
+
+def test_the_reproduce_line_of_two_resumers_races_them_again() -> None:
+    from strands_durable.testing.backends import detaching_manager
+
+    report = run_backend_gate(detaching_manager, every=1000)
+    failed = report.clause("two-resumers")
+    assert failed is not None and failed.outcome == "fail", report.table()
+    assert failed.reproduce.endswith("--point two-resumers")
+    again = reproduced(failed.reproduce)["two-resumers"]
+    same = failed.detail.split(";")[0]  # which resumer's prompt is stored is the race's to decide
+    assert again["outcome"] == "fail" and again["detail"].split(";")[0] == same
 
 
 def test_the_command_prints_only_json_on_stdout_and_exits_1_when_a_clause_fails() -> None:

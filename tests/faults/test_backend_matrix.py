@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from strands_durable.faults.backends import BackendReport, run_backend_gate
+from strands_durable.faults.backends.report import CLAUSES
 from strands_durable.testing import backends
 
 pytestmark = pytest.mark.slow
@@ -46,15 +47,14 @@ def test_a_seeded_bug_fails_its_clause_and_no_other_the_correct_backend_passes(n
     assert outcomes(reference)[clause] == "pass", reference.table()
     assert outcomes(report)[clause] == "fail", report.table()
     newly_failed = {c for c, outcome in outcomes(report).items() if outcome == "fail" != outcomes(reference)[c]}
+    if report.kind != "session-manager" and clause != "two-resumers":
+        # Under the SDK's RepositorySessionManager, which keeps no lease, two resumers over a correct repository
+        # fork or not depending on who stores first: the clause is timing-dependent for every repository and
+        # storage row, so a row's other bug is not judged by it (two-resumers has its own, a manager's, row).
+        newly_failed.discard("two-resumers")
     assert newly_failed == {clause}, f"{report.table()}\n\nthe correct backend:\n{reference.table()}"
 
 
 def test_every_clause_a_bug_can_break_has_a_seeded_bug() -> None:
-    assert set(backends.SEEDED.values()) >= {
-        "acknowledged-not-lost",
-        "durable-per-message",
-        "ids-not-reused",
-        "liveness",
-        "repository-create-exclusive",
-        "storage-write-atomic",
-    }
+    """Every clause of the manager level (the crash clauses and two-resumers) and the beyond-the-contract ones."""
+    assert set(backends.SEEDED.values()) >= {*CLAUSES, "repository-create-exclusive", "storage-write-atomic"}

@@ -204,7 +204,7 @@ def test_under_xdist_each_golden_run_is_computed_once_and_each_worker_prepares_i
         "no:cacheprovider",
     ]
     two = pytester.runpytest_subprocess(*options, "-n", "2")
-    two.assert_outcomes(passed=8)
+    two.assert_outcomes(passed=12)  # b-release: its layer's other order, its golden run and 3 points in it
     lines = log.read_text().splitlines()
     assert sorted(line for line in lines if " prepares " in line) == [
         "gw0 prepares a-research.strands.yaml",
@@ -213,11 +213,13 @@ def test_under_xdist_each_golden_run_is_computed_once_and_each_worker_prepares_i
     assert sorted(line.split(" ran ")[1] for line in lines if " ran " in line) == [
         "a-research.strands.yaml",
         "b-release.strands.yaml",
+        "b-release.strands.yaml",  # its other unit order's golden run: a key of its own, computed once too
     ]
     log.unlink()
     serial = pytester.runpytest_subprocess(*options, "-n", "0")
     assert sorted(log.read_text().splitlines()) == [
         "serial ran a-research.strands.yaml",
+        "serial ran b-release.strands.yaml",
         "serial ran b-release.strands.yaml",
     ]
     assert summary(serial) == summary(two)

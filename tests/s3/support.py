@@ -26,6 +26,14 @@ def server_name(server: Any) -> str:
     return "moto" if isinstance(server, MotoServer) else "seaweedfs"
 
 
+def as_a_fresh_process() -> None:
+    """Forget the immutable objects this process has read or written (store/s3/cache.py): what follows reads the
+    bucket as another process would."""
+    from strands_durable.store.s3.cache import IMMUTABLE_OBJECTS
+
+    IMMUTABLE_OBJECTS.clear()
+
+
 def client_for(server: LocalS3Server, *, access_key: str | None = None, secret_key: str | None = None) -> Any:
     return make_client(server.endpoint, access_key or server.access_key, secret_key or server.secret_key)
 

@@ -23,7 +23,7 @@ from strands_durable.testing.s3_faults import (
     precondition_failed,
 )
 from strands_durable.testing.s3_server import READONLY_KEY, free_ports
-from tests.s3.support import FAST_RETRIES, client_for, meta, store_for, unit
+from tests.s3.support import FAST_RETRIES, as_a_fresh_process, client_for, meta, store_for, unit
 
 
 def _commit_puts(kwargs) -> bool:
@@ -73,6 +73,7 @@ def test_reads_are_retried_through_server_errors(s3_server, space):
     faulting = FaultingClient(client_for(s3_server))
     faulting.plan("list_objects_v2", SLOW_DOWN)
     faulting.plan("get_object", SERVER_ERROR, times=2)
+    as_a_fresh_process()  # its reads are GETs, not this process's memory of the commits
     assert "step[1]" in store_for(s3_server, space, client=faulting).load(sid).units
     assert faulting.pending == 0
 

@@ -20,7 +20,7 @@ from strands_durable.errors import SessionFenced, SessionInUse
 from strands_durable.store.state import SessionState, snapshot
 from strands_durable.testing.s3_faults import CountingClient
 from tests.conftest import REPO
-from tests.s3.support import PausedWriter, client_for, meta, pause_a_writer, store_for, unit_message
+from tests.s3.support import PausedWriter, as_a_fresh_process, client_for, meta, pause_a_writer, store_for, unit_message
 
 UNITS = ["alpha", "beta", "gamma"]
 MESSAGES = 12
@@ -148,6 +148,7 @@ def test_a_lost_race_reads_only_the_commits_after_the_writer_last_record(s3_serv
     first.commit([unit_message("alpha", 0)], durable=not held)
     for index in range(3):
         second.commit([unit_message("beta", index)])
+    as_a_fresh_process()  # as on two machines: beta's commits are not in first's memory
     counting.reset()
     first.commit([unit_message("alpha", 1)])  # lost race at the key of beta's first commit
     # beta's three commits, nothing before; with held records also our checkpoint, to renumber them against

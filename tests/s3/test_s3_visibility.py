@@ -8,7 +8,7 @@ import pytest
 from strands_durable.errors import SessionFenced, SessionNotFound, StorageIOError, UsageError
 from strands_durable.store.journal import read_journal
 from strands_durable.testing.s3_faults import SERVER_ERROR, CountingClient, FaultingClient
-from tests.s3.support import client_for, meta, pause_a_writer, store_for, unit
+from tests.s3.support import as_a_fresh_process, client_for, meta, pause_a_writer, store_for, unit
 
 
 def _keys(client, space, under: str = "") -> list[str]:
@@ -33,6 +33,7 @@ def test_a_create_that_dies_after_its_header_commit_is_still_listed(server, serv
     sid = commit.split("/sessions/")[1].split("/")[0]
 
     counting = CountingClient(client_for(server))
+    as_a_fresh_process()  # as another process lists it: commit 0 is fetched, not remembered
     (summary,) = store_for(server, server_space, client=counting).list()
     assert (summary.session_id, summary.workflow_name, summary.display_status) == (sid, "s3-test", "running (stale)")
     # LIST views, LIST leases, GET the view; the pending view is confirmed by LIST of the session and GET commit 0

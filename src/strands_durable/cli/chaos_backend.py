@@ -33,7 +33,13 @@ def chaos_backend(
         ),
     ] = None,
     point: Annotated[
-        list[str] | None, typer.Option("--point", metavar="ID", help="Explore only this crash point (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--point",
+            metavar="ID",
+            help="Explore only this crash point (repeatable): an agent point, graph:ID or swarm:ID for a team's, "
+            "two-resumers for the race.",
+        ),
     ] = None,
     run_limit: Annotated[
         float, typer.Option("--run-limit", metavar="SECONDS", help="Stop any one run after this long (liveness).")

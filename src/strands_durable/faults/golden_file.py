@@ -60,6 +60,7 @@ def golden_key(target: ChaosTarget) -> str | None:
         "variables": target.variables,
         "hitl_answer": target.hitl_answer,
         "full": target.full,
+        **({"unit_order": list(target.unit_order)} if target.unit_order else {}),
     }
     return _digest(json.dumps(parts, sort_keys=True).encode())
 

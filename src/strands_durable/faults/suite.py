@@ -65,6 +65,7 @@ class ChaosSettings:
     freeze_gc: bool = False  # the kit's one process tuning (faults/kit/collector.py), opt-in
     sessions: str | None = None  # where the runs' sessions live: None (local directories) or s3://BUCKET/PREFIX
     real_segments: bool = False  # every interrupt also runs its real crash segment (faults/kit/derived.py)
+    keep_failures: Path | None = None  # where a shrunk failing schedule is written as a test (pytest_strands/kept.py)
 
     def __post_init__(self) -> None:
         self.workspace = _workspace_dir(self.workspace)
@@ -247,6 +248,32 @@ class ChaosSuite:
         worker reuses its directories point after point, never another's)."""
         return golden.workdir / f"{name}{self.scratch_tag}"
 
+    def unit_orders(self, golden: WorkflowGoldenRun) -> list[OrderedRun]:
+        """The completion orders of the golden run's layers of concurrent units the policy explores, each with its
+        own golden run, whether that run reached the order and the points inside the layer to explore in it
+        (spread over them as `max_points` says)."""
+        from strands_durable.faults.kit.unit_orders import points_inside, reached, spread, unit_orders
+
+        if golden.problems:
+            return []
+        settings = self.settings
+        runs = []
+        for order in unit_orders(golden, settings.orders, seed=settings.seed, bound=settings.orders_bound):
+            ordered = self.golden(order.target(golden.target))
+            hit = reached(ordered, order) and not ordered.problems
+            inside = spread(points_inside(ordered, order), settings.max_points) if hit else []
+            runs.append(OrderedRun(order, hit, ordered, inside))
+        return runs
+
+    @staticmethod
+    def orders_coverage(golden: WorkflowGoldenRun, runs: list[OrderedRun]) -> tuple[int, int] | None:
+        """(completion orders explored, possible) over the golden run's layers; None when it has none."""
+        from strands_durable.faults.kit.unit_orders import layers, orders_possible
+
+        if golden.problems or not layers(golden):
+            return None
+        return len(layers(golden)) + sum(1 for run in runs if run.reached), orders_possible(golden)
+
     def point_ids(self, golden: WorkflowGoldenRun, max_points: int | None = None) -> list[str]:
         from strands_durable.faults.classes.explore import iter_points
 
@@ -254,11 +281,22 @@ class ChaosSuite:
         return list(iter_points(golden, limit, self.settings.seed))
 
 
+@dataclass(frozen=True)
+class OrderedRun:
+    """One completion order of a layer (`faults/kit/unit_orders.py`), its golden run, whether that run finished
+    the layer in the order, and the ids of its points inside the layer to explore."""
+
+    order: Any
+    reached: bool
+    golden: WorkflowGoldenRun
+    point_ids: list[str]
+
+
 # -- item properties (JUnit XML and the totals) ---------------------------------------------------------------
 
 
 def golden_properties(
-    workflow: str, golden: WorkflowGoldenRun | None, problems: list[Finding]
+    workflow: str, golden: WorkflowGoldenRun | None, problems: list[Finding], orders: tuple[int, int] | None = None
 ) -> list[tuple[str, Any]]:
     props: dict[str, Any] = {
         "workflow": workflow,
@@ -276,7 +314,23 @@ def golden_properties(
             golden_failure=golden.failure or "",
             untaken_edges=", ".join(golden.untaken_edges),
         )
+    if orders is not None:
+        props["orders"] = json.dumps(list(orders))
     return _prefixed(props)
+
+
+def order_properties(workflow: str, problems: list[str]) -> list[tuple[str, Any]]:
+    """An order's golden-run item: no crash point of its own; diverged when the order was not reached or the
+    run failed."""
+    return _prefixed(
+        {
+            "workflow": workflow,
+            "explored": 0,
+            "divergences": int(bool(problems)),
+            "invalid_histories": 0,
+            "problems": json.dumps(problems),
+        }
+    )
 
 
 def not_explorable_properties(workflow: str, reason: NotExplorable) -> list[tuple[str, Any]]:

@@ -11,6 +11,8 @@ A job that waits for another unit's pending question (`HitlDeferred`) runs again
 With `RunOptions.lockstep` (chaos runs) the jobs still run in their own threads, but one at a time, taking turns
 at their crash points in an order fixed by where each job stands (`Lockstep`), so the interleaving, and with it
 every crash point and every stored state, is the same in every run from the same durable state.
+`RunOptions.lockstep_priority` (the chaos kit's unit orders) names jobs by the unit they start with: a named job
+that is waiting goes before every other, the first named first, so the units of a layer finish in that order.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def check_cancelled(ctx: RunContext) -> None:
 def run_concurrently(ctx: RunContext, ready: ReadyJobs, *, max_parallel: int) -> dict[str, Any]:
     """Run the jobs `ready(results so far)` offers until none is left; returns each job's result by key."""
     group = _Group(ctx, ready, max(1, max_parallel))
-    if not ctx.options.lockstep:
+    if group.lockstep is None:
         return group.run()
     ctx.crash.subscribe(group.lockstep.at_point)
     try:
@@ -76,10 +78,16 @@ class Lockstep:
     registered by the group's thread before they are submitted; a finished job's turn is handed on by that
     thread once it has offered the jobs the finish made ready, so they take part in the choice too. Once the run
     is cancelled (a sibling crashed, the user stopped it) a job given the turn stops where it waited, a safe
-    point, and commits nothing more: as in a process that died, no sibling moves on after the crash."""
+    point, and commits nothing more: as in a process that died, no sibling moves on after the crash.
 
-    def __init__(self, cancelled: threading.Event) -> None:
+    `priority`: unit ids (a job is named by the unit of its first `unit.before`); a waiting job so named goes
+    before every other, the one named first before the rest, whatever their positions. A job that has not yet
+    reached its first unit goes before all of them, so every job of a group starts as without a priority."""
+
+    def __init__(self, cancelled: threading.Event, priority: tuple[str, ...] = ()) -> None:
         self._cancelled = cancelled
+        self._rank = {unit: rank for rank, unit in enumerate(priority)}
+        self._ranks: dict[str, int] = {}  # job key -> its rank, once its first unit named it
         self._lock = threading.Lock()
         self._wakeups: dict[str, threading.Condition] = {}  # one per job, all on `_lock`: only the next job wakes
         self._waiting: dict[str, list[Any]] = {}
@@ -100,6 +108,9 @@ class Lockstep:
         if key is None or point.site not in _TURN_SITES:
             return
         with self._lock:
+            if self._rank and key not in self._ranks:  # the job's first turn: its unit names it
+                unit = getattr(point, "unit", "") if point.site == "unit.before" else ""
+                self._ranks[key] = self._rank.get(unit, len(self._rank))
             self._waiting[key] = _position(point)
             self._turn = None
             self._hand_on()
@@ -118,6 +129,7 @@ class Lockstep:
         with self._lock:
             self._waiting.pop(key, None)
             self._wakeups.pop(key, None)
+            self._ranks.pop(key, None)
             if self._turn == key:
                 self._turn = None
 
@@ -129,7 +141,10 @@ class Lockstep:
 
     def _hand_on(self) -> None:
         if self._waiting:
-            key = min(self._waiting, key=lambda k: (self._waiting[k], k))
+            if self._rank:
+                key = min(self._waiting, key=lambda k: (self._ranks.get(k, -1), self._waiting[k], k))
+            else:
+                key = min(self._waiting, key=lambda k: (self._waiting[k], k))
             del self._waiting[key]
             self._turn = key
             self._wakeups[key].notify()
@@ -147,7 +162,8 @@ class _Group:
         self.fatal: BaseException | None = None
         self.failure: Exception | None = None
         self.pause: HitlPaused | None = None
-        self.lockstep = Lockstep(ctx.cancelled) if ctx.options.lockstep else None
+        options = ctx.options
+        self.lockstep = Lockstep(ctx.cancelled, options.lockstep_priority) if options.lockstep else None
 
     def run(self) -> dict[str, Any]:
         pool = unit_pool()  # threads (and their event loops) kept between groups; at most max_parallel of ours run

@@ -35,6 +35,7 @@ class RunOptions:
     cancel_in_flight: bool = True  # a stop request also cancels a model call in flight (off: next safe point)
     defer_commits: bool = True  # answers and results fsynced in the background, awaited before the next call
     lockstep: bool = False  # concurrent units take turns in a fixed order (chaos runs; see runner/concurrency.py)
+    lockstep_priority: tuple[str, ...] = ()  # under lockstep, these units' jobs go first, in this order (chaos)
     scratch_dir: Path | None = None  # where offline file-writing tools write (None: the store's workspace)
     allow_python_exec: bool = False  # --allow-python-exec: the `python_exec` tool may run
     network: bool = False  # --network: tools may use the network even with an offline provider

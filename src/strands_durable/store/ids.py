@@ -58,6 +58,12 @@ def check_new_session_id(requested: str | None, existing: Iterable[str]) -> str:
     return requested
 
 
+def could_be_prefix(text: str) -> bool:
+    """Whether `text` may be (the start of) a UUID session id: hexadecimal digits and dashes, at most 36 (in any
+    letter case)."""
+    return _UUID_PREFIX.fullmatch(text.lower()) is not None
+
+
 def resolve_session_id(id_or_prefix: str, existing: Iterable[str]) -> str:
     """The full id for an exact id (any session), or a unique prefix of at least 8 characters of a UUID session.
 
@@ -73,7 +79,7 @@ def resolve_session_id(id_or_prefix: str, existing: Iterable[str]) -> str:
         if lowered in ids:
             return lowered
         raise SessionNotFound(text)
-    if not _UUID_PREFIX.fullmatch(lowered):
+    if not could_be_prefix(lowered):
         if is_session_id(text):
             raise SessionNotFound(text)
         raise UsageError(f"Not a session id: {text!r} (expected an id or a prefix of at least {MIN_PREFIX} characters)")

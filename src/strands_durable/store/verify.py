@@ -116,7 +116,7 @@ def _closed_at_ns(state: SessionState) -> int:
     return max(0, int(closed.timestamp() * 1e9) - _CTIME_MARGIN_NS)
 
 
-def verify_histories(directory: Path, state: SessionState, *, known: SessionState | None = None) -> None:
+def verify_histories(directory: Path | str, state: SessionState, *, known: SessionState | None = None) -> None:
     """Every stored conversation must be valid as stored (a trailing toolUse awaiting results is allowed).
     Conversations `state` still shares with the known state it was folded onto (`KnownJournal`) are valid."""
     from strands_durable.history import validate
@@ -128,7 +128,7 @@ def verify_histories(directory: Path, state: SessionState, *, known: SessionStat
         if violations:
             first = violations[0]
             raise CorruptSession(
-                str(directory / layout.AGENTS_DIR / key),
+                f"{directory}/{layout.AGENTS_DIR}/{key}",  # a directory, or an S3 store's `s3://...` location
                 f"stored history breaks {first.rule} at message {first.message_index} "
                 f"(run `strands sessions repair {state.session_id}`)",
             )

@@ -20,7 +20,14 @@ The seeded bugs (`SEEDED`: factory name -> the clause it breaks):
 - `TearingStorage`: writes a value in place, chunk by chunk (`storage-write-atomic`);
 - `HangingSessionManager`: our manager, hanging when it restores an interrupted invocation (`liveness`);
 - `rerunning_manager`: our manager forgetting a tool's recorded result when it is called again
-  (`tool-results-once`).
+  (`tool-results-once`);
+- `StaleLockSessionManager`: our manager, creating a new session under a lock file that a creator killed in the
+  middle leaves behind, so every later open fails (`valid-history`: the resume fails; shown only by the gate's
+  kills inside the factory call, `factory/kill@IofN`);
+- `ProgressForgettingManager`: our manager, not saving a Graph's or Swarm's progress after each node
+  (`nodes-not-rerun`);
+- `DetachingSessionManager`: our manager, going on in memory when another process holds the session (its lease
+  refused), so the second of two resumers returns as if what it sent were stored (`two-resumers`).
 """
 
 from __future__ import annotations
@@ -53,7 +60,8 @@ def _repository_base() -> type:
 
 class ReferenceRepository(_repository_base()):  # type: ignore[misc]
     """A `SessionRepository` of files under `directory`: every write durable before it returns, sessions, agents
-    and messages created exclusively."""
+    and messages created exclusively; a session appears whole (its record written in a staging directory renamed
+    into place), so a creator killed in the middle leaves no half-made session."""
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
@@ -80,12 +88,19 @@ class ReferenceRepository(_repository_base()):  # type: ignore[misc]
 
         directory = self._session(session.session_id)
         _ops.makedirs(directory.parent)
+        if directory.exists():
+            raise SessionException(f"Session {session.session_id} already exists")
+        staging = directory.with_name(f".creating-{directory.name}-{os.getpid()}")  # a killed creator's: left over
+        if staging.exists():
+            _ops.remove_tree(staging)
+        _ops.mkdir(staging)
+        _write(staging / "session.json", session.to_dict())
         try:
-            _ops.mkdir(directory)  # exclusive: one creator wins
-        except FileExistsError:
+            _ops.rename(staging, directory)  # exclusive: onto a session (never an empty directory) it fails
+        except OSError:
+            _ops.remove_tree(staging)
             raise SessionException(f"Session {session.session_id} already exists") from None
         _ops.fsync_dir(directory.parent)
-        _write(directory / "session.json", session.to_dict())
         return session
 
     def read_session(self, session_id: str, **kwargs: Any) -> Any:
@@ -376,6 +391,63 @@ class HangingSessionManager(_hanging_base()):  # type: ignore[misc]
         super().initialize(agent, **kwargs)
 
 
+class StaleLockSessionManager(_hanging_base()):  # type: ignore[misc]
+    """Seeded bug (`valid-history`): our manager (its sessions under `directory/sessions`), creating a new session
+    under a lock file with a slow round trip inside; a creator killed there leaves the lock, which nobody breaks,
+    and every later open of the session fails on it. Only a kill inside the factory call shows it."""
+
+    CREATE_S = 0.4  # the round trip between taking the lock and marking the session created
+
+    def __init__(self, session_id: str, directory: str | Path) -> None:
+        import time
+
+        from strands.types.exceptions import SessionException
+
+        directory = Path(directory)
+        lock, created = directory / "creating.lock", directory / "created"
+        if not created.exists():
+            if lock.exists():
+                raise SessionException(f"Session {session_id} is being created by another process ({lock} exists)")
+            _write(lock, {"pid": os.getpid()})
+            time.sleep(self.CREATE_S)
+        super().__init__(session_id, directory / "sessions")
+        if not created.exists():
+            _write(created, {})
+            _ops.remove(lock)
+
+
+class ProgressForgettingManager(_hanging_base()):  # type: ignore[misc]
+    """Seeded bug (`nodes-not-rerun`): our manager, saving a Graph's or Swarm's node agents but not the
+    orchestrator's progress after each node, so a Graph or Swarm called again starts its task over."""
+
+    def sync_multi_agent(self, source: Any, node_id: str | None = None, **kwargs: Any) -> None:
+        return None
+
+
+class DetachingSessionManager(_hanging_base()):  # type: ignore[misc]
+    """Seeded bug (`two-resumers`): our manager, going on in memory when another process holds the session (its
+    lease refused) instead of failing the call, so the second of two resumers returns as if its messages were
+    stored: a silent fork."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._detached: set[str] = set()
+
+    def _before_invocation(self, event: Any) -> None:
+        from strands_durable.errors import SessionInUse
+
+        key = self._key_of(event.agent)
+        self._detached.discard(key)
+        try:
+            super()._before_invocation(event)
+        except SessionInUse:
+            self._detached.add(key)
+
+    def append_message(self, message: Any, agent: Any, **kwargs: Any) -> None:
+        if self._key_of(agent) not in self._detached:
+            super().append_message(message, agent, **kwargs)
+
+
 def _rerunning_class() -> type:
     """Our manager with invocation hooks that forget a tool's journaled result before the tool runs."""
     from strands_durable.agent.durable import InvocationHooks
@@ -426,6 +498,18 @@ def memory_id_repository(ctx: Any) -> MemoryIdRepository:
     return MemoryIdRepository(ctx.directory)
 
 
+def detaching_manager(ctx: Any) -> DetachingSessionManager:
+    return DetachingSessionManager(ctx.session_id, ctx.directory)
+
+
+def stale_lock_manager(ctx: Any) -> StaleLockSessionManager:
+    return StaleLockSessionManager(ctx.session_id, ctx.directory)
+
+
+def progress_forgetting_manager(ctx: Any) -> ProgressForgettingManager:
+    return ProgressForgettingManager(ctx.session_id, ctx.directory)
+
+
 def check_then_put_repository(ctx: Any) -> CheckThenPutRepository:
     return CheckThenPutRepository(ctx.directory)
 
@@ -450,6 +534,9 @@ SEEDED: dict[str, str] = {
     "tearing_storage": "storage-write-atomic",
     "hanging_manager": "liveness",
     "rerunning_manager": "tool-results-once",
+    "stale_lock_manager": "valid-history",
+    "progress_forgetting_manager": "nodes-not-rerun",
+    "detaching_manager": "two-resumers",
 }
 REFERENCES: dict[str, str] = {  # kind -> the correct backend of that kind a seeded bug is compared with
     "session-repository": "reference_repository",

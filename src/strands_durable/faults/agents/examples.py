@@ -2,9 +2,11 @@
 
 - The expenses conversation: three prompts, seven tool calls in two parallel batches under the default
   `ConcurrentToolExecutor`, a scripted model. `expenses_agent(ctx, manager)` is its factory for the engine
-  (faults/agents/engine.py): each expense is recorded as a file of the workspace. `World`, `make_tools` and
+  (faults/agents/engine.py): each expense is recorded as a file of the workspace (`expense_tools`, which the
+  multi-agent scenarios of faults/agents/multiagent.py give their nodes too). `World`, `make_tools` and
   `make_model` give the same conversation to harnesses that keep their own files (a ledger line per tool execution
-  and a line per model request, validated under the Bedrock profile): the multi-agent harness and the tests.
+  and a line per model request, validated under the Bedrock profile): the power-cut harness
+  (faults/agents/power.py) and the tests.
 - The ledger conversation: two prompts, a non-idempotent `pay` that appends to the workspace's ledger and an
   idempotent `note`, called in parallel (`ledger_agent(ctx, manager)`).
 

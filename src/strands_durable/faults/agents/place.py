@@ -97,8 +97,11 @@ def result_summary(result: Any) -> dict[str, Any]:
 
 
 def acknowledged(place: Place) -> int:
-    """How many prompts' `agent(...)` calls returned before the crash."""
-    return int(place.acknowledged.read_text()) if place.acknowledged.exists() else 0
+    """How many prompts were answered before the crash: their `agent(...)` calls returned, or (a Graph or Swarm)
+    our manager stored their invocation's end. A task whose end is stored is not sent again: a completed end would
+    be returned as stored, a failed one would be a new run of the task (docs/python-agents.md)."""
+    returned = int(place.acknowledged.read_text()) if place.acknowledged.exists() else 0
+    return max(returned, int(_read(place.root / "ended.json", 0)))
 
 
 @dataclass
@@ -217,13 +220,18 @@ def stored_at_crash(chaos: AgentChaos, crashed: Place) -> Stored:
 
 def note_at_crash(run: Run, place: Place) -> None:
     """Beside what the crash leaves: the tool results our manager reported committed and the tool bodies that had
-    run to their end (`stored_at_crash` reads them)."""
+    run to their end (`stored_at_crash` reads them), and how many Graph or Swarm ends it stored (`acknowledged`)."""
     write_scratch(place.root / "committed.json", json.dumps(sorted(run.committed)).encode())
     write_scratch(place.root / "finished.json", json.dumps(sorted(run.finished)).encode())
+    write_scratch(place.root / "ended.json", json.dumps(run.ended).encode())
+
+
+def _read(path: Path, default: Any) -> Any:
+    return json.loads(path.read_text()) if path.exists() else default
 
 
 def _ids(path: Path) -> set[str]:
-    return set(json.loads(path.read_text())) if path.exists() else set()
+    return set(_read(path, []))
 
 
 def close_agent(target: Any) -> None:

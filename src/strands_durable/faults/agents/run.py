@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from strands_durable.crashpoints import CrashPoint, CrashPoints, InjectedCrash, ToolCall
+from strands_durable.crashpoints import Commit, CrashPoint, CrashPoints, InjectedCrash, ToolCall
 from strands_durable.errors import UsageError
 from strands_durable.faults.kit.orders import BatchLog, OrderGate, ToolOrder
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 STYLES = ("agent()", "re-send")
 USER_SITE = "tool.point"  # a point a tool body marks with `point(name)`
+MULTIAGENT_END, AFTER = "multiagent/end", "store.after_commit"  # our manager has stored a Graph's or Swarm's end
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,7 @@ class Run:
         self.finished: set[str] = set()  # call keys of tool bodies that ran to their end
         self.spans: list[tuple[float, float]] = []  # (start, end) of each finished execution
         self.committed: set[str] = set()  # call keys our manager committed a result for (`tool.committed`)
+        self.ended = 0  # Graph or Swarm invocations whose end our manager stored
         self.workspace = workspace  # the tools' workspace of this run (None: not watched)
         self.at_unknown: Files | None = None  # the workspace when the model was first asked with an unknown outcome
         self.batches = BatchLog()  # the turns of several tools this run saw (faults/kit/orders.py)
@@ -158,6 +160,8 @@ class Run:
             if crash_point.site == "tool.committed" and isinstance(crash_point, ToolCall):
                 agent = agent_of_conversation(crash_point.conversation)
                 self.committed.add(call_key(agent, crash_point.tool_use_id))
+            if isinstance(crash_point, Commit) and (crash_point.path, crash_point.site) == (MULTIAGENT_END, AFTER):
+                self.ended += 1
             fire = crash_point.id == self.crash_at and self.fired is None
             if fire:
                 self.fired = crash_point.id

@@ -39,11 +39,13 @@ class Golden:
     factory_seconds: float = 0.0
 
     def factory_kill(self, point: str) -> float:
-        """Seconds into the factory call a `factory/kill@IofN` point kills (the I-th of N spread over it)."""
+        """Seconds into the factory call a `factory/kill@IofN` point kills: the I-th of N moments spread over the
+        golden run's call, the first at its start (a killed run's call may be quicker than the golden one's: a
+        moment past its end kills nothing, and the first one always lands inside)."""
         if not point.startswith("factory/kill@"):
             return 0.0
         index, count = (int(n) for n in point.removeprefix("factory/kill@").split("of"))
-        return max(1e-5, self.factory_seconds * (index - 0.5) / count)
+        return max(1e-5, self.factory_seconds * (index - 1) / count)
 
 
 @dataclass
@@ -81,6 +83,7 @@ def run_golden(setup: Setup, root: Path, *, limit_s: float) -> Golden:
         record["calls"],
         record["invalid"],
         record["created"],
+        record["factory_seconds"],
     )
 
 
@@ -146,6 +149,11 @@ def read_resumes(runs: list[PointRun]) -> None:
     for run in runs:
         if run.crash is not None and run.crash.get("fired"):
             run.resume = read_record(run.place)
+
+
+def factory_kills(runs: list[PointRun]) -> int:
+    """How many `factory/kill@` points killed a run inside the factory call and had it resumed."""
+    return len({run.point for run in runs if run.point.startswith("factory/") and run.resume is not None})
 
 
 def not_fired(runs: list[PointRun]) -> list[Finding]:

@@ -43,6 +43,7 @@ from strands_durable.store.fileops import FileOps
 
 RUN_LIMIT_S = 60.0  # one run (the golden run, a killed run, a resume) longer than this is stopped: `liveness` fails
 LEVEL_CHOICES = ("crash-safe", "message-durable", "concurrent-safe")
+RACE_POINT = "two-resumers"  # the `--point` that runs only the two resumers' race
 SDK_LAYER = {REPOSITORY: "RepositorySessionManager", "storage": "SnapshotSessionManager"}
 _REFERENCE_FAILS: dict[tuple[str, tuple[str, ...] | None, int], set[str]] = {}  # (kind, points) -> crash clauses failed
 
@@ -87,7 +88,8 @@ def run_backend_gate(
         if kind != MANAGER:
             _attribute(crash, kind, points, every, count, run_limit_s)
             clock.lap("attribution")
-        racing = "two-resumers" not in absent and level in (None, "concurrent-safe") and points is None
+        asked = points is None or RACE_POINT in points
+        racing = "two-resumers" not in absent and level in (None, "concurrent-safe") and asked
         raced = _two_resumers(setup, root, label, run_limit_s) if racing else None
         clock.lap("two-resumers")
         report.children = FORKED[0] - forked
@@ -215,15 +217,18 @@ def _crash_clauses(
     for finding in explore.not_fired(runs):
         found.setdefault("liveness", []).append(f"kill at {finding.point}: {finding.detail}")
     explored = sum(r.resume is not None for r in runs)
-    if points is None:  # a reproduction of given points is the agent's alone
-        team = teams.explore_teams(setup, root, workers=workers, limit_s=limit_s, every=every)
+    report.factory_kills = explore.factory_kills(runs)
+    reached = points is None or any(p.split(":", 1)[0] in teams.TEAMS for p in points)
+    if reached:  # given points: only the teams' own (`graph:<point>`, `swarm:<point>`)
+        team = teams.explore_teams(setup, root, workers=workers, limit_s=limit_s, every=every, points=points)
         clock.lap("graph and swarm")
         for clause, problems in team["problems"].items():
             found.setdefault(clause, []).extend(problems)
+            where.setdefault(clause, team["where"][clause])
         explored += team["explored"]
         report.crash_points += team["explored"]
     results = _all_results(found, reproduce, where=where, explored=explored)
-    if points is not None:
+    if not reached:
         results["nodes-not-rerun"] = ClauseResult("nodes-not-rerun", NOT_APPLICABLE, "not run: given points only")
     if every > 1:
         for result in results.values():
@@ -264,7 +269,7 @@ def _attribute(
 def _two_resumers(setup: children.Setup, root: Path, label: str, limit_s: float) -> ClauseResult:
     problems = resumers.race(setup, root, limit_s=limit_s)
     if problems:
-        return ClauseResult("two-resumers", FAIL, problems[0], f"strands chaos backend {label} --level concurrent-safe")
+        return ClauseResult("two-resumers", FAIL, problems[0], f"strands chaos backend {label} --point {RACE_POINT}")
     return ClauseResult("two-resumers", PASS, "one resumer got an error; nothing it sent is stored")
 
 

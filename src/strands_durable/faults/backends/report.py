@@ -59,6 +59,7 @@ class BackendReport:
     clauses: list[ClauseResult] = field(default_factory=list)
     repository_calls: int = 0
     crash_points: int = 0
+    factory_kills: int = 0  # runs killed inside the factory call (session creation) and resumed
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)  # seconds per phase (detect, contract, golden, ...)
     children: int = 0  # processes forked
@@ -96,6 +97,7 @@ class BackendReport:
             "kind": self.kind,
             "repository_calls": self.repository_calls,
             "crash_points": self.crash_points,
+            "factory_kills": self.factory_kills,
             "seconds": round(self.seconds, 2),
         }
 
@@ -112,6 +114,7 @@ class BackendReport:
             if self.repository_calls
             else ("no repository or storage calls seen (only the SDK's hook points were explored)")
         )
-        lines.append(f"{self.crash_points} crash points, {calls}, {self.seconds:.1f} s")
+        kills = f"{self.factory_kills} killed inside the factory call"
+        lines.append(f"{self.crash_points} crash points ({kills}), {calls}, {self.seconds:.1f} s")
         lines.append(f"level: {self.level} ({LEVEL_MEANINGS[self.level]})")
         return "\n".join(lines)

@@ -1,6 +1,7 @@
 """The `two-resumers` clause: after a first prompt, two processes forked at once restore the session, meet at a
-barrier, each send their own prompt and meet again once each stored its prompt (or ended); then a third
-process loads what is stored. Passed when exactly one of them got an error and nothing it sent is stored."""
+barrier, each send their own prompt and meet again once each stored its prompt (or ended), the first to store
+waiting for the other to be about to store; then a third process loads what is stored. Passed when exactly one of
+them got an error and nothing it sent is stored."""
 
 from __future__ import annotations
 
@@ -20,9 +21,11 @@ from strands_durable.faults.kit.scratch import reset_dir, write_scratch
 NAMES = ("A", "B")
 # How long a resumer waits for the other at each barrier. Restoring is not expected to block, so the first barrier
 # waits long enough for a slow process on a loaded machine: a resumer that gave up early would restore after the
-# other stored its prompt, and the two would not race. Storing a prompt may block on the other's lease, so the
-# second barrier gives up soon.
-BARRIER_S = {"ready": 20.0, "stored": 3.0}
+# other stored its prompt, and the two would not race. Once it stored its prompt, a resumer waits as long again
+# for the other to be about to store its own (or to have ended: refused at the start of its call), so a slow
+# other does not find the session free and turn the race into a sequence; storing a prompt may block on the
+# lease this one holds, so the wait for it to be stored gives up soon.
+BARRIER_S = {"ready": 20.0, "storing": 20.0, "stored": 3.0}
 
 
 def prompt_of(name: str) -> str:
@@ -45,11 +48,15 @@ def _resumer(setup: Setup, place: Place, name: str) -> int:
     met = [False]
 
     def at_point(point: CrashPoint) -> None:
+        if not met[0] and point.path in ("hook/message:user:first", "hook/message:user:last"):
+            write_scratch(place.root / f"storing-{name}", b"")  # (no point before: a manager without the event)
         if not met[0] and point.path == "hook/message:user:last":
             met[0] = True
             write_scratch(place.root / f"stored-{name}", b"")
-            if not _wait_for(place, "stored", other):
-                record["alone_at"].append("stored")
+            for stage in ("storing", "stored"):
+                if not _wait_for(place, stage, other):
+                    record["alone_at"].append(stage)
+                    break
 
     try:
         with Run() as run:

@@ -7,6 +7,7 @@ must not run again. The scripts are the multi-agent harness's (faults/agents/mul
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,13 +121,30 @@ def resuming(team: str, setup: Setup, place: Place) -> int:
     return 0
 
 
-def explore_teams(setup: Setup, root: Path, *, workers: int, limit_s: float, every: int = 1) -> dict[str, Any]:
-    """Both teams at every (`every`-th) point: clause -> problems, and the points explored."""
+def team_point(team: str, point: str) -> str:
+    """A team's crash point as `--point` takes it: `graph:<point id>` or `swarm:<point id>`."""
+    return f"{team}:{point}"
+
+
+def explore_teams(
+    setup: Setup,
+    root: Path,
+    *,
+    workers: int,
+    limit_s: float,
+    every: int = 1,
+    points: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Both teams at every (`every`-th) point, or only at the given `team:point` ids: clause -> problems, the first
+    point (as `--point` takes it) where each clause failed, and the points explored."""
     from strands_durable.faults.backends.explore import point_ids
 
     problems: dict[str, list[str]] = {}
+    where: dict[str, str] = {}
     explored = 0
     for team in TEAMS:
+        if points is not None and not any(p.startswith(f"{team}:") for p in points):
+            continue
         place = Place(root / f"{team}-golden", f"gate-{team}-golden")
         reset_dir(place.root)
         job = Job("golden", [lambda place=place, team=team: lambda: golden(team, setup, place)])
@@ -135,20 +153,23 @@ def explore_teams(setup: Setup, root: Path, *, workers: int, limit_s: float, eve
         if found is None:
             problems.setdefault("nodes-not-rerun", []).append(f"the {team} does not run on the backend without faults")
             continue
-        points = point_ids(found["points"])[:: max(1, every)]
+        passed = point_ids(found["points"])
+        given = [p for p in passed if points is not None and team_point(team, p) in points]
+        chosen = passed[:: max(1, every)] if points is None else given
         places = []
         jobs = []
-        for index, point in enumerate(points):
+        for index, point in enumerate(chosen):
             at = Place(root / f"{team}-{index}", f"gate-{team}-{index}")
             reset_dir(at.root)
             places.append((point, at))
             jobs.append(Job(point, _steps(team, setup, at, point)))
         run_jobs(jobs, workers=workers, limit_s=limit_s)
-        explored += len(points)
+        explored += len(chosen)
         for (point, at), job in zip(places, jobs, strict=True):
             for clause, detail in judge(at, job):
                 problems.setdefault(clause, []).append(f"{team}: kill at {point}: {detail}")
-    return {"problems": problems, "explored": explored}
+                where.setdefault(clause, team_point(team, point))
+    return {"problems": problems, "where": where, "explored": explored}
 
 
 def _steps(team: str, setup: Setup, place: Place, point: str) -> list[Any]:

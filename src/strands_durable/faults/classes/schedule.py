@@ -1,12 +1,17 @@
 """Multi-fault schedules: two or three interrupts per run (each in the resume of the previous crash), explored
 with hypothesis, which shrinks a failure to the minimal failing schedule. CI runs a fixed number of
-derandomized examples."""
+derandomized examples.
+
+A schedule may also name a completion order of concurrent units (`orders`: the golden runs of the orders the
+policy explores, faults/kit/unit_orders.py): it is drawn first, and shrinks towards the golden run's own order,
+then the points, drawn from that order's golden run."""
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from strands_durable.faults.classes.explore import PointOutcome, explore_schedule
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
@@ -17,6 +22,7 @@ class ScheduleResult:
     examples: int = 0
     outcomes: list[PointOutcome] = field(default_factory=list)
     failure: PointOutcome | None = None  # the minimal failing schedule, when one was found
+    failure_golden: WorkflowGoldenRun | None = None  # the golden run (and so the unit order) it ran in
 
 
 def schedule_point_ids(golden: WorkflowGoldenRun) -> list[str]:
@@ -25,17 +31,30 @@ def schedule_point_ids(golden: WorkflowGoldenRun) -> list[str]:
 
 
 def explore_schedules(
-    golden: WorkflowGoldenRun, workdir: Path, *, examples: int, max_faults: int = 3
+    golden: WorkflowGoldenRun,
+    workdir: Path,
+    *,
+    examples: int,
+    max_faults: int = 3,
+    orders: list[WorkflowGoldenRun] | None = None,
 ) -> ScheduleResult:
-    """Run `examples` derandomized schedules of 2..max_faults interrupts; shrink the first failure."""
+    """Run `examples` derandomized schedules of 2..max_faults interrupts, each in the golden run's order or one of
+    `orders`; shrink the first failure."""
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    ids = schedule_point_ids(golden)
+    goldens = [golden, *(orders or [])]
+    ids = [schedule_point_ids(run) for run in goldens]
     result = ScheduleResult()
-    if len(ids) < 2 or examples <= 0:
+    if len(ids[0]) < 2 or examples <= 0:
         return result
-    schedules = st.lists(st.integers(0, len(ids) - 1), min_size=2, max_size=max_faults, unique=True).map(sorted)
+
+    def points_of(choice: int) -> Any:
+        count = len(ids[choice])
+        points = st.lists(st.integers(0, count - 1), min_size=2, max_size=max_faults, unique=True).map(sorted)
+        return points.map(lambda indices: (choice, indices))
+
+    schedules = st.integers(0, len(goldens) - 1).flatmap(points_of)
 
     @settings(
         max_examples=examples,
@@ -46,12 +65,14 @@ def explore_schedules(
         suppress_health_check=list(HealthCheck),
     )
     @given(schedules)
-    def every_schedule_converges(indices: list[int]) -> None:
-        outcome = explore_schedule(golden, [ids[i] for i in indices], workdir)
+    def every_schedule_converges(drawn: tuple[int, list[int]]) -> None:
+        choice, indices = drawn
+        outcome = explore_schedule(goldens[choice], [ids[choice][i] for i in indices], workdir)
         result.examples += 1
         result.outcomes.append(outcome)
         if outcome.problems or not outcome.explored:
             result.failure = outcome  # the last failure hypothesis reports is the shrunk one
+            result.failure_golden = goldens[choice]
             raise AssertionError(outcome.describe())
 
     with contextlib.suppress(AssertionError):  # `result.failure` holds the minimal failing schedule

@@ -118,9 +118,8 @@ class GoldenRun:
 
 @dataclass(kw_only=True)
 class AgentGoldenRun(GoldenRun):
-    """A Python agent's or multi-agent system's golden run (faults/agents/): what ran (`target`: the engine's
-    `AgentChaos`, or a multi-agent scenario's name), the tools' effects by what they did (the engine: executions by
-    call key), model requests per node (a multi-agent run) and whether tool executions overlapped in time (the
+    """A Python agent's or multi-agent system's golden run (faults/agents/engine.py): what ran (`target`: the
+    engine's `AgentChaos`), the tools' executions by call key (`effects`) and whether they overlapped in time (the
     tools really ran in parallel). The engine also keeps what a fresh build found after it: each agent's
     `agent.state` (`states`) and every stored conversation (`stored`; `comparable` holds the loaded windows), what
     each call of a Graph or Swarm returned (`results`, by prompt index) and its model requests by turn
@@ -128,7 +127,6 @@ class AgentGoldenRun(GoldenRun):
 
     target: Any
     effects: Counter[str] = field(default_factory=Counter)
-    node_requests: Counter[str] = field(default_factory=Counter)
     concurrent: bool = False
     states: dict[str, Any] = field(default_factory=dict)
     stored: dict[str, list[dict[str, Any]]] = field(default_factory=dict)

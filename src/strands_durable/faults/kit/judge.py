@@ -414,43 +414,6 @@ def same_results(golden: list[dict[str, Any] | None], got: dict[int, dict[str, A
     return problems
 
 
-# -- a multi-agent run (faults/agents/multiagent.py): what the user sees of it, and counts per node ------------
-
-
-def same_parts(golden: dict[str, Any], got: dict[str, Any], parts: Iterable[str]) -> list[Problem]:
-    """Each of `parts` of what the user sees of a finished run (status, node order, node results, node
-    conversations) equals the golden run's."""
-    problems = []
-    for part in parts:
-        difference = readable_difference(golden[part], got[part])
-        if difference:
-            problems.append(("identical", f"{part} differs from the uninterrupted run at {difference}"))
-    return problems
-
-
-def effects_once(
-    golden: Counter[str], effects: Counter[str], ran_at_crash: Counter[str], stored: Counter[str]
-) -> list[Problem]:
-    """Every tool effect of the golden run happened, and more often only where the tool ran before the crash
-    without its result being stored (at-least-once); effects and results counted by tool call."""
-    rerun = sorted(k for k, n in (effects - golden).items() if n > ran_at_crash[k] - stored[k])
-    problems = [("tool-rerun", f"tool call {key} ran again after its result was stored") for key in rerun]
-    missing = golden - effects
-    if missing:
-        problems.append((WORKSPACE_RULE, f"effects of the uninterrupted run missing: {dict(sorted(missing.items()))}"))
-    return problems
-
-
-def node_turns_not_rerequested(golden: Counter[str], answered: Counter[str], asked: Counter[str]) -> list[Problem]:
-    """No node asked the model for more turns than the golden run's less the answers stored at the crash (so no
-    stored turn was requested again and no completed node ran again)."""
-    return [
-        ("model-rerequest", f"node {node}: a stored model turn was requested again")
-        for node, count in sorted(asked.items())
-        if count > golden[node] - answered[node]
-    ]
-
-
 def history_difference(golden: list[dict[str, Any]], got: list[dict[str, Any]]) -> str | None:
     """The first message where two normalised histories differ, or None."""
     if golden == got:

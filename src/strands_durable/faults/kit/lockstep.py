@@ -4,7 +4,9 @@
 A first resumer, in a child process, runs until right after its i-th store commit and stops there (`holding`: a
 crash-point subscriber that writes a marker and waits on a pipe), holding the session; a second resumer, another
 child, runs until it errors or finishes; then the first goes on. Exactly one must proceed (exit 0) and the other
-be refused as the session is in use (exit 17); each deviation is a `lease` finding.
+be refused as the session is in use (exit 17, raised as `SessionInUse` or `SessionFenced`: the second resumer
+names the error it got in a scratch file next to the marker); each deviation is a `lease` finding. The same holds
+for every store the kit's runs use (`kit/stores.py`: local directories, or S3 with fenced leases).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from strands_durable.faults.kit.scratch import remove_scratch, write_scratch
 HOLD_SECONDS = 60  # how long the parent waits for the first resumer to stop or end
 PROCEEDED = ChildExit(0, None)
 REFUSED = ChildExit(int(ExitCode.SESSION_UNUSABLE), None)
+REFUSALS = ("SessionInUse", "SessionFenced")  # the errors a resumer meeting a held session may raise
 VARIANT = "lockstep"
 
 
@@ -43,10 +46,11 @@ class Race:
 
     first: ChildExit
     second: ChildExit
+    refusal: str = ""  # the type of the error the second resumer raised, if it raised one
 
     @property
     def one_proceeded(self) -> bool:
-        return (self.first, self.second) == (PROCEEDED, REFUSED)
+        return (self.first, self.second) == (PROCEEDED, REFUSED) and self.refusal in REFUSALS
 
 
 def holding(stop: StopAt, counts: Callable[[CrashPoint], bool] = lambda point: True) -> Callable[[CrashPoint], None]:
@@ -87,16 +91,32 @@ def race_at_commit(
             run.add(point, VARIANT, "resume-failed", f"the resumer ended with {ended.describe()}")
         return None
     run.explore_at(point)
-    second = run_in_child(lambda: resume(None))
+    named = marker.with_name(marker.name + ".refusal")
+    remove_scratch(named)
+    second = run_in_child(lambda: _naming_refusal(resume, named))
     os.close(gate_write)  # the first goes on
-    race = Race(wait_child(holder), second)
+    race = Race(wait_child(holder), second, named.read_text() if named.exists() else "")
     if race.first != PROCEEDED:
         detail = f"the first resumer, stopped after commit {commit}, ended with {race.first.describe()}"
         run.add(point, VARIANT, "lease", detail)
     if race.second != REFUSED:
         detail = f"a second resumer while the first held the session ended with {race.second.describe()}, not exit 17"
         run.add(point, VARIANT, "lease", detail)
+    elif race.refusal not in REFUSALS:
+        detail = f"a second resumer was refused with {race.refusal or 'no error'}, not {' or '.join(REFUSALS)}"
+        run.add(point, VARIANT, "lease", detail)
     return race
+
+
+def _naming_refusal(resume: Callable[[StopAt | None], int], named: Path) -> int:
+    """The second resumer: `resume(None)`, writing the type of a durable error it raises to `named`."""
+    from strands_durable.errors import DurableError
+
+    try:
+        return resume(None)
+    except DurableError as exc:
+        write_scratch(named, type(exc).__name__.encode())
+        raise
 
 
 def stopped_or_ended(marker: Path, pid: int) -> ChildExit | None:

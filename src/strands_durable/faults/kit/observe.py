@@ -82,8 +82,9 @@ def run_options(
     run` does, cancelling a model call in flight); without it nothing stops the run from outside: it stops at its
     crash point. `off_the_record`: the run follows a crash that made a non-idempotent call's outcome unknown, so a
     cassette's misses are answered by the synthetic model (`faults.kit.cassette.off_the_record`). `lockstep`: concurrent
-    units take turns in a fixed order (the golden run and the in-process explorer); the classes that run real
-    processes keep free threading, so other interleavings are exercised there."""
+    units take turns in a fixed order (the golden run and the in-process explorer; the units of the target's
+    `unit_order` first); the classes that run real processes keep free threading, so other interleavings are
+    exercised there."""
 
     def factory(*, agent_id: str, provider: str, model_id: Any, runtime: Any) -> Any:
         from strands_durable.models.providers import build_model
@@ -122,6 +123,7 @@ def run_options(
         crash_points=bus,
         created_at=PINNED_CREATED_AT,
         lockstep=lockstep,
+        lockstep_priority=target.unit_order,
         cancel_in_flight=stop_requested is not None,
         **extra,
     )

@@ -44,7 +44,12 @@ class ToolOrder:
 
     @property
     def label(self) -> str:
-        return f"order[{','.join(map(str, self.order))}]"
+        return order_label(self.order)
+
+
+def order_label(order: tuple[int, ...]) -> str:
+    """How an item id names an order: `order[1,0,2]`."""
+    return f"order[{','.join(map(str, order))}]"
 
 
 @dataclass

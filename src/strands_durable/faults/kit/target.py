@@ -33,6 +33,7 @@ class ChaosTarget:
     full: bool = False  # run every resumed tail to the end instead of stopping at convergence
     network_tools: Any = None  # `NetworkCassette` answering the network tools (faults/kit/cassette.py); None: none
     workspace: Path | None = None  # the tools' external state each run starts from (copied; None: empty)
+    unit_order: tuple[str, ...] = ()  # units whose jobs go first under lockstep, in this order (kit/unit_orders.py)
 
     def __post_init__(self) -> None:
         self.spec_path = Path(self.spec_path)

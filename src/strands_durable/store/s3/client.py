@@ -31,6 +31,7 @@ from strands_durable.errors import (
     StorageIOError,
     UsageError,
 )
+from strands_durable.store.s3.cache import IMMUTABLE_OBJECTS, ObjectCache
 
 GET_CONCURRENCY = 8
 RETRY_DELAYS_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
@@ -122,6 +123,7 @@ class Listed:
     key: str
     last_modified: float  # seconds since the epoch, the server's clock
     size: int
+    etag: str = ""
 
 
 def _error_code(exc: BaseException) -> str | None:
@@ -164,9 +166,12 @@ class Objects:
         retry_delays: tuple[float, ...] = RETRY_DELAYS_S,
         sleep: Callable[[float], None] = time.sleep,
         deadline_s: float | None = None,
+        cache: ObjectCache | None = IMMUTABLE_OBJECTS,
     ) -> None:
-        """`deadline_s`: how long one operation may take in all (default STRANDS_S3_DEADLINE, else 60 s)."""
+        """`deadline_s`: how long one operation may take in all (default STRANDS_S3_DEADLINE, else 60 s).
+        `cache`: where the bytes of immutable objects are remembered (store/s3/cache.py; None: nowhere)."""
         self.client = client
+        self.cache = cache
         self.bucket = bucket
         self.endpoint = endpoint_of(client)
         self.retry_delays = retry_delays
@@ -274,6 +279,32 @@ class Objects:
         with ThreadPoolExecutor(min(GET_CONCURRENCY, len(keys))) as pool:
             return list(pool.map(self.get, keys))
 
+    def get_immutable(self, listed: list[Listed], *, fresh: bool = False) -> list[tuple[bytes, str] | None]:
+        """`get_many` of listed immutable objects (commits, checkpoints): each one this process has seen under the
+        ETag its listing shows is served from the cache, the others are fetched (and remembered). `fresh`: all
+        fetched."""
+        cache, scope = (None if fresh else self.cache), self._scope()
+        found: list[tuple[bytes, str] | None] = []
+        missing: list[int] = []
+        for index, item in enumerate(listed):
+            data = cache.get(scope, item.key, item.etag) if cache is not None else None
+            found.append(None if data is None else (data, item.etag))
+            if data is None:
+                missing.append(index)
+        for index, held in zip(missing, self.get_many([listed[i].key for i in missing]), strict=True):
+            found[index] = held
+            if held is not None:
+                self.remember(listed[index].key, held[1], held[0])
+        return found
+
+    def remember(self, key: str, etag: str, data: bytes) -> None:
+        """Keep the bytes of the immutable object `key` (just written or read, with its ETag)."""
+        if self.cache is not None:
+            self.cache.remember(self._scope(), key, etag, data)
+
+    def _scope(self) -> str:
+        return f"{self.endpoint} {self.bucket}"
+
     def list(self, prefix: str, *, start_after: str | None = None) -> Iterator[Listed]:
         """Every key under `prefix` in key order (one request per 1,000 keys)."""
         token: str | None = None
@@ -285,7 +316,8 @@ class Objects:
                 kwargs["StartAfter"] = start_after
             page = self._retrying(f"LIST {prefix}", lambda kwargs=kwargs: self.client.list_objects_v2(**kwargs))
             for item in page.get("Contents", ()):
-                yield Listed(item["Key"], item["LastModified"].timestamp(), int(item.get("Size", 0)))
+                size = int(item.get("Size", 0))
+                yield Listed(item["Key"], item["LastModified"].timestamp(), size, str(item.get("ETag", "")))
             token = page.get("NextContinuationToken")
             if not page.get("IsTruncated") or not token:
                 return

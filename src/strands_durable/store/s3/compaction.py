@@ -88,7 +88,7 @@ class Compaction:
         self.header = stored.header
         self.checkpoint_seq = stored.checkpoint_seq
         self.checkpoint_digest = stored.checkpoint_digest
-        self.checkpoint_size = stored.checkpoint_size  # bytes of the checkpoint object (0: none)
+        self.head_size = stored.head_size  # bytes of `journal_bytes` before the records after the checkpoint
         self.fences = dict(stored.fences)  # every fence record up to the records this writer has seen
 
     def due(self, seq: int) -> bool:
@@ -119,17 +119,20 @@ class Compaction:
             self.verify(records)  # the commits about to be deleted hold exactly what this writer committed
         data = self.checkpoint_bytes(state, records, scratch)
         try:
-            objects.put_new(keys.checkpoint(sid, upto), data)
+            objects.remember(keys.checkpoint(sid, upto), objects.put_new(keys.checkpoint(sid, upto), data), data)
         except KeyTaken:
             held = objects.get(keys.checkpoint(sid, upto))
             if held is None or held[0] != data:
                 return records  # not ours: leave compaction to a later commit
         fences = self._fences_with(records)
         doomed = [keys.commit(sid, seq) for seq in range(self.checkpoint_seq + 1, upto + 1) if seq not in fences]
+        if self.store.keep_history:  # the commits stay: `journal_bytes` still begins with the header
+            doomed, self.head_size = [], self.head_size + sum(len(line.data) for line in records)
+        else:
+            self.head_size = len(data)
         if self.checkpoint_seq >= 0:
             doomed.append(keys.checkpoint(sid, self.checkpoint_seq))
         self.checkpoint_seq, self.checkpoint_digest, self.fences = upto, digest(data), fences
-        self.checkpoint_size = len(data)
         objects.delete_many(doomed)  # only now: the checkpoint covering them exists
         if self.store.strict:
             self.verify([])
@@ -150,7 +153,7 @@ class Compaction:
         """A strict store's check (at each compaction and at close): read the session back as a new reader would
         (checksums, seqs against keys, no gap) and require exactly what this writer knows: its latest checkpoint,
         byte for byte, and `records` after it. AssertionError naming the first difference."""
-        stored = self.store.read(self.session_id)
+        stored = self.store.read(self.session_id, fresh=True)  # what the bucket holds, not what we remember
         sid = self.session_id
         if (stored.checkpoint_seq, stored.checkpoint_digest) != (self.checkpoint_seq, self.checkpoint_digest):
             raise AssertionError(

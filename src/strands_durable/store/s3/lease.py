@@ -104,6 +104,22 @@ class S3Lease:
         return LeaseRecord.decode(held[0], f"s3://{self.objects.bucket}/{self.key}"), held[1]
 
     def acquire(self, *, renew_in_background: bool = True) -> str | None:
+        """Take the lease: first as a free one (one conditional PUT, If-None-Match: *), and only when that finds the
+        key taken, by reading the holder's record and deciding (`_take`). Returns the token of the holder it took
+        over (None when it was free)."""
+        record = self._record()
+        try:
+            etag, previous = self.objects.put_new(self.key, record.encode()), None
+        except KeyTaken:
+            etag, previous, record = self._take()
+        self._etag, self._expires_at = etag, record.expires_at
+        if renew_in_background:
+            self._thread = threading.Thread(target=self._renew_loop, name=f"lease-{self.session_id[:8]}", daemon=True)
+            self._thread.start()
+        return previous
+
+    def _take(self) -> tuple[str, str | None, LeaseRecord]:
+        """The lease, held by another record when last seen: (our ETag, the replaced token, our record)."""
         for _attempt in range(_TAKE_ATTEMPTS if self.attempt is not None else 1):
             held = self.current()
             record = self._record()
@@ -125,11 +141,7 @@ class S3Lease:
                 raise SessionInUse(self.session_id, holder.pid, holder.host) from None
         else:
             raise SessionInUse(self.session_id, 0, f"unknown (the lease of {self.what} kept changing)")
-        self._etag, self._expires_at = etag, record.expires_at
-        if renew_in_background:
-            self._thread = threading.Thread(target=self._renew_loop, name=f"lease-{self.session_id[:8]}", daemon=True)
-            self._thread.start()
-        return previous
+        return etag, previous, record
 
     def _check_takeover(self, holder: LeaseRecord) -> None:
         """Return if we may replace `holder`'s lease: it expired, or (unit leases) ours is a later attempt.

@@ -132,18 +132,23 @@ class ScratchMirror:
             self._pending = None
             self.objects.delete_many(keys)
 
-    def restore(self, *, remove_unknown: bool = True) -> None:
+    def restore(self, *, remove_unknown: bool = True, listing: list[str] | None = None) -> None:
         """Make the local directory hold exactly the manifest's files (another machine's, or this one's after a
         crash): missing or different files are written, files the session never saved are removed; then delete
         the stored keys no manifest names (a fenced writer's). Call it holding the lease, after any fence.
         `remove_unknown=False` (a unit's writer, whose siblings may be saving theirs at the same time): neither
-        local files nor stored keys that the manifest does not name are removed."""
-        listed = [item.key for item in self.objects.list(self.session_prefix + SCRATCH)]
+        local files nor stored keys that the manifest does not name are removed. `listing`: the session's keys
+        as listed after any fence (an open that wrote none passes its read's listing; else they are listed here)."""
+
+        def under(prefix: str) -> list[str]:
+            if listing is not None:
+                return [key for key in listing if key.startswith(prefix)]
+            return [item.key for item in self.objects.list(prefix)]
+
+        listed = under(self.session_prefix + SCRATCH) if remove_unknown else []
         if self.manifest is None:
             legacy = self.session_prefix + LEGACY_SCRATCH
-            self._legacy = {
-                item.key[len(legacy) :]: item.key[len(self.session_prefix) :] for item in self.objects.list(legacy)
-            }
+            self._legacy = {key[len(legacy) :]: key[len(self.session_prefix) :] for key in under(legacy)}
         view = self._view()
         for name, key in view.items():
             parts = name.split("/")

@@ -100,7 +100,7 @@ class S3Session(Session):
         """Bytes of `S3Store.journal_bytes` the landed records fill: held records are not in the bucket yet (a
         process that died now loses them, as unsynced lines on disk)."""
         # no lock: crash points of other threads ask while a commit holds it (a lockstep schedule would deadlock)
-        return self._compaction.checkpoint_size + sum(len(line.data) for line in list(self._records))
+        return self._compaction.head_size + sum(len(line.data) for line in list(self._records))
 
     def stored_seq(self) -> int:
         landed = self._records[-1:]
@@ -188,11 +188,13 @@ class S3Session(Session):
             line = self._encode(events, extra)
             first = (self._held[0] if self._held else line).seq
             body = b"".join(held.data for held in self._held) + line.data
+            key = self.store.keys.commit(self.session_id, first)
             try:
-                self.store.objects.put_new(self.store.keys.commit(self.session_id, first), body)
+                etag = self.store.objects.put_new(key, body)
             except KeyTaken:
                 self._catch_up()
                 continue
+            self.store.objects.remember(key, etag, body)
             if self.unit is not None:
                 self._confirm_uncovered(first)
             for held in self._held:

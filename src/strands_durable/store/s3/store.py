@@ -1,7 +1,8 @@
 """S3Store: sessions in an S3 bucket (any S3-compatible server), addressed as `s3://BUCKET/PREFIX`.
 
 Opening a session reads one LIST page (per 1,000 of its keys), its latest checkpoint and at most `checkpoint_every`
-commit objects after it (a session-wide open also LISTs its units' leases: docs/storage.md, "Unit leases").
+commit objects after it, those this process has not read before (store/s3/cache.py; a session-wide open also LISTs
+its units' leases: docs/storage.md, "Unit leases", and "Requests").
 `list` reads the LIST pages of views and of leases plus one small view object per session:
 ceil(N/1000) + ceil(L/1000) + N requests for N sessions with L live or stale leases (units' leases included).
 """
@@ -23,10 +24,10 @@ from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import CorruptSession, SessionExists, SessionInUse, SessionNotFound, UsageError
 from strands_durable.store.base import Finding, Inspection, LeaseHolder, SessionStore, SessionSummary, Workspace
 from strands_durable.store.fileops import FileOps
-from strands_durable.store.ids import is_session_id, new_session_meta
+from strands_durable.store.ids import could_be_prefix, is_session_id, is_uuid, new_session_meta
 from strands_durable.store.journal import HEADER_KIND, CorruptLine, Line, decode_line, encode_line, read_journal
 from strands_durable.store.journal import utc_now as record_time
-from strands_durable.store.s3.client import KeyTaken, Objects, make_client
+from strands_durable.store.s3.client import KeyTaken, Listed, Objects, make_client
 from strands_durable.store.s3.compaction import digest, read_checkpoint
 from strands_durable.store.s3.keys import Keys
 from strands_durable.store.s3.lease import DEFAULT_SKEW_S, DEFAULT_TTL_S, LeaseRecord, S3Lease
@@ -76,6 +77,7 @@ class S3Store(SessionStore):
         lease_ttl_s: float | None = None,
         lease_skew_s: float | None = None,
         checkpoint_every: int = CHECKPOINT_EVERY,
+        keep_history: bool = False,
         retry_delays: tuple[float, ...] | None = None,
         strict: bool | None = None,
         batch: bool = True,
@@ -84,19 +86,24 @@ class S3Store(SessionStore):
     ) -> None:
         """`client`: a boto3 S3 client or anything with its methods (a counting or faulting wrapper); default
         one built from the standard AWS configuration. Lease TTL and skew default to STRANDS_S3_LEASE_TTL /
-        STRANDS_S3_LEASE_SKEW, else 30 s and 5 s. `scratch_root`: where this machine keeps the sessions' scratch
-        directories (default STRANDS_S3_SCRATCH_DIR, else a directory per bucket and prefix under the system's
-        temporary directory); their files are saved with the session (store/s3/scratch.py)."""
+        STRANDS_S3_LEASE_SKEW, else 30 s and 5 s. `keep_history`: checkpoints are written every
+        `checkpoint_every` commits as usual (reads stay bounded) but the commit objects they cover are not deleted,
+        so `journal_bytes` and `load(upto_seq=)` still reach every record (the chaos kit's stores).
+        `scratch_root`: where this machine keeps the sessions' scratch directories (default STRANDS_S3_SCRATCH_DIR,
+        else a directory per bucket and prefix under the system's temporary directory); their files are saved with
+        the session (store/s3/scratch.py)."""
         self.bucket = bucket
         self.keys = Keys.under(prefix)
         self.url = f"s3://{bucket}/{self.keys.prefix}"
-        kwargs = {} if retry_delays is None else {"retry_delays": retry_delays}
+        self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
+        kwargs: dict[str, Any] = {} if retry_delays is None else {"retry_delays": retry_delays}
         self.objects = Objects(client if client is not None else make_client(), bucket, **kwargs)
         self.lease_ttl_s = lease_ttl_s if lease_ttl_s is not None else _env_float("STRANDS_S3_LEASE_TTL", DEFAULT_TTL_S)
         self.lease_skew_s = (
             lease_skew_s if lease_skew_s is not None else _env_float("STRANDS_S3_LEASE_SKEW", DEFAULT_SKEW_S)
         )
         self.checkpoint_every = checkpoint_every
+        self.keep_history = keep_history  # compaction writes checkpoints and deletes no commit object
         self.batch = batch  # durable=False commits are PUT with the next commit (store/s3/session.py)
         self.clock = clock  # wall-clock seconds: lease expiry (tests move it forward)
         if scratch_root is None:
@@ -104,7 +111,6 @@ class S3Store(SessionStore):
             default = Path(tempfile.gettempdir()) / "strands-durable-s3" / digest
             scratch_root = os.environ.get("STRANDS_S3_SCRATCH_DIR") or default
         self.scratch_root = Path(scratch_root).expanduser()
-        self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
         self._known: KnownJournal | None = None  # `knowing`: a prefix whose records are not folded again
 
     @classmethod
@@ -115,6 +121,7 @@ class S3Store(SessionStore):
             "lease_ttl_s",
             "lease_skew_s",
             "checkpoint_every",
+            "keep_history",
             "retry_delays",
             "strict",
             "batch",
@@ -130,49 +137,61 @@ class S3Store(SessionStore):
     def _where(self, key: str) -> str:
         return f"s3://{self.bucket}/{key}"
 
-    def read(self, session_id: str, *, upto_seq: int | None = None) -> StoredSession:
+    def read(
+        self, session_id: str, *, upto_seq: int | None = None, from_header: bool = False, fresh: bool = False
+    ) -> StoredSession:
         """Every record of a session: the latest checkpoint and the commit objects after it (its `state` folded
-        up to record `upto_seq` when given: CorruptSession when a checkpoint covers that record)."""
+        up to record `upto_seq` when given: CorruptSession when a checkpoint covers that record and its history
+        was not kept). `from_header`: every record from the header on where the history was kept. `fresh`: every
+        object fetched, none taken from this process's cache (a strict writer's read-back)."""
         for _attempt in range(_READ_ATTEMPTS):
-            stored = self._read_once(session_id, upto_seq)
+            stored = self._read_once(session_id, upto_seq, from_header, fresh)
             if stored is not None:
                 return stored
         raise CorruptSession(self._where(self.keys.session(session_id)), "commit objects keep vanishing while read")
 
-    def _read_once(self, session_id: str, upto_seq: int | None = None) -> StoredSession | None:
+    def _read_once(
+        self, session_id: str, upto_seq: int | None, from_header: bool = False, fresh: bool = False
+    ) -> StoredSession | None:
         keys = self.keys
-        commits: dict[int, str] = {}
-        checkpoints: dict[int, str] = {}
-        for listed in self.objects.list(keys.session(session_id)):
+        commits: dict[int, Listed] = {}
+        checkpoints: dict[int, Listed] = {}
+        listing = list(self.objects.list(keys.session(session_id)))
+        for listed in listing:
             seq = keys.seq_of(listed.key)
             if seq is None:
                 continue
             if listed.key.startswith(keys.commits(session_id)):
-                commits[seq] = listed.key
+                commits[seq] = listed
             elif listed.key.startswith(keys.checkpoints(session_id)):
-                checkpoints[seq] = listed.key
+                checkpoints[seq] = listed
         if not commits and not checkpoints:
             raise SessionNotFound(session_id)
         records: list[Line] = []
         parsed: list[dict[str, Any]] = []
         fences: dict[int, dict[str, Any]] = {}
-        header, checkpoint_digest, scratch, checkpoint_size = b"", "", None, 0
+        header, checkpoint_digest, scratch, head_size = b"", "", None, 0
         checkpoint_seq = max(checkpoints, default=-1)
+        kept = 0 in commits  # the header's object is there: the history before the checkpoint was kept
+        if kept and (from_header or (upto_seq is not None and upto_seq < checkpoint_seq)):
+            checkpoint_seq = -1  # read the kept history, not the checkpoint (record `upto_seq` is in it)
         if checkpoint_seq >= 0:
-            held = self.objects.get(checkpoints[checkpoint_seq])
+            (held,) = self.objects.get_immutable([checkpoints[checkpoint_seq]], fresh=fresh)
             if held is None:
                 return None
-            base = read_checkpoint(self._where(checkpoints[checkpoint_seq]), held[0], checkpoint_seq)
+            base = read_checkpoint(self._where(checkpoints[checkpoint_seq].key), held[0], checkpoint_seq)
             parsed, fences, header, scratch = base.records, base.fences, base.header, base.scratch
-            checkpoint_digest, checkpoint_size = digest(held[0]), len(held[0])
+            checkpoint_digest, head_size = digest(held[0]), len(held[0])
+            if kept and self.keep_history:
+                head_size = sum(item.size for seq, item in commits.items() if seq <= checkpoint_seq)
         # a commit object holds one record, or several (durable=False commits PUT with the next one): the next
         # object's key is the seq after its last record, so every key above the checkpoint is read, then chained
-        chained = self._chain(commits, checkpoint_seq)
+        chained = self._chain(commits, checkpoint_seq, fresh=fresh)
         if chained is None:
             return None  # compacted between our LIST and GET
         seq, later, chained_parsed, records = chained
         parsed.extend(chained_parsed)
-        if later and self._deleted(commits[max(later)]):
+        if later and self._deleted(commits[max(later)].key):
             raise SessionNotFound(session_id)  # only the fences of a deleted session (and a paused writer's strays)
         if later:
             raise CorruptSession(self._where(keys.commit(session_id, seq)), f"missing while commit {min(later)} exists")
@@ -189,13 +208,14 @@ class S3Store(SessionStore):
             state = self._fold(session_id, parsed, records if checkpoint_seq < 0 else None, upto_seq)
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptSession(self._where(keys.session(session_id)), f"a record does not apply: {exc}") from exc
-        leftovers = [key for s, key in commits.items() if s <= checkpoint_seq and s not in fences]
-        leftovers += [key for s, key in checkpoints.items() if s < checkpoint_seq]
+        leftovers = [item.key for s, item in commits.items() if s <= checkpoint_seq and s not in fences]
+        leftovers = [] if self.keep_history else leftovers
+        leftovers += [item.key for s, item in checkpoints.items() if s < checkpoint_seq]
         for record in parsed[len(parsed) - len(records) :]:
             scratch = apply_delta(scratch, record.get("scratch"))
         header = header or records[0].data
-        found = (header, records, state, fences, checkpoint_seq, checkpoint_digest, leftovers, scratch, checkpoint_size)
-        return StoredSession(*found)
+        found = (header, records, state, fences, checkpoint_seq, checkpoint_digest, leftovers, scratch, head_size)
+        return StoredSession(*found, listing=listing)
 
     def _fold(
         self, session_id: str, parsed: list[dict[str, Any]], lines: list[Line] | None, upto_seq: int | None
@@ -214,12 +234,15 @@ class S3Store(SessionStore):
     # -- replaying (`SessionStore.replayable`) ------------------------------------------------------------------
     def journal_bytes(self, session_id: str) -> bytes:
         """The checkpoint object (a header and a checkpoint record), when there is one, then every record after
-        it: the local journal's form."""
+        it: the local journal's form. A store that keeps the history (`keep_history`) gives every record from the
+        header on, checkpoints or not: what a harness cuts at `journal_size()` offsets."""
         self._check_id(session_id)
-        stored = self.read(session_id)
+        stored = self.read(session_id, from_header=self.keep_history)
         head = b""
         if stored.checkpoint_seq >= 0:
-            held = self.objects.get(self.keys.checkpoint(session_id, stored.checkpoint_seq))
+            key = self.keys.checkpoint(session_id, stored.checkpoint_seq)
+            listed = [item for item in stored.listing or () if item.key == key] or [Listed(key, 0.0, 0)]
+            (held,) = self.objects.get_immutable(listed)  # read with the session: remembered then
             if held is None:  # compacted again meanwhile
                 return self.journal_bytes(session_id)
             head = held[0]
@@ -231,15 +254,20 @@ class S3Store(SessionStore):
 
     def seed(self, session_id: str, *, header: dict[str, Any], tail: bytes, spec_snapshot: bytes) -> bytes:
         """The spec snapshot, the header at `commits/0` and the tail as one commit object after it (a reader
-        chains it as it chains held records), then the session's view."""
+        chains it as it chains held records), then the session's view (folded from the bytes written, not read
+        back)."""
         self._check_id(session_id)
         head = encode_line(header)
+        journal = head.data + tail
+        contents = read_journal(self._where(self.keys.commits(session_id)), journal)
+        if contents.torn_tail:
+            raise CorruptSession(self._where(self.keys.commit(session_id, 1)), "the tail is not whole records")
         self.objects.put(self.keys.spec_snapshot(session_id), spec_snapshot)
-        self.objects.put_new(self.keys.commit(session_id, 0), head.data)
-        if tail:
-            self.objects.put_new(self.keys.commit(session_id, 1), tail)
-        self.objects.put(self.keys.view(session_id), view_bytes(self.read(session_id).state))
-        return head.data + tail
+        for seq, data in ((0, head.data), (1, tail)) if tail else ((0, head.data),):
+            key = self.keys.commit(session_id, seq)
+            self.objects.remember(key, self.objects.put_new(key, data), data)
+        self.objects.put(self.keys.view(session_id), view_bytes(fold(contents.records)))
+        return journal
 
     def knowing(self, known: KnownJournal) -> S3Store:
         twin = copy.copy(self)
@@ -247,13 +275,13 @@ class S3Store(SessionStore):
         return twin
 
     def _chain(
-        self, commits: dict[int, str], after: int
+        self, commits: dict[int, Listed], after: int, *, fresh: bool = False
     ) -> tuple[int, list[int], list[dict[str, Any]], list[Line]] | None:
         """GET the commit objects listed above seq `after` and follow their chain from `after + 1`: the seq after
         its last record, the listed seqs beyond it (a gap: none for a whole session), the records parsed and as
         bytes. None when a listed object vanished before its GET (a compaction's delete)."""
         above = sorted(s for s in commits if s > after)
-        fetched = dict(zip(above, self.objects.get_many([commits[s] for s in above]), strict=True))
+        fetched = dict(zip(above, self.objects.get_immutable([commits[s] for s in above], fresh=fresh), strict=True))
         parsed: list[dict[str, Any]] = []
         records: list[Line] = []
         seq = after + 1
@@ -261,7 +289,7 @@ class S3Store(SessionStore):
             held = fetched.pop(seq)
             if held is None:
                 return None
-            where = self._where(commits[seq])
+            where = self._where(commits[seq].key)
             contents = read_journal(where, held[0], first_seq=seq, lines=True)
             if contents.torn_tail or not contents.records or contents.lines is None:
                 raise CorruptSession(where, "not exactly one whole commit record")
@@ -280,7 +308,7 @@ class S3Store(SessionStore):
         for listed in self.objects.list(self.keys.commits(session_id), start_after=after):
             found = self.keys.seq_of(listed.key)
             if found is not None:
-                commits[found] = listed.key
+                commits[found] = listed
         if seq + 1 not in commits:
             return None
         chained = self._chain(commits, seq)
@@ -328,6 +356,16 @@ class S3Store(SessionStore):
         elif inspection.state is not None and not spec_snapshot_matches(data, inspection.state.meta):
             inspection.findings.append(Finding("error", self._where(key), SNAPSHOT_DIFFERS))
         return inspection
+
+    def resolve(self, id_or_prefix: str) -> str:
+        """An exact id costs one GET (the session's view, which every listed session has); a prefix is matched
+        against the listed views."""
+        text = id_or_prefix.strip()
+        if is_session_id(text) and (is_uuid(text) or not could_be_prefix(text)):
+            if self.objects.get(self.keys.view(text)) is None:
+                raise SessionNotFound(text)
+            return text
+        return super().resolve(id_or_prefix)
 
     @staticmethod
     def _check_id(session_id: str) -> None:
@@ -417,7 +455,8 @@ class S3Store(SessionStore):
             }
             line = encode_line(header)
             try:
-                self.objects.put_new(self.keys.commit(session_id, 0), line.data)
+                head = self.keys.commit(session_id, 0)
+                self.objects.remember(head, self.objects.put_new(head, line.data), line.data)
             except KeyTaken:
                 raise SessionExists(session_id) from None
             stored = StoredSession(line.data, [line], fold([line.record]), {}, -1, "", [], scratch={})
@@ -429,8 +468,11 @@ class S3Store(SessionStore):
             raise
 
     def open(self, session_id: str, *, crash_points: CrashPoints | None = None, check: bool = True) -> S3Session:
+        """Take the lease (one PUT when it is free), list the unit leases, read the session (its LIST, the checkpoint
+        and the commits after it that this process has not seen), fence when a holder was replaced, restore the
+        scratch files, write the view. A session that does not exist is found by the read (the lease is then
+        released): no request is spent on asking first."""
         self._check_id(session_id)
-        self.read_existing_or_raise(session_id)
         lease = self._lease(session_id)
         replaced = lease.acquire()
         try:
@@ -439,10 +481,14 @@ class S3Store(SessionStore):
             if check:
                 verify_histories(self._where(self.keys.session(session_id)), stored.state)  # type: ignore[arg-type]
             session = S3Session(self, stored, lease, crash_points)
-            if replaced is not None or dead_units:
+            fenced = replaced is not None or bool(dead_units)
+            if fenced:
                 session.write_fence(replaced)  # fences the previous holder and every unit writer
                 self._drop_unit_leases(dead_units)
-            session.scratch.restore()  # after the fence: a fenced writer's files can no longer be named
+            # after the fence: a fenced writer's files can no longer be named; without one, the read's listing
+            # (taken under our lease) shows every key a writer left
+            listing = None if fenced or stored.listing is None else [item.key for item in stored.listing]
+            session.scratch.restore(listing=listing)
             if stored.leftovers:
                 self.objects.delete_many(stored.leftovers)
             session.write_view()

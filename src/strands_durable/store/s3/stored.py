@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from strands_durable.store.journal import Line
-from strands_durable.store.s3.client import Objects
+from strands_durable.store.s3.client import Listed, Objects
 from strands_durable.store.s3.keys import Keys
 from strands_durable.store.s3.scratch import Manifest
 from strands_durable.store.state import SessionState
@@ -27,7 +27,9 @@ class StoredSession:
     checkpoint_digest: str  # sha256 of the checkpoint object ("" without one)
     leftovers: list[str]  # keys a finished compaction no longer needs (a crash stopped its deletes)
     scratch: Manifest | None = None  # the scratch files' manifest (store/s3/scratch.py); None: never recorded
-    checkpoint_size: int = 0  # bytes of the checkpoint object (0: none); `journal_bytes` begins with them
+    # bytes `journal_bytes` gives before `records`: the checkpoint object's, or (the history kept) its records'
+    head_size: int = 0
+    listing: list[Listed] | None = None  # the session's keys as the read listed them (None: not listed)
 
 
 class SessionReader(Protocol):
@@ -39,8 +41,9 @@ class SessionReader(Protocol):
     strict: bool
     batch: bool
     checkpoint_every: int
+    keep_history: bool
 
-    def read(self, session_id: str) -> StoredSession: ...
+    def read(self, session_id: str, *, fresh: bool = False) -> StoredSession: ...
 
     def read_after(self, session_id: str, seq: int) -> list[Line] | None: ...
 
