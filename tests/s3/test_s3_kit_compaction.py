@@ -7,9 +7,9 @@ from __future__ import annotations
 import copy
 import uuid
 
+from strands_durable import S3Store
 from strands_durable.faults.kit import stores
 from strands_durable.store.base import read_journal_bytes
-from strands_durable.store.s3 import S3Store
 from strands_durable.store.state import fold, snapshot
 from strands_durable.testing.s3_faults import CountingClient
 from tests.s3.support import as_a_fresh_process, client_for, meta, unit

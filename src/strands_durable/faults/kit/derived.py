@@ -31,8 +31,10 @@ from typing import TYPE_CHECKING, Any
 from strands_durable.crashpoints import ToolCall, UnitBoundary
 from strands_durable.store.base import read_journal_bytes
 
+# The golden run and its points (faults/kit/golden.py, which imports this module) are typed `Any` here: naming
+# them, even for type checking only, would draw an import loop (tests/core/test_import_loops.py).
+
 if TYPE_CHECKING:
-    from strands_durable.faults.kit.golden import GoldenPoint, WorkflowGoldenRun
     from strands_durable.faults.kit.workspace import Files
     from strands_durable.store.state import SessionState
 
@@ -54,7 +56,7 @@ class SegmentPolicy:
     check_every: int = CHECK_EVERY
     seed: int = 0
 
-    def checked_points(self, golden: WorkflowGoldenRun) -> frozenset[str]:
+    def checked_points(self, golden: Any) -> frozenset[str]:
         """The golden run's points whose real segment also runs (seeded by the seed and the workflow's name)."""
         ids = golden.ordered_ids()
         if self.check_every <= 1:
@@ -66,7 +68,7 @@ class SegmentPolicy:
 REAL_SEGMENTS = SegmentPolicy(check_every=1)  # `--strands-chaos-real-segments`: every point runs its real segment
 
 
-def fallback_reason(golden: WorkflowGoldenRun, target: GoldenPoint, cut: GoldenPoint | None) -> str | None:
+def fallback_reason(golden: Any, target: Any, cut: Any) -> str | None:
     """Why the crash state at `target` cannot be derived from the golden run (the real segment from `cut` runs
     instead), or None when it can."""
     if not getattr(sys, "_is_gil_enabled", lambda: True)():
@@ -94,7 +96,7 @@ class SegmentFacts:
     pattern_commits: frozenset[int]
 
 
-def segment_facts(golden: WorkflowGoldenRun) -> SegmentFacts:
+def segment_facts(golden: Any) -> SegmentFacts:
     closing, crowded = [0], [0]
     units: set[str] = set()
     tools: set[str] = set()
@@ -117,7 +119,7 @@ def segment_facts(golden: WorkflowGoldenRun) -> SegmentFacts:
     return SegmentFacts(closing, crowded, frozenset(pattern_commits))
 
 
-def crash_workspace(golden: WorkflowGoldenRun, target: GoldenPoint) -> Files:
+def crash_workspace(golden: Any, target: Any) -> Files:
     """The tools' workspace a crash at `target` leaves: every change the golden run made up to and at it."""
     return golden.workspace.at(target.index + 1)
 
