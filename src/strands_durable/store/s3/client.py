@@ -297,6 +297,13 @@ class Objects:
                 self.remember(listed[index].key, held[1], held[0])
         return found
 
+    def put_immutable(self, key: str, data: bytes) -> str:
+        """`put_new` of an object never overwritten (a commit, a checkpoint), its bytes remembered under the ETag
+        returned, so this process reads it back from the cache."""
+        etag = self.put_new(key, data)
+        self.remember(key, etag, data)
+        return etag
+
     def remember(self, key: str, etag: str, data: bytes) -> None:
         """Keep the bytes of the immutable object `key` (just written or read, with its ETag)."""
         if self.cache is not None:

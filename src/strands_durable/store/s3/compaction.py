@@ -119,7 +119,7 @@ class Compaction:
             self.verify(records)  # the commits about to be deleted hold exactly what this writer committed
         data = self.checkpoint_bytes(state, records, scratch)
         try:
-            objects.remember(keys.checkpoint(sid, upto), objects.put_new(keys.checkpoint(sid, upto), data), data)
+            objects.put_immutable(keys.checkpoint(sid, upto), data)
         except KeyTaken:
             held = objects.get(keys.checkpoint(sid, upto))
             if held is None or held[0] != data:

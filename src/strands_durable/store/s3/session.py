@@ -188,13 +188,11 @@ class S3Session(Session):
             line = self._encode(events, extra)
             first = (self._held[0] if self._held else line).seq
             body = b"".join(held.data for held in self._held) + line.data
-            key = self.store.keys.commit(self.session_id, first)
             try:
-                etag = self.store.objects.put_new(key, body)
+                self.store.objects.put_immutable(self.store.keys.commit(self.session_id, first), body)
             except KeyTaken:
                 self._catch_up()
                 continue
-            self.store.objects.remember(key, etag, body)
             if self.unit is not None:
                 self._confirm_uncovered(first)
             for held in self._held:

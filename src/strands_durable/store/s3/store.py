@@ -263,9 +263,9 @@ class S3Store(SessionStore):
         if contents.torn_tail:
             raise CorruptSession(self._where(self.keys.commit(session_id, 1)), "the tail is not whole records")
         self.objects.put(self.keys.spec_snapshot(session_id), spec_snapshot)
-        for seq, data in ((0, head.data), (1, tail)) if tail else ((0, head.data),):
-            key = self.keys.commit(session_id, seq)
-            self.objects.remember(key, self.objects.put_new(key, data), data)
+        self.objects.put_immutable(self.keys.commit(session_id, 0), head.data)
+        if tail:
+            self.objects.put_immutable(self.keys.commit(session_id, 1), tail)
         self.objects.put(self.keys.view(session_id), view_bytes(fold(contents.records)))
         return journal
 
@@ -455,8 +455,7 @@ class S3Store(SessionStore):
             }
             line = encode_line(header)
             try:
-                head = self.keys.commit(session_id, 0)
-                self.objects.remember(head, self.objects.put_new(head, line.data), line.data)
+                self.objects.put_immutable(self.keys.commit(session_id, 0), line.data)
             except KeyTaken:
                 raise SessionExists(session_id) from None
             stored = StoredSession(line.data, [line], fold([line.record]), {}, -1, "", [], scratch={})
