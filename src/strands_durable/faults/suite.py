@@ -252,7 +252,8 @@ class ChaosSuite:
         """The completion orders of the golden run's layers of concurrent units the policy explores, each with its
         own golden run, whether that run reached the order and the points inside the layer to explore in it
         (spread over them as `max_points` says)."""
-        from strands_durable.faults.kit.unit_orders import points_inside, reached, spread, unit_orders
+        from strands_durable.faults.kit.golden import spread
+        from strands_durable.faults.kit.unit_orders import points_inside, reached, unit_orders
 
         if golden.problems:
             return []

@@ -141,10 +141,8 @@ class Lockstep:
 
     def _hand_on(self) -> None:
         if self._waiting:
-            if self._rank:
-                key = min(self._waiting, key=lambda k: (self._ranks.get(k, -1), self._waiting[k], k))
-            else:
-                key = min(self._waiting, key=lambda k: (self._waiting[k], k))
+            # a job not yet named by a priority ranks -1 (without a priority: every job), then by position
+            key = min(self._waiting, key=lambda k: (self._ranks.get(k, -1), self._waiting[k], k))
             del self._waiting[key]
             self._turn = key
             self._wakeups[key].notify()

@@ -34,6 +34,15 @@ _GOLDEN_STATES_KEPT = 32
 _OPS = FileOps()  # chaos scratch files go through the project's one file-operations layer too
 
 
+def spread(ids: list[str], limit: int | None) -> list[str]:
+    """All of `ids`, or `limit` of them spread evenly over them (the first and the last included), in order."""
+    if limit is None or limit >= len(ids):
+        return ids
+    if limit <= 1:
+        return ids[:limit]
+    return [ids[i] for i in sorted({round(i * (len(ids) - 1) / (limit - 1)) for i in range(limit)})]
+
+
 @dataclass(frozen=True)
 class GoldenPoint:
     """A crash point of the golden run, where it happened, and the durable state at that moment."""
@@ -107,13 +116,7 @@ class GoldenRun:
 
     def sample(self, limit: int | None) -> list[str]:
         """The points to explore: all, or `limit` spread evenly over them, in the order of `ordered_ids`."""
-        ordered = self.ordered_ids()
-        count = len(ordered)
-        if limit is None or limit >= count:
-            return ordered
-        if limit <= 1:
-            return ordered[:limit]
-        return [ordered[i] for i in sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)})]
+        return spread(self.ordered_ids(), limit)
 
 
 @dataclass(kw_only=True)

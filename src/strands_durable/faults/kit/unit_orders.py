@@ -131,12 +131,3 @@ def points_inside(golden: GoldenRun, order: UnitOrder) -> list[str]:
         return []
     end = max(gp.index for gp in golden.points[layer.first :] if job_at(gp.point.path, layer.jobs) is not None)
     return [gp.id for gp in golden.points[layer.first : end + 1]]
-
-
-def spread(ids: list[str], limit: int | None) -> list[str]:
-    """All of `ids`, or `limit` of them spread evenly (as a golden run samples its points)."""
-    if limit is None or limit >= len(ids):
-        return ids
-    if limit <= 1:
-        return ids[:limit]
-    return [ids[i] for i in sorted({round(i * (len(ids) - 1) / (limit - 1)) for i in range(limit)})]
