@@ -264,18 +264,22 @@ class ChaosFixture:
 
             raise ChaosFailure(f"{failure}\n{reproduce_line(self.node)}") from None
 
-    def _run(self, spec: str | Path | None = None, **options: Any) -> list[Any]:
+    def _golden(self, spec: str | Path | None, options: dict[str, Any], **target_fields: Any) -> tuple[Any, Path]:
+        """The golden run of `spec` (or the marker's) under `options` (the marker's defaults, then the call's;
+        `target_fields` replace fields of the target, e.g. `unit_order`), recorded in the item's properties; a
+        ChaosFailure naming the spec when it cannot be explored or its golden run fails."""
+        import dataclasses
+
         from pytest_strands.collect import hitl_hint
         from strands_durable.faults.kit.findings import Finding
         from strands_durable.faults.kit.target import NotExplorable
-        from strands_durable.faults.suite import golden_properties, not_explorable_properties, outcome_properties
+        from strands_durable.faults.suite import golden_properties, not_explorable_properties
 
-        options = {**self.defaults, **options}
         spec_path = Path(spec or options.pop("spec"))
         options.pop("spec", None)
-        max_points = options.pop("max_points", None)
         try:
-            golden = self.suite.golden(self.suite.target(spec_path, **options))
+            target = self.suite.target(spec_path, **options)
+            golden = self.suite.golden(dataclasses.replace(target, **target_fields) if target_fields else target)
         except NotExplorable as reason:
             self.node.user_properties.extend(not_explorable_properties(spec_path.name, reason))
             raise ChaosFailure(str(reason)) from None
@@ -286,6 +290,14 @@ class ChaosFixture:
         self.node.user_properties.extend(golden_properties(spec_path.name, golden, golden.problems))
         if golden.problems:
             raise ChaosFailure("the golden run failed:\n" + "\n".join(map(str, golden.problems)))
+        return golden, spec_path
+
+    def _run(self, spec: str | Path | None = None, **options: Any) -> list[Any]:
+        from strands_durable.faults.suite import outcome_properties
+
+        options = {**self.defaults, **options}
+        max_points = options.pop("max_points", None)
+        golden, spec_path = self._golden(spec, options)
         outcomes = []
         for point_id in self.suite.point_ids(golden, max_points):
             outcome = self.suite.explore(golden, point_id)
@@ -309,25 +321,19 @@ class ChaosFixture:
     def _run_schedule(
         self, schedule: list[str], spec: str | Path | None, unit_order: tuple[str, ...], options: dict[str, Any]
     ) -> Any:
-        import dataclasses
-
         from strands_durable.faults.classes.explore import explore_schedule
         from strands_durable.faults.suite import outcome_properties
 
         options = {**self.defaults, **options}
-        spec_path = Path(spec or options.pop("spec"))
-        options.pop("spec", None)
         options.pop("max_points", None)
-        target = dataclasses.replace(self.suite.target(spec_path, **options), unit_order=unit_order)
-        golden = self.suite.golden(target)
-        if golden.problems:
-            raise ChaosFailure("the golden run failed:\n" + "\n".join(map(str, golden.problems)))
-        unknown = [point for point in schedule if point not in set(golden.point_ids)] or ([] if schedule else [""])
+        golden, spec_path = self._golden(spec, options, unit_order=unit_order)
+        if not schedule:
+            raise ChaosFailure(f"schedule: no crash point of {spec_path.name} given")
+        unknown = [point for point in schedule if point not in set(golden.point_ids)]
         if unknown:
             raise ChaosFailure(f"schedule: {unknown[0]!r} is not a crash point of {spec_path.name}")
         outcome = explore_schedule(golden, schedule, self.suite.scratch(golden, "schedule"))
-        properties = outcome_properties(spec_path.name, golden, outcome, counts_as_point=False)
-        self.node.user_properties.extend(properties)
+        self.node.user_properties.extend(outcome_properties(spec_path.name, golden, outcome, counts_as_point=False))
         if not outcome.ok:
             raise ChaosFailure(f"failing schedule of {spec_path.name}:\n{outcome.describe()}")
         return outcome

@@ -80,3 +80,39 @@ def test_marked_tests_are_skipped_without_the_flag(pytester: pytest.Pytester) ->
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "-rs")
     result.assert_outcomes(skipped=2)
     assert "strands-chaos tests run with --strands-chaos" in result.stdout.str()
+
+
+SCHEDULE_TEST = '''
+import pytest
+
+from strands import tool
+
+
+@tool
+def lookup_population(city: str) -> str:
+    """Look up a city's population.
+
+    Args:
+        city: The city.
+    """
+    return f"{city}: 700000"
+
+
+@pytest.mark.strands_chaos(spec="lookups.yaml", tools={"lookup_population": lookup_population})
+def test_an_unknown_point_is_named(strands_chaos):
+    with pytest.raises(AssertionError, match="'no/such/point' is not a crash point of lookups.yaml"):
+        strands_chaos.run_schedule(["no/such/point"], variables={"city": "Oslo"})
+
+
+@pytest.mark.strands_chaos(spec="lookups.yaml")
+def test_a_failing_golden_run_is_said_as_for_run(strands_chaos):
+    with pytest.raises(AssertionError, match="golden run failed"):
+        strands_chaos.run_schedule(["anything"])  # the required input `city` is missing
+'''
+
+
+def test_run_schedule_names_an_unknown_point_and_a_failing_golden_run_as_run_does(pytester: pytest.Pytester) -> None:
+    (pytester.path / "lookups.yaml").write_text(SPEC)
+    pytester.makepyfile(test_schedules=SCHEDULE_TEST)
+    result = pytester.runpytest_inprocess("--strands-chaos", "-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=2)
