@@ -57,25 +57,6 @@ def _entries(spec: Any) -> dict[str, _Entry]:
     return entries
 
 
-_SPEC_FACTS: dict[int, tuple[Any, dict[Any, Any]]] = {}
-"""id(spec) -> (the spec, what its tools are): a resumed run (the chaos explorer resumes hundreds of times per
-workflow) finds the same parsed spec object (`spec.loader` shares unchanged specs) and so what depends only on it
-(its tool entries, its directory, the names nothing defines) already worked out. Specs are frozen and these are
-never changed, so nothing carries from one run to the next; each run still builds its own tools and agents."""
-_SPEC_FACTS_LIMIT = 32
-
-
-def _spec_facts(spec: Any) -> dict[Any, Any]:
-    found = _SPEC_FACTS.get(id(spec))
-    if found is None or found[0] is not spec:
-        if len(_SPEC_FACTS) >= _SPEC_FACTS_LIMIT:
-            _SPEC_FACTS.pop(next(iter(_SPEC_FACTS)))
-        source = getattr(spec, "source_path", None)
-        facts = {"entries": _entries(spec), "spec_dir": Path(source).resolve().parent if source is not None else None}
-        found = _SPEC_FACTS[id(spec)] = (spec, facts)
-    return found[1]
-
-
 class ToolResolver:
     """Builds each agent's tools once per run (native tools share the run's clock and scratch directory)."""
 
@@ -98,9 +79,9 @@ class ToolResolver:
         self.allow_python_exec = allow_python_exec
         self.native = native
         self.extra = extra or {}
-        self._spec_facts = _spec_facts(spec)
-        self.entries = self._spec_facts["entries"]
-        self.spec_dir = self._spec_facts["spec_dir"]  # module tools beside it
+        self.entries = _entries(spec)
+        source = getattr(spec, "source_path", None)
+        self.spec_dir = Path(source).resolve().parent if source is not None else None  # module tools beside it
         self.http_ids = {h.id for h in spec.tools.http_executors}
         self._http_tools: dict[str, Any] = {}
         self.mcp_ids = {m.id for m in spec.tools.mcp}
@@ -146,15 +127,7 @@ class ToolResolver:
 
     def unknown_names(self) -> dict[str, str]:
         """Every tool name that nothing defines, with where the spec names it first (`agents.<id>.tools`, a step's
-        `tool_overrides`, `context_policy.retrieval.jit_tools`). Found once per spec object and set of the run's
-        own tool names (`_spec_facts`)."""
-        key = ("unknown", frozenset(self.extra), frozenset(self.native))
-        found = self._spec_facts.get(key)
-        if found is None:
-            found = self._spec_facts[key] = self._unknown_names()
-        return dict(found)
-
-    def _unknown_names(self) -> dict[str, str]:
+        `tool_overrides`, `context_policy.retrieval.jit_tools`)."""
         from strands_durable.runner.patterns.places import template_places
 
         found: dict[str, str] = {}
