@@ -101,6 +101,7 @@ def run_orchestrator_workers(ctx: RunContext) -> dict[str, Any]:
             lambda rec: tail.update(reduce_response=rec["response"]) or state(),
         )
         values["last_response"] = values["reduce_response"] = record["response"]
+        tail["reduce_response"] = record["response"]  # also when a resume found reduce committed: later states keep it
     if config.reduce_review is not None:
         answer = _review(
             ctx,
