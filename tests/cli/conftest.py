@@ -13,14 +13,19 @@ from typing import Any
 import pytest
 
 from strands_durable import LocalStore
+from tests.cli.in_process import runs_in_process, strands_in_process
 from tests.cli.support import Child, strands_command
 
 
 @pytest.fixture
 def strands(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """`strands(*args, env=..., stdin=...)`: the CLI in a child process, working directory tmp_path."""
+    """`strands(*args, env=..., stdin=...)`: the CLI, working directory tmp_path; in a child process, except the
+    sessions and validate commands under the test's own environment, which run in this one (tests/cli/in_process.py)
+    """
 
     def run(*args: Any, env: dict[str, Any] | None = None, stdin: str | None = None):
+        if runs_in_process(args, env):
+            return strands_in_process(*args, cwd=tmp_path, stdin=stdin)
         return strands_command(*args, cwd=tmp_path, env=env, stdin=stdin)
 
     return run
