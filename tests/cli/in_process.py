@@ -29,17 +29,25 @@ def strands_in_process(*args: Any, cwd: Path, stdin: str | None = None) -> subpr
     code: Any = 0
     here = Path.cwd()
     saved = sys.argv, sys.stdin, sys.stdout, sys.stderr
+    hard_exit = os._exit
     try:
         os.chdir(cwd)
         sys.argv, sys.stdin, sys.stdout, sys.stderr = argv, io.StringIO(stdin or ""), out, err
+        os._exit = _exit_here  # main() ends with os._exit once Temporal's bridge is loaded (by any earlier test)
         try:
             main()
         except SystemExit as exit_:
             code = exit_.code
     finally:
+        os._exit = hard_exit
         sys.argv, sys.stdin, sys.stdout, sys.stderr = saved
         os.chdir(here)
     if isinstance(code, str):  # sys.exit("message"): the interpreter prints it and exits 1
         err.write(f"{code}\n")
     returncode = code if isinstance(code, int) else (0 if code is None else 1)
     return subprocess.CompletedProcess(argv, returncode, out.getvalue(), err.getvalue())
+
+
+def _exit_here(code: int) -> None:
+    """`os._exit(code)` in a child ends it with `code` after main() flushed its output; here it ends the call."""
+    raise SystemExit(code)
