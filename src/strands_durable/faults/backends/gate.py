@@ -2,8 +2,8 @@
 SessionManager, a SessionRepository or a Storage (detected in a child); every backend is driven through a manager
 (faults/backends/children.py), killed at every crash point of the built-in conversation and resumed both ways
 (explore.py), judged clause by clause (clauses.py), raced by two resumers (resumers.py); a repository or storage
-is also held to the contract of its kind (contract.py), and a crash clause that fails as well over a correct
-backend of its kind (strands_durable.testing.backends) is attributed to the SDK's layer. The answer is a
+is also held to the contract of its kind (contract.py), and a crash clause or `two-resumers` that fails as well over
+a correct backend of its kind (strands_durable.testing.backends) is attributed to the SDK's layer. The answer is a
 `BackendReport` (report.py)."""
 
 from __future__ import annotations
