@@ -37,6 +37,7 @@ from __future__ import annotations
 import builtins
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,8 @@ def _publish(directory: Path, name: str, record: Any) -> bool:
     creating one record at once exactly one succeeds, and a creator killed in the middle leaves nothing under the
     record's name. False when the record exists."""
     _ops.makedirs(directory.parent)
-    staging = directory.with_name(f".creating-{directory.name}-{os.getpid()}")  # a killed creator's: left over
+    # one staging directory per creating thread (a killed creator's is left over, and cleared by its successor)
+    staging = directory.with_name(f".creating-{directory.name}-{os.getpid()}-{threading.get_ident()}")
     if staging.exists():
         _ops.remove_tree(staging)
     _ops.mkdir(staging)
