@@ -5,7 +5,8 @@ one crash point against workflow length (a 10-step vs a 50-step chain, default c
     .venv/bin/python bench/bench_chaos.py --baseline OLD/src [--rounds 5] [--xdist] [--examples DIR]
 
 Prints one line per measurement and the ratios, all measured in this one run. Scratch space as in the plugin
-(STRANDS_CHAOS_TMPDIR, else /dev/shm, else the temp directory).
+(STRANDS_CHAOS_TMPDIR, else /dev/shm, else the temp directory): one directory per run, removed when it ends; the
+processes it starts make theirs inside it.
 
 With `--baseline` (the `src` directory of another tree, e.g. `git archive main src | tar -x -C /tmp/base`) the
 examples' points/s is measured for both trees in fresh processes, alternating baseline and this tree `--rounds`
@@ -209,7 +210,7 @@ def compare_workers(trees: dict[str, Path], rounds: int, examples: Path, workers
     walls: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}
     loads = [os.getloadavg()[0]]
-    temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-")
+    temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-", dir=os.environ.get("STRANDS_CHAOS_TMPDIR"))
     pytest_args = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q", "-p", "no:cacheprovider"]
     for src in trees.values():  # untimed: the bytecode caches a first run on an ordinary install writes
         _in_tree(src, [*pytest_args, "-n", "0"], bytecode_cache=True, PYTEST_DEBUG_TEMPROOT=temp_root)
@@ -317,7 +318,7 @@ def compare_trees(
     # pytest's temporary directories of its own: an xdist controller makes a numbered base directory and, at its
     # end, deletes the oldest ones beyond three, so under the shared /tmp it paid for other sessions' leftovers
     # (5 s once the whole test suite had left 200 MB there; a serial chaos run makes none and never pays)
-    temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-")
+    temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-", dir=os.environ.get("STRANDS_CHAOS_TMPDIR"))
     print(
         f"bytecode cache: {'on (warmed by one untimed run per tree)' if bytecode_cache else 'as the environment says'}"
     )
@@ -439,6 +440,17 @@ def main() -> None:
     )
     args = parser.parse_args()
     workdir = default_workdir()
+    # Every scratch directory of this run and of the processes it starts (which inherit STRANDS_CHAOS_TMPDIR and
+    # make theirs inside) lives under `workdir`, removed when the run ends, however it ends.
+    os.environ["STRANDS_CHAOS_TMPDIR"] = str(workdir)
+    try:
+        _measure(args, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _measure(args: argparse.Namespace, workdir: Path) -> None:
+    """What the command line asks for, with `workdir` as this process's scratch space."""
     if args.segments:
         compare_segments(workdir, args.examples.resolve(), args.rounds)
         return
