@@ -1,5 +1,6 @@
 """Chaos plugin benchmark: crash points explored per second on the examples (synthetic model), and the cost of
-one crash point against workflow length (a 10-step vs a 50-step chain, default convergence mode).
+one crash point against workflow length (a 10-step vs a 50-step chain, default convergence mode; each chain's
+once-per-workflow exactness sample runs before its timing and is printed on its own).
 
     .venv/bin/python bench/bench_chaos.py [--points-per-chain 60]
     .venv/bin/python bench/bench_chaos.py --baseline OLD/src [--rounds 5] [--xdist] [--examples DIR]
@@ -81,11 +82,25 @@ def chain_spec(steps: int, *, shared_agent: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def explore(spec: Path, workdir: Path, max_points: int | None) -> tuple[int, int, float, float]:
+def explore(
+    spec: Path, workdir: Path, max_points: int | None, *, sample_first: bool = False
+) -> tuple[int, int, float, float]:
     """(points in the golden run, points explored, seconds spent exploring them, CPU seconds of this process's
-    threads in that time); failures are printed."""
+    threads in that time); failures are printed. `sample_first`: the workflow's exactness sample (a real segment at
+    1 in 10 of all its points, run once per workflow before its first derived crash state) runs before the timing,
+    and its own time is printed: with `max_points` below the workflow's points, it would be spread over fewer
+    points than it samples."""
     golden = run_golden(ChaosTarget(spec), workdir / "golden")
     ids = list(iter_points(golden, max_points, 0))
+    if sample_first:
+        from strands_durable.faults.classes.explore import _sample_verdicts
+
+        start = time.perf_counter()
+        _sample_verdicts(golden, workdir / "points" / "real-segment")
+        print(
+            f"  {spec.stem}: exactness sample of {len(golden.checked_points())} points: "
+            f"{time.perf_counter() - start:.2f} s, before the timing"
+        )
     start, cpu = time.perf_counter(), time.process_time()
     for point_id in ids:
         outcome = explore_point(golden, point_id, workdir / "points")
@@ -489,7 +504,7 @@ def _measure(args: argparse.Namespace, workdir: Path) -> None:
         for steps in (10, 50):
             spec = specs / f"chain-{steps}-{'shared' if shared else 'distinct'}.strands.yaml"
             spec.write_text(chain_spec(steps, shared_agent=shared))
-            found, explored, seconds, cpu = explore(spec, workdir / spec.stem, args.points_per_chain)
+            found, explored, seconds, cpu = explore(spec, workdir / spec.stem, args.points_per_chain, sample_first=True)
             per_point[steps], cpu_per_point[steps] = seconds / explored, cpu / explored
             print(
                 f"chain of {steps:2d} steps ({'one agent' if shared else 'one agent per step'}): {found} points, "
