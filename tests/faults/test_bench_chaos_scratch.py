@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_chaos.py"
 
 
+@pytest.mark.long  # a bench's hygiene, 10-40 s of golden runs of two chains: CI's long step, not the README's command
 def test_the_chaos_bench_leaves_no_scratch_directory_behind(tmp_path: Path) -> None:
     scratch = tmp_path / "scratch"
     scratch.mkdir()
