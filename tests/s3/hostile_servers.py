@@ -12,17 +12,20 @@ from urllib.parse import urlparse
 
 
 @contextmanager
-def answering(status: int, *, plain: bool = False) -> Iterator[str]:
-    """An HTTP server answering every request with `status` and an HTML page, or with `plain` a line of text (a
-    redirect to itself for 3xx); yields its endpoint URL."""
+def answering(status: int, *, error_page: bool = False) -> Iterator[str]:
+    """An HTTP server answering every request with `status` and an HTML page (a redirect to itself for 3xx;
+    `error_page`: the standard library's own error page, which is not well-formed XML); yields its endpoint URL."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def _answer(self) -> None:
-            body = b"404 page not found\n" if plain else b"<html><body>Not here.</body></html>"
+            if error_page:
+                self.send_error(status)
+                return
+            body = b"<html><body>Not here.</body></html>"
             self.send_response(status)
             if 300 <= status < 400:
                 self.send_header("Location", f"http://127.0.0.1:{self.server.server_address[1]}/elsewhere")
-            self.send_header("Content-Type", "text/plain" if plain else "text/html")
+            self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             if self.command != "HEAD":

@@ -24,11 +24,14 @@ CREDENTIALS = {"AWS_ACCESS_KEY_ID": "any", "AWS_SECRET_ACCESS_KEY": "any", "AWS_
 
 
 @pytest.mark.parametrize(
-    ("status", "plain"), [(404, False), (301, False), (400, False), (404, True), (400, True)], ids=str
+    ("status", "error_page"),
+    [(404, False), (404, True), (301, False), (400, False)],
+    ids=["404", "404-page", "301", "400"],
 )
-def test_an_endpoint_that_is_not_s3_is_exit_12_naming_it(tmp_path, status: int, plain: bool) -> None:
-    """`plain`: the server's page is a line of text, not HTML (botocore then reports the status as the error code)."""
-    with answering(status, plain=plain) as endpoint:
+def test_an_endpoint_that_is_not_s3_is_exit_12_naming_it(tmp_path, status: int, error_page: bool) -> None:
+    """`error_page`: `python -m http.server`'s own 404 page, which botocore cannot parse (its error code is then
+    the status itself)."""
+    with answering(status, error_page=error_page) as endpoint:
         env = {**CREDENTIALS, "AWS_ENDPOINT_URL_S3": endpoint}
         for command in (("sessions", "list"), ("run", SPEC)):
             result = strands_command(*command, "--sessions-dir", "s3://some-bucket/p", cwd=tmp_path, env=env)
