@@ -112,6 +112,8 @@ class S3Store(SessionStore):
             scratch_root = os.environ.get("STRANDS_S3_SCRATCH_DIR") or default
         self.scratch_root = Path(scratch_root).expanduser()
         self._known: KnownJournal | None = None  # `knowing`: a prefix whose records are not folded again
+        # session id -> the view's bytes `resolve` just read: `open` leaves that view be when it would write the same
+        self._views_read: dict[str, bytes] = {}
 
     @classmethod
     def from_url(cls, url: str, **opts: Any) -> S3Store:
@@ -271,7 +273,7 @@ class S3Store(SessionStore):
 
     def knowing(self, known: KnownJournal) -> S3Store:
         twin = copy.copy(self)
-        twin._known = known
+        twin._known, twin._views_read = known, {}
         return twin
 
     def _chain(
@@ -362,8 +364,10 @@ class S3Store(SessionStore):
         against the listed views."""
         text = id_or_prefix.strip()
         if is_session_id(text) and (is_uuid(text) or not could_be_prefix(text)):
-            if self.objects.get(self.keys.view(text)) is None:
+            held = self.objects.get(self.keys.view(text))
+            if held is None:
                 raise SessionNotFound(text)
+            self._views_read[text] = held[0]
             return text
         return super().resolve(id_or_prefix)
 
@@ -490,7 +494,10 @@ class S3Store(SessionStore):
             session.scratch.restore(listing=listing)
             if stored.leftovers:
                 self.objects.delete_many(stored.leftovers)
-            session.write_view()
+            # the view is written unless `resolve` just read these very bytes (a resume of a session whose last
+            # writer wrote its view): a PUT of what the bucket holds changes nothing a reader sees
+            if fenced or self._views_read.pop(session_id, None) != view_bytes(session.state):
+                session.write_view()
             return session
         except BaseException:
             lease.release()
