@@ -255,19 +255,17 @@ class S3Store(SessionStore):
         return self.spec_snapshot(session_id)
 
     def seed(self, session_id: str, *, header: dict[str, Any], tail: bytes, spec_snapshot: bytes) -> bytes:
-        """The spec snapshot, the header at `commits/0` and the tail as one commit object after it (a reader
-        chains it as it chains held records), then the session's view (folded from the bytes written, not read
-        back)."""
+        """The spec snapshot, the header and the tail as one commit object at `commits/0` (a reader chains it as it
+        chains held records: the next key is the seq after its last record), then the session's view (folded from
+        the bytes written, not read back): three PUTs."""
         self._check_id(session_id)
         head = encode_line(header)
         journal = head.data + tail
         contents = read_journal(self._where(self.keys.commits(session_id)), journal)
         if contents.torn_tail:
-            raise CorruptSession(self._where(self.keys.commit(session_id, 1)), "the tail is not whole records")
+            raise CorruptSession(self._where(self.keys.commit(session_id, 0)), "the tail is not whole records")
         self.objects.put(self.keys.spec_snapshot(session_id), spec_snapshot)
-        self.objects.put_immutable(self.keys.commit(session_id, 0), head.data)
-        if tail:
-            self.objects.put_immutable(self.keys.commit(session_id, 1), tail)
+        self.objects.put_immutable(self.keys.commit(session_id, 0), journal)
         self.objects.put(self.keys.view(session_id), view_bytes(fold(contents.records)))
         return journal
 
