@@ -1,11 +1,13 @@
 """Chaos plugin benchmark: crash points explored per second on the examples (synthetic model), and the cost of
-one crash point against workflow length (a 10-step vs a 50-step chain, default convergence mode).
+one crash point against workflow length (a 10-step vs a 50-step chain, default convergence mode; each chain's
+once-per-workflow exactness sample runs before its timing and is printed on its own).
 
     .venv/bin/python bench/bench_chaos.py [--points-per-chain 60]
     .venv/bin/python bench/bench_chaos.py --baseline OLD/src [--rounds 5] [--xdist] [--examples DIR]
 
 Prints one line per measurement and the ratios, all measured in this one run. Scratch space as in the plugin
-(STRANDS_CHAOS_TMPDIR, else /dev/shm, else the temp directory).
+(STRANDS_CHAOS_TMPDIR, else /dev/shm, else the temp directory): one directory per run, removed when it ends; the
+processes it starts make theirs inside it.
 
 With `--baseline` (the `src` directory of another tree, e.g. `git archive main src | tar -x -C /tmp/base`) the
 examples' points/s is measured for both trees in fresh processes, alternating baseline and this tree `--rounds`
@@ -80,11 +82,25 @@ def chain_spec(steps: int, *, shared_agent: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def explore(spec: Path, workdir: Path, max_points: int | None) -> tuple[int, int, float, float]:
+def explore(
+    spec: Path, workdir: Path, max_points: int | None, *, sample_first: bool = False
+) -> tuple[int, int, float, float]:
     """(points in the golden run, points explored, seconds spent exploring them, CPU seconds of this process's
-    threads in that time); failures are printed."""
+    threads in that time); failures are printed. `sample_first`: the workflow's exactness sample (a real segment at
+    1 in 10 of all its points, run once per workflow before its first derived crash state) runs before the timing,
+    and its own time is printed: with `max_points` below the workflow's points, it would be spread over fewer
+    points than it samples."""
     golden = run_golden(ChaosTarget(spec), workdir / "golden")
     ids = list(iter_points(golden, max_points, 0))
+    if sample_first:
+        from strands_durable.faults.classes.explore import _sample_verdicts
+
+        start = time.perf_counter()
+        _sample_verdicts(golden, workdir / "points" / "real-segment")
+        print(
+            f"  {spec.stem}: exactness sample of {len(golden.checked_points())} points: "
+            f"{time.perf_counter() - start:.2f} s, before the timing"
+        )
     start, cpu = time.perf_counter(), time.process_time()
     for point_id in ids:
         outcome = explore_point(golden, point_id, workdir / "points")
@@ -209,7 +225,7 @@ def compare_workers(trees: dict[str, Path], rounds: int, examples: Path, workers
     walls: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}
     loads = [os.getloadavg()[0]]
-    temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-")
+    temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-", dir=os.environ.get("STRANDS_CHAOS_TMPDIR"))
     pytest_args = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q", "-p", "no:cacheprovider"]
     for src in trees.values():  # untimed: the bytecode caches a first run on an ordinary install writes
         _in_tree(src, [*pytest_args, "-n", "0"], bytecode_cache=True, PYTEST_DEBUG_TEMPROOT=temp_root)
@@ -317,7 +333,7 @@ def compare_trees(
     # pytest's temporary directories of its own: an xdist controller makes a numbered base directory and, at its
     # end, deletes the oldest ones beyond three, so under the shared /tmp it paid for other sessions' leftovers
     # (5 s once the whole test suite had left 200 MB there; a serial chaos run makes none and never pays)
-    temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-")
+    temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-", dir=os.environ.get("STRANDS_CHAOS_TMPDIR"))
     print(
         f"bytecode cache: {'on (warmed by one untimed run per tree)' if bytecode_cache else 'as the environment says'}"
     )
@@ -439,6 +455,17 @@ def main() -> None:
     )
     args = parser.parse_args()
     workdir = default_workdir()
+    # Every scratch directory of this run and of the processes it starts (which inherit STRANDS_CHAOS_TMPDIR and
+    # make theirs inside) lives under `workdir`, removed when the run ends, however it ends.
+    os.environ["STRANDS_CHAOS_TMPDIR"] = str(workdir)
+    try:
+        _measure(args, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _measure(args: argparse.Namespace, workdir: Path) -> None:
+    """What the command line asks for, with `workdir` as this process's scratch space."""
     if args.segments:
         compare_segments(workdir, args.examples.resolve(), args.rounds)
         return
@@ -477,7 +504,7 @@ def main() -> None:
         for steps in (10, 50):
             spec = specs / f"chain-{steps}-{'shared' if shared else 'distinct'}.strands.yaml"
             spec.write_text(chain_spec(steps, shared_agent=shared))
-            found, explored, seconds, cpu = explore(spec, workdir / spec.stem, args.points_per_chain)
+            found, explored, seconds, cpu = explore(spec, workdir / spec.stem, args.points_per_chain, sample_first=True)
             per_point[steps], cpu_per_point[steps] = seconds / explored, cpu / explored
             print(
                 f"chain of {steps:2d} steps ({'one agent' if shared else 'one agent per step'}): {found} points, "

@@ -102,3 +102,25 @@ def test_the_real_segments_option_checks_every_derived_point(pytester: pytest.Py
     assert counts["every"].get("derived", 0) == 0 and counts["every"]["derived, checked"] > 0
     assert counts["sampled"]["derived"] > counts["sampled"]["derived, checked"] > 0
     assert counts["every"]["close"] == counts["sampled"]["close"] > 0
+
+
+def test_the_check_decodes_only_the_records_after_the_prefix_both_journals_share(
+    chain_golden: WorkflowGoldenRun,
+) -> None:
+    # issue 37 item 4 (a point of a long chain costs about what a short one's does): the derived and the real
+    # journal both begin with the golden run's prefix, so the check decodes only what follows it, and still names
+    # every record by its number in the whole journal
+    from strands_durable.faults.kit.derived import _events_after_shared_prefix, segment_difference
+    from strands_durable.store.base import read_journal_bytes
+
+    journal = chain_golden.journal
+    lengths = sorted({p.journal_length for p in chain_golden.points})
+    shorter, longer = lengths[len(lengths) // 2], lengths[-1]
+    records = [len(read_journal_bytes(journal[:n]).records) - 1 for n in (shorter, longer)]  # after the header
+    assert 2 <= records[0] < records[1]
+    skipped, ours, theirs = _events_after_shared_prefix(journal[:shorter], journal[:longer])
+    assert (skipped, len(ours), len(theirs)) == (records[0], 0, records[1] - records[0])
+    state = chain_golden.state_at(longer)
+    found = segment_difference((journal[:shorter], {}, state), (journal[:longer], {}, state))
+    assert found is not None and found.startswith(f"journal: {records[0]} records derived, {records[1]} left by")
+    assert segment_difference((journal[:longer], {}, state), (journal[:longer], {}, state)) is None

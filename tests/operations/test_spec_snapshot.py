@@ -74,3 +74,23 @@ def test_a_snapshot_that_does_not_load_is_named_in_the_spec_error(tmp_path: Path
     assert resumed.returncode == 3, resumed.stderr
     snapshot = store.directory_of(session.state.session_id) / "spec_snapshot.yaml"
     assert resumed.stderr.splitlines()[-1].startswith(f"Error: {snapshot}"), resumed.stderr
+
+
+@pytest.mark.parametrize("damage", ["garbage", "missing"])
+def test_repair_names_a_damaged_snapshot_it_cannot_write_again(tmp_path: Path, damage: str) -> None:
+    store, session_id, spec = _paused(tmp_path)
+    snapshot = store.directory_of(session_id) / "spec_snapshot.yaml"
+    if damage == "garbage":
+        snapshot.write_bytes(b"{garbage: [")
+    else:
+        snapshot.unlink()
+    repaired = strands_command("sessions", "repair", session_id, cwd=tmp_path)
+    assert repaired.returncode == 17, (repaired.stdout, repaired.stderr)  # it said "nothing to repair", exit 0
+    detail = "does not hold the spec this session was created from (its sha256 differs)"
+    assert repaired.stderr == (
+        f"Error: Corrupt session file {snapshot}: {detail if damage == 'garbage' else 'missing'}; `sessions repair` "
+        f"cannot write it again (the journal keeps only its sha256): a resume still works while {spec} holds the "
+        "session's spec; otherwise restore the snapshot from a backup, or delete the session\n"
+    )
+    resumed = strands_command("run", "--resume", session_id, "--hitl-response", "yes", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr  # what the error says: the spec file is still there

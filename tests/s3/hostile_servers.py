@@ -12,12 +12,15 @@ from urllib.parse import urlparse
 
 
 @contextmanager
-def answering(status: int) -> Iterator[str]:
-    """An HTTP server answering every request with `status` and an HTML page (a redirect to itself for 3xx);
-    yields its endpoint URL."""
+def answering(status: int, *, error_page: bool = False) -> Iterator[str]:
+    """An HTTP server answering every request with `status` and an HTML page (a redirect to itself for 3xx;
+    `error_page`: the standard library's own error page, which is not well-formed XML); yields its endpoint URL."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def _answer(self) -> None:
+            if error_page:
+                self.send_error(status)
+                return
             body = b"<html><body>Not here.</body></html>"
             self.send_response(status)
             if 300 <= status < 400:

@@ -23,9 +23,15 @@ SPEC = EXAMPLES / "chain-research.strands.yaml"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "any", "AWS_SECRET_ACCESS_KEY": "any", "AWS_REGION": "us-east-1"}
 
 
-@pytest.mark.parametrize("status", [404, 301, 400])
-def test_an_endpoint_that_is_not_s3_is_exit_12_naming_it(tmp_path, status: int) -> None:
-    with answering(status) as endpoint:
+@pytest.mark.parametrize(
+    ("status", "error_page"),
+    [(404, False), (404, True), (301, False), (400, False)],
+    ids=["404", "404-page", "301", "400"],
+)
+def test_an_endpoint_that_is_not_s3_is_exit_12_naming_it(tmp_path, status: int, error_page: bool) -> None:
+    """`error_page`: `python -m http.server`'s own 404 page, which botocore cannot parse (its error code is then
+    the status itself)."""
+    with answering(status, error_page=error_page) as endpoint:
         env = {**CREDENTIALS, "AWS_ENDPOINT_URL_S3": endpoint}
         for command in (("sessions", "list"), ("run", SPEC)):
             result = strands_command(*command, "--sessions-dir", "s3://some-bucket/p", cwd=tmp_path, env=env)

@@ -63,3 +63,13 @@ def test_a_var_with_a_100000_digit_integer_is_a_usage_error(tmp_path) -> None:
     assert result.stderr == (
         f"Error: Invalid --var count: an integer of 100000 characters (integers are limited to {LIMIT} digits)\n"
     )
+
+
+def test_a_100000_digit_string_input_reaches_the_model_as_text(tmp_path) -> None:
+    """A string input may hold any digits: the synthetic model read every run of digits in a prompt as an integer
+    and failed the run (exit 10, Python's integer-conversion limit)."""
+    spec = SPEC.format(temperature=0.2).replace("count: integer", "count: string")
+    spec = spec.replace("input: Go.", "input: Note the number {{ count }}.")
+    (tmp_path / "spec.yaml").write_text(spec, encoding="utf-8")
+    result = strands_command("run", "spec.yaml", "--var", f"count={DIGITS}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr

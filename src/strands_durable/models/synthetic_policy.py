@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -291,7 +292,8 @@ def _filled_format_lines(prompt: str, words: list[str], rng: DigestRandom) -> li
     declared: dict[str, list[str]] = {}
     for key, options in _OPTIONS_RE.findall(prompt):
         declared.setdefault(key.lower(), [o.strip() for o in options.split("/")])
-    numbers = sorted({int(n) for n in re.findall(r"\d+", prompt)}) or [rng.between(1, 100)]
+    longest = sys.get_int_max_str_digits()  # a longer run of digits is text to this model, not a number
+    numbers = sorted({int(n) for n in re.findall(r"\d+", prompt) if len(n) <= longest}) or [rng.between(1, 100)]
     lines: list[str] = []
     seen: set[str] = set()
     for key, placeholder in _FORMAT_LINE_RE.findall(prompt)[:12]:

@@ -5,7 +5,8 @@ Uses `history.repair` with the conversation's committed tool results; each chang
 a `generation` event (a store with derived files keeps the old ones: the local store moves them to
 `backups/<timestamp>/`). Messages are never edited in place, and a valid history is left alone. Damaged derived
 files (session.json, a message file) are written again from the commit record, which is the truth
-(`Session.refresh_views`).
+(`Session.refresh_views`). The spec snapshot is not derived from it (the journal keeps only its sha256): a damaged
+or missing one is CorruptSession naming it and what to do, never "nothing to repair".
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from strands_durable.errors import CorruptSession
 from strands_durable.history import RepairAction, Strategy, repair, validate
 from strands_durable.store import events
-from strands_durable.store.base import SessionStore
+from strands_durable.store.base import Session, SessionStore
 
 
 @dataclass
@@ -69,7 +70,31 @@ def repair_session(store: SessionStore, session_id: str, strategy: Strategy = "s
                 ConversationRepair(key, after.generation, before, len(after.messages), actions, session.backup_of(key))
             )
         report.rewritten = session.refresh_views()
+        _refuse_a_damaged_spec_snapshot(session)
     return report
+
+
+def _refuse_a_damaged_spec_snapshot(session: Session) -> None:
+    """CorruptSession (exit 17) naming the spec snapshot when it no longer holds the spec the session recorded the
+    sha256 of: repair cannot write it again, and saying nothing would leave a session whose resume fails."""
+    from strands_durable.spec import bytes_hash
+
+    recorded = session.state.meta.get("spec_hash")
+    if not isinstance(recorded, str):
+        return  # a plain-Python agent's session keeps no spec
+    try:
+        intact = bytes_hash(session.spec_snapshot()) == recorded
+        detail = "does not hold the spec this session was created from (its sha256 differs)"
+    except CorruptSession as exc:
+        intact, detail = False, exc.detail
+    if not intact:
+        spec_path = session.state.meta.get("spec_path", "the spec file")
+        raise CorruptSession(
+            session.spec_snapshot_name(),
+            f"{detail}; `sessions repair` cannot write it again (the journal keeps only its sha256): a resume "
+            f"still works while {spec_path} holds the session's spec; otherwise restore the snapshot from a "
+            "backup, or delete the session",
+        )
 
 
 def units_after_repair(old: list[dict[str, Any]], old_units: list[str], new: list[dict[str, Any]]) -> list[str]:

@@ -4,20 +4,48 @@ their results go through the durable tool path like any tool's. Imported only wh
 
 from __future__ import annotations
 
-import re
+import time
 from typing import Any
 from urllib.parse import urlparse
 
 from strands import tool
 
 DEFAULT_TIMEOUT_S = 10
+MAX_TIMEOUT_S = 60  # a model-chosen `timeout` larger than this is cut to it: no call waits on a server longer
 MAX_BODY_CHARS = 200_000
+MAX_BODY_BYTES = 4 * MAX_BODY_CHARS  # read no more of a body than its first MAX_BODY_CHARS can take (UTF-8)
 USER_AGENT = "strands-durable-web-fetch"
-_NOT_CONTENT = re.compile(r"<(script|style|noscript)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+NOT_CONTENT = r"(?is)<script\b.*?</script\s*>|<style\b.*?</style\s*>|<noscript\b.*?</noscript\s*>"
+"""The elements `mode="markdown"` drops, matched by RE2 in linear time: with Python's `re`, a page of unclosed
+`<style` tags made the match quadratic (minutes for a 200,000-character page, and a C loop Ctrl+C cannot stop)."""
 
 
 def _json_result(payload: dict[str, Any]) -> dict[str, Any]:
     return {"status": "success", "content": [{"json": payload}]}
+
+
+def _unclosed_tags_as_text(html: str) -> str:
+    """`html` with every `<` that no `>` follows before the next `<` written as `&lt;`: a tag never closed is text
+    (what a browser shows), and Python's HTML parser, which markdownify uses, no longer rescans the rest of the page
+    from each one (a page of 28,000 unclosed `<style` tags took it minutes)."""
+    parts = html.split("<")
+    return parts[0] + "".join(("<" if ">" in part else "&lt;") + part for part in parts[1:])
+
+
+def _body_within(response: Any, deadline: float) -> bytes | None:
+    """The first MAX_BODY_BYTES of a streamed response's body, or None when it is still arriving at `deadline` (the
+    client's timeout bounds each read; this bounds them all: a server that sends a byte now and then cannot keep the
+    run waiting, and one that sends gigabytes is not read to its end)."""
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= MAX_BODY_BYTES:
+            break
+        if time.monotonic() > deadline:
+            return None
+    return b"".join(chunks)[:MAX_BODY_BYTES]
 
 
 @tool
@@ -41,21 +69,29 @@ def web_fetch(
         raise ValueError(f"Unsupported mode '{mode}'. Use 'html' or 'markdown'.")
     request_headers = {"User-Agent": USER_AGENT, "Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
     request_headers.update({str(k): str(v) for k, v in (headers or {}).items()})
+    limit_s = min(max(1, timeout), MAX_TIMEOUT_S)
+    deadline = time.monotonic() + limit_s
     try:
-        with httpx.Client(timeout=max(1, timeout), headers=request_headers, follow_redirects=True) as client:
-            response = client.get(url.strip())
+        client = httpx.Client(timeout=limit_s, headers=request_headers, follow_redirects=True)
+        with client, client.stream("GET", url.strip()) as response:
+            raw = _body_within(response, deadline)
     except httpx.TimeoutException:
-        raise ValueError(f"Request to {url} timed out after {timeout} seconds.") from None
+        raise ValueError(f"Request to {url} timed out after {limit_s} seconds.") from None
     except httpx.RequestError as exc:
         raise ValueError(f"Network error while fetching {url}: {exc}") from None
-    body = response.text[:MAX_BODY_CHARS]
+    if raw is None:
+        raise ValueError(f"Request to {url} timed out after {limit_s} seconds (the body was still arriving).")
+    body = raw.decode(response.encoding or "utf-8", errors="replace")[:MAX_BODY_CHARS]
     if mode == "html":
         return _json_result(
             {"status": response.status_code, "url": str(response.url), "headers": dict(response.headers), "body": body}
         )
     from markdownify import markdownify
 
-    markdown = markdownify(_NOT_CONTENT.sub("", body), heading_style="ATX").strip()
+    from strands_durable.runner.native_tools import linear_regex
+
+    content = _unclosed_tags_as_text(linear_regex(NOT_CONTENT).sub("", body))
+    markdown = markdownify(content, heading_style="ATX").strip()
     return _json_result({"status": response.status_code, "url": str(response.url), "markdown": markdown})
 
 

@@ -15,6 +15,8 @@ The seeded bugs (`SEEDED`: factory name -> the clause it breaks):
 - `WriteBehindRepository`: keeps an exchange's messages in memory until its final answer (`durable-per-message`);
 - `MemoryIdRepository`: numbers messages with a counter kept in memory, from 0 in every process
   (`ids-not-reused`);
+- `OwnIdsRepository`: refuses a message id only when this process created it, so it silently overwrites
+  another process's message (`two-resumers`: the second of two resumers to store its prompt replaces the first's);
 - `CheckThenPutRepository`: creates a session by checking that it is missing, then writing it
   (`repository-create-exclusive`);
 - `TearingStorage`: writes a value in place, chunk by chunk (`storage-write-atomic`);
@@ -35,6 +37,7 @@ from __future__ import annotations
 import builtins
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +53,27 @@ def _write(path: Path, record: Any) -> None:
 
 def _read(path: Path) -> Any:
     return json.loads(path.read_bytes()) if path.exists() else None
+
+
+def _publish(directory: Path, name: str, record: Any) -> bool:
+    """Create `directory` holding the file `name` with `record`, whole and exclusively: written in a staging
+    directory renamed into place (a rename onto a directory that holds anything fails), so of two processes
+    creating one record at once exactly one succeeds, and a creator killed in the middle leaves nothing under the
+    record's name. False when the record exists."""
+    _ops.makedirs(directory.parent)
+    # one staging directory per creating thread (a killed creator's is left over, and cleared by its successor)
+    staging = directory.with_name(f".creating-{directory.name}-{os.getpid()}-{threading.get_ident()}")
+    if staging.exists():
+        _ops.remove_tree(staging)
+    _ops.mkdir(staging)
+    _write(staging / name, record)
+    try:
+        _ops.rename(staging, directory)
+    except OSError:
+        _ops.remove_tree(staging)
+        return False
+    _ops.fsync_dir(directory.parent)
+    return True
 
 
 def _repository_base() -> type:
@@ -77,7 +101,7 @@ class ReferenceRepository(_repository_base()):  # type: ignore[misc]
         return self._agent(session_id, agent_id) / "messages"
 
     def _message(self, session_id: str, agent_id: str, message_id: int) -> Path:
-        return self._messages(session_id, agent_id) / f"message_{message_id}.json"
+        return self._messages(session_id, agent_id) / f"message_{message_id}" / "message.json"
 
     def _multi_agent(self, session_id: str, multi_agent_id: str) -> Path:
         return self._session(session_id) / "multi_agents" / f"{multi_agent_id}.json"
@@ -87,20 +111,8 @@ class ReferenceRepository(_repository_base()):  # type: ignore[misc]
         from strands.types.exceptions import SessionException
 
         directory = self._session(session.session_id)
-        _ops.makedirs(directory.parent)
-        if directory.exists():
+        if directory.exists() or not _publish(directory, "session.json", session.to_dict()):
             raise SessionException(f"Session {session.session_id} already exists")
-        staging = directory.with_name(f".creating-{directory.name}-{os.getpid()}")  # a killed creator's: left over
-        if staging.exists():
-            _ops.remove_tree(staging)
-        _ops.mkdir(staging)
-        _write(staging / "session.json", session.to_dict())
-        try:
-            _ops.rename(staging, directory)  # exclusive: onto a session (never an empty directory) it fails
-        except OSError:
-            _ops.remove_tree(staging)
-            raise SessionException(f"Session {session.session_id} already exists") from None
-        _ops.fsync_dir(directory.parent)
         return session
 
     def read_session(self, session_id: str, **kwargs: Any) -> Any:
@@ -114,9 +126,8 @@ class ReferenceRepository(_repository_base()):  # type: ignore[misc]
         from strands.types.exceptions import SessionException
 
         path = self._agent(session_id, session_agent.agent_id) / "agent.json"
-        if path.exists():
+        if path.exists() or not _publish(path.parent, path.name, session_agent.to_dict()):
             raise SessionException(f"Agent {session_agent.agent_id} already exists in session {session_id}")
-        _write(path, session_agent.to_dict())
 
     def read_agent(self, session_id: str, agent_id: str, **kwargs: Any) -> Any:
         from strands.types.session import SessionAgent
@@ -139,9 +150,8 @@ class ReferenceRepository(_repository_base()):  # type: ignore[misc]
         from strands.types.exceptions import SessionException
 
         path = self._message(session_id, agent_id, session_message.message_id)
-        if path.exists():
+        if path.exists() or not _publish(path.parent, path.name, session_message.to_dict()):
             raise SessionException(f"Message {session_message.message_id} of agent {agent_id} already exists")
-        _write(path, session_message.to_dict())
 
     def read_message(self, session_id: str, agent_id: str, message_id: int, **kwargs: Any) -> Any:
         from strands.types.session import SessionMessage
@@ -167,9 +177,9 @@ class ReferenceRepository(_repository_base()):  # type: ignore[misc]
         directory = self._messages(session_id, agent_id)
         if not directory.exists():
             return []
-        paths = sorted(directory.glob("message_*.json"), key=lambda p: int(p.stem.split("_")[1]))
+        paths = sorted(directory.glob("message_*"), key=lambda p: int(p.name.split("_")[1]))
         chosen = paths[offset : None if limit is None else offset + limit]
-        return [SessionMessage.from_dict(json.loads(p.read_bytes())) for p in chosen]
+        return [SessionMessage.from_dict(json.loads((p / "message.json").read_bytes())) for p in chosen]
 
     # -- multi-agent records --
     def create_multi_agent(self, session_id: str, multi_agent: Any, **kwargs: Any) -> None:
@@ -200,9 +210,9 @@ class ForgetfulRepository(ReferenceRepository):
         if _is_prompt(session_message.message):
             stored = self.list_messages(session_id, agent_id)
             if stored and _ends_exchange(stored[-1].message):
-                path = self._message(session_id, agent_id, stored[-1].message_id)
-                _ops.remove(path)
-                _ops.fsync_dir(path.parent)
+                record = self._message(session_id, agent_id, stored[-1].message_id).parent
+                _ops.remove_tree(record)
+                _ops.fsync_dir(record.parent)
         super().create_message(session_id, agent_id, session_message, **kwargs)
 
 
@@ -296,6 +306,27 @@ class MemoryIdRepository(ReferenceRepository):
         paths = sorted(directory.glob("*.json")) if directory.exists() else []
         chosen = paths[offset : None if limit is None else offset + limit]
         return [SessionMessage.from_dict(json.loads(p.read_bytes())) for p in chosen]
+
+
+class OwnIdsRepository(ReferenceRepository):
+    """Seeded bug (`two-resumers`): a message id is refused only when this process created it (the ids it keeps
+    in memory), so an id another process stored is silently overwritten: of two resumers, the second to store its
+    prompt replaces the first's, and both go on as if theirs were stored. One process alone meets every clause."""
+
+    def __init__(self, directory: str | Path) -> None:
+        super().__init__(directory)
+        self._created: set[tuple[str, str, int]] = set()
+
+    def create_message(self, session_id: str, agent_id: str, session_message: Any, **kwargs: Any) -> None:
+        from strands.types.exceptions import SessionException
+
+        key = (session_id, agent_id, session_message.message_id)
+        if key in self._created:
+            raise SessionException(f"Message {session_message.message_id} of agent {agent_id} already exists")
+        self._created.add(key)
+        path = self._message(session_id, agent_id, session_message.message_id)
+        if not _publish(path.parent, path.name, session_message.to_dict()):
+            _write(path, session_message.to_dict())  # another process's message: overwritten
 
 
 class CheckThenPutRepository(ReferenceRepository):
@@ -510,6 +541,10 @@ def progress_forgetting_manager(ctx: Any) -> ProgressForgettingManager:
     return ProgressForgettingManager(ctx.session_id, ctx.directory)
 
 
+def own_ids_repository(ctx: Any) -> OwnIdsRepository:
+    return OwnIdsRepository(ctx.directory)
+
+
 def check_then_put_repository(ctx: Any) -> CheckThenPutRepository:
     return CheckThenPutRepository(ctx.directory)
 
@@ -537,6 +572,7 @@ SEEDED: dict[str, str] = {
     "stale_lock_manager": "valid-history",
     "progress_forgetting_manager": "nodes-not-rerun",
     "detaching_manager": "two-resumers",
+    "own_ids_repository": "two-resumers",
 }
 REFERENCES: dict[str, str] = {  # kind -> the correct backend of that kind a seeded bug is compared with
     "session-repository": "reference_repository",

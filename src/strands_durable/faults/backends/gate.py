@@ -2,8 +2,8 @@
 SessionManager, a SessionRepository or a Storage (detected in a child); every backend is driven through a manager
 (faults/backends/children.py), killed at every crash point of the built-in conversation and resumed both ways
 (explore.py), judged clause by clause (clauses.py), raced by two resumers (resumers.py); a repository or storage
-is also held to the contract of its kind (contract.py), and a crash clause that fails as well over a correct
-backend of its kind (strands_durable.testing.backends) is attributed to the SDK's layer. The answer is a
+is also held to the contract of its kind (contract.py), and a crash clause or `two-resumers` that fails as well over
+a correct backend of its kind (strands_durable.testing.backends) is attributed to the SDK's layer. The answer is a
 `BackendReport` (report.py)."""
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ LEVEL_CHOICES = ("crash-safe", "message-durable", "concurrent-safe")
 RACE_POINT = "two-resumers"  # the `--point` that runs only the two resumers' race
 SDK_LAYER = {REPOSITORY: "RepositorySessionManager", "storage": "SnapshotSessionManager"}
 _REFERENCE_FAILS: dict[tuple[str, tuple[str, ...] | None, int], set[str]] = {}  # (kind, points) -> crash clauses failed
+_REFERENCE_RACE_FAILS: dict[str, bool] = {}  # kind -> whether two resumers fail over its correct backend too
 
 
 def run_backend_gate(
@@ -268,9 +269,25 @@ def _attribute(
 
 def _two_resumers(setup: children.Setup, root: Path, label: str, limit_s: float) -> ClauseResult:
     problems = resumers.race(setup, root, limit_s=limit_s)
-    if problems:
-        return ClauseResult("two-resumers", FAIL, problems[0], f"strands chaos backend {label} --point {RACE_POINT}")
-    return ClauseResult("two-resumers", PASS, "one resumer got an error; nothing it sent is stored")
+    if not problems:
+        return ClauseResult("two-resumers", PASS, "one resumer got an error; nothing it sent is stored")
+    detail = problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+    if setup.kind != MANAGER and _reference_races_fail(setup.kind, limit_s):
+        detail = f"the SDK's {SDK_LAYER[setup.kind]} fails it over a correct {setup.kind} too; here: {detail}"
+    return ClauseResult("two-resumers", FAIL, detail, f"strands chaos backend {label} --point {RACE_POINT}")
+
+
+def _reference_races_fail(kind: str, limit_s: float) -> bool:
+    """Whether two resumers fail over the correct backend of `kind` as well (the race is in lockstep, so the
+    answer is the same every time: asked once per kind and process)."""
+    if kind not in _REFERENCE_RACE_FAILS:
+        from strands_durable.testing import backends
+
+        reference = getattr(backends, backends.REFERENCES[kind])
+        with tempfile.TemporaryDirectory(prefix="strands-backend-reference-") as scratch:
+            setup = children.Setup(reference, kind, f"sdref{os.getpid()}")
+            _REFERENCE_RACE_FAILS[kind] = bool(resumers.race(setup, Path(scratch), limit_s=limit_s))
+    return _REFERENCE_RACE_FAILS[kind]
 
 
 def _all_results(

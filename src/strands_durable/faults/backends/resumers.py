@@ -1,7 +1,14 @@
 """The `two-resumers` clause: after a first prompt, two processes forked at once restore the session, meet at a
-barrier, each send their own prompt and meet again once each stored its prompt (or ended), the first to store
-waiting for the other to be about to store; then a third process loads what is stored. Passed when exactly one of
-them got an error and nothing it sent is stored."""
+barrier, each send their own prompt; then a third process loads what is stored. Passed when exactly one of them got
+an error and nothing it sent is stored.
+
+A repository or storage runs under the SDK's lease-less manager, where the outcome is decided by which resumer's
+first commit of its prompt (`create_message`, or a storage `write`) reaches the backend first and by what the backend
+does with the second: the two are driven in lockstep through both orders (`SCHEDULES`: the first commits, the other
+commits only then; the first goes on once the other's commit returned or failed, the other once the first ended),
+and each order is judged, so a backend's verdict and finding are the same in every run.
+A manager is raced freely: after storing its prompt, the first waits for the other to be about to store its own (or
+to have been refused), so a slow process does not turn the race into a sequence."""
 
 from __future__ import annotations
 
@@ -14,6 +21,7 @@ from strands_durable.crashpoints import CrashPoint
 from strands_durable.faults.agents.run import Run
 from strands_durable.faults.backends import children, conversation
 from strands_durable.faults.backends.children import Place, Setup, read_record
+from strands_durable.faults.backends.context import MANAGER
 from strands_durable.faults.backends.instrument import CallLog
 from strands_durable.faults.backends.pool import Job, run_jobs
 from strands_durable.faults.kit.scratch import reset_dir, write_scratch
@@ -25,7 +33,11 @@ NAMES = ("A", "B")
 # for the other to be about to store its own (or to have ended: refused at the start of its call), so a slow
 # other does not find the session free and turn the race into a sequence; storing a prompt may block on the
 # lease this one holds, so the wait for it to be stored gives up soon.
-BARRIER_S = {"ready": 20.0, "storing": 20.0, "stored": 3.0}
+BARRIER_S = {"ready": 20.0, "storing": 20.0, "stored": 3.0, "committed": 20.0, "done": 20.0}
+# The first commit of what a resumer sent, per kind: the SDK's manager numbers messages from the last one it
+# restored, so both resumers create the same message id (or overwrite the same snapshot) there.
+CONTESTED = ("repository/create_message", "storage/write")
+SCHEDULES = (("A", "B"), ("B", "A"))  # (whose contested commit goes first, whose then)
 
 
 def prompt_of(name: str) -> str:
@@ -42,7 +54,29 @@ def _wait_for(place: Place, stage: str, other: str) -> bool:
     return False
 
 
-def _resumer(setup: Setup, place: Place, name: str) -> int:
+def _lockstep(place: Place, name: str, order: tuple[str, str], record: dict[str, Any]) -> Any:
+    """The crash-point subscriber that orders the two resumers' contested commits as `order` says."""
+    first, other = order[0], order[1 - order.index(name)]
+    seen = {"before": False, "after": False}
+
+    def at_point(point: CrashPoint) -> None:
+        if point.path not in CONTESTED:
+            return
+        if point.site == "store.before_commit" and not seen["before"]:
+            seen["before"] = True
+            if name != first and not _wait_for(place, "committed", first):
+                record["alone_at"].append("committed")
+        elif point.site == "store.after_commit" and not seen["after"]:
+            seen["after"] = True
+            write_scratch(place.root / f"committed-{name}", b"")
+            stage = "committed" if name == first else "done"  # the second goes on once the first has ended
+            if not _wait_for(place, stage, other):
+                record["alone_at"].append(stage)
+
+    return at_point
+
+
+def _resumer(setup: Setup, place: Place, name: str, order: tuple[str, str] | None = None) -> int:
     other = NAMES[1 - NAMES.index(name)]
     record: dict[str, Any] = {"name": name, "alone_at": []}
     met = [False]
@@ -60,7 +94,7 @@ def _resumer(setup: Setup, place: Place, name: str) -> int:
 
     try:
         with Run() as run:
-            run.bus.subscribe(at_point)
+            run.bus.subscribe(at_point if order is None else _lockstep(place, name, order, record))
             agent = children.build_agent(setup, place, run, CallLog(), f"resumer:{name}")
             write_scratch(place.root / f"ready-{name}", b"")
             if not _wait_for(place, "ready", other):
@@ -90,14 +124,25 @@ def _load(setup: Setup, place: Place) -> int:
 
 
 def race(setup: Setup, root: Path, *, limit_s: float) -> list[str]:
-    """The problems of two resumers racing on one session (empty: the clause passed)."""
-    place = Place(root / "resumers", "gate-resumers")
+    """The problems of two resumers racing on one session (empty: the clause passed): a manager raced once, a
+    repository or storage once per order of the contested commits (each problem says which order)."""
+    if setup.kind == MANAGER:
+        return _race_once(setup, Place(root / "resumers", "gate-resumers"), None, limit_s=limit_s)
+    problems = []
+    for order in SCHEDULES:
+        place = Place(root / "resumers" / f"{order[0]}-first", "gate-resumers")
+        found = _race_once(setup, place, order, limit_s=limit_s)
+        problems += [f"{order[0]} committed first, {order[1]} then: {problem}" for problem in found]
+    return problems
+
+
+def _race_once(setup: Setup, place: Place, order: tuple[str, str] | None, *, limit_s: float) -> list[str]:
     reset_dir(place.root)
     first = Job("first prompt", [lambda: lambda: _first_prompt(setup, place)])
     run_jobs([first], workers=1, limit_s=limit_s)
     if first.overran or first.exits[0].code != 0:
         return [f"the first prompt failed before the race ({first.exits[0].describe()})"]
-    racers = [Job(name, [lambda name=name: lambda: _resumer(setup, place, name)]) for name in NAMES]
+    racers = [Job(name, [lambda name=name: lambda: _resumer(setup, place, name, order)]) for name in NAMES]
     run_jobs(racers, workers=2, limit_s=limit_s)
     loading = Job("load", [lambda: lambda: _load(setup, place)])
     run_jobs([loading], workers=1, limit_s=limit_s)

@@ -133,16 +133,16 @@ def segment_difference(
     from strands_durable.faults.kit.oracle import readable_difference
     from strands_durable.faults.kit.snapshot import snapshot_view
 
-    derived_records, real_records = _events(derived[0]), _events(real[0])
+    skipped, derived_records, real_records = _events_after_shared_prefix(derived[0], real[0])
     common = list(zip(derived_records, real_records, strict=False))
     for number, (ours, theirs) in enumerate(common):
         if ours != theirs:
-            return f"journal record {number}: " + readable_difference(ours, theirs)
+            return f"journal record {skipped + number}: " + readable_difference(ours, theirs)
     if len(derived_records) != len(real_records):
         extra = (derived_records if len(derived_records) > len(real_records) else real_records)[len(common)]
         return (
-            f"journal: {len(derived_records)} records derived, {len(real_records)} left by the real segment "
-            f"(the first extra one: {json.dumps(extra)[:300]})"
+            f"journal: {skipped + len(derived_records)} records derived, {skipped + len(real_records)} left by the "
+            f"real segment (the first extra one: {json.dumps(extra)[:300]})"
         )
     if derived[1] != real[1]:
         return "the tools' workspace: " + readable_difference(_text(derived[1]), _text(real[1]))
@@ -152,10 +152,48 @@ def segment_difference(
     return None
 
 
-def _events(journal: bytes) -> list[Any]:
-    """Every record's events after the header, model-call timings left out."""
-    records = read_journal_bytes(journal).records[1:]
-    return [_untimed(json.loads(json.dumps(record.get("events"), default=str))) for record in records]
+def _events_after_shared_prefix(ours: bytes, theirs: bytes) -> tuple[int, list[Any], list[Any]]:
+    """(n, the events of each journal's records after its first n records, model-call timings left out), where
+    the first n records after the header are byte for byte the same in both: both journals go on from their header
+    with the golden run's records the crash state was seeded from, and equal bytes hold equal events, so only the
+    records after those are turned into events and compared (all of them, twice, made each check cost O(steps)).
+    The headers are not compared (they differ by session directory and time)."""
+    ours_header, theirs_header = ours.find(b"\n") + 1, theirs.find(b"\n") + 1
+    shared = _shared_length(ours[ours_header:], theirs[theirs_header:]) if ours_header and theirs_header else 0
+    whole_lines = ours.rfind(b"\n", ours_header, ours_header + shared) + 1 - ours_header  # up to a line's end
+    if whole_lines <= 0:  # no whole record in common: both are read whole
+        return 0, _events(ours), _events(theirs)
+    records = read_journal_bytes(ours[: ours_header + whole_lines]).records
+    next_seq = records[-1]["seq"] + 1  # numbering may go on from a checkpoint, so it is read, not counted
+    return (
+        len(records) - 1,
+        _events(ours[ours_header + whole_lines :], next_seq),
+        _events(theirs[theirs_header + whole_lines :], next_seq),
+    )
+
+
+def _shared_length(ours: bytes, theirs: bytes) -> int:
+    """How many leading bytes `ours` and `theirs` have in common."""
+    low, high = 0, min(len(ours), len(theirs))
+    if ours[:high] == theirs[:high]:
+        return high
+    while high - low > 1:  # ours[:low] == theirs[:low] and ours[:high] != theirs[:high]
+        middle = (low + high) // 2
+        if ours[:middle] == theirs[:middle]:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _events(journal: bytes, first_seq: int = 0) -> list[Any]:
+    """Every record's events after the header (`first_seq` > 0: `journal` is the part of one from that record on,
+    without its header), model-call timings left out."""
+    records = read_journal_bytes(journal, first_seq=first_seq).records
+    return [
+        _untimed(json.loads(json.dumps(record.get("events"), default=str)))
+        for record in records[0 if first_seq else 1 :]
+    ]
 
 
 def _untimed(value: Any) -> Any:

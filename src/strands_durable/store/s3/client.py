@@ -150,6 +150,8 @@ def _not_s3(exc: BaseException) -> int | None:
     if not isinstance(response, dict) or status is None:
         return None
     code = response.get("Error", {}).get("Code")
+    if code == str(status):  # botocore's stand-in when the body is no S3 error document (an HTML error page)
+        code = None
     if 300 <= status < 400 or (not code and 400 <= status < 500 and status != 403):
         return status
     return None
