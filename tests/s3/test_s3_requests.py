@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from strands_durable.store.journal import encode_line
 from strands_durable.testing.s3_faults import CountingClient
-from tests.s3.support import as_a_fresh_process, client_for, meta, store_for, unit
+from tests.s3.support import as_a_fresh_process, client_for, meta, store_for, unit, unit_message
 
 COMMITS = 12
 
@@ -99,6 +99,35 @@ def test_a_seeded_session_is_written_and_not_read_back(server, server_space):
     header["events"][0]["meta"] = {**header["events"][0]["meta"], "session_id": target}
     counting, store = _counting(server, server_space)
     store.seed(target, header=header, tail=journal[header_end:], spec_snapshot=b"spec")
-    assert dict(counting.counts) == {"put_object": 4}, counting.counts  # spec, header, tail, view
+    assert dict(counting.counts) == {"put_object": 3}, counting.counts  # spec, header and tail as one object, view
     seeded, original = snapshot(store.load(target)), snapshot(source.load(session_id))
     assert seeded["units"] == original["units"]
+
+
+def test_a_resume_of_a_session_whose_view_is_current_does_not_write_it_again(server, server_space):
+    """`resolve` reads the view; the `open` that follows folds the very same view from the commits and leaves the
+    bucket's be (one PUT fewer per resume). A view that lags the commits (its writer died before writing it) is
+    written by the open, and one read by `resolve` is used only by the next open of that session."""
+    import json
+
+    from strands_durable.store.s3.session import view_bytes
+
+    session_id = _closed_session(server, server_space)
+    counting, store = _counting(server, server_space)
+    store.resolve(session_id)
+    counting.reset()
+    reopened = store.open(session_id)
+    assert counting.counts["put_object"] == 1, counting.counts  # the lease only: the view is the bucket's already
+    reopened.commit([unit_message("late", 0)])  # a message writes no view: a crash now leaves the view lagging
+    reopened.abandon()
+    lagging = json.loads(store.objects.get(store.keys.view(session_id))[0])
+    store.resolve(session_id)
+    counting.reset()
+    again = store.open(session_id)
+    assert counting.counts["put_object"] == 1 + 1, counting.counts  # the lease, and the view the crash left behind
+    written = store.objects.get(store.keys.view(session_id))[0]
+    assert written == view_bytes(again.state) and json.loads(written)["journal_seq"] > lagging["journal_seq"]
+    again.close()
+    counting.reset()
+    store.open(session_id).close()  # no `resolve` before it: the open writes the view as always
+    assert counting.counts["put_object"] >= 3, counting.counts  # the lease, the view, the close's commit (+ view)

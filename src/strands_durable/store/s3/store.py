@@ -112,6 +112,8 @@ class S3Store(SessionStore):
             scratch_root = os.environ.get("STRANDS_S3_SCRATCH_DIR") or default
         self.scratch_root = Path(scratch_root).expanduser()
         self._known: KnownJournal | None = None  # `knowing`: a prefix whose records are not folded again
+        # session id -> the view's bytes `resolve` just read: `open` leaves that view be when it would write the same
+        self._views_read: dict[str, bytes] = {}
 
     @classmethod
     def from_url(cls, url: str, **opts: Any) -> S3Store:
@@ -253,25 +255,23 @@ class S3Store(SessionStore):
         return self.spec_snapshot(session_id)
 
     def seed(self, session_id: str, *, header: dict[str, Any], tail: bytes, spec_snapshot: bytes) -> bytes:
-        """The spec snapshot, the header at `commits/0` and the tail as one commit object after it (a reader
-        chains it as it chains held records), then the session's view (folded from the bytes written, not read
-        back)."""
+        """The spec snapshot, the header and the tail as one commit object at `commits/0` (a reader chains it as it
+        chains held records: the next key is the seq after its last record), then the session's view (folded from
+        the bytes written, not read back): three PUTs."""
         self._check_id(session_id)
         head = encode_line(header)
         journal = head.data + tail
         contents = read_journal(self._where(self.keys.commits(session_id)), journal)
         if contents.torn_tail:
-            raise CorruptSession(self._where(self.keys.commit(session_id, 1)), "the tail is not whole records")
+            raise CorruptSession(self._where(self.keys.commit(session_id, 0)), "the tail is not whole records")
         self.objects.put(self.keys.spec_snapshot(session_id), spec_snapshot)
-        self.objects.put_immutable(self.keys.commit(session_id, 0), head.data)
-        if tail:
-            self.objects.put_immutable(self.keys.commit(session_id, 1), tail)
+        self.objects.put_immutable(self.keys.commit(session_id, 0), journal)
         self.objects.put(self.keys.view(session_id), view_bytes(fold(contents.records)))
         return journal
 
     def knowing(self, known: KnownJournal) -> S3Store:
         twin = copy.copy(self)
-        twin._known = known
+        twin._known, twin._views_read = known, {}
         return twin
 
     def _chain(
@@ -362,8 +362,10 @@ class S3Store(SessionStore):
         against the listed views."""
         text = id_or_prefix.strip()
         if is_session_id(text) and (is_uuid(text) or not could_be_prefix(text)):
-            if self.objects.get(self.keys.view(text)) is None:
+            held = self.objects.get(self.keys.view(text))
+            if held is None:
                 raise SessionNotFound(text)
+            self._views_read[text] = held[0]
             return text
         return super().resolve(id_or_prefix)
 
@@ -490,7 +492,10 @@ class S3Store(SessionStore):
             session.scratch.restore(listing=listing)
             if stored.leftovers:
                 self.objects.delete_many(stored.leftovers)
-            session.write_view()
+            # the view is written unless `resolve` just read these very bytes (a resume of a session whose last
+            # writer wrote its view): a PUT of what the bucket holds changes nothing a reader sees
+            if fenced or self._views_read.pop(session_id, None) != view_bytes(session.state):
+                session.write_view()
             return session
         except BaseException:
             lease.release()
