@@ -7,6 +7,7 @@ installs bubblewrap, runs both."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import socket
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 
 from strands_durable.runner import sandbox
 from strands_durable.runner.python_exec import run_python
+from tests.conftest import REPO
 from tests.tools.support import call, result_text, run_script, scripted_spec, tool_results
 
 # the escape the attacker used: any class whose __init__ was defined in the os module hands over os's globals
@@ -232,3 +234,26 @@ def test_a_bubblewrap_that_fails_to_start_counts_as_absent_and_is_said_once(tmp_
         "Warning: bubblewrap (bwrap) cannot start here (bwrap: No permissions to create new namespace); "
         "python_exec runs with process limits only"
     ]
+
+
+def _allow_flag_help() -> str:
+    from strands_durable.cli.run import run
+
+    option = inspect.signature(run, eval_str=True).parameters["allow_python_exec"].annotation.__metadata__[0]
+    return " ".join(option.help.split())
+
+
+def test_the_flags_help_and_the_readme_say_what_holds_with_and_without_bubblewrap():
+    with_bwrap, without = _allow_flag_help().split("Without bubblewrap")
+    always, inside = with_bwrap.split("inside bubblewrap")
+    for holds in ("no secrets in its environment", "memory/CPU/file-size/process limits", "killed at the timeout"):
+        assert holds in always
+    for holds in ("no network", "read-only system", "only scratch writable"):
+        assert holds in inside
+    assert "read and write what you can and reach the network" in without
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    options_row = readme.split("| `--allow-python-exec` |")[1].split("|")[0]
+    assert "without bubblewrap it can read and write what you can and reach the network" in options_row
+    section = readme.split("**`python_exec`** (only with `--allow-python-exec`)")[1].split("**")[0]
+    assert "no network, the system read-only" in section
+    assert "the code can read and write whatever the user running the workflow can and reach the network" in section

@@ -73,7 +73,7 @@ def run(
                 "Let the python_exec tool run Python code: a child process with no secrets in its environment, "
                 "memory/CPU/file-size/process limits and its process group killed at the timeout; inside bubblewrap "
                 "(bwrap) where it starts: no network, read-only system, only scratch writable. Without bubblewrap "
-                "the code can read and write what you can."
+                "the code can read and write what you can and reach the network."
             ),
         ),
     ] = False,

@@ -16,7 +16,8 @@ its end). The rule names are `Finding.rule`:
 - `synthesized-result`: a non-idempotent call whose outcome was unknown is not answered "outcome unknown"
   (`answered_unknown`);
 - `secret-echo`: a file of the session holds a declared secret (`env.secrets`, as set in the environment) in any
-  form redaction covers (`no_secret_echoes`, `declared_secrets`; history/secrets.py).
+  form redaction covers (`no_secret_echoes`, `declared_secrets`; history/secrets.py): checked on the golden run
+  (kit/runs.py, so every class reports it) and on the sessions the real-fault classes resume (`completed_on_disk`).
 
 Over a Python agent, Graph or Swarm (faults/agents/engine.py), what a fresh build of the user's factory finds:
 `invalid-request` (`requests_valid`), `tool-rerun` (`stored_tools_not_rerun`), `model-rerequest`

@@ -30,13 +30,13 @@ from strands_durable.faults.kit.golden import (
     failure_of,
     pending_unknown,
 )
-from strands_durable.faults.kit.judge import continuable, tool_repeats
+from strands_durable.faults.kit.judge import continuable, declared_secrets, no_secret_echoes, tool_repeats
 from strands_durable.faults.kit.ledger import ToolLedger
 from strands_durable.faults.kit.observe import Converged, Phase, observe, observed_store, run_options, watch_convergence
 from strands_durable.faults.kit.oracle import committed_tool_keys, comparable
 from strands_durable.faults.kit.scratch import write_scratch
 from strands_durable.faults.kit.snapshot import SnapshotDigest
-from strands_durable.faults.kit.stores import file_store, store_at
+from strands_durable.faults.kit.stores import file_store, store_at, stored_bytes
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.faults.kit.workspace import WorkspaceHistory, read_files, write_files
 from strands_durable.runner.run import resume, run_workflow
@@ -123,6 +123,10 @@ def run_golden(
     if (status != "completed" and failure is None) or final.status != status:
         problems.append(Finding("status", f"golden run ended {final.status}"))
     problems += tool_repeats(phase.tools_run, "golden run")
+    secret_variables = _secret_variables(target.spec_path)
+    secrets = declared_secrets(secret_variables)  # secret-echo for every class; resumes: completed_on_disk
+    stored = stored_bytes(reader, target.session_id) if secrets else {}
+    problems += [Finding(rule, f"golden run: {detail}") for rule, detail in no_secret_echoes(stored, secrets)]
     return WorkflowGoldenRun(
         target=target,
         workdir=workdir,
@@ -138,7 +142,7 @@ def run_golden(
         workspace=workspace,
         failure=failure,
         untaken_edges=_untaken_edges(target.spec_path, final),
-        secret_variables=_secret_variables(target.spec_path),
+        secret_variables=secret_variables,
     )
 
 
