@@ -216,7 +216,7 @@ def start_s3(directory: Path) -> Server:
     import importlib.metadata
 
     from strands_durable.store.s3.client import make_client
-    from strands_durable.store.s3.local_server import start_server
+    from strands_durable.testing.s3_server import start_server
 
     try:
         local = start_server(directory)
