@@ -158,32 +158,22 @@ def _events_after_shared_prefix(ours: bytes, theirs: bytes) -> tuple[int, list[A
     with the golden run's records the crash state was seeded from, and equal bytes hold equal events, so only the
     records after those are turned into events and compared (all of them, twice, made each check cost O(steps)).
     The headers are not compared (they differ by session directory and time)."""
-    ours_header, theirs_header = ours.find(b"\n") + 1, theirs.find(b"\n") + 1
-    shared = _shared_length(ours[ours_header:], theirs[theirs_header:]) if ours_header and theirs_header else 0
-    whole_lines = ours.rfind(b"\n", ours_header, ours_header + shared) + 1 - ours_header  # up to a line's end
-    if whole_lines <= 0:  # no whole record in common: both are read whole
+    ours_lines, theirs_lines = ours.splitlines(keepends=True), theirs.splitlines(keepends=True)
+    shared = 0
+    for mine, other in zip(ours_lines[1:], theirs_lines[1:], strict=False):
+        if mine != other or not mine.endswith(b"\n"):  # a whole record (JSON escapes every line break)
+            break
+        shared += 1
+    if not shared:
         return 0, _events(ours), _events(theirs)
-    records = read_journal_bytes(ours[: ours_header + whole_lines]).records
+    records = read_journal_bytes(b"".join(ours_lines[: shared + 1])).records
     next_seq = records[-1]["seq"] + 1  # numbering may go on from a checkpoint, so it is read, not counted
+    after = shared + 1
     return (
         len(records) - 1,
-        _events(ours[ours_header + whole_lines :], next_seq),
-        _events(theirs[theirs_header + whole_lines :], next_seq),
+        _events(b"".join(ours_lines[after:]), next_seq),
+        _events(b"".join(theirs_lines[after:]), next_seq),
     )
-
-
-def _shared_length(ours: bytes, theirs: bytes) -> int:
-    """How many leading bytes `ours` and `theirs` have in common."""
-    low, high = 0, min(len(ours), len(theirs))
-    if ours[:high] == theirs[:high]:
-        return high
-    while high - low > 1:  # ours[:low] == theirs[:low] and ours[:high] != theirs[:high]
-        middle = (low + high) // 2
-        if ours[:middle] == theirs[:middle]:
-            low = middle
-        else:
-            high = middle
-    return low
 
 
 def _events(journal: bytes, first_seq: int = 0) -> list[Any]:
