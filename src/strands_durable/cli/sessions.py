@@ -195,8 +195,8 @@ def delete(
 ) -> None:
     """Delete a session.
 
-    Asks first unless --force (or --yes, -y); refuses a session a live process holds (exit 17). Never follows a symbolic link out
-    of the session; a delete that was cut short is finished first.
+    Asks first unless --force (or --yes, -y); refuses a session a live process holds (exit 17). Never follows a
+    symbolic link out of the session; a delete that was cut short is finished first.
     """
     from strands_durable.cli.session_views import short_id
 
