@@ -1,5 +1,6 @@
 """`--strands-chaos-workers=N|auto`: the crash-point and schedules items run in workers forked from this process
-after collection, when strands and the kit are imported and every golden run is computed (faults/kit/workers.py).
+after collection, when strands, the kit and what the dealt items' work imports (hypothesis) are imported and
+every golden run is computed (faults/kit/workers.py).
 
 Items still run in pytest's order here, one after the other: each takes its properties and failure text from the
 worker that ran it (the workers take items in the order dealt, the long schedules items first), so `-k`, `-x`,
@@ -10,6 +11,7 @@ serial run's. Linux only; with pytest-xdist only under `-n 0` (an xdist worker r
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pytest
@@ -61,6 +63,8 @@ class ItemDealer:
         self.workers = ForkedWorkers(self._run, count=count, setup=self._setup)
 
     def start(self) -> None:
+        for name in sorted({name for item in self.items for name in item.work_imports}):
+            importlib.import_module(name)  # once here, inherited by every worker
         long_first = sorted(range(len(self.items)), key=lambda n: not isinstance(self.items[n], ScheduleItem))
         self.workers.start(long_first)
 

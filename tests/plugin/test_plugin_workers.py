@@ -136,3 +136,20 @@ def test_items_run_in_the_forked_workers(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
     names = {p.name for p in Path(scratch / "kept").glob("*/*") if p.is_dir()}
     assert "points" not in names and {"points-w1", "points-w2"} <= names
+
+
+def test_the_workers_inherit_what_the_dealt_items_import(pytester: pytest.Pytester) -> None:
+    """hypothesis (the schedules items') is imported once, before the workers fork, not by each worker and again by
+    the pytest process for hypothesis's terminal summary: the fork happens before the first item starts, so what
+    the pytest process has imported by then every worker inherited."""
+    add_research_spec(pytester)
+    seen = pytester.path / "seen.txt"
+    pytester.makeconftest(
+        "import sys\n"
+        "def pytest_runtest_logstart(nodeid, location):\n"
+        f"    with open({str(seen)!r}, 'a') as out:\n"
+        "        out.write(str('hypothesis.core' in sys.modules) + '\\n')\n"
+    )
+    result = pytester.runpytest_subprocess(*BASE, "--strands-chaos-workers=2", "--strands-chaos-max-points=5")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
+    assert seen.read_text().splitlines()[0] == "True"
