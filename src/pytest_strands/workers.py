@@ -91,6 +91,44 @@ class ItemDealer:
         self.workers.close()
 
 
+def prepare_goldens_forked(session: pytest.Session) -> None:
+    """Before collection, with N forked workers asked for: the spec files' golden runs computed N at a time, each
+    of N-1 children forked here (after the imports) computing every N-th file and leaving its runs in the session's
+    shared directory (faults/golden_file.py), this process its own share, so that collection reads the children's
+    runs instead of computing them one after another. A child that cannot be forked, or fails, costs nothing but
+    time: collection computes what it finds no file for."""
+    config = session.config
+    suite, count = config.stash[SUITE], config.stash.get(WORKERS, 0)
+    if count < 2:
+        return  # before any import: an xdist controller imports none of the runs' machinery
+    from pytest_strands.collect import spec_files
+    from pytest_strands.plugin import SELECTION
+    from strands_durable.faults.kit import runs  # noqa: F401  (imported once, here: every child inherits it)
+    from strands_durable.faults.kit.forking import fork_child, wait_child
+
+    files = spec_files(config, config.stash[SELECTION])
+    count = min(count, len(files))
+    if count < 2 or suite.settings.record:
+        return
+    suite.shared = suite.workdir / "goldens"
+    children = []
+    for number in range(1, count):
+        share = files[number::count]
+        try:
+            children.append(fork_child(lambda share=share, n=number: _prepare_in_child(suite, share, n)))
+        except RuntimeError:  # other threads alive: computed here instead
+            break
+    suite.prepare_goldens(files[0::count])
+    for pid in children:
+        wait_child(pid)
+
+
+def _prepare_in_child(suite: Any, files: list[Any], number: int) -> int:
+    suite.scratch_tag = f"-g{number}"
+    suite.prepare_goldens(files)
+    return 0
+
+
 def start_dealer(session: pytest.Session) -> ItemDealer | None:
     """Fork the workers for the session's dealt items, or None (no workers asked for, nothing to deal, or the
     fork was refused: then the items run here, and a line says why)."""
