@@ -19,7 +19,9 @@ def test_a_schedules_first_crash_state_is_derived_and_it_ends_as_with_the_real_s
     points = golden.points
     derivable = [i for i, p in enumerate(points) if fallback_reason(golden, p, cut_for(golden, p)) is None]
     schedules = [[points[i].id, points[j].id] for i, j in zip(derivable[::9], derivable[4::9], strict=False)]
-    schedules += [[points[i].id, points[j].id, points[-1].id] for i, j in zip(derivable[2::23], derivable[7::23])]
+    schedules += [
+        [points[i].id, points[j].id, points[-1].id] for i, j in zip(derivable[2::23], derivable[7::23], strict=False)
+    ]
     assert len(schedules) > 10
     for schedule in schedules:
         golden.segments = SegmentPolicy(derive=False)  # the real segment from the prefix to the first point
