@@ -21,6 +21,7 @@ from strands_durable.faults.suite import ChaosUsageError
 
 WORKERS = pytest.StashKey[int]()  # the number of forked workers asked for (0: none)
 FLAG = "--strands-chaos-workers"
+GOLDENS_WITHIN_S = 3600.0  # a child computing golden runs is waited for this long, then killed (they run here)
 
 
 def parse_workers(value: str | None, *, platform: str, numprocesses: Any) -> int:
@@ -120,7 +121,7 @@ def prepare_goldens_forked(session: pytest.Session) -> None:
             break
     suite.prepare_goldens(files[0::count])
     for pid in children:
-        wait_child(pid)
+        wait_child(pid, timeout=GOLDENS_WITHIN_S)
 
 
 def _prepare_in_child(suite: Any, files: list[Any], number: int) -> int:
