@@ -154,14 +154,14 @@ class _Exploration:
         self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
         self.seed_state = self.golden.state_at(length)
         self.seed_state.meta = meta
-        # the runs' stores decode only what they append to the seed (their open would refuse an invalid one)
-        invalid = judge.stored_valid(self.seed_state, "seed", self.golden.valid_histories)
+        # the runs' stores decode only what they append to the seed (their open would refuse an invalid one); the
+        # seed is a prefix of the golden journal, so its histories are judged once per length
+        invalid = self.golden.stored_problems_at(
+            length, lambda state: judge.stored_valid(state, "seed", self.golden.valid_histories)
+        )
         self.known = None if invalid else KnownJournal(self.session_id, self.seed, self.seed_state)
         self.reader = store_at(self.sessions, known=self.known)
-        for journal_length, results in self.golden.commits:
-            if journal_length > length:
-                break
-            self.committed_tools.update(results)
+        self.committed_tools.update(self.golden.committed_tools_at(length))
 
     def seeded(self) -> SessionState:
         """The session's durable state before its first run: the seed's own state when the runs' stores read the
@@ -244,8 +244,9 @@ class _Exploration:
         for rule, detail in problems:
             self.problem(rule, detail)
 
-    def check_stored(self, label: str) -> SessionState:
-        state = self.load()
+    def check_stored(self, label: str, state: SessionState | None = None) -> SessionState:
+        """The session's durable state, read from disk unless given (`seeded`), with its histories judged."""
+        state = self.load() if state is None else state
         self.judged(judge.stored_valid(state, label, self.golden.valid_histories))
         return state
 
@@ -331,8 +332,10 @@ def _explore_schedule(
         crash_index = target.index
         label = f"resume after the crash at {target.id}"
     last = targets[-1]
+    seeded = derived  # a derived crash state on disk is the seed as written: no run has touched it yet
     while True:  # at most twice: the resume crashes again at the last point if it passes it, then converges
-        crashed = ex.check_stored(f"right after the crash at {outcome.fired[-1]}")
+        crashed = ex.check_stored(f"right after the crash at {outcome.fired[-1]}", ex.seeded() if seeded else None)
+        seeded = False
         unknown |= pending_unknown(crashed)
         again = repeat_last and len(outcome.fired) == len(targets)
         final = ex.resume(

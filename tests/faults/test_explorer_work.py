@@ -1,0 +1,99 @@
+"""The explorer's own work per crash point (faults/classes/explore.py): what the golden run already proved is not
+proved again per point (a seed's histories, judged once per journal length), a derived crash state is judged on
+the seed as written instead of being read back, and the lookups a point makes cost the same early or late in a
+long run. Every rule still runs on the state it judges."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from strands_durable.faults.classes import explore
+from strands_durable.faults.classes.explore import explore_point
+from strands_durable.faults.kit import judge
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.workspace import read_files
+
+
+def _counting_judge(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Count the stored-history judgements by what they judge ("seed", "right after the crash at ...")."""
+    judged: Counter[str] = Counter()
+    stored_valid = judge.stored_valid
+
+    def counted(state: Any, when: str, valid: Any = None) -> list[judge.Problem]:
+        judged[when] += 1
+        return stored_valid(state, when, valid)
+
+    monkeypatch.setattr(judge, "stored_valid", counted)
+    return judged
+
+
+def test_a_seed_is_judged_once_per_journal_length_and_every_crash_state_is_judged(
+    chain_golden: WorkflowGoldenRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judged = _counting_judge(monkeypatch)
+    loads: Counter[int] = Counter()  # by the outcome of the exploration (a sampled real segment has its own)
+    load = explore._Exploration.load
+
+    def counted_load(self: explore._Exploration, **options: Any) -> Any:
+        loads[id(self.outcome)] += 1
+        return load(self, **options)
+
+    monkeypatch.setattr(explore._Exploration, "load", counted_load)
+    seeded: list[int] = []  # the journal length of every seed written
+    seed = explore._Exploration._seed
+
+    def recorded_seed(self: explore._Exploration, length: int, files: Any) -> None:
+        seeded.append(length)
+        seed(self, length, files)
+
+    monkeypatch.setattr(explore._Exploration, "_seed", recorded_seed)
+    # a golden run of its own: the seed verdicts it keeps start empty
+    golden = WorkflowGoldenRun(**{f: getattr(chain_golden, f) for f in _init_fields(chain_golden)})
+    outcomes = [explore_point(golden, point_id, tmp_path / "points") for point_id in golden.ordered_ids()]
+    assert all(outcome.ok for outcome in outcomes), [o.describe() for o in outcomes if not o.ok]
+    # a prefix of the golden journal folds to the same state whichever point starts from it: judged once
+    assert len(seeded) > len(set(seeded)) > 1
+    assert judged["seed"] == len(set(seeded))
+    for outcome in outcomes:  # every crash the point made is judged as stored, derived ones included
+        assert judged[f"right after the crash at {outcome.point_ids[0]}"] >= 1, outcome.point_ids
+    derived = [o for o in outcomes if o.segment.startswith("derived")]
+    assert derived
+    for outcome in derived:  # read from disk: after each real crash and after the last resume, not the seed
+        assert loads[id(outcome)] == len(outcome.fired), (outcome.point_ids, outcome.fired)
+
+
+def _init_fields(golden: WorkflowGoldenRun) -> list[str]:
+    import dataclasses
+
+    return [f.name for f in dataclasses.fields(golden) if f.init and f.name not in ("digester", "valid_histories")]
+
+
+def test_emissions_before_counts_what_a_scan_of_the_golden_run_counts(chain_golden: WorkflowGoldenRun) -> None:
+    points = chain_golden.points
+    for target in points[:: max(1, len(points) // 40)]:
+        site, path = target.point.site, target.point.path
+        for start in (0, target.index // 2, target.index, len(points)):
+            scanned = sum(1 for p in points[:start] if p.point.site == site and p.point.path == path)
+            assert chain_golden.emissions_before(site, path, start) == scanned
+
+
+def test_a_workspace_is_read_as_rglob_lists_it(tmp_path: Path) -> None:
+    root = tmp_path / "workspace"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "deep.txt").write_bytes(b"1")
+    (root / "a-b").mkdir()
+    (root / "a-b" / "q").write_bytes(b"2")
+    (root / "a.txt").write_bytes(b"3")
+    (root / "empty").mkdir()
+    os.symlink(root / "a.txt", root / "file-link")  # a link to a file is read
+    os.symlink(root / "a", root / "dir-link")  # a link to a directory is not entered
+    expected = {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    found = read_files(root)
+    assert found == expected
+    assert list(found) == list(expected)
+    assert read_files(tmp_path / "missing") == {}
