@@ -14,9 +14,14 @@ import pytest
 
 from strands_durable.faults.classes import explore
 from strands_durable.faults.classes.explore import explore_point
-from strands_durable.faults.kit import judge
+from strands_durable.faults.kit import judge, snapshot
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.snapshot import SnapshotDigest
+from strands_durable.faults.kit.stores import store_at
+from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.faults.kit.workspace import read_files
+from strands_durable.store.state import SessionState
 
 
 def _counting_judge(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
@@ -36,14 +41,15 @@ def test_a_seed_is_judged_once_per_journal_length_and_every_crash_state_is_judge
     chain_golden: WorkflowGoldenRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     judged = _counting_judge(monkeypatch)
-    loads: Counter[int] = Counter()  # by the outcome of the exploration (a sampled real segment has its own)
-    load = explore._Exploration.load
+    reads: Counter[int] = Counter()  # by the outcome of the exploration (a sampled real segment has its own)
+    check_stored = explore._Exploration.check_stored
 
-    def counted_load(self: explore._Exploration, **options: Any) -> Any:
-        loads[id(self.outcome)] += 1
-        return load(self, **options)
+    def counted_check(self: explore._Exploration, label: str, state: Any = None) -> Any:
+        if state is None:  # the check reads the session from disk
+            reads[id(self.outcome)] += 1
+        return check_stored(self, label, state)
 
-    monkeypatch.setattr(explore._Exploration, "load", counted_load)
+    monkeypatch.setattr(explore._Exploration, "check_stored", counted_check)
     seeded: list[int] = []  # the journal length of every seed written
     seed = explore._Exploration._seed
 
@@ -64,7 +70,7 @@ def test_a_seed_is_judged_once_per_journal_length_and_every_crash_state_is_judge
     derived = [o for o in outcomes if o.segment.startswith("derived")]
     assert derived
     for outcome in derived:  # read from disk: after each real crash and after the last resume, not the seed
-        assert loads[id(outcome)] == len(outcome.fired), (outcome.point_ids, outcome.fired)
+        assert reads[id(outcome)] == len(outcome.fired), (outcome.point_ids, outcome.fired)
 
 
 def _init_fields(golden: WorkflowGoldenRun) -> list[str]:
@@ -97,3 +103,43 @@ def test_a_workspace_is_read_as_rglob_lists_it(tmp_path: Path) -> None:
     assert found == expected
     assert list(found) == list(expected)
     assert read_files(tmp_path / "missing") == {}
+
+
+def _digest_from_scratch(state: SessionState) -> str:
+    """The snapshot digest as its definition reads: each conversation's whole normalised view hashed."""
+    return snapshot._hash(
+        {
+            "status": state.status,
+            "units": state.units,
+            "pattern_state": state.pattern_state,
+            "conversations": {
+                key: snapshot._hash(snapshot.conversation_view(conv)) for key, conv in state.conversations.items()
+            },
+            "artifacts": {path: info.get("sha256") for path, info in state.artifacts.items()},
+            "tokens": state.usage(),
+        }
+    )
+
+
+def test_a_conversation_digested_in_pieces_equals_its_whole_view_digested(tmp_path: Path) -> None:
+    # one agent for every step: its conversation grows with the chain, and the explored runs branch off it
+    spec = tmp_path / "chain.strands.yaml"
+    steps = "\n".join(
+        f"      - {{agent: a0, input: 'Step {i}: refine {{{{ last_response | truncate(80) }}}}'}}" for i in range(6)
+    )
+    spec.write_text(
+        "version: 0\nname: one-agent-chain\nruntime: {provider: synthetic}\ntools: {python: [calculator]}\n"
+        "agents:\n  a0: {prompt: 'You estimate and check numbers with the calculator.', tools: [calculator]}\n"
+        f"pattern:\n  type: chain\n  config:\n    steps:\n{steps}\n"
+    )
+    golden = run_golden(ChaosTarget(spec), tmp_path / "golden")
+    lengths = sorted({p.journal_length for p in golden.points if p.journal_length})
+    states = [golden.state_at(length) for length in lengths]
+    for point_id in golden.ordered_ids()[::7]:  # what resumed runs committed: the golden prefix, then their own
+        explore_point(golden, point_id, tmp_path / "points")
+        states.append(store_at(tmp_path / "points" / "run1" / "sessions").load(golden.target.session_id))
+    assert max(len(conv.messages) for state in states for conv in state.conversations.values()) > 12
+    for order in (states, states[::-1], states[::2] + states[1::2]):
+        digester = SnapshotDigest()
+        for state in order:
+            assert digester.digest(state) == _digest_from_scratch(state)
