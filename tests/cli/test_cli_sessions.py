@@ -169,6 +169,10 @@ def test_delete_on_yes_or_force_removes_the_session(strands, write_spec, complet
     other = session_ids_in(strands("run", write_spec(CHAIN)).stdout)[0]
     forced = strands("sessions", "delete", other, "--force")
     assert forced.returncode == 0 and forced.stdout == f"✓ Deleted session {other}\n"
+    for flag in ("--yes", "-y"):  # the spelling other CLIs use for "do not ask"
+        again = session_ids_in(strands("run", write_spec(CHAIN)).stdout)[0]
+        answered = strands("sessions", "delete", again, flag)
+        assert answered.returncode == 0 and answered.stdout == f"✓ Deleted session {again}\n"
 
 
 def test_delete_refuses_a_session_held_by_a_live_process(strands, store):
@@ -183,7 +187,7 @@ def test_delete_refuses_a_session_held_by_a_live_process(strands, store):
 
 # -- cleanup ------------------------------------------------------------------------------------------------------
 def test_cleanup_deletes_old_sessions_but_never_a_live_one(strands, store, completed_id):
-    recent = strands("sessions", "cleanup", "--older-than", "1h", "--force")
+    recent = strands("sessions", "cleanup", "--older-than", "1h", "-y")
     assert (recent.returncode, recent.stdout) == (0, "No sessions older than 1h to delete.\n")
     stale = make_session(store, workflow="crashed")
     stale.abandon()

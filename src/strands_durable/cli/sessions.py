@@ -190,13 +190,13 @@ def show(session_id: SessionId, json_output: JsonOutput = False, sessions_dir: S
 @reports_errors
 def delete(
     session_id: SessionId,
-    force: Annotated[bool, typer.Option("--force", help="Do not ask for confirmation.")] = False,
+    force: Annotated[bool, typer.Option("--force", "--yes", "-y", help="Do not ask for confirmation.")] = False,
     sessions_dir: SessionsDir = None,
 ) -> None:
     """Delete a session.
 
-    Asks first unless --force; refuses a session a live process holds (exit 17). Never follows a symbolic link out
-    of the session; a delete that was cut short is finished first.
+    Asks first unless --force (or --yes, -y); refuses a session a live process holds (exit 17). Never follows a
+    symbolic link out of the session; a delete that was cut short is finished first.
     """
     from strands_durable.cli.session_views import short_id
 
@@ -227,7 +227,7 @@ def cleanup(
         list[str] | None,
         typer.Option("--status", metavar="STATUS", help="Only sessions with this status (repeatable)."),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Do not ask for confirmation.")] = False,
+    force: Annotated[bool, typer.Option("--force", "--yes", "-y", help="Do not ask for confirmation.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be deleted.")] = False,
     sessions_dir: SessionsDir = None,
 ) -> None:
