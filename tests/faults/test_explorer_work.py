@@ -143,3 +143,24 @@ def test_a_conversation_digested_in_pieces_equals_its_whole_view_digested(tmp_pa
         digester = SnapshotDigest()
         for state in order:
             assert digester.digest(state) == _digest_from_scratch(state)
+
+
+def test_a_history_found_valid_is_judged_again_once_it_grows_or_is_replaced() -> None:
+    state = SessionState()
+    conv = state.conversation("c.a", "a")
+    conv.messages = [
+        {"role": "user", "content": [{"text": "hello"}]},
+        {"role": "assistant", "content": [{"text": "hi"}]},
+    ]
+    valid: judge.ValidHistories = {}
+    assert judge.stored_valid(state, "first", valid) == []
+    assert judge.stored_valid(state, "again", valid) == []  # the very list, as validated
+    conv.messages.append({"role": "assistant", "content": [{"text": "again"}]})  # grown in place: two in a row
+    assert [rule for rule, _ in judge.stored_valid(state, "grown", valid)] == ["invalid-history"]
+    conv.messages = [{"role": "assistant", "content": [{"text": "first"}]}]  # replaced whole (a repair)
+    assert [rule for rule, _ in judge.stored_valid(state, "replaced", valid)] == ["invalid-history"]
+    conv.messages = [
+        {"role": "user", "content": [{"text": "hello"}]},
+        {"role": "assistant", "content": [{"text": "hi"}]},
+    ]
+    assert judge.stored_valid(state, "equal", valid) == []  # equal to the list found valid: valid

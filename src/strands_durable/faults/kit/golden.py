@@ -157,7 +157,7 @@ class WorkflowGoldenRun(GoldenRun):
     meta: dict[str, Any] = field(default_factory=dict)
     checkpoint_states: dict[str, GoldenPoint] = field(default_factory=dict)  # snapshot digest -> first checkpoint
     digester: SnapshotDigest = field(default_factory=SnapshotDigest)  # shared by the explorations of this run
-    valid_histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # last stored-valid, per key
+    valid_histories: dict[str, Any] = field(default_factory=dict)  # last stored-valid, per key (judge.ValidHistories)
     commits: list[tuple[int, tuple[ToolKey, ...]]] = field(default_factory=list, init=False)  # (length, results)
     _states: OrderedDict[int, SessionState] = field(default_factory=OrderedDict, init=False, repr=False)
     _committed_at: dict[int, frozenset[ToolKey]] = field(default_factory=dict, init=False, repr=False)

@@ -52,18 +52,30 @@ Problem = tuple[str, str]  # (rule, detail)
 SECRET_ECHO = "secret-echo"
 
 
-def stored_valid(state: SessionState, when: str, valid: dict[str, list[dict[str, Any]]] | None = None) -> list[Problem]:
+ValidHistories = dict[str, tuple[list[dict[str, Any]], int, list[dict[str, Any]]]]
+"""The conversations found valid before, by key: the messages list validated, its length then, and a copy."""
+
+
+def stored_valid(state: SessionState, when: str, valid: ValidHistories | None = None) -> list[Problem]:
     """Every stored history is valid as stored. `valid` caches the conversations found valid before (by key), so
-    a history shared by many runs is validated once."""
-    found = []
-    for key, conv in sorted(state.conversations.items()):
-        if valid is not None and valid.get(key) == conv.messages:
-            continue
-        violations = history_violations(key, conv.messages)
-        found += [(INVALID_HISTORY, f"{when}: {v}") for v in violations]
-        if not violations and valid is not None:
-            valid[key] = list(conv.messages)
-    return found
+    a history shared by many runs is validated once: the very list validated at the same length (a state's
+    messages list only grows by appending, and a repair replaces it whole), or a list of equal messages."""
+    found: list[tuple[str, list[str]]] = []
+    for key, conv in list(state.conversations.items()):
+        messages = conv.messages
+        if valid is not None and key in valid:
+            validated, length, copied = valid[key]
+            if validated is messages and length == len(messages):
+                continue
+            if copied == messages:
+                valid[key] = (messages, length, copied)  # this very list, next time
+                continue
+        violations = history_violations(key, messages)
+        if violations:
+            found.append((key, violations))
+        elif valid is not None:
+            valid[key] = (messages, len(messages), list(messages))
+    return [(INVALID_HISTORY, f"{when}: {v}") for _, violations in sorted(found) for v in violations]
 
 
 def continuable(state: SessionState) -> list[str]:
