@@ -42,14 +42,23 @@ def test_a_seed_is_judged_once_per_journal_length_and_every_crash_state_is_judge
 ) -> None:
     judged = _counting_judge(monkeypatch)
     reads: Counter[int] = Counter()  # by the outcome of the exploration (a sampled real segment has its own)
-    check_stored = explore._Exploration.check_stored
+    checking: list[bool] = [False]
+    check_stored, load = explore._Exploration.check_stored, explore._Exploration.load
 
-    def counted_check(self: explore._Exploration, label: str, state: Any = None) -> Any:
-        if state is None:  # the check reads the session from disk
+    def counted_check(self: explore._Exploration, label: str) -> Any:
+        checking[0] = True
+        try:
+            return check_stored(self, label)
+        finally:
+            checking[0] = False
+
+    def counted_load(self: explore._Exploration, **options: Any) -> Any:
+        if checking[0]:  # the check reads the session from disk
             reads[id(self.outcome)] += 1
-        return check_stored(self, label, state)
+        return load(self, **options)
 
     monkeypatch.setattr(explore._Exploration, "check_stored", counted_check)
+    monkeypatch.setattr(explore._Exploration, "load", counted_load)
     seeded: list[int] = []  # the journal length of every seed written
     seed = explore._Exploration._seed
 

@@ -121,6 +121,7 @@ class _Exploration:
         self.seed_state: SessionState | None = None  # its state
         self.known: KnownJournal | None = None  # both, for the stores of its runs (None: they read it all)
         self.reader: SessionStore | None = None  # what the checks read the session with (the runs open their own)
+        self.runs_at_seed = 0  # `outcome.runs` when the seed was written (more: a run has touched the session)
 
     @property
     def session_id(self) -> str:
@@ -150,6 +151,7 @@ class _Exploration:
     def _seed(self, length: int, files: dict[str, bytes]) -> None:
         header_end = self.golden.journal.index(b"\n") + 1
         self.sessions, self.out_dir, self.scratch = self.workspace.new()
+        self.runs_at_seed = self.outcome.runs
         write_files(self.scratch, files)
         self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
         self.seed_state = self.golden.state_at(length)
@@ -244,9 +246,11 @@ class _Exploration:
         for rule, detail in problems:
             self.problem(rule, detail)
 
-    def check_stored(self, label: str, state: SessionState | None = None) -> SessionState:
-        """The session's durable state, read from disk unless given (`seeded`), with its histories judged."""
-        state = self.load() if state is None else state
+    def check_stored(self, label: str) -> SessionState:
+        """The session's durable state now, with its histories judged: the seed's own while no run has touched the
+        session since it was written (a derived crash state: the journal is exactly the seed, `seeded`), else read
+        from disk."""
+        state = self.seeded() if self.outcome.runs == self.runs_at_seed else self.load()
         self.judged(judge.stored_valid(state, label, self.golden.valid_histories))
         return state
 
@@ -332,10 +336,8 @@ def _explore_schedule(
         crash_index = target.index
         label = f"resume after the crash at {target.id}"
     last = targets[-1]
-    seeded = derived  # a derived crash state on disk is the seed as written: no run has touched it yet
     while True:  # at most twice: the resume crashes again at the last point if it passes it, then converges
-        crashed = ex.check_stored(f"right after the crash at {outcome.fired[-1]}", ex.seeded() if seeded else None)
-        seeded = False
+        crashed = ex.check_stored(f"right after the crash at {outcome.fired[-1]}")
         unknown |= pending_unknown(crashed)
         again = repeat_last and len(outcome.fired) == len(targets)
         final = ex.resume(
