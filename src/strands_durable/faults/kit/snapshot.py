@@ -75,15 +75,19 @@ class _EncodedHistory:
         self.named: list[int] = []
 
     def shared_prefix(self, messages: list[dict[str, Any]]) -> int:
-        """How many leading messages `messages` has in common with these (equal as values)."""
+        """How many leading messages `messages` has in common with these (equal as values): slices compared in C
+        (shared messages by identity), the length found by bisection (a common prefix's prefixes are common)."""
         mine = self.messages
-        count = min(len(mine), len(messages))
-        if mine[:count] == messages[:count]:  # the usual case, compared in C (shared messages by identity)
-            return count
-        index = 0
-        while index < count and (mine[index] is messages[index] or mine[index] == messages[index]):
-            index += 1
-        return index
+        low, high = 0, min(len(mine), len(messages))
+        if mine[:high] == messages[:high]:
+            return high
+        while low < high - 1:  # mine[:low] == messages[:low] and mine[:high] != messages[:high]
+            middle = (low + high) // 2
+            if mine[low:middle] == messages[low:middle]:
+                low = middle
+            else:
+                high = middle
+        return low
 
     def names(self, count: int) -> dict[str, str]:
         """The names of the ids the first `count` messages named."""
@@ -167,6 +171,8 @@ class SnapshotDigest:
             common = history.shared_prefix(messages)
             if common > shared:
                 best, shared = history, common
+            if shared == len(messages):
+                break
         if best is None:
             best, shared = _EncodedHistory(), 0
         if shared < len(messages):
