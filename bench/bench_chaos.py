@@ -25,6 +25,9 @@ faults/kit/collector.py) as one more tree of the comparison. Each summary line e
 examples' points/s with every crash state reached by its real segment against the default (derived from the golden
 run where it can be, a seeded 1 in 10 also checked against the real segment), and the runs each point costs.
 
+`--own-work` (issue 37) prints, `--rounds` times in one process, the explorer's own CPU per crash point of the
+examples: its thread's CPU in `explore_point` less that in the resumes it starts.
+
 `--workers N` (issue 37) measures the forked workers against the baselines, alternating, `--rounds` times: the
 exploration phase of the examples (golden runs done first, not counted) in this process and in N workers forked
 from it (faults/kit/workers.py; the forks are counted), and the whole `pytest --strands-chaos examples/ -n 0`
@@ -98,6 +101,45 @@ def explore(spec: Path, workdir: Path, max_points: int | None) -> tuple[int, int
 
 TARGET_RATE = 200  # crash points per second in one process (issue 18 item 4)
 TARGET_XDIST = 1.6  # serial / -n 2 on 2 cores
+
+
+def own_work(workdir: Path, examples: Path) -> None:
+    """The explorer's own CPU per crash point over every point of the examples (golden runs and exactness samples
+    first, not counted): this thread's CPU in `explore_point` less its CPU in the resumes it starts (seeding, reading
+    back, judging, and the collections that fall in them), and all of this process's CPU per point."""
+    import strands_durable.runner.run as runner_run
+    from strands_durable.faults.classes.explore import _sample_verdicts
+
+    goldens = []
+    for spec in sorted(examples.glob("*.strands.yaml")):
+        golden = run_golden(ChaosTarget(spec), workdir / spec.stem / "golden")
+        _sample_verdicts(golden, workdir / spec.stem / "points" / "real-segment")
+        goldens.append((golden, workdir / spec.stem / "points"))
+    in_runs = [0.0]
+    resume = runner_run.resume
+
+    def timed_resume(*args: object, **options: object) -> object:
+        start = time.thread_time()
+        try:
+            return resume(*args, **options)  # type: ignore[arg-type]
+        finally:
+            in_runs[0] += time.thread_time() - start
+
+    runner_run.resume = timed_resume  # type: ignore[assignment]  # timed, not replaced: the explorer's own calls
+    try:
+        points, start, cpu = 0, time.thread_time(), time.process_time()
+        for golden, points_dir in goldens:
+            for point_id in iter_points(golden, None, 0):
+                explore_point(golden, point_id, points_dir)
+                points += 1
+        explorer, process = time.thread_time() - start, time.process_time() - cpu
+    finally:
+        runner_run.resume = resume
+    own, runs, everything = ((explorer - in_runs[0]) / points, in_runs[0] / points, process / points)
+    print(
+        f"examples: {points} crash points; the explorer's own CPU {own * 1000:.2f} ms per point (its resumes "
+        f"{runs * 1000:.2f} ms in this thread); all CPU {everything * 1000:.2f} ms per point (target: half of ~1.4 ms)"
+    )
 
 
 def examples_rate(workdir: Path, examples: Path, *, quiet: bool = False) -> tuple[float, float]:
@@ -432,6 +474,7 @@ def main() -> None:
     parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, help="issue 37: forked workers against the baselines (see above)")
     parser.add_argument("--segments", action="store_true", help="issue 37: derived crash states vs real segments")
+    parser.add_argument("--own-work", action="store_true", help="issue 37: the explorer's own CPU per crash point")
     parser.add_argument(
         "--freeze-gc", action="store_true", help="also measure this tree with --strands-chaos-freeze-gc (a tree more)"
     )
@@ -455,6 +498,10 @@ def _measure(args: argparse.Namespace, workdir: Path) -> None:
     """What the command line asks for, with `workdir` as this process's scratch space."""
     if args.segments:
         compare_segments(workdir, args.examples.resolve(), args.rounds)
+        return
+    if args.own_work:
+        for _ in range(args.rounds):
+            own_work(workdir / f"own-{_}", args.examples.resolve())
         return
     if args.examples_rate_only and args.workers:
         print(json.dumps(forked_rates(workdir, args.examples.resolve(), args.workers)))
