@@ -25,13 +25,13 @@ faults/kit/collector.py) as one more tree of the comparison. Each summary line e
 examples' points/s with every crash state reached by its real segment against the default (derived from the golden
 run where it can be, a seeded 1 in 10 also checked against the real segment), and the runs each point costs.
 
-`--own-work` (issue 37) prints, `--rounds` times in one process, the explorer's own CPU per crash point of the
-examples: its thread's CPU in `explore_point` less that in the resumes it starts.
-
 `--workers N` (issue 37) measures the forked workers against the baselines, alternating, `--rounds` times: the
 exploration phase of the examples (golden runs done first, not counted) in this process and in N workers forked
 from it (faults/kit/workers.py; the forks are counted), and the whole `pytest --strands-chaos examples/ -n 0`
 process of every tree against this tree's with `--strands-chaos-workers=N`.
+
+`--own-work` (issue 37) prints, `--rounds` times in one process, the explorer's own CPU per crash point of the
+examples: its thread's CPU in `explore_point` less that in the resumes it starts.
 """
 
 from __future__ import annotations
@@ -470,11 +470,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds with --baseline or --xdist")
     parser.add_argument("--xdist", action="store_true", help="also time the whole pytest run, -n 0 vs -n 2")
     parser.add_argument("--chains-only", action="store_true", help="only the 50 vs 10-step cost per point")
+    parser.add_argument("--own-work", action="store_true", help="issue 37: the explorer's own CPU per crash point")
     parser.add_argument("--examples", type=Path, default=REPO / "examples", help="the specs measured (examples/)")
     parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, help="issue 37: forked workers against the baselines (see above)")
     parser.add_argument("--segments", action="store_true", help="issue 37: derived crash states vs real segments")
-    parser.add_argument("--own-work", action="store_true", help="issue 37: the explorer's own CPU per crash point")
     parser.add_argument(
         "--freeze-gc", action="store_true", help="also measure this tree with --strands-chaos-freeze-gc (a tree more)"
     )
