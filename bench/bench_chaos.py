@@ -21,6 +21,9 @@ examples/ (issue 18 pins the workload: the 7 examples as at 5526c56, `git archiv
 `--freeze-gc` also measures this tree with the plugin's one tuning on (`--strands-chaos-freeze-gc`,
 faults/kit/collector.py) as one more tree of the comparison. Each summary line ends with the issue's target for it.
 
+`--own-work` (issue 37) prints, `--rounds` times in one process, the explorer's own CPU per crash point of the
+examples: its thread's CPU in `explore_point` less that in the resumes it starts.
+
 `--segments` (issue 37) measures, in one process over the same golden runs and alternating `--rounds` times, the
 examples' points/s with every crash state reached by its real segment against the default (derived from the golden
 run where it can be, a seeded 1 in 10 also checked against the real segment), and the runs each point costs.
@@ -29,9 +32,6 @@ run where it can be, a seeded 1 in 10 also checked against the real segment), an
 exploration phase of the examples (golden runs done first, not counted) in this process and in N workers forked
 from it (faults/kit/workers.py; the forks are counted), and the whole `pytest --strands-chaos examples/ -n 0`
 process of every tree against this tree's with `--strands-chaos-workers=N`.
-
-`--own-work` (issue 37) prints, `--rounds` times in one process, the explorer's own CPU per crash point of the
-examples: its thread's CPU in `explore_point` less that in the resumes it starts.
 """
 
 from __future__ import annotations
