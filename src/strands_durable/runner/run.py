@@ -122,7 +122,6 @@ def resume(
     file it was prepared for, and everything a run could leave state in is still built anew."""
     from strands_durable.runner.artifacts import recorded_out
     from strands_durable.runner.positions import check_committed_positions
-    from strands_durable.spec import bytes_hash, load_spec_bytes, read_spec_bytes
 
     options = options or RunOptions()
     store = store or default_store()
@@ -154,23 +153,10 @@ def resume(
             reporter.warning(warning)
         if options.cli_vars:
             reporter.warning("--var is ignored with --resume: the session's original variables are used")
-        spec_path = Path(meta["spec_path"])
         if prepared is not None and not prepared.serves(full_id, meta):
             prepared = None  # another session, or one created from another spec: resumed from its own
-        if prepared is not None:
-            spec = prepared.spec  # the spec file as read when prepared, with the bytes this session recorded
-        elif spec_path.is_file():
-            raw = read_spec_bytes(spec_path)  # read once: hashed here, parsed (or found parsed) by the loader
-            current = bytes_hash(raw)
-            if current != meta["spec_hash"]:
-                reporter.warning(
-                    f"{SPEC_CHANGED_WARNING}\n  Original: {meta['spec_hash'][:8]}...\n"
-                    f"  Current: {current[:8]}...\n  Continuing with execution..."
-                )
-            spec = load_spec_bytes(raw, spec_path)
-        else:
-            reporter.warning(f"Spec file {spec_path} is gone; running the session's spec_snapshot.yaml")
-            spec = _snapshot_spec(session, spec_path)
+        # prepared: the spec file as read when prepared, with the bytes this session recorded
+        spec = prepared.spec if prepared is not None else _recorded_spec(session, reporter)
         check_committed_positions(spec, state)
         runtime = meta.get("runtime", {})
         options = replace(
@@ -188,6 +174,26 @@ def resume(
         session.close()
         raise
     return _execute(spec, session, options, store, resumed=True, prepared=prepared)
+
+
+def _recorded_spec(session: Session, reporter: Any) -> Any:
+    """The spec a session resumes with: its spec file (warning when its bytes changed since the session was
+    created), or the session's snapshot when the file is gone."""
+    from strands_durable.spec import bytes_hash, load_spec_bytes, read_spec_bytes
+
+    meta = session.state.meta
+    spec_path = Path(meta["spec_path"])
+    if not spec_path.is_file():
+        reporter.warning(f"Spec file {spec_path} is gone; running the session's spec_snapshot.yaml")
+        return _snapshot_spec(session, spec_path)
+    raw = read_spec_bytes(spec_path)  # read once: hashed here, parsed (or found parsed) by the loader
+    current = bytes_hash(raw)
+    if current != meta["spec_hash"]:
+        reporter.warning(
+            f"{SPEC_CHANGED_WARNING}\n  Original: {meta['spec_hash'][:8]}...\n"
+            f"  Current: {current[:8]}...\n  Continuing with execution..."
+        )
+    return load_spec_bytes(raw, spec_path)
 
 
 def _snapshot_spec(session: Session, spec_path: Path) -> Any:
