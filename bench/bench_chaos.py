@@ -26,7 +26,8 @@ run where it can be, a seeded 1 in 10 also checked against the real segment), an
 
 `--resumes` (issue 37) measures one resume in one process, cold (as `strands run --resume`) and warm (what every
 resume of the workflow reads and none changes built once, runner/prepared.py), in pairs over every crash point of
-the examples, `--rounds` times: each pair resumes the same seeded state to convergence; milliseconds per resume.
+the examples, `--rounds` times: each pair resumes the same seeded state to convergence (milliseconds per resume), then
+explores the whole point (points/s).
 
 `--workers N` (issue 37) measures the forked workers against the baselines, alternating, `--rounds` times: the
 exploration phase of the examples (golden runs done first, not counted) in this process and in N workers forked
@@ -220,7 +221,8 @@ def compare_resumes(workdir: Path, examples: Path, rounds: int) -> None:
     `strands run --resume` does) and warm (with the golden run's `prepared_resume()`, runner/prepared.py). For
     every crash point of the examples, the session is seeded with the golden run's durable state before the point
     and resumed to convergence, cold and warm in turn (the first of the pair alternates), `rounds` times; only the
-    resume itself is timed (the store's open and abandon, the run, the explorer's checks of it)."""
+    resume itself is timed (the store's open and abandon, the run, the explorer's checks of it); then each point is
+    explored whole (`explore_point`), cold and warm in the same pairs, for points/s."""
     from strands_durable.faults.classes.explore import PointOutcome, _Exploration
     from strands_durable.faults.kit.golden import cut_for
 
@@ -228,6 +230,7 @@ def compare_resumes(workdir: Path, examples: Path, rounds: int) -> None:
     tasks = [(golden, point_id) for golden in goldens for point_id in iter_points(golden, None, 0)]
     wall: dict[bool, list[float]] = {False: [], True: []}
     cpu: dict[bool, list[float]] = {False: [], True: []}
+    point_wall, point_cpu = {False: 0.0, True: 0.0}, {False: 0.0, True: 0.0}  # whole points (`explore_point`)
     loads = [os.getloadavg()[0]]
     for number in range(rounds + 1):  # round 0 untimed: imports, caches and the prepared workflows are built
         for index, (golden, point_id) in enumerate(tasks):
@@ -243,6 +246,13 @@ def compare_resumes(workdir: Path, examples: Path, rounds: int) -> None:
                     cpu[warm].append(time.process_time() - used)
                 if ex.outcome.problems:
                     raise SystemExit("Error: a resume failed while benchmarking:\n" + ex.outcome.describe())
+                start, used = time.perf_counter(), time.process_time()
+                outcome = explore_point(golden, point_id, golden.workdir / "points")
+                if number:
+                    point_wall[warm] += time.perf_counter() - start
+                    point_cpu[warm] += time.process_time() - used
+                if not outcome.ok:
+                    raise SystemExit("Error: a crash point failed while benchmarking:\n" + outcome.describe())
         if number:
             loads.append(os.getloadavg()[0])
     for golden in goldens:
@@ -256,8 +266,14 @@ def compare_resumes(workdir: Path, examples: Path, rounds: int) -> None:
             f"ms CPU (median {1000 * statistics.median(cpu[warm]):.2f} ms CPU), {count} resumes"
         )
     print(
-        f"warm / cold: {sum(wall[True]) / sum(wall[False]):.2f}x wall, {sum(cpu[True]) / sum(cpu[False]):.2f}x CPU; "
+        f"warm / cold: {sum(wall[True]) / sum(wall[False]):.2f}x wall, {sum(cpu[True]) / sum(cpu[False]):.2f}x CPU "
+        f"(medians {statistics.median(cpu[True]) / statistics.median(cpu[False]):.2f}x); "
         f"saved per resume: {1000 * (sum(cpu[False]) - sum(cpu[True])) / count:.2f} ms CPU"
+    )
+    rate = {warm: count / point_wall[warm] for warm in (False, True)}
+    print(
+        f"whole crash points, warm / cold: {rate[True]:.1f} / {rate[False]:.1f} points/s = "
+        f"{rate[True] / rate[False]:.2f}x wall, {point_cpu[False] / point_cpu[True]:.2f}x per CPU second"
     )
 
 
