@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from strands_durable.errors import Unsupported
@@ -63,10 +65,11 @@ class ToolCatalog:
     HTTP executor and MCP server ids, the guardrails and the directory module tools are imported beside.
 
     A warm resume (runner/prepared.py) builds it once per workflow and every run's `ToolResolver` reads it: it is
-    frozen and none of its values is changed after `of`, so no run can leave anything in it for the next.
+    frozen and its values are immutable (frozensets, a read-only mapping), so no run can leave anything in it for
+    the next.
     """
 
-    entries: dict[str, _Entry]
+    entries: Mapping[str, _Entry]  # read-only
     spec_dir: Path | None  # module tools beside the spec file
     http_ids: frozenset[str]
     mcp_ids: frozenset[str]
@@ -80,7 +83,7 @@ class ToolCatalog:
         guardrails = spec.security.guardrails if spec.security is not None else None
         allowed = guardrails.allow_tools if guardrails is not None else None
         return cls(
-            entries=_entries(spec),
+            entries=MappingProxyType(_entries(spec)),
             spec_dir=Path(source).resolve().parent if source is not None else None,
             http_ids=frozenset(h.id for h in spec.tools.http_executors),
             mcp_ids=frozenset(m.id for m in spec.tools.mcp),
