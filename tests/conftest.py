@@ -15,6 +15,15 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` starts one worker more than there are cores: many tests spend much of their time waiting (on
+    fsync, on the children they kill and resume, on a crashed run's threads), and a worker waiting leaves its core
+    idle. PYTEST_XDIST_AUTO_NUM_WORKERS still chooses, as pytest-xdist documents."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist's own hook reads it
+    return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
+
+
 @pytest.fixture(autouse=True)
 def _isolated_sessions(tmp_path, monkeypatch):
     """No test touches ~/.strands: sessions go to a per-test directory unless a test says otherwise."""

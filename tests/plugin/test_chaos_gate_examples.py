@@ -1,7 +1,10 @@
 """The CI durability gate: `pytest --strands-chaos` over every example spec finds no divergence and no invalid
 history. Bounded to 200 crash points per workflow (today every example has fewer, so all are explored) so the
 gate stays well inside CI's 20-minute budget on 2 cores as examples are added (10 s for all 768 points today,
-see docs/benchmarks.md)."""
+see docs/benchmarks.md). The points run in workers forked after the imports and the golden runs
+(`--strands-chaos-workers=2`), which, unlike xdist's `-n 2` workers, neither import Strands again nor compute
+the golden runs again; the xdist path of the same gate is held by
+test_plugin_chaos.py::test_xdist_workers_report_the_same_totals."""
 
 from __future__ import annotations
 
@@ -24,7 +27,8 @@ def test_every_example_survives_an_interrupt_at_every_crash_point(pytester: pyte
         f"--strands-chaos-max-points={MAX_POINTS_PER_WORKFLOW}",
         f"--strands-chaos-report={report}",
         "-n",
-        "2",
+        "0",
+        "--strands-chaos-workers=2",
         "-p",
         "no:cacheprovider",
         "-q",

@@ -87,13 +87,15 @@ def test_xdist_workers_pack_the_properties_unless_junit_xml_is_written(pytester:
     serial.assert_outcomes(passed=8)
     assert all(len(names) > 1 for names in _call_properties(pytester))  # one property each
 
-    packed = pytester.runpytest_subprocess("--strands-chaos", *FAST, "-n", "2", "--strands-chaos-report=packed.json")
+    # one xdist worker: its reports reach the controller as with any number (the totals of several workers add up
+    # as a serial run's: test_plugin_chaos.py::test_xdist_workers_report_the_same_totals)
+    packed = pytester.runpytest_subprocess("--strands-chaos", *FAST, "-n", "1", "--strands-chaos-report=packed.json")
     packed.assert_outcomes(passed=8)
     assert _call_properties(pytester) == [["strands_chaos_packed"]] * 8  # what the controller received
     assert summary(packed) == summary(serial)
     assert json.loads((pytester.path / "packed.json").read_text())["crash_points_explored"] == 6
 
-    spread = pytester.runpytest_subprocess("--strands-chaos", *FAST, "-n", "2", "--junitxml=spread.xml")
+    spread = pytester.runpytest_subprocess("--strands-chaos", *FAST, "-n", "1", "--junitxml=spread.xml")
     spread.assert_outcomes(passed=8)
     assert all(len(names) > 1 for names in _call_properties(pytester))
     assert summary(spread) == summary(serial)
