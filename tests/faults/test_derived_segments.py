@@ -1,7 +1,8 @@
 """Crash states derived from the golden run (faults/kit/derived.py): at every crash point of every example the
 derived state equals what the real crash segment leaves (records, the tools' workspace, what a resume reads);
 a wrong derivation is named as a finding; the points that cannot be derived run their real segment, counted by
-reason; `--strands-chaos-real-segments` checks every point."""
+reason (a segment whose commit changes the pattern's position is derived: a resumed runner writes the record an
+uninterrupted one does); `--strands-chaos-real-segments` checks every point."""
 
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ from strands_durable.faults.kit.derived import REAL_SEGMENTS, SEGMENT_RULE, Segm
 from strands_durable.faults.kit.golden import WorkflowGoldenRun, cut_for
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.target import ChaosTarget
+from strands_durable.faults.kit.unit_orders import points_inside, reached, unit_orders
+from strands_durable.store.base import read_journal_bytes
 from tests.conftest import EXAMPLES
 
-FALLBACKS = {"close", "concurrent", "pattern-state"}
+FALLBACKS = {"close", "concurrent"}
 
 
 QUICK = "chain-research.strands.yaml"  # in the default run; the other examples with the long proofs (`-m long`)
@@ -29,17 +32,40 @@ EXAMPLE_SPECS = [
 ]
 
 
+def _commits_pattern_state(golden: WorkflowGoldenRun, point_id: str) -> bool:
+    """Whether the crash segment of the point makes a commit that changes the pattern's position."""
+    cut = cut_for(golden, golden.point(point_id))
+    if cut is None:
+        return False
+    record = read_journal_bytes(
+        golden.journal[: cut.journal_length] + golden.journal[cut.journal_length :].split(b"\n", 1)[0] + b"\n"
+    ).records[-1]
+    return any(event.get("type") == "pattern_state" for event in record.get("events", ()))
+
+
 @pytest.mark.parametrize("spec", EXAMPLE_SPECS)
 def test_every_derived_crash_state_of_the_examples_equals_the_real_segments(spec: str, tmp_path: Path) -> None:
+    # every point of the golden run, and of each unit order's golden run (default orders) the points inside the
+    # layer the plugin explores in it
     golden = run_golden(ChaosTarget(EXAMPLES / spec), tmp_path / "golden")
-    golden.segments = REAL_SEGMENTS
+    runs = [(golden, golden.ordered_ids())]
+    for number, order in enumerate(unit_orders(golden, "default")):
+        ordered = run_golden(order.target(golden.target), tmp_path / f"order{number}")
+        if reached(ordered, order) and not ordered.problems:
+            runs.append((ordered, points_inside(ordered, order)))
     segments: Counter[str] = Counter()
-    for point_id in golden.ordered_ids():
-        outcome = explore_point(golden, point_id, tmp_path / "points")
-        assert outcome.ok, outcome.describe()
-        segments[outcome.segment] += 1
-    assert set(segments) <= {"derived, checked", *FALLBACKS}, segments
+    for run, point_ids in runs:
+        run.segments = REAL_SEGMENTS
+        for point_id in point_ids:
+            outcome = explore_point(run, point_id, tmp_path / "points")
+            assert outcome.ok, outcome.describe()
+            segments[outcome.segment] += 1
+            if _commits_pattern_state(run, point_id) and outcome.segment not in FALLBACKS:
+                segments["pattern-state, derived"] += 1
+                assert outcome.segment == "derived, checked", (point_id, outcome.segment)
+    assert set(segments) <= {"derived, checked", "pattern-state, derived", *FALLBACKS}, segments
     assert segments["derived, checked"] > 0, segments  # every example has points whose state is derived
+    assert segments["pattern-state, derived"] > 0, segments  # and every one has a pattern whose position moves
 
 
 def test_a_derived_state_that_differs_from_the_real_segment_fails_naming_the_difference(
@@ -64,11 +90,15 @@ def test_a_derived_state_that_differs_from_the_real_segment_fails_naming_the_dif
     assert target.id in differences[0].detail and "records derived" in differences[0].detail
 
 
-def test_close_concurrent_and_pattern_state_segments_run_for_real(tmp_path: Path) -> None:
+def test_close_and_concurrent_segments_run_for_real_and_pattern_state_ones_are_derived(tmp_path: Path) -> None:
     golden = run_golden(ChaosTarget(EXAMPLES / "parallel-market-scan.strands.yaml"), tmp_path / "golden")
     reasons = {p.id: fallback_reason(golden, p, cut_for(golden, p)) for p in golden.points}
     assert {reasons[p.id] for p in golden.points if p.point.path.startswith("close")} == {"close"}
-    assert "concurrent" in reasons.values() and "pattern-state" in reasons.values() and None in reasons.values()
+    assert set(reasons.values()) == {"close", "concurrent", None}
+    pattern = [pid for pid in reasons if _commits_pattern_state(golden, pid) and reasons[pid] is None]
+    assert pattern  # the merge of the branches moves the pattern's position: derived, not run
+    outcome = explore_point(golden, pattern[0], tmp_path / "derived")
+    assert outcome.ok and outcome.segment.startswith("derived")
     point_id = next(pid for pid, reason in reasons.items() if reason == "concurrent")
     outcome = explore_point(golden, point_id, tmp_path / "points")
     assert outcome.ok and outcome.segment == "concurrent" and outcome.runs >= 2  # the crashing run ran

@@ -10,9 +10,12 @@ golden run's own; `fallback_reason` names every case where it may not be, and su
   artifacts to its own output directory again, which the golden run did once;
 - `concurrent`: another unit or tool is in flight somewhere in the segment: its interleaving in a resume may
   differ, and a sync tool in its thread can outlive the crash (residue the golden run does not show);
-- `pattern-state`: the segment's commit carries the pattern's position, which a resumed runner rebuilds from the
-  store rather than carries over, so its change record may differ from the golden run's;
 - `free-threading`: under a free-threaded interpreter nothing about interleavings is assumed.
+
+A segment whose commit changes the pattern's position (a `pattern_state` event) is derived: a resumed runner
+rebuilds that position from the store, and the record it then writes is the one the uninterrupted run writes
+(contract: a resume writes what an uninterrupted run writes; tests/faults/test_derived_segments.py compares every
+such point of every example, in every unit order explored, with its real segment).
 
 Exactness is checked, never assumed (`SegmentPolicy`): a seeded sample of points (at least one in `check_every`
 per workflow) also runs the real segment, and `segment_difference` compares the two states (records, the tools'
@@ -79,8 +82,6 @@ def fallback_reason(golden: Any, target: Any, cut: Any) -> str | None:
         return "close"
     if facts.crowded[target.index + 1] > facts.crowded[start]:
         return "concurrent"
-    if cut is not None and cut.journal_length in facts.pattern_commits:
-        return "pattern-state"
     return None
 
 
@@ -88,12 +89,10 @@ def fallback_reason(golden: Any, target: Any, cut: Any) -> str | None:
 class SegmentFacts:
     """What `fallback_reason` asks of a golden run, computed once: running counts (over its points, so a segment's
     count is a difference) of points at or after the run's end (`closing`) and of points where more than one unit
-    or tool call was in flight (`crowded`), and the journal lengths after which the next record changes the
-    pattern's position (`pattern_commits`)."""
+    or tool call was in flight (`crowded`)."""
 
     closing: list[int]
     crowded: list[int]
-    pattern_commits: frozenset[int]
 
 
 def segment_facts(golden: Any) -> SegmentFacts:
@@ -108,15 +107,7 @@ def segment_facts(golden: Any) -> SegmentFacts:
             (tools.add if point.site == "tool.before" else tools.discard)(point.path)
         closing.append(closing[-1] + int(p.completed or point.path.split("/", 1)[0] == "close"))
         crowded.append(crowded[-1] + int(len(units) > 1 or len(tools) > 1))
-    pattern_commits = set()
-    if golden.journal:
-        records = read_journal_bytes(golden.journal).records
-        offset = 0
-        for line, record in zip(golden.journal.splitlines(keepends=True), records, strict=False):
-            if any(event.get("type") == "pattern_state" for event in record.get("events", ())):
-                pattern_commits.add(offset)
-            offset += len(line)
-    return SegmentFacts(closing, crowded, frozenset(pattern_commits))
+    return SegmentFacts(closing, crowded)
 
 
 def crash_workspace(golden: Any, target: Any) -> Files:
