@@ -9,7 +9,12 @@ golden run's own; `fallback_reason` names every case where it may not be, and su
 - `close`: the segment passes the run's end (completing commit, artifacts): a resume from before it writes the
   artifacts to its own output directory again, which the golden run did once;
 - `concurrent`: another unit or tool is in flight somewhere in the segment: its interleaving in a resume may
-  differ, and a sync tool in its thread can outlive the crash (residue the golden run does not show);
+  differ, and a sync tool in its thread can outlive the crash (residue the golden run does not show). Lockstep
+  does not make it the golden run's: a resume from a cut inside a layer restarts the in-flight siblings from their
+  last commit, so (seen in the parallel example) a commit's `pattern_state` holds a sibling's in-memory progress
+  that the resume has not rebuilt yet (`branch_steps` 0 where the golden run had 2), and under another unit order
+  the resumed siblings run in another order altogether (other records); the release plan's and the survey's
+  concurrent points all match, but no rule tells such segments apart yet;
 - `free-threading`: under a free-threaded interpreter nothing about interleavings is assumed.
 
 A segment whose commit changes the pattern's position (a `pattern_state` event) is derived: a resumed runner
