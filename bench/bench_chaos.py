@@ -1,8 +1,9 @@
 """Chaos plugin benchmark: crash points explored per second on the examples (synthetic model), and the cost of
 one crash point against workflow length (a 10-step vs a 50-step chain, default convergence mode; each chain's
-once-per-workflow exactness sample runs before its timing and is printed on its own).
+once-per-workflow exactness sample runs before its timing and is printed on its own; the same points of both
+chains are then explored `--rounds` times, alternating, and the medians compared).
 
-    .venv/bin/python bench/bench_chaos.py [--points-per-chain 60]
+    .venv/bin/python bench/bench_chaos.py [--points-per-chain 60] [--rounds 5] [--chains-only]
     .venv/bin/python bench/bench_chaos.py --baseline OLD/src [--rounds 5] [--xdist] [--examples DIR]
 
 Prints one line per measurement and the ratios, all measured in this one run. Scratch space as in the plugin
@@ -19,6 +20,9 @@ no run using that much CPU on these cores can beat. `--examples DIR` measures an
 examples/ (issue 18 pins the workload: the 7 examples as at 5526c56, `git archive 5526c56 examples | tar -x -C DIR/..`).
 `--freeze-gc` also measures this tree with the plugin's one tuning on (`--strands-chaos-freeze-gc`,
 faults/kit/collector.py) as one more tree of the comparison. Each summary line ends with the issue's target for it.
+
+`--own-work` (issue 37) prints, `--rounds` times in one process, the explorer's own CPU per crash point of the
+examples: its thread's CPU in `explore_point` less that in the resumes it starts.
 
 `--segments` (issue 37) measures, in one process over the same golden runs and alternating `--rounds` times, the
 examples' points/s with every crash state reached by its real segment against the default (derived from the golden
@@ -82,25 +86,11 @@ def chain_spec(steps: int, *, shared_agent: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def explore(
-    spec: Path, workdir: Path, max_points: int | None, *, sample_first: bool = False
-) -> tuple[int, int, float, float]:
+def explore(spec: Path, workdir: Path, max_points: int | None) -> tuple[int, int, float, float]:
     """(points in the golden run, points explored, seconds spent exploring them, CPU seconds of this process's
-    threads in that time); failures are printed. `sample_first`: the workflow's exactness sample (a real segment at
-    1 in 10 of all its points, run once per workflow before its first derived crash state) runs before the timing,
-    and its own time is printed: with `max_points` below the workflow's points, it would be spread over fewer
-    points than it samples."""
+    threads in that time); failures are printed."""
     golden = run_golden(ChaosTarget(spec), workdir / "golden")
     ids = list(iter_points(golden, max_points, 0))
-    if sample_first:
-        from strands_durable.faults.classes.explore import _sample_verdicts
-
-        start = time.perf_counter()
-        _sample_verdicts(golden, workdir / "points" / "real-segment")
-        print(
-            f"  {spec.stem}: exactness sample of {len(golden.checked_points())} points: "
-            f"{time.perf_counter() - start:.2f} s, before the timing"
-        )
     start, cpu = time.perf_counter(), time.process_time()
     for point_id in ids:
         outcome = explore_point(golden, point_id, workdir / "points")
@@ -111,6 +101,45 @@ def explore(
 
 TARGET_RATE = 200  # crash points per second in one process (issue 18 item 4)
 TARGET_XDIST = 1.6  # serial / -n 2 on 2 cores
+
+
+def own_work(workdir: Path, examples: Path) -> None:
+    """The explorer's own CPU per crash point over every point of the examples (golden runs and exactness samples
+    first, not counted): this thread's CPU in `explore_point` less its CPU in the resumes it starts (seeding, reading
+    back, judging, and the collections that fall in them), and all of this process's CPU per point."""
+    import strands_durable.runner.run as runner_run
+    from strands_durable.faults.classes.explore import _sample_verdicts
+
+    goldens = []
+    for spec in sorted(examples.glob("*.strands.yaml")):
+        golden = run_golden(ChaosTarget(spec), workdir / spec.stem / "golden")
+        _sample_verdicts(golden, workdir / spec.stem / "points" / "real-segment")
+        goldens.append((golden, workdir / spec.stem / "points"))
+    in_runs = [0.0]
+    resume = runner_run.resume
+
+    def timed_resume(*args: object, **options: object) -> object:
+        start = time.thread_time()
+        try:
+            return resume(*args, **options)  # type: ignore[arg-type]
+        finally:
+            in_runs[0] += time.thread_time() - start
+
+    runner_run.resume = timed_resume  # type: ignore[assignment]  # timed, not replaced: the explorer's own calls
+    try:
+        points, start, cpu = 0, time.thread_time(), time.process_time()
+        for golden, points_dir in goldens:
+            for point_id in iter_points(golden, None, 0):
+                explore_point(golden, point_id, points_dir)
+                points += 1
+        explorer, process = time.thread_time() - start, time.process_time() - cpu
+    finally:
+        runner_run.resume = resume
+    own, runs, everything = ((explorer - in_runs[0]) / points, in_runs[0] / points, process / points)
+    print(
+        f"examples: {points} crash points; the explorer's own CPU {own * 1000:.2f} ms per point (its resumes "
+        f"{runs * 1000:.2f} ms in this thread); all CPU {everything * 1000:.2f} ms per point (target: half of ~1.4 ms)"
+    )
 
 
 def examples_rate(workdir: Path, examples: Path, *, quiet: bool = False) -> tuple[float, float]:
@@ -441,6 +470,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds with --baseline or --xdist")
     parser.add_argument("--xdist", action="store_true", help="also time the whole pytest run, -n 0 vs -n 2")
     parser.add_argument("--chains-only", action="store_true", help="only the 50 vs 10-step cost per point")
+    parser.add_argument("--own-work", action="store_true", help="issue 37: the explorer's own CPU per crash point")
     parser.add_argument("--examples", type=Path, default=REPO / "examples", help="the specs measured (examples/)")
     parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, help="issue 37: forked workers against the baselines (see above)")
@@ -468,6 +498,10 @@ def _measure(args: argparse.Namespace, workdir: Path) -> None:
     """What the command line asks for, with `workdir` as this process's scratch space."""
     if args.segments:
         compare_segments(workdir, args.examples.resolve(), args.rounds)
+        return
+    if args.own_work:
+        for _ in range(args.rounds):
+            own_work(workdir / f"own-{_}", args.examples.resolve())
         return
     if args.examples_rate_only and args.workers:
         print(json.dumps(forked_rates(workdir, args.examples.resolve(), args.workers)))
@@ -498,23 +532,52 @@ def _measure(args: argparse.Namespace, workdir: Path) -> None:
     if not args.chains_only:
         examples_rate(workdir, args.examples.resolve())
 
+    compare_chains(workdir, args.points_per_chain, args.rounds)
+
+
+def compare_chains(workdir: Path, points_per_chain: int, rounds: int) -> None:
+    """The cost of one crash point on a 50-step chain against a 10-step one, for one agent per step and for one
+    agent for all steps: golden runs and exactness samples first (printed, not timed), then the same points of
+    each chain explored `rounds` times, the chains alternating within each round; medians per point compared."""
+    from strands_durable.faults.classes.explore import _sample_verdicts
+
     specs = Path(tempfile.mkdtemp(dir=workdir))
     for shared in (False, True):
-        per_point, cpu_per_point = {}, {}
+        label = "one agent" if shared else "one agent per step"
+        chains = {}
         for steps in (10, 50):
             spec = specs / f"chain-{steps}-{'shared' if shared else 'distinct'}.strands.yaml"
             spec.write_text(chain_spec(steps, shared_agent=shared))
-            found, explored, seconds, cpu = explore(spec, workdir / spec.stem, args.points_per_chain, sample_first=True)
-            per_point[steps], cpu_per_point[steps] = seconds / explored, cpu / explored
+            golden = run_golden(ChaosTarget(spec), workdir / spec.stem / "golden")
+            start = time.perf_counter()
+            _sample_verdicts(golden, workdir / spec.stem / "points" / "real-segment")
+            ids = list(iter_points(golden, points_per_chain, 0))
             print(
-                f"chain of {steps:2d} steps ({'one agent' if shared else 'one agent per step'}): {found} points, "
-                f"{explored} explored, {per_point[steps] * 1000:.1f} ms per point ({cpu_per_point[steps] * 1000:.1f} "
-                "CPU ms)"
+                f"  {spec.stem}: {len(golden.points)} points, {len(ids)} explored; exactness sample of "
+                f"{len(golden.checked_points())} points: {time.perf_counter() - start:.2f} s, before the timing"
             )
-        label = "one agent" if shared else "one agent per step"
+            chains[steps] = (golden, ids, workdir / spec.stem / "points")
+        walls: dict[int, list[float]] = {10: [], 50: []}
+        cpus: dict[int, list[float]] = {10: [], 50: []}
+        for _ in range(rounds):
+            for steps, (golden, ids, points) in chains.items():
+                start, cpu = time.perf_counter(), time.process_time()
+                for point_id in ids:
+                    outcome = explore_point(golden, point_id, points)
+                    if not outcome.ok:
+                        print("  FAILED " + outcome.describe().replace("\n", "\n  "))
+                walls[steps].append((time.perf_counter() - start) / len(ids))
+                cpus[steps].append((time.process_time() - cpu) / len(ids))
+        wall = {steps: statistics.median(values) for steps, values in walls.items()}
+        cpu = {steps: statistics.median(values) for steps, values in cpus.items()}
+        for steps in (10, 50):
+            print(
+                f"chain of {steps:2d} steps ({label}): {wall[steps] * 1000:.1f} ms per point "
+                f"({cpu[steps] * 1000:.1f} CPU ms), median of {rounds} rounds"
+            )
         print(
-            f"cost per crash point, 50 vs 10 steps ({label}): ratio {per_point[50] / per_point[10]:.2f} "
-            f"(CPU {cpu_per_point[50] / cpu_per_point[10]:.2f}; target: no regression from 1.15-1.18)"
+            f"cost per crash point, 50 vs 10 steps ({label}): ratio {wall[50] / wall[10]:.2f} "
+            f"(CPU {cpu[50] / cpu[10]:.2f}; target: <= 1.2)"
         )
 
 

@@ -10,7 +10,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from strands_durable import LocalStore
+from strands_durable.store import local_session
 from strands_durable.store.layout import new_session_id
 from strands_durable.store.writer_thread import WriterThread
 
@@ -66,6 +69,30 @@ def test_an_abandoned_session_leaves_no_writer_running(tmp_path: Path) -> None:
     reopened = store.open(session.session_id)  # what the writer had written is whole: the reopen accepts it
     assert len(reopened.state.conversations["c.a"].messages) == 50
     reopened.close()
+
+
+def test_after_a_crash_the_writer_rederives_nothing_before_the_interval_and_close_writes_it_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a resume from a crash starts with no message file of its prefix: rewriting them all at its first commit made
+    # every resume cost the length of the history (the chaos explorer resumes a crash state per crash point)
+    monkeypatch.setattr(local_session, "VIEW_INTERVAL_S", 3600.0)
+    store = LocalStore(tmp_path)
+    session = store.create({"session_id": new_session_id(), "workflow_name": "w", "pattern": "chain"}, b"")
+    directory = store.directory_of(session.session_id)
+    session.flush_views()
+    session.defer_views()
+    for index in range(4):
+        session.commit([_message(index)], durable=False)
+    session.abandon()  # a crash before any message file was written
+    assert _files(directory) == []
+    resumed = store.open(session.session_id)
+    resumed.commit([_message(4)])  # durable: it wakes the writer
+    time.sleep(0.3)
+    assert _files(directory) == []  # what the crash left is re-derived after the interval, not at once
+    resumed.close()
+    assert _files(directory) == [f"message_{index}.json" for index in range(5)]
+    assert [t for t in threading.enumerate() if t.name.startswith("views-")] == []
 
 
 class CountedWork:

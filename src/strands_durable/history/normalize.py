@@ -13,11 +13,12 @@ latency metrics, repair markers) and timestamps. Only message-level keys are dro
 input may well hold a "timestamp") are kept as they are."""
 
 
-def normalize(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def normalize(messages: Sequence[Mapping[str, Any]], names: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """A deep copy of `messages` with toolUseIds renamed tool_0, tool_1, ... in order of first appearance (the
     same name in toolUse and toolResult blocks) and the volatile message keys dropped. Nothing else changes;
-    the input is never mutated."""
-    names: dict[str, str] = {}
+    the input is never mutated. `names`: the ids earlier messages named (the messages continue those; it is
+    updated with the new ones), so a history normalised in pieces equals it normalised whole."""
+    names = {} if names is None else names
 
     def rename(tool_use_id: Any) -> Any:
         if not isinstance(tool_use_id, str):

@@ -445,8 +445,10 @@ class LocalSession(Session):
                 self._stale_agent_files.add(key)
 
     def defer_views(self) -> None:
-        """Count the readable files as flushed now, so the next flush waits for the usual interval."""
+        """Count the readable files as flushed now, so the next flush, and the writer's next run, wait for the usual
+        interval."""
         self._flushed_at = time.monotonic()
+        self._writer.defer()
 
     def mark_views_written(self) -> None:
         for key, conv in self.state.conversations.items():

@@ -84,6 +84,8 @@ def verify_views(directory: Path, state: SessionState, *, trusted: int) -> None:
                 raise CorruptSession(str(directory / name), f"missing or not a JSON object{repair}")
     trusted_before = _closed_at_ns(state) if clean else 0
     for key, conv in state.conversations.items():
+        if not conv.seqs or conv.seqs[0] > trusted:
+            continue  # none of its message files is trusted (after a crash, most conversations of a long session)
         messages_dir = f"{directory / layout.AGENTS_DIR / key / 'messages'}{os.sep}"
         for index, seq in enumerate(conv.seqs):
             if seq > trusted:

@@ -63,6 +63,11 @@ class WriterThread:
                 if self._thread is threading.current_thread():
                     self._thread = None
 
+    def defer(self) -> None:
+        """Count a run as begun now: the next wake runs no sooner than `min_interval_s` from now."""
+        with self._cond:
+            self._last_run = time.monotonic()
+
     def stop(self) -> None:
         """Refuse later wakes, drop a run still waiting for its interval, and wait for the thread to end."""
         with self._cond:

@@ -121,6 +121,7 @@ class _Exploration:
         self.seed_state: SessionState | None = None  # its state
         self.known: KnownJournal | None = None  # both, for the stores of its runs (None: they read it all)
         self.reader: SessionStore | None = None  # what the checks read the session with (the runs open their own)
+        self.runs_at_seed = 0  # `outcome.runs` when the seed was written (more: a run has touched the session)
 
     @property
     def session_id(self) -> str:
@@ -150,18 +151,19 @@ class _Exploration:
     def _seed(self, length: int, files: dict[str, bytes]) -> None:
         header_end = self.golden.journal.index(b"\n") + 1
         self.sessions, self.out_dir, self.scratch = self.workspace.new()
+        self.runs_at_seed = self.outcome.runs
         write_files(self.scratch, files)
         self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
         self.seed_state = self.golden.state_at(length)
         self.seed_state.meta = meta
-        # the runs' stores decode only what they append to the seed (their open would refuse an invalid one)
-        invalid = judge.stored_valid(self.seed_state, "seed", self.golden.valid_histories)
+        # the runs' stores decode only what they append to the seed (their open would refuse an invalid one); the
+        # seed is a prefix of the golden journal, so its histories are judged once per length
+        invalid = self.golden.stored_problems_at(
+            length, lambda state: judge.stored_valid(state, "seed", self.golden.valid_histories)
+        )
         self.known = None if invalid else KnownJournal(self.session_id, self.seed, self.seed_state)
         self.reader = store_at(self.sessions, known=self.known)
-        for journal_length, results in self.golden.commits:
-            if journal_length > length:
-                break
-            self.committed_tools.update(results)
+        self.committed_tools.update(self.golden.committed_tools_at(length))
 
     def seeded(self) -> SessionState:
         """The session's durable state before its first run: the seed's own state when the runs' stores read the
@@ -245,7 +247,10 @@ class _Exploration:
             self.problem(rule, detail)
 
     def check_stored(self, label: str) -> SessionState:
-        state = self.load()
+        """The session's durable state now, with its histories judged: the seed's own while no run has touched the
+        session since it was written (a derived crash state: the journal is exactly the seed, `seeded`), else read
+        from disk."""
+        state = self.seeded() if self.outcome.runs == self.runs_at_seed else self.load()
         self.judged(judge.stored_valid(state, label, self.golden.valid_histories))
         return state
 

@@ -10,9 +10,10 @@ overlapped. Data and its seeding only: the observer and the judge read these, ne
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,7 @@ class GoldenRun:
     workspace: WorkspaceHistory = field(default_factory=lambda: WorkspaceHistory({}))  # the tools' files
     secret_variables: dict[str, str] = field(default_factory=dict)  # declared secret -> its environment variable
     _by_id: dict[str, GoldenPoint] = field(default_factory=dict, init=False, repr=False)
+    _emitted: dict[tuple[str, str], list[int]] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._by_id = {p.id: p for p in self.points}
@@ -98,8 +100,13 @@ class GoldenRun:
         return self._by_id[point_id]
 
     def emissions_before(self, site: str, path: str, index: int) -> int:
-        """How many times the golden run emitted `site` at `path` before its point `index`."""
-        return sum(1 for p in self.points[:index] if p.point.site == site and p.point.path == path)
+        """How many times the golden run emitted `site` at `path` before its point `index` (a search in the indices
+        of that site and path, listed once: a point costs the same early or late in a long run)."""
+        if self._emitted is None:
+            self._emitted = {}
+            for position, p in enumerate(self.points):
+                self._emitted.setdefault((p.point.site, p.point.path), []).append(position)
+        return bisect.bisect_left(self._emitted.get((site, path), ()), index)
 
     @property
     def point_ids(self) -> list[str]:
@@ -150,9 +157,13 @@ class WorkflowGoldenRun(GoldenRun):
     meta: dict[str, Any] = field(default_factory=dict)
     checkpoint_states: dict[str, GoldenPoint] = field(default_factory=dict)  # snapshot digest -> first checkpoint
     digester: SnapshotDigest = field(default_factory=SnapshotDigest)  # shared by the explorations of this run
-    valid_histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # last stored-valid, per key
+    valid_histories: dict[str, Any] = field(default_factory=dict)  # last stored-valid, per key (judge.ValidHistories)
     commits: list[tuple[int, tuple[ToolKey, ...]]] = field(default_factory=list, init=False)  # (length, results)
     _states: OrderedDict[int, SessionState] = field(default_factory=OrderedDict, init=False, repr=False)
+    _committed_at: dict[int, frozenset[ToolKey]] = field(default_factory=dict, init=False, repr=False)
+    _seed_verdicts: dict[int, list[tuple[str, str]]] = field(default_factory=dict, init=False, repr=False)
+    _header: dict[str, Any] | None = field(default=None, init=False, repr=False)
+    _resolved: dict[Path, str] = field(default_factory=dict, init=False, repr=False)  # out_dir -> its resolved path
     failure: str | None = None  # the deterministic failure the golden run ended with (`failure_of`); None: completed
     untaken_edges: list[str] = field(default_factory=list)  # graph edges (`a -> b`) the golden run never took
     segments: SegmentPolicy = field(default_factory=SegmentPolicy)  # how its interrupts reach their points
@@ -202,6 +213,40 @@ class WorkflowGoldenRun(GoldenRun):
                 f"{self.target.spec_path}: the golden run ended {self.failure or 'failed'}, not completed"
             )
         return self
+
+    def committed_tools_at(self, length: int) -> frozenset[ToolKey]:
+        """The tool calls whose results the first `length` bytes of the journal commit (once per length)."""
+        found = self._committed_at.get(length)
+        if found is None:
+            keys: set[ToolKey] = set()
+            for end, results in self.commits:
+                if end > length:
+                    break
+                keys.update(results)
+            found = self._committed_at[length] = frozenset(keys)
+        return found
+
+    def stored_problems_at(self, length: int, judged: Callable[[SessionState], list[tuple[str, str]]]) -> list[Any]:
+        """What `judged` finds in the durable state after the first `length` bytes of the journal: the same bytes
+        fold to the same state, so it is judged once per length (a seed many crash points start from)."""
+        found = self._seed_verdicts.get(length)
+        if found is None:
+            found = self._seed_verdicts[length] = judged(self.state_at(length))
+        return list(found)
+
+    def header_record(self) -> dict[str, Any]:
+        """The journal's header record, decoded once (callers build new dicts from it, never change it)."""
+        if self._header is None:
+            header_end = self.journal.index(b"\n") + 1
+            self._header = read_journal_bytes(self.journal[:header_end]).records[0]
+        return self._header
+
+    def resolved(self, directory: Path) -> str:
+        """`directory`'s absolute path with links resolved (the explorations of a process reuse theirs)."""
+        found = self._resolved.get(directory)
+        if found is None or not directory.is_absolute():  # a relative path resolves against the working directory
+            found = self._resolved[directory] = str(directory.resolve())
+        return found
 
     def snapshot_at(self, checkpoint: GoldenPoint) -> dict[str, Any]:
         return snapshot_view(self.state_at(checkpoint.journal_length))
@@ -259,11 +304,10 @@ def seed_session(
     """A session of the run's store (sessions root `sessions`, `kit/stores.py`) holding the golden header (with
     this run's output directory) and `journal_tail`; returns the journal's bytes and the session's metadata."""
     _OPS.makedirs(out_dir, durable=False)
-    header_end = golden.journal.index(b"\n") + 1
-    header = read_journal_bytes(golden.journal[:header_end]).records[0]
-    meta = dict(header["events"][0]["meta"])
-    meta["runtime"] = {**meta["runtime"], "out_dir": str(out_dir.resolve())}
-    header["events"] = [{**header["events"][0], "meta": meta}, *header["events"][1:]]
+    golden_header = golden.header_record()
+    meta = dict(golden_header["events"][0]["meta"])
+    meta["runtime"] = {**meta["runtime"], "out_dir": golden.resolved(out_dir)}
+    header = {**golden_header, "events": [{**golden_header["events"][0], "meta": meta}, *golden_header["events"][1:]]}
     journal = store_at(sessions).seed(
         golden.target.session_id, header=header, tail=journal_tail, spec_snapshot=golden.spec_snapshot
     )

@@ -52,18 +52,35 @@ Problem = tuple[str, str]  # (rule, detail)
 SECRET_ECHO = "secret-echo"
 
 
-def stored_valid(state: SessionState, when: str, valid: dict[str, list[dict[str, Any]]] | None = None) -> list[Problem]:
-    """Every stored history is valid as stored. `valid` caches the conversations found valid before (by key), so
-    a history shared by many runs is validated once."""
-    found = []
-    for key, conv in sorted(state.conversations.items()):
-        if valid is not None and valid.get(key) == conv.messages:
-            continue
-        violations = history_violations(key, conv.messages)
-        found += [(INVALID_HISTORY, f"{when}: {v}") for v in violations]
-        if not violations and valid is not None:
-            valid[key] = list(conv.messages)
-    return found
+ValidHistories = dict[str, dict[int, tuple[list[dict[str, Any]], list[dict[str, Any]]]]]
+"""The conversations found valid before: by key and length, the messages list validated and a copy of it."""
+
+_VALID_KEPT = 1024  # validated lengths kept per conversation key (the oldest forgotten first)
+
+
+def stored_valid(state: SessionState, when: str, valid: ValidHistories | None = None) -> list[Problem]:
+    """Every stored history is valid as stored. `valid` caches the conversations found valid before (by key and
+    length), so a history many runs share is validated once: the very list validated at that length (a state's
+    messages list only grows by appending, and a repair replaces it whole), or a list of equal messages."""
+    found: list[tuple[str, list[str]]] = []
+    for key, conv in list(state.conversations.items()):
+        messages = conv.messages
+        known = valid.setdefault(key, {}) if valid is not None else None
+        if known is not None and len(messages) in known:
+            validated, copied = known[len(messages)]
+            if validated is messages:
+                continue
+            if copied == messages:
+                known[len(messages)] = (messages, copied)  # this very list, next time
+                continue
+        violations = history_violations(key, messages)
+        if violations:
+            found.append((key, violations))
+        elif known is not None:
+            known[len(messages)] = (messages, list(messages))
+            if len(known) > _VALID_KEPT:
+                del known[next(iter(known))]
+    return [(INVALID_HISTORY, f"{when}: {v}") for _, violations in sorted(found) for v in violations]
 
 
 def continuable(state: SessionState) -> list[str]:

@@ -11,6 +11,7 @@ after each commit of a run, or the next crash point's states, costs the changed 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from typing import Any
 
@@ -60,6 +61,62 @@ def snapshot_view(state: SessionState) -> dict[str, Any]:
     }
 
 
+class _EncodedHistory:
+    """One conversation's messages as the digest encodes them, normalised one by one (`normalize(names=)`: a history
+    normalised in pieces equals it normalised whole): the messages (never changed in place once committed), each
+    one's canonical bytes, and the toolUseIds named after each (names are tool_<position>)."""
+
+    __slots__ = ("ids", "messages", "named", "parts")
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.parts: list[bytes] = []
+        self.ids: list[str] = []
+        self.named: list[int] = []
+
+    def shared_prefix(self, messages: list[dict[str, Any]]) -> int:
+        """How many leading messages `messages` has in common with these (equal as values): slices compared in C
+        (shared messages by identity), the length found by bisection (a common prefix's prefixes are common)."""
+        mine = self.messages
+        low, high = 0, min(len(mine), len(messages))
+        if mine[:high] == messages[:high]:
+            return high
+        while low < high - 1:  # mine[:low] == messages[:low] and mine[:high] != messages[:high]
+            middle = (low + high) // 2
+            if mine[low:middle] == messages[low:middle]:
+                low = middle
+            else:
+                high = middle
+        return low
+
+    def names(self, count: int) -> dict[str, str]:
+        """The names of the ids the first `count` messages named."""
+        named = self.named[count - 1] if count else 0
+        return {tool_id: f"tool_{position}" for position, tool_id in enumerate(self.ids[:named])}
+
+    def extended(self, messages: list[dict[str, Any]], start: int) -> _EncodedHistory:
+        """These encodings up to message `start` (in place when that is all of them), then `messages[start:]`."""
+        if start == len(self.messages):
+            history = self
+        else:
+            history = _EncodedHistory()
+            history.messages, history.parts = self.messages[:start], self.parts[:start]
+            history.named = self.named[:start]
+            history.ids = self.ids[: history.named[-1] if start else 0]
+        names = history.names(start)
+        for message in messages[start:]:
+            (normalised,) = normalize([message], names)
+            history.messages.append(message)
+            history.parts.append(_canonical(normalised))
+            if len(names) > len(history.ids):  # the ids this message named first, in order
+                history.ids.extend(itertools.islice(names, len(history.ids), None))
+            history.named.append(len(names))
+        return history
+
+
+_HISTORIES_KEPT = 4  # per conversation key: the golden run's and the explored runs' that branch off it
+
+
 def _same(before: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
     return before[:4] == now[:4] and before[4] is now[4] and before[5] is now[5]
 
@@ -73,6 +130,7 @@ class SnapshotDigest:
 
     def __init__(self) -> None:
         self._conversations: dict[str, tuple[Conversation, tuple[Any, ...], tuple[Any, ...], str]] = {}
+        self._histories: dict[str, list[_EncodedHistory]] = {}  # per key, the last used first
 
     @staticmethod
     def _marker(conv: Conversation) -> tuple[Any, ...]:
@@ -98,9 +156,60 @@ class SnapshotDigest:
         if cached is not None and cached[0] is conv and _same(cached[1], marker):
             return cached[3]
         inputs = self._inputs(conv)
-        digest = cached[3] if cached is not None and cached[2] == inputs else _hash(conversation_view(conv))
+        digest = cached[3] if cached is not None and cached[2] == inputs else self._view_digest(conv)
         self._conversations[conv.key] = (conv, marker, inputs, digest)
         return digest
+
+    def _view_digest(self, conv: Conversation) -> str:
+        """`_hash(conversation_view(conv))`, with the messages encoded once per history that holds them: a history
+        that grew by a turn, or a run's that branched off the golden run's, encodes only its new messages. The
+        view's keys in canonical (sorted) order: agent, agent_state, cm_state, journal, messages."""
+        messages = list(conv.messages)
+        histories = self._histories.setdefault(conv.key, [])
+        best, shared = None, -1
+        for history in histories:
+            common = history.shared_prefix(messages)
+            if common > shared:
+                best, shared = history, common
+            if shared == len(messages):
+                break
+        if best is None:
+            best, shared = _EncodedHistory(), 0
+        if shared < len(messages):
+            best = best.extended(messages, shared)
+        if best in histories:
+            histories.remove(best)
+        histories.insert(0, best)
+        del histories[_HISTORIES_KEPT:]
+        count = len(messages)
+        pending = [{"toolResult": result} for result in conv.tool_results.values()]
+        last_uses = [
+            block["toolUse"]["toolUseId"]
+            for block in (messages[-1].get("content", ()) if messages else ())
+            if "toolUse" in block
+        ]
+        started = [
+            {"toolUse": {"toolUseId": tool_id, "started": True}}
+            for tool_id in last_uses
+            if tool_id in conv.tools_started
+        ]
+        (journal,) = normalize([{"role": "journal", "content": pending + started}], best.names(count))
+        encoded = b"".join(
+            [
+                b'{"agent":',
+                _canonical(conv.agent),
+                b',"agent_state":',
+                _canonical(conv.agent_state),
+                b',"cm_state":',
+                _canonical(conv.cm_state),
+                b',"journal":',
+                _canonical(journal["content"]),
+                b',"messages":[',
+                b",".join(best.parts[:count]),
+                b"]}",
+            ]
+        )
+        return hashlib.sha256(encoded).hexdigest()
 
     def digest(self, state: SessionState) -> str:
         parts = {

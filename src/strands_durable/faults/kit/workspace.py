@@ -11,6 +11,7 @@ and only when it changed.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -26,12 +27,32 @@ _OPS = FileOps()  # workspace copies are scratch files: written through the file
 
 
 def read_files(directory: Path | None) -> Files:
-    """Every file under `directory` (none when it does not exist), by relative path."""
+    """Every file under `directory` (none when it does not exist), by relative path in path order: what
+    `directory.rglob("*")` finds (links to files followed, links to directories not entered), listed with
+    `os.scandir` (the explorer reads a workspace after every crash point)."""
     if directory is None or not directory.is_dir():
         return {}
-    return {
-        str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()
-    }
+    found: list[tuple[tuple[str, ...], str]] = []
+    _list_files(str(directory), (), found)
+    found.sort()
+    files: Files = {}
+    for parts, path in found:
+        with open(path, "rb") as handle:
+            files[os.sep.join(parts)] = handle.read()
+    return files
+
+
+def _list_files(directory: str, parts: tuple[str, ...], found: list[tuple[tuple[str, ...], str]]) -> None:
+    try:
+        with os.scandir(directory) as entries:
+            listed = list(entries)
+    except PermissionError:
+        return
+    for entry in listed:
+        if entry.is_dir(follow_symlinks=False):
+            _list_files(entry.path, (*parts, entry.name), found)
+        elif entry.is_file():
+            found.append(((*parts, entry.name), entry.path))
 
 
 def write_files(directory: Path, files: Files) -> None:

@@ -1,0 +1,175 @@
+"""The explorer's own work per crash point (faults/classes/explore.py): what the golden run already proved is not
+proved again per point (a seed's histories, judged once per journal length), a derived crash state is judged on
+the seed as written instead of being read back, and the lookups a point makes cost the same early or late in a
+long run. Every rule still runs on the state it judges."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from strands_durable.faults.classes import explore
+from strands_durable.faults.classes.explore import explore_point
+from strands_durable.faults.kit import judge, snapshot
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.snapshot import SnapshotDigest
+from strands_durable.faults.kit.stores import store_at
+from strands_durable.faults.kit.target import ChaosTarget
+from strands_durable.faults.kit.workspace import read_files
+from strands_durable.store.state import SessionState
+
+
+def _counting_judge(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Count the stored-history judgements by what they judge ("seed", "right after the crash at ...")."""
+    judged: Counter[str] = Counter()
+    stored_valid = judge.stored_valid
+
+    def counted(state: Any, when: str, valid: Any = None) -> list[judge.Problem]:
+        judged[when] += 1
+        return stored_valid(state, when, valid)
+
+    monkeypatch.setattr(judge, "stored_valid", counted)
+    return judged
+
+
+def test_a_seed_is_judged_once_per_journal_length_and_every_crash_state_is_judged(
+    chain_golden: WorkflowGoldenRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judged = _counting_judge(monkeypatch)
+    reads: Counter[int] = Counter()  # by the outcome of the exploration (a sampled real segment has its own)
+    checking: list[bool] = [False]
+    check_stored, load = explore._Exploration.check_stored, explore._Exploration.load
+
+    def counted_check(self: explore._Exploration, label: str) -> Any:
+        checking[0] = True
+        try:
+            return check_stored(self, label)
+        finally:
+            checking[0] = False
+
+    def counted_load(self: explore._Exploration, **options: Any) -> Any:
+        if checking[0]:  # the check reads the session from disk
+            reads[id(self.outcome)] += 1
+        return load(self, **options)
+
+    monkeypatch.setattr(explore._Exploration, "check_stored", counted_check)
+    monkeypatch.setattr(explore._Exploration, "load", counted_load)
+    seeded: list[int] = []  # the journal length of every seed written
+    seed = explore._Exploration._seed
+
+    def recorded_seed(self: explore._Exploration, length: int, files: Any) -> None:
+        seeded.append(length)
+        seed(self, length, files)
+
+    monkeypatch.setattr(explore._Exploration, "_seed", recorded_seed)
+    # a golden run of its own: the seed verdicts it keeps start empty
+    golden = WorkflowGoldenRun(**{f: getattr(chain_golden, f) for f in _init_fields(chain_golden)})
+    outcomes = [explore_point(golden, point_id, tmp_path / "points") for point_id in golden.ordered_ids()]
+    assert all(outcome.ok for outcome in outcomes), [o.describe() for o in outcomes if not o.ok]
+    # a prefix of the golden journal folds to the same state whichever point starts from it: judged once
+    assert len(seeded) > len(set(seeded)) > 1
+    assert judged["seed"] == len(set(seeded))
+    for outcome in outcomes:  # every crash the point made is judged as stored, derived ones included
+        assert judged[f"right after the crash at {outcome.point_ids[0]}"] >= 1, outcome.point_ids
+    derived = [o for o in outcomes if o.segment.startswith("derived")]
+    assert derived
+    for outcome in derived:  # read from disk: after each real crash and after the last resume, not the seed
+        assert reads[id(outcome)] == len(outcome.fired), (outcome.point_ids, outcome.fired)
+
+
+def _init_fields(golden: WorkflowGoldenRun) -> list[str]:
+    import dataclasses
+
+    return [f.name for f in dataclasses.fields(golden) if f.init and f.name not in ("digester", "valid_histories")]
+
+
+def test_emissions_before_counts_what_a_scan_of_the_golden_run_counts(chain_golden: WorkflowGoldenRun) -> None:
+    points = chain_golden.points
+    for target in points[:: max(1, len(points) // 40)]:
+        site, path = target.point.site, target.point.path
+        for start in (0, target.index // 2, target.index, len(points)):
+            scanned = sum(1 for p in points[:start] if p.point.site == site and p.point.path == path)
+            assert chain_golden.emissions_before(site, path, start) == scanned
+
+
+def test_a_workspace_is_read_as_rglob_lists_it(tmp_path: Path) -> None:
+    root = tmp_path / "workspace"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "deep.txt").write_bytes(b"1")
+    (root / "a-b").mkdir()
+    (root / "a-b" / "q").write_bytes(b"2")
+    (root / "a.txt").write_bytes(b"3")
+    (root / "empty").mkdir()
+    os.symlink(root / "a.txt", root / "file-link")  # a link to a file is read
+    os.symlink(root / "a", root / "dir-link")  # a link to a directory is not entered
+    expected = {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    found = read_files(root)
+    assert found == expected
+    assert list(found) == list(expected)
+    assert read_files(tmp_path / "missing") == {}
+
+
+def _digest_from_scratch(state: SessionState) -> str:
+    """The snapshot digest as its definition reads: each conversation's whole normalised view hashed."""
+    return snapshot._hash(
+        {
+            "status": state.status,
+            "units": state.units,
+            "pattern_state": state.pattern_state,
+            "conversations": {
+                key: snapshot._hash(snapshot.conversation_view(conv)) for key, conv in state.conversations.items()
+            },
+            "artifacts": {path: info.get("sha256") for path, info in state.artifacts.items()},
+            "tokens": state.usage(),
+        }
+    )
+
+
+def test_a_conversation_digested_in_pieces_equals_its_whole_view_digested(tmp_path: Path) -> None:
+    # one agent for every step: its conversation grows with the chain, and the explored runs branch off it
+    spec = tmp_path / "chain.strands.yaml"
+    steps = "\n".join(
+        f"      - {{agent: a0, input: 'Step {i}: refine {{{{ last_response | truncate(80) }}}}'}}" for i in range(6)
+    )
+    spec.write_text(
+        "version: 0\nname: one-agent-chain\nruntime: {provider: synthetic}\ntools: {python: [calculator]}\n"
+        "agents:\n  a0: {prompt: 'You estimate and check numbers with the calculator.', tools: [calculator]}\n"
+        f"pattern:\n  type: chain\n  config:\n    steps:\n{steps}\n"
+    )
+    golden = run_golden(ChaosTarget(spec), tmp_path / "golden")
+    lengths = sorted({p.journal_length for p in golden.points if p.journal_length})
+    states = [golden.state_at(length) for length in lengths]
+    for point_id in golden.ordered_ids()[::7]:  # what resumed runs committed: the golden prefix, then their own
+        explore_point(golden, point_id, tmp_path / "points")
+        states.append(store_at(tmp_path / "points" / "run1" / "sessions").load(golden.target.session_id))
+    assert max(len(conv.messages) for state in states for conv in state.conversations.values()) > 12
+    for order in (states, states[::-1], states[::2] + states[1::2]):
+        digester = SnapshotDigest()
+        for state in order:
+            assert digester.digest(state) == _digest_from_scratch(state)
+
+
+def test_a_history_found_valid_is_judged_again_once_it_grows_or_is_replaced() -> None:
+    state = SessionState()
+    conv = state.conversation("c.a", "a")
+    conv.messages = [
+        {"role": "user", "content": [{"text": "hello"}]},
+        {"role": "assistant", "content": [{"text": "hi"}]},
+    ]
+    valid: judge.ValidHistories = {}
+    assert judge.stored_valid(state, "first", valid) == []
+    assert judge.stored_valid(state, "again", valid) == []  # the very list, as validated
+    conv.messages.append({"role": "assistant", "content": [{"text": "again"}]})  # grown in place: two in a row
+    assert [rule for rule, _ in judge.stored_valid(state, "grown", valid)] == ["invalid-history"]
+    conv.messages = [{"role": "assistant", "content": [{"text": "first"}]}]  # replaced whole (a repair)
+    assert [rule for rule, _ in judge.stored_valid(state, "replaced", valid)] == ["invalid-history"]
+    conv.messages = [
+        {"role": "user", "content": [{"text": "hello"}]},
+        {"role": "assistant", "content": [{"text": "hi"}]},
+    ]
+    assert judge.stored_valid(state, "equal", valid) == []  # equal to the list found valid: valid
