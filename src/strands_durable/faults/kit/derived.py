@@ -22,8 +22,9 @@ Derived, and why that is exact:
   unit that stands earliest, so a run resumed from the cut's durable state interleaves its units as the golden run
   did; a unit hands over its turn at `tool.before` and runs the tool only once it has the turn again, so no
   sibling's tool is running at the crash (one waiting at its `tool.before` never runs); and a crash cancels the
-  siblings where they wait for their turn, committing nothing more. So a real crash leaves no residue beyond the
-  golden run's records and workspace at the point;
+  siblings where they wait for their turn and is final (crashpoints.py: a sibling's next commit, model call or
+  tool start raises it again), so they commit nothing more. So a real crash leaves no residue beyond the golden
+  run's records and workspace at the point;
 - a commit that changes the pattern's position (a `pattern_state` event): a resumed runner rebuilds that position
   from the store, and the record it writes is the one the uninterrupted run writes (contract: a resume writes what
   an uninterrupted run writes; a resumed parallel runner wrote its siblings' progress as 0 until each branch
