@@ -28,6 +28,11 @@ examples: its thread's CPU in `explore_point` less that in the resumes it starts
 examples' points/s with every crash state reached by its real segment against the default (derived from the golden
 run where it can be, a seeded 1 in 10 also checked against the real segment), and the runs each point costs.
 
+`--resumes` (issue 37) measures one resume in one process, cold (as `strands run --resume`) and warm (what every
+resume of the workflow reads and none changes built once, runner/prepared.py), in pairs over every crash point of
+the examples, `--rounds` times: each pair resumes the same seeded state to convergence (milliseconds per resume), then
+explores the whole point (points/s).
+
 `--workers N` (issue 37) measures the forked workers against the baselines, alternating, `--rounds` times: the
 exploration phase of the examples (golden runs done first, not counted) in this process and in N workers forked
 from it (faults/kit/workers.py; the forks are counted), and the whole `pytest --strands-chaos examples/ -n 0`
@@ -237,6 +242,67 @@ def compare_segments(workdir: Path, examples: Path, rounds: int) -> None:
     print(
         f"derived / real segments: {derived / real:.2f}x points/s ({derived_cpu / real_cpu:.2f}x per CPU second), "
         f"{len(tasks)} points"
+    )
+
+
+def compare_resumes(workdir: Path, examples: Path, rounds: int) -> None:
+    """Issue 37 item 2 in one process: the cost of one resume, cold (it reads and derives everything itself, as
+    `strands run --resume` does) and warm (with the golden run's `prepared_resume()`, runner/prepared.py). For
+    every crash point of the examples, the session is seeded with the golden run's durable state before the point
+    and resumed to convergence, cold and warm in turn (the first of the pair alternates), `rounds` times; only the
+    resume itself is timed (the store's open and abandon, the run, the explorer's checks of it); then each point is
+    explored whole (`explore_point`), cold and warm in the same pairs, for points/s."""
+    from strands_durable.faults.classes.explore import PointOutcome, _Exploration
+    from strands_durable.faults.kit.golden import cut_for
+
+    goldens = [run_golden(ChaosTarget(spec), workdir / spec.stem) for spec in sorted(examples.glob("*.strands.yaml"))]
+    tasks = [(golden, point_id) for golden in goldens for point_id in iter_points(golden, None, 0)]
+    wall: dict[bool, list[float]] = {False: [], True: []}
+    cpu: dict[bool, list[float]] = {False: [], True: []}
+    point_wall, point_cpu = {False: 0.0, True: 0.0}, {False: 0.0, True: 0.0}  # whole points (`explore_point`)
+    loads = [os.getloadavg()[0]]
+    for number in range(rounds + 1):  # round 0 untimed: imports, caches and the prepared workflows are built
+        for index, (golden, point_id) in enumerate(tasks):
+            for warm in (False, True) if (index + number) % 2 else (True, False):
+                golden.warm_resumes = warm
+                ex = _Exploration(golden, golden.workdir / "resume-cost", PointOutcome(point_ids=[point_id]))
+                ex.seed_prefix(cut_for(golden, golden.point(point_id)))
+                before = ex.seeded()
+                start, used = time.perf_counter(), time.process_time()
+                ex.resume(arm=None, converge=True, label="resume", before=before)
+                if number:
+                    wall[warm].append(time.perf_counter() - start)
+                    cpu[warm].append(time.process_time() - used)
+                if ex.outcome.problems:
+                    raise SystemExit("Error: a resume failed while benchmarking:\n" + ex.outcome.describe())
+                start, used = time.perf_counter(), time.process_time()
+                outcome = explore_point(golden, point_id, golden.workdir / "points")
+                if number:
+                    point_wall[warm] += time.perf_counter() - start
+                    point_cpu[warm] += time.process_time() - used
+                if not outcome.ok:
+                    raise SystemExit("Error: a crash point failed while benchmarking:\n" + outcome.describe())
+        if number:
+            loads.append(os.getloadavg()[0])
+    for golden in goldens:
+        golden.warm_resumes = True
+    print(f"load average (1 min) at the start and after each round: {', '.join(f'{x:.1f}' for x in loads)}")
+    count = len(wall[True])
+    for warm in (False, True):
+        label = "warm (prepared once per workflow)" if warm else "cold (strands run --resume)"
+        print(
+            f"one resume, {label}: {1000 * sum(wall[warm]) / count:.2f} ms wall, {1000 * sum(cpu[warm]) / count:.2f} "
+            f"ms CPU (median {1000 * statistics.median(cpu[warm]):.2f} ms CPU), {count} resumes"
+        )
+    print(
+        f"warm / cold: {sum(wall[True]) / sum(wall[False]):.2f}x wall, {sum(cpu[True]) / sum(cpu[False]):.2f}x CPU "
+        f"(medians {statistics.median(cpu[True]) / statistics.median(cpu[False]):.2f}x); "
+        f"saved per resume: {1000 * (sum(cpu[False]) - sum(cpu[True])) / count:.2f} ms CPU"
+    )
+    rate = {warm: count / point_wall[warm] for warm in (False, True)}
+    print(
+        f"whole crash points, warm / cold: {rate[True]:.1f} / {rate[False]:.1f} points/s = "
+        f"{rate[True] / rate[False]:.2f}x wall, {point_cpu[False] / point_cpu[True]:.2f}x per CPU second"
     )
 
 
@@ -475,6 +541,7 @@ def main() -> None:
     parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, help="issue 37: forked workers against the baselines (see above)")
     parser.add_argument("--segments", action="store_true", help="issue 37: derived crash states vs real segments")
+    parser.add_argument("--resumes", action="store_true", help="issue 37: the cost of one resume, cold vs warm")
     parser.add_argument(
         "--freeze-gc", action="store_true", help="also measure this tree with --strands-chaos-freeze-gc (a tree more)"
     )
@@ -496,6 +563,9 @@ def main() -> None:
 
 def _measure(args: argparse.Namespace, workdir: Path) -> None:
     """What the command line asks for, with `workdir` as this process's scratch space."""
+    if args.resumes:
+        compare_resumes(workdir, args.examples.resolve(), args.rounds)
+        return
     if args.segments:
         compare_segments(workdir, args.examples.resolve(), args.rounds)
         return

@@ -12,7 +12,7 @@ import datetime as _dt
 import functools
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,7 +87,7 @@ class NativeToolEnvironment:
     clock: Callable[[], _dt.datetime]
     scratch_dir: Path | None
     fileops: FileOps
-    skills: dict[str, Path] = field(default_factory=dict)  # the spec's skills: id -> directory
+    skills: Mapping[str, Path] = field(default_factory=dict)  # the spec's skills: id -> directory (read-only)
 
 
 ENVIRONMENT_KEY = "strands_durable.native_tools"

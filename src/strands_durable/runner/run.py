@@ -8,7 +8,7 @@ import os
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strands_durable.agent.durable import DurableInvoker, StopRequested
 from strands_durable.crashpoints import CrashPoints, InjectedCrash
@@ -20,6 +20,9 @@ from strands_durable.store import events
 from strands_durable.store.base import Session, SessionStore
 from strands_durable.store.factory import open_store
 from strands_durable.store.state import AGENT_PATTERN, SessionState
+
+if TYPE_CHECKING:
+    from strands_durable.runner.prepared import PreparedWorkflow
 
 SPEC_CHANGED_WARNING = "⚠ Warning: Spec file has changed since session creation"
 
@@ -107,15 +110,23 @@ def create_run(
     return spec, session, replace(options, out_dir=out_dir, crash_points=crash)
 
 
-def resume(session_id: str, options: RunOptions | None = None, *, store: SessionStore | None = None) -> RunOutcome:
-    """Resume a paused, failed, interrupted or stale session where its commits end."""
+def resume(
+    session_id: str,
+    options: RunOptions | None = None,
+    *,
+    store: SessionStore | None = None,
+    prepared: PreparedWorkflow | None = None,
+) -> RunOutcome:
+    """Resume a paused, failed, interrupted or stale session where its commits end. `prepared`: what a caller
+    resuming the same session many times built once (runner/prepared.py); it serves only the session and spec
+    file it was prepared for, and everything a run could leave state in is still built anew."""
     from strands_durable.runner.artifacts import recorded_out
     from strands_durable.runner.positions import check_committed_positions
-    from strands_durable.spec import bytes_hash, load_spec_bytes, read_spec_bytes
 
     options = options or RunOptions()
     store = store or default_store()
-    full_id = store.resolve(session_id)
+    full_id = prepared.session_id if prepared is not None and session_id == prepared.session_id else None
+    full_id = full_id or store.resolve(session_id)  # prepared: an exact id, which `open` looks up anyway
     crash = options.crash_points or CrashPoints()
     session = store.open(full_id, crash_points=crash)
     if session.state.status == "completed":
@@ -142,19 +153,10 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
             reporter.warning(warning)
         if options.cli_vars:
             reporter.warning("--var is ignored with --resume: the session's original variables are used")
-        spec_path = Path(meta["spec_path"])
-        if spec_path.is_file():
-            raw = read_spec_bytes(spec_path)  # read once: hashed here, parsed (or found parsed) by the loader
-            current = bytes_hash(raw)
-            if current != meta["spec_hash"]:
-                reporter.warning(
-                    f"{SPEC_CHANGED_WARNING}\n  Original: {meta['spec_hash'][:8]}...\n"
-                    f"  Current: {current[:8]}...\n  Continuing with execution..."
-                )
-            spec = load_spec_bytes(raw, spec_path)
-        else:
-            reporter.warning(f"Spec file {spec_path} is gone; running the session's spec_snapshot.yaml")
-            spec = _snapshot_spec(session, spec_path)
+        if prepared is not None and not prepared.serves(full_id, meta):
+            prepared = None  # another session, or one created from another spec: resumed from its own
+        # prepared: the spec file as read when prepared, with the bytes this session recorded
+        spec = prepared.spec if prepared is not None else _recorded_spec(session, reporter)
         check_committed_positions(spec, state)
         runtime = meta.get("runtime", {})
         options = replace(
@@ -171,7 +173,27 @@ def resume(session_id: str, options: RunOptions | None = None, *, store: Session
     except BaseException:
         session.close()
         raise
-    return _execute(spec, session, options, store, resumed=True)
+    return _execute(spec, session, options, store, resumed=True, prepared=prepared)
+
+
+def _recorded_spec(session: Session, reporter: Any) -> Any:
+    """The spec a session resumes with: its spec file (warning when its bytes changed since the session was
+    created), or the session's snapshot when the file is gone."""
+    from strands_durable.spec import bytes_hash, load_spec_bytes, read_spec_bytes
+
+    meta = session.state.meta
+    spec_path = Path(meta["spec_path"])
+    if not spec_path.is_file():
+        reporter.warning(f"Spec file {spec_path} is gone; running the session's spec_snapshot.yaml")
+        return _snapshot_spec(session, spec_path)
+    raw = read_spec_bytes(spec_path)  # read once: hashed here, parsed (or found parsed) by the loader
+    current = bytes_hash(raw)
+    if current != meta["spec_hash"]:
+        reporter.warning(
+            f"{SPEC_CHANGED_WARNING}\n  Original: {meta['spec_hash'][:8]}...\n"
+            f"  Current: {current[:8]}...\n  Continuing with execution..."
+        )
+    return load_spec_bytes(raw, spec_path)
 
 
 def _snapshot_spec(session: Session, spec_path: Path) -> Any:
@@ -190,7 +212,15 @@ def _snapshot_spec(session: Session, spec_path: Path) -> Any:
         raise SpecError(name, exc.detail, key_path=exc.key_path, line=exc.line) from None
 
 
-def _execute(spec: Any, session: Session, options: RunOptions, store: SessionStore, *, resumed: bool) -> RunOutcome:
+def _execute(
+    spec: Any,
+    session: Session,
+    options: RunOptions,
+    store: SessionStore,
+    *,
+    resumed: bool,
+    prepared: PreparedWorkflow | None = None,
+) -> RunOutcome:
     from strands_durable.runner.artifacts import write_artifacts
     from strands_durable.runner.native_tools import ENVIRONMENT_KEY, NativeToolEnvironment, native_tools
     from strands_durable.runner.patterns import executor_for
@@ -215,7 +245,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
             clock=(lambda: created) if offline else (lambda: dt.datetime.now(dt.timezone.utc)),
             scratch_dir=scratch,
             fileops=workspace.fileops,
-            skills=skill_directories(spec),
+            skills=prepared.skills if prepared is not None else skill_directories(spec),
         )
         cancelled = threading.Event()  # concurrent units stop at their next safe point once one of them crashed
         ctx = RunContext(
@@ -241,6 +271,7 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
                 network_tools=options.network_tools,
                 workdir=scratch,
                 fileops=workspace.fileops,
+                catalog=prepared.tools if prepared is not None else None,
             ),
             crash=crash,
             created_at=created,
@@ -248,7 +279,12 @@ def _execute(spec: Any, session: Session, options: RunOptions, store: SessionSto
             cancelled=cancelled,
             invocation_state={ENVIRONMENT_KEY: environment},
         )
-        for name, where in ctx.tools.unknown_names().items():
+        unknown = (
+            prepared.unknown_tool_names(ctx.tools.extra, ctx.tools.native)
+            if prepared is not None
+            else ctx.tools.unknown_names()
+        )
+        for name, where in unknown.items():
             options.reporter.warning(f"Warning: {unknown_tool_text(name, where)}")
         options.reporter.session_started(state.session_id, spec.name, resumed=resumed)
         tokens_before = state.usage()["total"] if resumed else 0

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from strands_durable.errors import Unsupported
@@ -57,8 +59,44 @@ def _entries(spec: Any) -> dict[str, _Entry]:
     return entries
 
 
+@dataclass(frozen=True)
+class ToolCatalog:
+    """What a spec declares about its tools, derived from the spec alone (`of`): the `tools.python` entries, the
+    HTTP executor and MCP server ids, the guardrails and the directory module tools are imported beside.
+
+    A warm resume (runner/prepared.py) builds it once per workflow and every run's `ToolResolver` reads it: it is
+    frozen and its values are immutable (frozensets, a read-only mapping), so no run can leave anything in it for
+    the next.
+    """
+
+    entries: Mapping[str, _Entry]  # read-only
+    spec_dir: Path | None  # module tools beside the spec file
+    http_ids: frozenset[str]
+    mcp_ids: frozenset[str]
+    mcp_urls: frozenset[str]  # MCP servers reached over HTTP
+    deny_network: bool
+    allowed: frozenset[str] | None  # security.guardrails.allow_tools (None: every tool)
+
+    @classmethod
+    def of(cls, spec: Any) -> ToolCatalog:
+        source = getattr(spec, "source_path", None)
+        guardrails = spec.security.guardrails if spec.security is not None else None
+        allowed = guardrails.allow_tools if guardrails is not None else None
+        return cls(
+            entries=MappingProxyType(_entries(spec)),
+            spec_dir=Path(source).resolve().parent if source is not None else None,
+            http_ids=frozenset(h.id for h in spec.tools.http_executors),
+            mcp_ids=frozenset(m.id for m in spec.tools.mcp),
+            mcp_urls=frozenset(m.id for m in spec.tools.mcp if getattr(m, "url", None)),
+            deny_network=bool(guardrails is not None and guardrails.deny_network),
+            allowed=None if allowed is None else frozenset(allowed),
+        )
+
+
 class ToolResolver:
-    """Builds each agent's tools once per run (native tools share the run's clock and scratch directory)."""
+    """Builds each agent's tools once per run (native tools share the run's clock and scratch directory). What it
+    reads of the spec comes from a `ToolCatalog` (`catalog`, a warm resume's; else derived here); what it starts
+    (MCP servers, HTTP executor tools) and where (`workdir`, `fileops`) belong to this run."""
 
     def __init__(
         self,
@@ -72,27 +110,26 @@ class ToolResolver:
         network_tools: Any = None,
         workdir: Path | None = None,
         fileops: Any = None,
+        catalog: ToolCatalog | None = None,
     ):
+        catalog = catalog or ToolCatalog.of(spec)
         self.spec = spec
         self.offline = provider in OFFLINE_PROVIDERS and not network
         self.network_tools = network_tools or DirectNetwork()  # chaos: the cassette (faults/kit/cassette.py)
         self.allow_python_exec = allow_python_exec
         self.native = native
         self.extra = extra or {}
-        self.entries = _entries(spec)
-        source = getattr(spec, "source_path", None)
-        self.spec_dir = Path(source).resolve().parent if source is not None else None  # module tools beside it
-        self.http_ids = {h.id for h in spec.tools.http_executors}
+        self.entries = catalog.entries
+        self.spec_dir = catalog.spec_dir
+        self.http_ids = catalog.http_ids
         self._http_tools: dict[str, Any] = {}
-        self.mcp_ids = {m.id for m in spec.tools.mcp}
-        self.mcp_urls = {m.id for m in spec.tools.mcp if getattr(m, "url", None)}
+        self.mcp_ids = catalog.mcp_ids
+        self.mcp_urls = catalog.mcp_urls
         self._mcp: Any = None  # McpServers, created when an agent first needs an MCP server
         self.workdir = workdir  # where stdio MCP servers run (the scratch directory under an offline model)
         self.fileops = fileops
-        guardrails = spec.security.guardrails if spec.security is not None else None
-        self.deny_network = bool(guardrails is not None and guardrails.deny_network)
-        allowed = guardrails.allow_tools if guardrails is not None else None
-        self.allowed: frozenset[str] | None = None if allowed is None else frozenset(allowed)
+        self.deny_network = catalog.deny_network
+        self.allowed = catalog.allowed
 
     def names_for(self, agent_id: str, names: list[str] | None = None) -> list[str]:
         """The tool names an agent gets: `names` (overrides), else its `tools:`, else every declared tool."""

@@ -225,7 +225,7 @@ class _Exploration:
             lockstep=True,
         )
         try:
-            outcome = resume(self.session_id, options, store=store)
+            outcome = resume(self.session_id, options, store=store, prepared=self.golden.prepared_resume())
             phase.completed = outcome.status == "completed"
             if not phase.completed:
                 self.problem("status", f"{label} ended {outcome.status}")

@@ -175,6 +175,9 @@ class WorkflowGoldenRun(GoldenRun):
         default=None, init=False, repr=False
     )
 
+    warm_resumes: bool = True  # its explorations resume with `prepared_resume()`
+    _prepared: Any = field(default=None, init=False, repr=False)
+
     def __post_init__(self) -> None:
         super().__post_init__()
         for p in self.points:
@@ -185,6 +188,17 @@ class WorkflowGoldenRun(GoldenRun):
             for p in self.points
             if isinstance(p.point, Commit) and p.point.site == "store.after_commit"
         ]
+
+    def prepared_resume(self) -> Any:
+        """What every resume of this run's session reads and none changes (runner/prepared.py), built once; None
+        with `warm_resumes` off (each resume then reads and derives it all, as `strands run --resume` does)."""
+        if not self.warm_resumes:
+            return None
+        if self._prepared is None:
+            from strands_durable.runner.prepared import prepare
+
+            self._prepared = prepare(self.target.session_id, self.meta["spec_path"])
+        return self._prepared
 
     def checked_points(self) -> frozenset[str]:
         """The points whose real crash segment also runs, to check the derived state (`SegmentPolicy`)."""
