@@ -36,7 +36,9 @@ explores the whole point (points/s).
 `--workers N` (issue 37) measures the forked workers against the baselines, alternating, `--rounds` times: the
 exploration phase of the examples (golden runs done first, not counted) in this process and in N workers forked
 from it (faults/kit/workers.py; the forks are counted), and the whole `pytest --strands-chaos examples/ -n 0`
-process of every tree against this tree's with `--strands-chaos-workers=N`.
+process of every tree against this tree's with `--strands-chaos-workers=N`; this tree's whole runs (serial and
+forked) with `--strands-chaos-orders=golden` (the issue's target figures) and with the default orders, a baseline's as
+it is (fc915bd has no orders option).
 """
 
 from __future__ import annotations
@@ -341,9 +343,7 @@ def compare_workers(trees: dict[str, Path], rounds: int, examples: Path, workers
             else:
                 rates.setdefault(f"{name}, in process", []).append(measured["points_per_s"])
                 cpu_rates.setdefault(f"{name}, in process", []).append(measured["points_per_cpu_s"])
-            runs = [(f"{name}, -n 0", [])]
-            if src == ours:
-                runs.append((f"{name}, -n 0 --strands-chaos-workers={workers}", [f"--strands-chaos-workers={workers}"]))
+            runs = _whole_runs(workers) if src == ours else [(f"{name}, -n 0", [])]
             for label, extra in runs:
                 start, used = time.perf_counter(), _children_cpu()
                 done = _in_tree(
@@ -371,22 +371,43 @@ def compare_workers(trees: dict[str, Path], rounds: int, examples: Path, workers
         f"exploration, points per CPU second forked / in process: {per_cpu:.2f}x, so {per_cpu * cores_here:.2f}x is "
         f"the wall ratio on {cores_here} otherwise idle cores (the parent waits while the workers run)"
     )
-    ours_serial, ours_forked = wall["this tree, -n 0"], wall[f"this tree, -n 0 --strands-chaos-workers={workers}"]
     for name in trees:
         if name == "this tree":
             continue
-        base_rate, base_wall = rate[f"{name}, in process"], wall[f"{name}, -n 0"]
+        base_rate, base_wall, base_cpu = rate[f"{name}, in process"], wall[f"{name}, -n 0"], cpu[f"{name}, -n 0"]
         print(f"exploration in process, this tree / {name}: {serial / base_rate:.2f}x (target: 200 points/s)")
-        print(
-            f"whole wall / {name} serial: this tree serial {ours_serial / base_wall:.2f} (target <= {TARGET_WALL[0]}), "
-            f"{workers} workers {ours_forked / base_wall:.2f} (target <= {TARGET_WALL[1]})"
+        for orders in ORDERS:
+            (serial_label, _), (forked_label, _) = _whole_runs(workers, orders)
+            target = f" (target <= {TARGET_WALL[0]})" if orders == "golden" else ""
+            forked_target = f" (target <= {TARGET_WALL[1]})" if orders == "golden" else ""
+            print(
+                f"whole wall / {name} serial, this tree with {orders} orders: serial "
+                f"{wall[serial_label] / base_wall:.2f}{target}, {workers} workers "
+                f"{wall[forked_label] / base_wall:.2f}{forked_target}"
+            )
+            print(
+                f"whole CPU / {name} serial, this tree with {orders} orders: serial "
+                f"{cpu[serial_label] / base_cpu:.2f}, {workers} workers {cpu[forked_label] / base_cpu:.2f}"
+            )
+
+
+ORDERS = ("golden", "default")  # this tree's whole runs: the issue's target with golden orders, the default too
+
+
+def _whole_runs(workers: int, *orders: str) -> list[tuple[str, list[str]]]:
+    """This tree's whole pytest runs (label, extra arguments): serial and with `workers` forked workers, with each
+    of `orders` (default: both). A baseline before the orders option (fc915bd) runs without it."""
+    runs = []
+    for order in orders or ORDERS:
+        flags = [f"--strands-chaos-orders={order}"] if order != "default" else []
+        runs.append((f"this tree, -n 0, {order} orders", flags))
+        runs.append(
+            (
+                f"this tree, -n 0 --strands-chaos-workers={workers}, {order} orders",
+                [*flags, f"--strands-chaos-workers={workers}"],
+            )
         )
-        base_cpu = cpu[f"{name}, -n 0"]
-        forked_label = f"this tree, -n 0 --strands-chaos-workers={workers}"
-        print(
-            f"whole CPU / {name} serial: this tree serial {cpu['this tree, -n 0'] / base_cpu:.2f}, {workers} workers "
-            f"{cpu[forked_label] / base_cpu:.2f}"
-        )
+    return runs
 
 
 def _in_tree(src: Path, args: list[str], *, bytecode_cache: bool, **env_vars: str) -> subprocess.CompletedProcess[str]:

@@ -120,7 +120,11 @@ class NotExplorableItem(ChaosItem):
 
 class DealtItem(ChaosItem):
     """An item whose work a forked worker may do (`--strands-chaos-workers`, pytest_strands/workers.py): `work`
-    computes its properties and failure text; `runtest` takes them from the worker that ran it, or runs it here."""
+    computes its properties and failure text; `runtest` takes them from the worker that ran it, or runs it here.
+    `work_imports`: the modules its work imports on first use, imported before the workers fork so that every
+    worker inherits them instead of importing them again (and the pytest process has them for its summary)."""
+
+    work_imports: tuple[str, ...] = ()
 
     def work(self) -> ItemResult:
         raise NotImplementedError
@@ -134,6 +138,8 @@ class DealtItem(ChaosItem):
 
 
 class CrashPointItem(DealtItem):
+    work_imports = ("strands_durable.faults.classes.explore",)
+
     def __init__(self, *, point_id: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.point_id = point_id or self.name  # an order's point is named `<point id>/order[...]`
@@ -148,6 +154,8 @@ class CrashPointItem(DealtItem):
 
 class ScheduleItem(DealtItem):
     runs_schedules = True  # its command line names --strands-chaos-schedules (reproduce.py)
+    # hypothesis (~0.3 s to import), which hypothesis's own pytest plugin also imports for its terminal summary
+    work_imports = ("strands_durable.faults.classes.schedule", "hypothesis.strategies")
 
     def __init__(self, *, orders: list[Any] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -172,9 +172,14 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 def pytest_collection(session: pytest.Session) -> None:
     """On a pytest-xdist worker, before collecting: the golden runs of this worker's share of the spec files
     (every N-th, from its own number), so that the workers compute different workflows at once and each reads
-    the others' from the session's shared directory when it collects them (faults/golden_file.py)."""
+    the others' from the session's shared directory when it collects them (faults/golden_file.py). With forked
+    workers, the same shares computed in children forked for it (pytest_strands/workers.py)."""
     config = session.config
     suite, worker = config.stash.get(SUITE, None), getattr(config, "workerinput", None)
+    if suite is not None and worker is None and not config.option.collectonly:
+        from pytest_strands.workers import prepare_goldens_forked
+
+        prepare_goldens_forked(session)
     if suite is None or worker is None or suite.shared is None:
         return
     from pytest_strands.collect import spec_files

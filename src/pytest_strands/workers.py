@@ -1,5 +1,6 @@
 """`--strands-chaos-workers=N|auto`: the crash-point and schedules items run in workers forked from this process
-after collection, when strands and the kit are imported and every golden run is computed (faults/kit/workers.py).
+after collection, when strands, the kit and what the dealt items' work imports (hypothesis) are imported and
+every golden run is computed (faults/kit/workers.py).
 
 Items still run in pytest's order here, one after the other: each takes its properties and failure text from the
 worker that ran it (the workers take items in the order dealt, the long schedules items first), so `-k`, `-x`,
@@ -10,6 +11,7 @@ serial run's. Linux only; with pytest-xdist only under `-n 0` (an xdist worker r
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from strands_durable.faults.suite import ChaosUsageError
 
 WORKERS = pytest.StashKey[int]()  # the number of forked workers asked for (0: none)
 FLAG = "--strands-chaos-workers"
+GOLDENS_WITHIN_S = 3600.0  # a child computing golden runs is waited for this long, then killed (they run here)
 
 
 def parse_workers(value: str | None, *, platform: str, numprocesses: Any) -> int:
@@ -61,6 +64,8 @@ class ItemDealer:
         self.workers = ForkedWorkers(self._run, count=count, setup=self._setup)
 
     def start(self) -> None:
+        for name in sorted({name for item in self.items for name in item.work_imports}):
+            importlib.import_module(name)  # once here, inherited by every worker
         long_first = sorted(range(len(self.items)), key=lambda n: not isinstance(self.items[n], ScheduleItem))
         self.workers.start(long_first)
 
@@ -85,6 +90,44 @@ class ItemDealer:
 
     def close(self) -> None:
         self.workers.close()
+
+
+def prepare_goldens_forked(session: pytest.Session) -> None:
+    """Before collection, with N forked workers asked for: the spec files' golden runs computed N at a time, each
+    of N-1 children forked here (after the imports) computing every N-th file and leaving its runs in the session's
+    shared directory (faults/golden_file.py), this process its own share, so that collection reads the children's
+    runs instead of computing them one after another. A child that cannot be forked, or fails, costs nothing but
+    time: collection computes what it finds no file for."""
+    config = session.config
+    suite, count = config.stash[SUITE], config.stash.get(WORKERS, 0)
+    if count < 2:
+        return  # before any import: an xdist controller imports none of the runs' machinery
+    from pytest_strands.collect import spec_files
+    from pytest_strands.plugin import SELECTION
+    from strands_durable.faults.kit import runs  # noqa: F401  (imported once, here: every child inherits it)
+    from strands_durable.faults.kit.forking import fork_child, wait_child
+
+    files = spec_files(config, config.stash[SELECTION])
+    count = min(count, len(files))
+    if count < 2 or suite.settings.record:
+        return
+    suite.shared = suite.workdir / "goldens"
+    children = []
+    for number in range(1, count):
+        share = files[number::count]
+        try:
+            children.append(fork_child(lambda share=share, n=number: _prepare_in_child(suite, share, n)))
+        except RuntimeError:  # other threads alive: computed here instead
+            break
+    suite.prepare_goldens(files[0::count])
+    for pid in children:
+        wait_child(pid, timeout=GOLDENS_WITHIN_S)
+
+
+def _prepare_in_child(suite: Any, files: list[Any], number: int) -> int:
+    suite.scratch_tag = f"-g{number}"
+    suite.prepare_goldens(files)
+    return 0
 
 
 def start_dealer(session: pytest.Session) -> ItemDealer | None:

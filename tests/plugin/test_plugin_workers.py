@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 
 from pytest_strands.workers import parse_workers
 from strands_durable.faults.suite import ChaosUsageError
+from tests.conftest import EXAMPLES
 from tests.plugin.support import MUTATIONS, add_research_spec, summary
 
 BASE = ("--strands-chaos", "--strands-chaos-schedules=2", "-p", "no:randomly", "-n", "0")
@@ -136,3 +138,45 @@ def test_items_run_in_the_forked_workers(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
     names = {p.name for p in Path(scratch / "kept").glob("*/*") if p.is_dir()}
     assert "points" not in names and {"points-w1", "points-w2"} <= names
+
+
+def test_the_workers_inherit_what_the_dealt_items_import(pytester: pytest.Pytester) -> None:
+    """hypothesis (the schedules items') is imported once, before the workers fork, not by each worker and again by
+    the pytest process for hypothesis's terminal summary: the fork happens before the first item starts, so what
+    the pytest process has imported by then every worker inherited."""
+    add_research_spec(pytester)
+    seen = pytester.path / "seen.txt"
+    pytester.makeconftest(
+        "import sys\n"
+        "def pytest_runtest_logstart(nodeid, location):\n"
+        f"    with open({str(seen)!r}, 'a') as out:\n"
+        "        out.write(str('hypothesis.core' in sys.modules) + '\\n')\n"
+    )
+    result = pytester.runpytest_subprocess(*BASE, "--strands-chaos-workers=2", "--strands-chaos-max-points=5")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
+    assert seen.read_text().splitlines()[0] == "True"
+
+
+@pytest.mark.slow
+def test_golden_runs_are_computed_in_forked_children_and_the_run_reports_what_the_serial_run_reports(
+    pytester: pytest.Pytester,
+) -> None:
+    """With 2 workers, the second spec file's golden run is computed in a child forked before collection (its
+    scratch directory tagged `-g1`, its golden-run file left in the shared directory) while this process computes
+    the first's (and writes its file too); every item, text and report equals the serial run's."""
+    add_research_spec(pytester)
+    add_research_spec(pytester, "triage.strands.yaml", EXAMPLES / "routing-support-triage.strands.yaml")
+    scratch = pytester.path / "scratch"
+    pytester.makeconftest(
+        "import shutil\n"
+        "def pytest_sessionfinish(session):\n"
+        "    from pytest_strands.items import SUITE\n"
+        f"    shutil.copytree(session.config.stash[SUITE].workdir, {str(scratch)!r}, symlinks=True)\n"
+    )
+    serial = _run(pytester, "goldens", 0, "--strands-chaos-max-points=20")
+    shutil.rmtree(scratch)
+    forked = _run(pytester, "goldens", 2, "--strands-chaos-max-points=20")
+    assert serial["ret"] == pytest.ExitCode.OK and len(serial["cases"]) > 40  # type: ignore[arg-type]
+    _same(serial, forked)
+    assert [p.name for p in scratch.glob("*-g1")] == ["0001-triage.strands.yaml-g1"]
+    assert len(list((scratch / "goldens").glob("*.golden"))) == 2  # each computed once, by the child or here

@@ -154,7 +154,7 @@ class ChaosSuite:
         self.shared = shared
         self._sessions_before = _set_chaos_sessions(settings.sessions) if settings.sessions else None
         self._count = 0
-        self.scratch_tag = ""  # a forked worker's own suffix for the points' scratch directories
+        self.scratch_tag = ""  # a forked process's own suffix for its scratch directories
         self._prepared: dict[str, WorkflowGoldenRun] = {}  # golden key -> golden run, until collected
         collect_less_during_points(settings.freeze_gc)
 
@@ -170,7 +170,7 @@ class ChaosSuite:
     def _dir(self, name: str) -> Path:
         self._count += 1
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", name)[-60:]
-        return self.workdir / f"{self._count:04d}-{slug}"
+        return self.workdir / f"{self._count:04d}-{slug}{self.scratch_tag}"
 
     def target(
         self,

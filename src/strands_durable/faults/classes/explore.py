@@ -65,7 +65,7 @@ class PointOutcome:
     problems: list[Finding] = field(default_factory=list)
     converged_at: str | None = None  # the checkpoint where the last resume stopped (None: ran to the end)
     runs: int = 0
-    segment: str = ""  # one interrupt: "derived" (checked), or why its real crash segment ran (faults/kit/derived.py)
+    segment: str = ""  # the first interrupt: "derived" (checked), or why its real segment ran (faults/kit/derived.py)
 
     @property
     def explored(self) -> bool:
@@ -309,14 +309,17 @@ def _explore_schedule(
     crash_index = start_index
     label = "crashing run"
     unknown: set[str] = set()  # calls a crash of this schedule left "outcome unknown": later outputs not compared
-    derived = repeat_last and len(targets) == 1 and _derived_crash(ex, first, cut, workdir)
-    if derived:  # one interrupt: the crash state is the golden run's at the point (faults/kit/derived.py)
+    derived = _derived_crash(ex, first, cut, workdir)
+    if derived:  # the first interrupt's crash state is the golden run's at the point (faults/kit/derived.py)
         outcome.fired.append(first.id)
+        crash_index = first.index
         label = f"resume after the crash at {first.id}"
     else:
         ex.seed_prefix(cut)
-    for number, target in enumerate([] if derived else targets):
-        before = ex.load() if number else ex.seeded()
+    for number, target in enumerate(targets):
+        if derived and number == 0:
+            continue  # a schedule's later faults fire in the resumes, from the derived state on
+        before = ex.seeded() if number == int(derived) else ex.load()
         unknown |= pending_unknown(before)
         phase = ex.resume(
             arm=(target.point, skip_count(golden, target, crash_index if number else start_index)),
