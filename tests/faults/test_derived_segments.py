@@ -1,7 +1,9 @@
 """Crash states derived from the golden run (faults/kit/derived.py): at every crash point of every example the
 derived state equals what the real crash segment leaves (records, the tools' workspace, what a resume reads);
 a wrong derivation is named as a finding; the points that cannot be derived run their real segment, counted by
-reason; `--strands-chaos-real-segments` checks every point."""
+reason (a segment whose commit changes the pattern's position, or in which other units are in flight in lockstep,
+is derived: a resumed runner writes the records an uninterrupted one does); `--strands-chaos-real-segments` checks
+every point."""
 
 from __future__ import annotations
 
@@ -9,17 +11,28 @@ import dataclasses
 import json
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from strands_durable.crashpoints import ToolCall, UnitBoundary
 from strands_durable.faults.classes.explore import explore_point
-from strands_durable.faults.kit.derived import REAL_SEGMENTS, SEGMENT_RULE, SegmentPolicy, fallback_reason
-from strands_durable.faults.kit.golden import WorkflowGoldenRun, cut_for
+from strands_durable.faults.kit.derived import (
+    REAL_SEGMENTS,
+    SEGMENT_RULE,
+    SegmentPolicy,
+    fallback_reason,
+    segment_facts,
+    target_order,
+)
+from strands_durable.faults.kit.golden import GoldenPoint, WorkflowGoldenRun, cut_for
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.target import ChaosTarget
+from strands_durable.faults.kit.unit_orders import points_inside, reached, unit_orders
+from strands_durable.store.base import read_journal_bytes
 from tests.conftest import EXAMPLES
 
-FALLBACKS = {"close", "concurrent", "pattern-state"}
+FALLBACKS = {"close", "concurrent-tools", "unit-order"}
 
 
 QUICK = "chain-research.strands.yaml"  # in the default run; the other examples with the long proofs (`-m long`)
@@ -29,17 +42,54 @@ EXAMPLE_SPECS = [
 ]
 
 
+def _commits_pattern_state(golden: WorkflowGoldenRun, point_id: str) -> bool:
+    """Whether the crash segment of the point makes a commit that changes the pattern's position."""
+    cut = cut_for(golden, golden.point(point_id))
+    if cut is None:
+        return False
+    record = read_journal_bytes(
+        golden.journal[: cut.journal_length] + golden.journal[cut.journal_length :].split(b"\n", 1)[0] + b"\n"
+    ).records[-1]
+    return any(event.get("type") == "pattern_state" for event in record.get("events", ()))
+
+
+def _units_in_flight(golden: WorkflowGoldenRun, point_id: str) -> bool:
+    """Whether more than one unit is in flight somewhere in the crash segment of the point."""
+    target = golden.point(point_id)
+    cut = cut_for(golden, target)
+    crowded = golden.segment_facts().units_crowded
+    return crowded[target.index + 1] > crowded[cut.index if cut is not None else 0]
+
+
 @pytest.mark.parametrize("spec", EXAMPLE_SPECS)
 def test_every_derived_crash_state_of_the_examples_equals_the_real_segments(spec: str, tmp_path: Path) -> None:
+    # every point of the golden run, and of each unit order's golden run (default orders) the points inside the
+    # layer the plugin explores in it
     golden = run_golden(ChaosTarget(EXAMPLES / spec), tmp_path / "golden")
-    golden.segments = REAL_SEGMENTS
+    runs = [(golden, golden.ordered_ids())]
+    for number, order in enumerate(unit_orders(golden, "default")):
+        ordered = run_golden(order.target(golden.target), tmp_path / f"order{number}")
+        if reached(ordered, order) and not ordered.problems:
+            runs.append((ordered, points_inside(ordered, order)))
     segments: Counter[str] = Counter()
-    for point_id in golden.ordered_ids():
-        outcome = explore_point(golden, point_id, tmp_path / "points")
-        assert outcome.ok, outcome.describe()
-        segments[outcome.segment] += 1
-    assert set(segments) <= {"derived, checked", *FALLBACKS}, segments
+    for run, point_ids in runs:
+        run.segments = REAL_SEGMENTS
+        for point_id in point_ids:
+            outcome = explore_point(run, point_id, tmp_path / "points")
+            assert outcome.ok, outcome.describe()
+            segments[outcome.segment] += 1
+            if outcome.segment in FALLBACKS:
+                continue
+            assert outcome.segment == "derived, checked", (point_id, outcome.segment)
+            if _commits_pattern_state(run, point_id):
+                segments["pattern-state, derived"] += 1
+            if _units_in_flight(run, point_id):
+                segments["units in flight, derived"] += 1
+    assert set(segments) <= {"derived, checked", "pattern-state, derived", "units in flight, derived", *FALLBACKS}
     assert segments["derived, checked"] > 0, segments  # every example has points whose state is derived
+    assert segments["pattern-state, derived"] > 0, segments  # and every one has a pattern whose position moves
+    if any(_units_in_flight(golden, point_id) for point_id in golden.ordered_ids()):
+        assert segments["units in flight, derived"] > 0, segments
 
 
 def test_a_derived_state_that_differs_from_the_real_segment_fails_naming_the_difference(
@@ -64,14 +114,61 @@ def test_a_derived_state_that_differs_from_the_real_segment_fails_naming_the_dif
     assert target.id in differences[0].detail and "records derived" in differences[0].detail
 
 
-def test_close_concurrent_and_pattern_state_segments_run_for_real(tmp_path: Path) -> None:
+def test_segments_with_other_units_in_flight_are_derived_and_unit_order_ones_run_for_real(tmp_path: Path) -> None:
     golden = run_golden(ChaosTarget(EXAMPLES / "parallel-market-scan.strands.yaml"), tmp_path / "golden")
     reasons = {p.id: fallback_reason(golden, p, cut_for(golden, p)) for p in golden.points}
     assert {reasons[p.id] for p in golden.points if p.point.path.startswith("close")} == {"close"}
-    assert "concurrent" in reasons.values() and "pattern-state" in reasons.values() and None in reasons.values()
-    point_id = next(pid for pid, reason in reasons.items() if reason == "concurrent")
-    outcome = explore_point(golden, point_id, tmp_path / "points")
-    assert outcome.ok and outcome.segment == "concurrent" and outcome.runs >= 2  # the crashing run ran
+    assert set(reasons.values()) == {"close", None}
+    assert any(_commits_pattern_state(golden, pid) for pid in reasons)  # the branches' progress moves: derived
+    # the three branches are in flight at once; a resumed parallel runner commits with a branch's step the steps
+    # its siblings had committed (it once wrote 0 for a sibling that had not re-read its own yet)
+    golden.segments = REAL_SEGMENTS
+    for point_id in (
+        "branch:pricing/step[0]:researcher/unit.after",
+        "branch:trends/step[0]:analyst/turn[2]/model.answered",
+    ):
+        assert _units_in_flight(golden, point_id) and reasons[point_id] is None
+        outcome = explore_point(golden, point_id, tmp_path / "derived")
+        assert outcome.ok, outcome.describe()
+        assert outcome.segment == "derived, checked"
+    # under another completion order a resumed job takes its turns by another rank: its real segment runs
+    order = next(iter(unit_orders(golden, "default")))
+    ordered = run_golden(order.target(golden.target), tmp_path / "order")
+    assert target_order(ordered) and reached(ordered, order)
+    inside = points_inside(ordered, order)
+    ordered_reasons = {
+        pid: fallback_reason(ordered, ordered.point(pid), cut_for(ordered, ordered.point(pid))) for pid in inside
+    }
+    assert "unit-order" in ordered_reasons.values()
+    point_id = next(pid for pid, reason in ordered_reasons.items() if reason == "unit-order")
+    outcome = explore_point(ordered, point_id, tmp_path / "points")
+    assert outcome.ok and outcome.segment == "unit-order" and outcome.runs >= 2  # the crashing run ran
+
+
+def test_a_segment_where_one_agent_runs_tools_at_once_runs_for_real() -> None:
+    # two tool calls of one conversation in flight together (an agent's concurrent tools, which lockstep does not
+    # order): the segment falls back; two units' calls, each at its own turn, do not
+    def tool(site: str, conversation: str, call: str) -> ToolCall:
+        return ToolCall(site, f"{conversation}/turn[0]/tool[{call}]:t", conversation=conversation, tool_use_id=call)
+
+    def golden_of(*points: object) -> SimpleNamespace:
+        run = SimpleNamespace(target=SimpleNamespace(unit_order=()))
+        run.points = [GoldenPoint(point, index) for index, point in enumerate(points)]  # type: ignore[arg-type]
+        run.segment_facts = lambda: segment_facts(run)
+        return run
+
+    start = UnitBoundary("unit.before", "step[0]:a", unit="step[0]")
+    one_agent = golden_of(start, tool("tool.before", "a", "1"), tool("tool.before", "a", "2"),
+                          tool("tool.executed", "a", "1"), tool("tool.executed", "a", "2"))  # fmt: skip
+    points = one_agent.points
+    assert fallback_reason(one_agent, points[4], points[0]) == "concurrent-tools"
+    assert fallback_reason(one_agent, points[1], points[0]) is None  # only one call in flight up to there
+    other = UnitBoundary("unit.before", "step[1]:b", unit="step[1]")
+    two_units = golden_of(start, other, tool("tool.before", "a", "1"), tool("tool.before", "b", "2"),
+                          tool("tool.executed", "a", "1"), tool("tool.executed", "b", "2"))  # fmt: skip
+    assert fallback_reason(two_units, two_units.points[5], two_units.points[0]) is None
+    two_units.target.unit_order = ("step[1]",)
+    assert fallback_reason(two_units, two_units.points[5], two_units.points[0]) == "unit-order"
 
 
 def test_the_seeded_sample_checks_at_least_one_point_in_ten(chain_golden: WorkflowGoldenRun) -> None:

@@ -394,31 +394,36 @@ def _sample_verdicts(golden: WorkflowGoldenRun, workdir: Path) -> dict[str, tupl
     verdicts: dict[str, tuple[str | None, list[Finding]]] = {}
     for point_id in sorted(golden.checked_points(), key=natural_key):
         target = golden.point(point_id)
-        cut = cut_for(golden, target)
-        if fallback_reason(golden, target, cut) is not None:
-            continue
-        derived = _Exploration(golden, workdir / "derived", PointOutcome(point_ids=[point_id]))
-        derived.seed_crash(target, cut)
-        real = _Exploration(golden, workdir / "real", PointOutcome(point_ids=[point_id]))
-        real.seed_prefix(cut)
-        phase = real.resume(
-            arm=(target.point, skip_count(golden, target, cut.index if cut is not None else 0)),
-            converge=False,
-            label="real crash segment",
-            before=real.seeded(),
-        )
-        if phase.fired is None:
-            verdicts[point_id] = ("the real segment never reached the point", real.outcome.problems)
-            continue
-        assert real.scratch is not None and derived.scratch is not None
-        assert real.reader is not None and derived.reader is not None
-        difference = segment_difference(
-            (derived.reader.journal_bytes(golden.target.session_id), read_files(derived.scratch), derived.load()),
-            (real.reader.journal_bytes(golden.target.session_id), read_files(real.scratch), real.load()),
-        )
-        verdicts[point_id] = (difference, real.outcome.problems)
+        if fallback_reason(golden, target, cut_for(golden, target)) is None:
+            verdicts[point_id] = segment_verdict(golden, point_id, workdir)
     golden.segment_verdicts = (golden.segments, verdicts)
     return verdicts
+
+
+def segment_verdict(golden: WorkflowGoldenRun, point_id: str, workdir: Path) -> tuple[str | None, list[Finding]]:
+    """The first difference between the crash state at `point_id` derived from the golden run and the one its real
+    segment leaves (None: the same), and the real segment's own findings."""
+    target = golden.point(point_id)
+    cut = cut_for(golden, target)
+    derived = _Exploration(golden, workdir / "derived", PointOutcome(point_ids=[point_id]))
+    derived.seed_crash(target, cut)
+    real = _Exploration(golden, workdir / "real", PointOutcome(point_ids=[point_id]))
+    real.seed_prefix(cut)
+    phase = real.resume(
+        arm=(target.point, skip_count(golden, target, cut.index if cut is not None else 0)),
+        converge=False,
+        label="real crash segment",
+        before=real.seeded(),
+    )
+    if phase.fired is None:
+        return "the real segment never reached the point", real.outcome.problems
+    assert real.scratch is not None and derived.scratch is not None
+    assert real.reader is not None and derived.reader is not None
+    difference = segment_difference(
+        (derived.reader.journal_bytes(golden.target.session_id), read_files(derived.scratch), derived.load()),
+        (real.reader.journal_bytes(golden.target.session_id), read_files(real.scratch), real.load()),
+    )
+    return difference, real.outcome.problems
 
 
 def iter_points(golden: WorkflowGoldenRun, max_points: int | None = None, seed: int = 0) -> Iterator[str]:

@@ -8,11 +8,29 @@ golden run's own; `fallback_reason` names every case where it may not be, and su
 
 - `close`: the segment passes the run's end (completing commit, artifacts): a resume from before it writes the
   artifacts to its own output directory again, which the golden run did once;
-- `concurrent`: another unit or tool is in flight somewhere in the segment: its interleaving in a resume may
-  differ, and a sync tool in its thread can outlive the crash (residue the golden run does not show);
-- `pattern-state`: the segment's commit carries the pattern's position, which a resumed runner rebuilds from the
-  store rather than carries over, so its change record may differ from the golden run's;
+- `concurrent-tools`: one conversation has more than one tool call in flight somewhere in the segment (an
+  agent's tools running at once, in threads the lockstep scheduler does not order): their interleaving in a resume
+  may differ, and a sync tool in its thread can outlive the crash (residue the golden run does not show);
+- `unit-order`: other units are in flight in the segment of a run given a unit order (`ChaosTarget.unit_order`):
+  a job is ranked by the unit it starts with, and a resumed job starts with a later unit than the golden run's
+  did, so the resumed siblings take their turns in another order (other records; seen in the parallel example);
 - `free-threading`: under a free-threaded interpreter nothing about interleavings is assumed.
+
+Derived, and why that is exact:
+- other units in flight, when that is all (the golden run's own order, at most one tool call in flight per
+  conversation): in process, units take turns in lockstep (runner/concurrency.py), the turn going to the waiting
+  unit that stands earliest, so a run resumed from the cut's durable state interleaves its units as the golden run
+  did; a unit hands over its turn at `tool.before` and runs the tool only once it has the turn again, so no
+  sibling's tool is running at the crash (one waiting at its `tool.before` never runs); and a crash cancels the
+  siblings where they wait for their turn and is final (crashpoints.py: a sibling's next commit, model call or
+  tool start raises it again), so they commit nothing more. So a real crash leaves no residue beyond the golden
+  run's records and workspace at the point;
+- a commit that changes the pattern's position (a `pattern_state` event): a resumed runner rebuilds that position
+  from the store, and the record it writes is the one the uninterrupted run writes (contract: a resume writes what
+  an uninterrupted run writes; a resumed parallel runner wrote its siblings' progress as 0 until each branch
+  re-read its committed steps, and now starts from them: runner/patterns/parallel.py).
+tests/faults/test_derived_segments.py compares every point of every example, in every unit order explored, with
+its real segment.
 
 Exactness is checked, never assumed (`SegmentPolicy`): a seeded sample of points (at least one in `check_every`
 per workflow) also runs the real segment, and `segment_difference` compares the two states (records, the tools'
@@ -77,46 +95,44 @@ def fallback_reason(golden: Any, target: Any, cut: Any) -> str | None:
     start = cut.index if cut is not None else 0
     if facts.closing[target.index + 1] > facts.closing[start]:
         return "close"
-    if facts.crowded[target.index + 1] > facts.crowded[start]:
-        return "concurrent"
-    if cut is not None and cut.journal_length in facts.pattern_commits:
-        return "pattern-state"
+    if facts.tools_crowded[target.index + 1] > facts.tools_crowded[start]:
+        return "concurrent-tools"
+    if target_order(golden) and facts.units_crowded[target.index + 1] > facts.units_crowded[start]:
+        return "unit-order"
     return None
 
 
 @dataclass(frozen=True)
 class SegmentFacts:
     """What `fallback_reason` asks of a golden run, computed once: running counts (over its points, so a segment's
-    count is a difference) of points at or after the run's end (`closing`) and of points where more than one unit
-    or tool call was in flight (`crowded`), and the journal lengths after which the next record changes the
-    pattern's position (`pattern_commits`)."""
+    count is a difference) of points at or after the run's end (`closing`), of points where more than one tool call
+    was in flight (`tools_crowded`) and of points where more than one unit was (`units_crowded`)."""
 
     closing: list[int]
-    crowded: list[int]
-    pattern_commits: frozenset[int]
+    tools_crowded: list[int]
+    units_crowded: list[int]
+
+
+def target_order(golden: Any) -> tuple[str, ...]:
+    """The unit order the golden run was given (empty: its own lockstep order)."""
+    return tuple(getattr(golden.target, "unit_order", ()) or ())
 
 
 def segment_facts(golden: Any) -> SegmentFacts:
-    closing, crowded = [0], [0]
+    closing, tools_crowded, units_crowded = [0], [0], [0]
     units: set[str] = set()
-    tools: set[str] = set()
+    tools: dict[str, set[str]] = {}  # the tool calls in flight, by conversation
     for p in golden.points:
         point = p.point
         if isinstance(point, UnitBoundary):
             (units.add if point.site == "unit.before" else units.discard)(point.unit)
         elif isinstance(point, ToolCall) and point.site in ("tool.before", "tool.executed"):
-            (tools.add if point.site == "tool.before" else tools.discard)(point.path)
+            calls = tools.setdefault(point.conversation, set())
+            (calls.add if point.site == "tool.before" else calls.discard)(point.path)
         closing.append(closing[-1] + int(p.completed or point.path.split("/", 1)[0] == "close"))
-        crowded.append(crowded[-1] + int(len(units) > 1 or len(tools) > 1))
-    pattern_commits = set()
-    if golden.journal:
-        records = read_journal_bytes(golden.journal).records
-        offset = 0
-        for line, record in zip(golden.journal.splitlines(keepends=True), records, strict=False):
-            if any(event.get("type") == "pattern_state" for event in record.get("events", ())):
-                pattern_commits.add(offset)
-            offset += len(line)
-    return SegmentFacts(closing, crowded, frozenset(pattern_commits))
+        tools_crowded.append(tools_crowded[-1] + int(any(len(calls) > 1 for calls in tools.values())))
+        units_crowded.append(units_crowded[-1] + int(len(units) > 1))
+    return SegmentFacts(closing, tools_crowded, units_crowded)
 
 
 def crash_workspace(golden: Any, target: Any) -> Files:

@@ -12,7 +12,14 @@ from typing import Any
 
 from strands_durable.runner.concurrency import Job, check_cancelled, run_concurrently
 from strands_durable.runner.context import RunContext
-from strands_durable.runner.patterns.steps import Sequence, label_of, run_sequence, run_single, step_view
+from strands_durable.runner.patterns.steps import (
+    Sequence,
+    committed_steps,
+    label_of,
+    run_sequence,
+    run_single,
+    step_view,
+)
 from strands_durable.runner.units import UnitRef
 
 
@@ -22,7 +29,9 @@ def run_parallel(ctx: RunContext) -> dict[str, Any]:
     base = ctx.base_template_context()
     offsets = [sum(len(b.steps) for b in branches[:i]) for i in range(len(branches))]
     total = offsets[-1] + len(branches[-1].steps) + (1 if config.reduce is not None else 0)
-    progress: dict[str, list[dict[str, Any]]] = {b.id: [] for b in branches}  # kept under ctx.lock
+    # kept under ctx.lock; a resume starts from the steps already committed, so the position a branch commits
+    # with its step names its siblings' committed steps, as the uninterrupted run's does
+    progress = {b.id: committed_steps(ctx, b.steps, f"branch:{b.id}/") for b in branches}
     reduce_record: dict[str, Any] = {}
 
     def state() -> dict[str, Any]:

@@ -127,6 +127,18 @@ def run_sequence(
     return entries
 
 
+def committed_steps(ctx: RunContext, steps: list[Any], prefix: str) -> list[dict[str, Any]]:
+    """The records of a sequence's steps already committed (they are committed in order: a prefix), as
+    `run_sequence` returns them."""
+    entries = []
+    for index in range(len(steps)):
+        record = completed(ctx, f"{prefix}step[{index}]")
+        if record is None:
+            break
+        entries.append({**_entry_of(record), "index": index})
+    return entries
+
+
 def run_single(
     ctx: RunContext,
     ref: UnitRef,
