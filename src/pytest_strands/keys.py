@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 SUITE = pytest.StashKey[Any]()  # the session's `ChaosSuite` (set by the plugin under --strands-chaos)
+SELECTION = pytest.StashKey[Any]()  # the spec files and directories the command line names (set by the plugin)
 
 
 class ChaosFailure(AssertionError):

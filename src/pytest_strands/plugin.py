@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_strands.items import SUITE, ChaosFailure, RealFaultItem, ScheduleItem, SpecFile
+from pytest_strands.keys import SELECTION
 
 # (flag, ini name, type, help); every option has an ini equivalent, the command line wins
 OPTIONS = [
@@ -41,7 +42,6 @@ OPTIONS = [
     ("--strands-chaos-keep-failures", "strands_chaos_keep_failures", str, "write shrunk failing schedules as tests"),
 ]
 TOTALS = pytest.StashKey[Any]()
-SELECTION = pytest.StashKey[Any]()
 PIN_CHOICES = ("auto", "off")  # `--strands-chaos-pin-workers`: deprecated, no effect (docs/chaos-plugin.md)
 PIN_DEPRECATED = (
     "--strands-chaos-pin-workers (ini strands_chaos_pin_workers) has no effect and will be removed in "

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_strands.items import DEALER, SUITE, DealtItem, ItemResult, ScheduleItem
+from pytest_strands.keys import SELECTION
 from strands_durable.faults.suite import ChaosUsageError
 
 WORKERS = pytest.StashKey[int]()  # the number of forked workers asked for (0: none)
@@ -103,7 +104,6 @@ def prepare_goldens_forked(session: pytest.Session) -> None:
     if count < 2:
         return  # before any import: an xdist controller imports none of the runs' machinery
     from pytest_strands.collect import spec_files
-    from pytest_strands.plugin import SELECTION
     from strands_durable.faults.kit import runs  # noqa: F401  (imported once, here: every child inherits it)
     from strands_durable.faults.kit.forking import fork_child, wait_child
 
