@@ -175,6 +175,7 @@ class CrashPoints:
         self._subscribers: list[tuple[type[CrashPoint], Subscriber]] = []
         self._seen: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
+        self._on_crash: list[Callable[[], None]] = []
         self.crashed: InjectedCrash | None = None
 
     @overload
@@ -217,7 +218,14 @@ class CrashPoints:
                     callback(point)
         except InjectedCrash as crash:
             self.crashed = crash
+            for halt in list(self._on_crash):
+                halt()
             raise
+
+    def on_crash(self, halt: Callable[[], None]) -> None:
+        """Call `halt` (quick, never raising) when a crash is injected: what a dead process would no longer do,
+        such as a background writer's run waiting for its interval, stops there."""
+        self._on_crash.append(halt)
 
     def notify(self, event: Durable) -> None:
         """Deliver an event that is not a crash point (never counted, never crashed at) to its subscribers."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from strands_durable import LocalStore
+from strands_durable import CrashPoints, InjectedCrash, LocalStore
 from strands_durable.store import local_session
 from strands_durable.store.layout import new_session_id
 from strands_durable.store.writer_thread import WriterThread
@@ -131,3 +131,32 @@ def test_a_wake_during_the_interval_runs_once_the_interval_has_passed() -> None:
     time.sleep(0.1)
     assert len(work.starts) == 2  # the two wakes folded into one run
     writer.stop()
+
+
+def test_an_injected_crash_ends_the_writer_at_once_and_it_writes_nothing_more(tmp_path: Path) -> None:
+    """An in-process crash is a dead process in all but name: the writer's run waiting for its interval never runs
+    and its thread ends at once, so whoever waits for the crashed run's threads (the agent chaos engine joins them
+    before copying what the crash left) does not wait out `VIEW_INTERVAL_S`."""
+    bus = CrashPoints()
+    store = LocalStore(tmp_path)
+    session = store.create(
+        {"session_id": new_session_id(), "workflow_name": "w", "pattern": "chain"}, b"", crash_points=bus
+    )
+    directory = store.directory_of(session.session_id)
+    session.flush_views()
+    session.defer_views()  # the writer's next run waits the whole interval
+    session.commit([_message(0)])  # durable: wakes the writer, which waits for its interval
+
+    def crash_at_unit(point: Any) -> None:
+        raise InjectedCrash(point)
+
+    bus.subscribe(crash_at_unit)
+    with pytest.raises(InjectedCrash):
+        bus.emit("unit.before", "u")
+    started = time.monotonic()
+    for thread in [t for t in threading.enumerate() if t.name.startswith("views-")]:
+        thread.join(5.0)
+    assert time.monotonic() - started < local_session.VIEW_INTERVAL_S / 2
+    time.sleep(local_session.VIEW_INTERVAL_S + 0.1)
+    assert _files(directory) == []  # what the crash left is what a dead process leaves: the journal, no new views
+    session.abandon()

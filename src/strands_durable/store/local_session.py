@@ -110,6 +110,9 @@ class LocalSession(Session):
         self._syncer = SyncerThread(
             self._sync_journal, self._became_durable, durable=state.seq, name=f"sync-{state.session_id[:8]}"
         )
+        # an injected crash ends the process in all but name: its views writer does not wake again (the next open
+        # re-derives what it had not written, as after a real crash)
+        self._crash.on_crash(self._writer.halt)
 
     def _still_here(self) -> bool:
         """Whether the file at the journal's path is still the journal this session appends to."""

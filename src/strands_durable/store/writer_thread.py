@@ -68,6 +68,13 @@ class WriterThread:
         with self._cond:
             self._last_run = time.monotonic()
 
+    def halt(self) -> None:
+        """As `stop`, without waiting: what a crashed process leaves (a run in progress ends, one waiting for its
+        interval never runs). Safe to call from any thread, the writer's own included."""
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+
     def stop(self) -> None:
         """Refuse later wakes, drop a run still waiting for its interval, and wait for the thread to end."""
         with self._cond:
