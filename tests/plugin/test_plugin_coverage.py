@@ -85,7 +85,8 @@ def test_points_enumerated_but_never_reached_fail_not_fired_and_show_in_coverage
     add_research_spec(pytester)
     pytester.makeconftest(UNREACHED_UNIT_AFTER)
     report = pytester.path / "chaos.json"
-    result = pytester.runpytest_subprocess(*ARGS, f"--strands-chaos-report={report}")
+    # every point by its real segment (a crash state derived from the golden run is reached there by construction)
+    result = pytester.runpytest_subprocess(*ARGS, "--strands-chaos-real-segments", f"--strands-chaos-report={report}")
     out = result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     body = json.loads(report.read_text())
