@@ -6,11 +6,11 @@ the golden run had at k (`GoldenPoint.journal_length`) and the tools' workspace 
 k (effects of the point's own tool included). That holds only where the segment a real crash run replays is the
 golden run's own; `fallback_reason` names every case where it may not be, and such points run the real segment:
 
-- `close`: the segment passes the run's end (the completing commit, the close): its cut is the completing
-  commit, and a resume from there claims every artifact again (a second `artifact` record for each path, which
-  the golden run does not have: its real segment leaves one record more than the golden run at the point)
-  and writes them to its own output directory (the golden run keeps no output directory to seed one from), so
-  the crash state is not one the golden run recorded;
+- `close`: the segment passes the run's end (the completing commit, the close): it starts from the state just
+  before the completing commit, and a resume from there claims every artifact again (a second `artifact` record
+  for each path, which the golden run does not have: the real segment leaves one record more than the golden run
+  at the point) and writes them to its own output directory (the golden run keeps no output directory to seed one
+  from), so the crash state is not one the golden run recorded;
 - `concurrent-tools`: one conversation has more than one tool call in flight somewhere in the segment (an
   agent's tools running at once, in threads the lockstep scheduler does not order): their interleaving in a resume
   may differ, and a sync tool in its thread can outlive the crash (residue the golden run does not show);
