@@ -21,7 +21,8 @@ from strands_durable.faults.kit.snapshot import SnapshotDigest
 from strands_durable.faults.kit.stores import store_at
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.faults.kit.workspace import read_files
-from strands_durable.store.state import SessionState
+from strands_durable.store.base import read_journal_bytes
+from strands_durable.store.state import SessionState, fold
 
 
 def _counting_judge(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
@@ -173,3 +174,20 @@ def test_a_history_found_valid_is_judged_again_once_it_grows_or_is_replaced() ->
         {"role": "assistant", "content": [{"text": "hi"}]},
     ]
     assert judge.stored_valid(state, "equal", valid) == []  # equal to the list found valid: valid
+
+
+def test_every_golden_state_is_the_fold_of_its_bytes_and_holds_each_message_as_one_object(
+    chain_golden: WorkflowGoldenRun,
+) -> None:
+    golden = WorkflowGoldenRun(**{f: getattr(chain_golden, f) for f in _init_fields(chain_golden)})
+    lengths = sorted({p.journal_length for p in golden.points if p.journal_length})
+    assert len(lengths) > 8
+    first: dict[tuple[str, int], Any] = {}
+    # longest first, then spread: states folded from the start and from many different shorter states
+    for length in lengths[::-1] + lengths[::3] + lengths[1::2]:
+        state = golden.state_at(length)
+        fresh = fold(read_journal_bytes(golden.journal[:length]).records)
+        assert (state.seq, snapshot.snapshot_view(state)) == (fresh.seq, snapshot.snapshot_view(fresh))
+        for key, conv in state.conversations.items():
+            for index, message in enumerate(conv.messages):  # so comparing two states' histories takes pointer time
+                assert first.setdefault((key, index), message) is message, (length, key, index)
