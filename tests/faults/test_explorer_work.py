@@ -15,7 +15,7 @@ import pytest
 from strands_durable.faults.classes import explore
 from strands_durable.faults.classes.explore import explore_point
 from strands_durable.faults.kit import judge, snapshot
-from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.golden import WorkflowGoldenRun, cut_for
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.snapshot import SnapshotDigest
 from strands_durable.faults.kit.stores import store_at
@@ -191,3 +191,62 @@ def test_every_golden_state_is_the_fold_of_its_bytes_and_holds_each_message_as_o
         for key, conv in state.conversations.items():
             for index, message in enumerate(conv.messages):  # so comparing two states' histories takes pointer time
                 assert first.setdefault((key, index), message) is message, (length, key, index)
+
+
+def _tree(root: Path) -> dict[str, Any]:
+    """Every entry under `root` by relative path: a directory, a link (where to), or a file (its bytes)."""
+    found: dict[str, Any] = {}
+    for directory, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(directory) / name
+            relative = str(path.relative_to(root))
+            if path.is_symlink():
+                found[relative] = ("link", os.readlink(path))
+            elif path.is_dir():
+                found[relative] = "dir"
+            else:
+                found[relative] = path.read_bytes()
+    return found
+
+
+def test_a_run_directory_seeded_again_in_place_holds_exactly_what_a_fresh_one_holds(
+    chain_golden: WorkflowGoldenRun, tmp_path: Path
+) -> None:
+    golden = WorkflowGoldenRun(**{f: getattr(chain_golden, f) for f in _init_fields(chain_golden)})
+    ids = golden.ordered_ids()
+    points = tmp_path / "points"
+    base = points / "run1"
+    target = golden.point(ids[len(ids) // 2])
+    explore._Exploration(golden, points, explore.PointOutcome([target.id])).seed_crash(target, cut_for(golden, target))
+    fresh = _tree(base)  # a directory made anew (the first seed of the golden run)
+    assert golden.seed_files
+    for point_id in ids[:: max(1, len(ids) // 6)]:  # the runs leave leases, views, artifacts behind
+        assert explore_point(golden, point_id, points).ok
+    session = next((base / "sessions").iterdir())
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kept.txt").write_bytes(b"not the run's")
+    stale = {
+        session / "session.json": b"{}",  # a view a completed run wrote
+        session / "agents" / "a" / "messages" / "000001.json": b"{}",
+        session / "journal.log": b"another journal",  # a file the seed rewrites, changed
+        session / "spec_snapshot.yaml": b"another spec",
+        base / "sessions" / "session_other" / "journal.log": b"x",
+        base / "out" / "report.md": b"an artifact",
+        base / "workspace" / "deep" / "note.txt": b"a tool's file",
+        base / "stray.txt": b"?",
+    }
+    for path, data in stale.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    os.symlink(outside, base / "workspace" / "link")  # removed as a link: what it points at stays
+    held = os.open(base / "sessions", os.O_RDONLY)  # held open: its inode number cannot be reused
+    try:
+        explore._Exploration(golden, points, explore.PointOutcome([target.id])).seed_crash(
+            target, cut_for(golden, target)
+        )
+        assert (base / "sessions").stat().st_ino == os.fstat(held).st_ino  # seeded in place, not made anew
+    finally:
+        os.close(held)
+    assert _tree(base) == fresh
+    assert (outside / "kept.txt").read_bytes() == b"not the run's"

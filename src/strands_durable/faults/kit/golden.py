@@ -179,6 +179,8 @@ class WorkflowGoldenRun(GoldenRun):
         default=None, init=False, repr=False
     )
 
+    # the files a seed writes under a sessions root (faults/classes/explore.py seeds a directory again in place)
+    seed_files: frozenset[str] | None = field(default=None, init=False, repr=False)
     warm_resumes: bool = True  # its explorations resume with `prepared_resume()`
     _prepared: Any = field(default=None, init=False, repr=False)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Collection
 from pathlib import Path
 
 from strands_durable.faults.kit.oracle import readable_difference
@@ -53,6 +54,34 @@ def _list_files(directory: str, parts: tuple[str, ...], found: list[tuple[tuple[
             _list_files(entry.path, (*parts, entry.name), found)
         elif entry.is_file():
             found.append(((*parts, entry.name), entry.path))
+
+
+def prune(directory: Path, files: Collection[str], dirs: Collection[str] = ()) -> None:
+    """Leave in `directory` only the regular files `files` names and the directories `dirs` names or that lead to
+    one of them (paths relative to `directory`): every other entry (a file, a link, a directory with all it holds,
+    an entry of another kind) is removed, so a scratch tree a run used can be seeded again in place, by
+    difference, instead of being removed and made anew. The files kept are for the caller to rewrite."""
+    wanted_dirs = set(dirs)
+    for name in files:
+        parent = os.path.dirname(name)
+        while parent and parent not in wanted_dirs:
+            wanted_dirs.add(parent)
+            parent = os.path.dirname(parent)
+    _prune(str(directory), "", frozenset(files), wanted_dirs)
+
+
+def _prune(directory: str, prefix: str, files: frozenset[str], dirs: set[str]) -> None:
+    with os.scandir(directory) as entries:
+        listed = list(entries)
+    for entry in listed:
+        name = prefix + entry.name
+        if entry.is_dir(follow_symlinks=False):
+            if name in dirs:
+                _prune(entry.path, name + os.sep, files, dirs)
+            else:
+                _OPS.remove_tree(Path(entry.path))
+        elif name not in files or not entry.is_file(follow_symlinks=False):
+            _OPS.remove(Path(entry.path))
 
 
 def write_files(directory: Path, files: Files) -> None:
