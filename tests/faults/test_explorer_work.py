@@ -116,15 +116,14 @@ def test_a_workspace_is_read_as_rglob_lists_it(tmp_path: Path) -> None:
 
 
 def _digest_from_scratch(state: SessionState) -> str:
-    """The snapshot digest as its definition reads: each conversation's whole normalised view hashed."""
+    """The snapshot digest as its definition reads: each conversation's whole normalised view hashed (its messages
+    as the hash of their canonical list), then every part of the snapshot."""
     return snapshot._hash(
         {
             "status": state.status,
             "units": state.units,
             "pattern_state": state.pattern_state,
-            "conversations": {
-                key: snapshot._hash(snapshot.conversation_view(conv)) for key, conv in state.conversations.items()
-            },
+            "conversations": {key: snapshot.conversation_digest(conv) for key, conv in state.conversations.items()},
             "artifacts": {path: info.get("sha256") for path, info in state.artifacts.items()},
             "tokens": state.usage(),
         }
