@@ -140,7 +140,6 @@ class _EncodedHistory:
 
 
 _HISTORIES_KEPT = 4  # per conversation key: the golden run's and the explored runs' that branch off it
-_ENCODINGS_KEPT = 4096  # unit records and pattern states encoded (the oldest forgotten first)
 
 
 def _same(before: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
@@ -157,7 +156,8 @@ class SnapshotDigest:
     def __init__(self) -> None:
         self._conversations: dict[str, tuple[Conversation, tuple[Any, ...], tuple[Any, ...], str]] = {}
         self._histories: dict[str, list[_EncodedHistory]] = {}  # per key, the last used first
-        self._encodings: dict[int, tuple[Any, bytes]] = {}  # id -> (unit record or pattern state, its encoding)
+        self._units: dict[str, tuple[Any, bytes]] = {}  # unit -> (the record encoded, `"<unit>":<record>`)
+        self._pattern: tuple[Any, bytes] | None = None  # (the pattern state encoded, its encoding)
 
     @staticmethod
     def _marker(conv: Conversation) -> tuple[Any, ...]:
@@ -202,6 +202,9 @@ class SnapshotDigest:
                 break
         if best is None:
             best, shared = _EncodedHistory(), 0
+        if shared and best.messages[shared - 1] is not messages[shared - 1]:
+            # equal messages, other objects (read again): keep these, so this history's next states compare by identity
+            best.messages[:shared] = messages[:shared]
         if shared < len(messages):
             best = best.extended(messages, shared)
         if best in histories:
@@ -239,8 +242,8 @@ class SnapshotDigest:
         return hashlib.sha256(encoded).hexdigest()
 
     def digest(self, state: SessionState) -> str:
-        """`_hash` of the snapshot's parts (`snapshot_digest`'s bytes exactly), each unit's record and the pattern
-        state encoded once per object (the reducer replaces both whole, never changes them in place)."""
+        """`_hash` of the snapshot's parts, each unit's record and the pattern state encoded once per object they
+        are (the reducer replaces both whole, never changes them in place)."""
         conversations = {key: self._conversation(conv) for key, conv in list(state.conversations.items())}
         units = state.units
         encoded = b"".join(
@@ -250,28 +253,30 @@ class SnapshotDigest:
                 b',"conversations":',
                 _canonical(conversations),
                 b',"pattern_state":',
-                self._encoded(state.pattern_state),
+                self._pattern_state(state),
                 b',"status":',
                 _canonical(state.status),
                 b',"tokens":',
                 _canonical(state.usage()),
                 b',"units":{',
-                b",".join(_canonical(unit) + b":" + self._encoded(units[unit]) for unit in sorted(units)),
+                b",".join([self._unit(unit, units[unit]) for unit in sorted(units)]),
                 b"}}",
             ]
         )
         return hashlib.sha256(encoded).hexdigest()
 
-    def _encoded(self, value: Any) -> bytes:
-        """`_canonical(value)`, kept by the object's identity (the object is kept too, so its id is not reused)."""
-        found = self._encodings.get(id(value))
-        if found is not None and found[0] is value:
-            return found[1]
-        encoded = _canonical(value)
-        self._encodings[id(value)] = (value, encoded)
-        if len(self._encodings) > _ENCODINGS_KEPT:
-            del self._encodings[next(iter(self._encodings))]
-        return encoded
+    def _pattern_state(self, state: SessionState) -> bytes:
+        cached = self._pattern
+        if cached is None or cached[0] is not state.pattern_state:
+            cached = self._pattern = (state.pattern_state, _canonical(state.pattern_state))
+        return cached[1]
+
+    def _unit(self, unit: str, record: Any) -> bytes:
+        """`"<unit>":<record>` encoded, kept per unit with the record it encodes (compared by identity)."""
+        cached = self._units.get(unit)
+        if cached is None or cached[0] is not record:
+            cached = self._units[unit] = (record, _canonical(unit) + b":" + _canonical(record))
+        return cached[1]
 
 
 def snapshot_digest(state: SessionState) -> str:
