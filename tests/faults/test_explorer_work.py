@@ -6,6 +6,7 @@ long run. Every rule still runs on the state it judges."""
 from __future__ import annotations
 
 import os
+import random
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.snapshot import SnapshotDigest
 from strands_durable.faults.kit.stores import store_at
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.faults.kit.workspace import read_files
+from strands_durable.faults.kit.workspace import Files, WorkspaceHistory, read_files
 from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.state import SessionState, fold
 
@@ -249,3 +250,30 @@ def test_a_run_directory_seeded_again_in_place_holds_exactly_what_a_fresh_one_ho
         os.close(held)
     assert _tree(base) == fresh
     assert (outside / "kept.txt").read_bytes() == b"not the run's"
+
+
+def _scanned(history: WorkspaceHistory, index: int) -> Files:
+    """`WorkspaceHistory.at` as its definition reads: the last change recorded before the first at `index` or later."""
+    found = history.changes[0][1]
+    for changed_at, files in history.changes:
+        if changed_at >= index:
+            break
+        found = files
+    return found
+
+
+def test_a_workspace_lookup_finds_what_a_scan_of_the_changes_finds_even_out_of_order() -> None:
+    rng = random.Random(7)
+    history = WorkspaceHistory({"start": b"0"})
+    at = 0
+    for number in range(300):
+        at += rng.randint(0, 3)
+        recorded = at - rng.randint(0, 4) if rng.random() < 0.2 else at  # concurrent tools: a lower index later
+        history.changes.append((recorded, {"file": str(number).encode()}))
+        if number % 50 == 0:  # grown since the last lookup
+            assert history.at(recorded + 1) == _scanned(history, recorded + 1)
+    for index in range(-2, at + 3):
+        assert history.at(index) == _scanned(history, index), index
+    history.changes = [(-1, {}), (5, {"a": b"1"}), (3, {"a": b"2"}), (9, {"a": b"3"})]  # replaced whole (a file)
+    for index in range(-1, 12):
+        assert history.at(index) == _scanned(history, index), index
