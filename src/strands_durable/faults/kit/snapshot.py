@@ -246,18 +246,17 @@ class SnapshotDigest:
         are (the reducer replaces both whole, never changes them in place)."""
         conversations = {key: self._conversation(conv) for key, conv in list(state.conversations.items())}
         units = state.units
+        # the small parts in two encodings, each a dict's canonical bytes without its closing or opening brace
+        before = {"artifacts": {path: info.get("sha256") for path, info in state.artifacts.items()}}
+        before["conversations"] = conversations
+        after = {"status": state.status, "tokens": state.usage()}
         encoded = b"".join(
             [
-                b'{"artifacts":',
-                _canonical({path: info.get("sha256") for path, info in state.artifacts.items()}),
-                b',"conversations":',
-                _canonical(conversations),
+                _canonical(before)[:-1],
                 b',"pattern_state":',
                 self._pattern_state(state),
-                b',"status":',
-                _canonical(state.status),
-                b',"tokens":',
-                _canonical(state.usage()),
+                b",",
+                _canonical(after)[1:-1],
                 b',"units":{',
                 b",".join([self._unit(unit, units[unit]) for unit in sorted(units)]),
                 b"}}",
