@@ -5,11 +5,12 @@ tests drive it.
 How one crash point is explored (`explore_point`):
 
 1. The run that crashes starts from the golden run's durable state just before the last commit that precedes the
-   point (its journal prefix, copied into a fresh session directory; readable files are re-derived, as after any
-   crash) and resumes from there with an `InjectedCrash` armed at the point. So the crash happens in a real run,
-   and the cost of a point does not grow with the workflow's length. A point that never fires is a failure.
-   A single interrupt (`explore_point`) skips that run where the state it would leave can be read off the golden
-   run (faults/kit/derived.py); a seeded sample of those points runs it as well and compares the two states.
+   point (its journal prefix, copied into a session directory that holds nothing else, as a fresh one: `_Workspace`;
+   readable files are re-derived, as after any crash) and resumes from there with an `InjectedCrash` armed at the
+   point. So the crash happens in a real run, and the cost of a point does not grow with the workflow's length. A
+   point that never fires is a failure. A single interrupt (`explore_point`) skips that run where the state it
+   would leave can be read off the golden run (faults/kit/derived.py); a seeded sample of those points runs it as
+   well and compares the two states.
 2. Right after the crash the stored histories must be valid (`mode="stored"`).
 3. A resume in fresh objects (a new store on the session, as a new process would) runs until it reaches
    a checkpoint (a commit) whose normalised snapshot equals the golden run's at one of its checkpoints (the
