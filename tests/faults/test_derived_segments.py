@@ -2,8 +2,8 @@
 derived state equals what the real crash segment leaves (records, the tools' workspace, what a resume reads);
 a wrong derivation is named as a finding; the points that cannot be derived run their real segment, counted by
 reason (a segment whose commit changes the pattern's position, or in which other units are in flight in lockstep,
-is derived: a resumed runner writes the records an uninterrupted one does); `--strands-chaos-real-segments` checks
-every point."""
+in the golden run's own order or in a unit order, is derived: a resumed runner writes the records an uninterrupted
+one does); `--strands-chaos-real-segments` checks every point."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from strands_durable.faults.kit.derived import (
     SegmentPolicy,
     fallback_reason,
     segment_facts,
-    target_order,
 )
 from strands_durable.faults.kit.golden import GoldenPoint, WorkflowGoldenRun, cut_for
 from strands_durable.faults.kit.runs import run_golden
@@ -32,7 +31,7 @@ from strands_durable.faults.kit.unit_orders import points_inside, reached, unit_
 from strands_durable.store.base import read_journal_bytes
 from tests.conftest import EXAMPLES
 
-FALLBACKS = {"close", "concurrent-tools", "unit-order"}
+FALLBACKS = {"close", "concurrent-tools"}
 
 
 QUICK = "chain-research.strands.yaml"  # in the default run; the other examples with the long proofs (`-m long`)
@@ -57,8 +56,13 @@ def _units_in_flight(golden: WorkflowGoldenRun, point_id: str) -> bool:
     """Whether more than one unit is in flight somewhere in the crash segment of the point."""
     target = golden.point(point_id)
     cut = cut_for(golden, target)
-    crowded = golden.segment_facts().units_crowded
-    return crowded[target.index + 1] > crowded[cut.index if cut is not None else 0]
+    units: set[str] = set()
+    for p in golden.points[: target.index + 1]:
+        if isinstance(p.point, UnitBoundary):
+            (units.add if p.point.site == "unit.before" else units.discard)(p.point.unit)
+        if p.index >= (cut.index if cut is not None else 0) and len(units) > 1:
+            return True
+    return False
 
 
 @pytest.mark.parametrize("spec", EXAMPLE_SPECS)
@@ -85,11 +89,16 @@ def test_every_derived_crash_state_of_the_examples_equals_the_real_segments(spec
                 segments["pattern-state, derived"] += 1
             if _units_in_flight(run, point_id):
                 segments["units in flight, derived"] += 1
-    assert set(segments) <= {"derived, checked", "pattern-state, derived", "units in flight, derived", *FALLBACKS}
+                if run.target.unit_order:  # a resumed job keeps its rank in the order (runner/concurrency.py)
+                    segments["units in flight in a unit order, derived"] += 1
+    derived = {"derived, checked", "pattern-state, derived", "units in flight, derived"}
+    assert set(segments) <= {*derived, "units in flight in a unit order, derived", *FALLBACKS}, segments
     assert segments["derived, checked"] > 0, segments  # every example has points whose state is derived
     assert segments["pattern-state, derived"] > 0, segments  # and every one has a pattern whose position moves
     if any(_units_in_flight(golden, point_id) for point_id in golden.ordered_ids()):
         assert segments["units in flight, derived"] > 0, segments
+    if len(runs) > 1:  # an example with a layer: every point inside it in another order is derived and checked
+        assert segments["units in flight in a unit order, derived"] > 0, segments
 
 
 def test_a_derived_state_that_differs_from_the_real_segment_fails_naming_the_difference(
@@ -114,7 +123,7 @@ def test_a_derived_state_that_differs_from_the_real_segment_fails_naming_the_dif
     assert target.id in differences[0].detail and "records derived" in differences[0].detail
 
 
-def test_segments_with_other_units_in_flight_are_derived_and_unit_order_ones_run_for_real(tmp_path: Path) -> None:
+def test_segments_with_other_units_in_flight_are_derived_in_the_golden_order_and_in_others(tmp_path: Path) -> None:
     golden = run_golden(ChaosTarget(EXAMPLES / "parallel-market-scan.strands.yaml"), tmp_path / "golden")
     reasons = {p.id: fallback_reason(golden, p, cut_for(golden, p)) for p in golden.points}
     assert {reasons[p.id] for p in golden.points if p.point.path.startswith("close")} == {"close"}
@@ -131,18 +140,27 @@ def test_segments_with_other_units_in_flight_are_derived_and_unit_order_ones_run
         outcome = explore_point(golden, point_id, tmp_path / "derived")
         assert outcome.ok, outcome.describe()
         assert outcome.segment == "derived, checked"
-    # under another completion order a resumed job takes its turns by another rank: its real segment runs
+    # under another completion order (competitors, trends, pricing) too: a resumed job keeps its rank in the order
+    # whichever unit it starts with, so a resume from within the competitors branch's third step, or from the
+    # trends branch's first commit, takes the turns the order's golden run took (ranked by the step it started
+    # with, the resumed competitors branch once went last: 21 of these points' real segments differed)
     order = next(iter(unit_orders(golden, "default")))
     ordered = run_golden(order.target(golden.target), tmp_path / "order")
-    assert target_order(ordered) and reached(ordered, order)
+    assert ordered.target.unit_order and reached(ordered, order)
     inside = points_inside(ordered, order)
-    ordered_reasons = {
-        pid: fallback_reason(ordered, ordered.point(pid), cut_for(ordered, ordered.point(pid))) for pid in inside
+    assert {fallback_reason(ordered, ordered.point(pid), cut_for(ordered, ordered.point(pid))) for pid in inside} == {
+        None
     }
-    assert "unit-order" in ordered_reasons.values()
-    point_id = next(pid for pid, reason in ordered_reasons.items() if reason == "unit-order")
-    outcome = explore_point(ordered, point_id, tmp_path / "points")
-    assert outcome.ok and outcome.segment == "unit-order" and outcome.runs >= 2  # the crashing run ran
+    ordered.segments = REAL_SEGMENTS
+    for point_id in (
+        "branch:competitors/step[2]:analyst/turn[0]/prompt/store.before_commit",
+        "branch:competitors/step[2]:analyst/unit.after",
+        "branch:trends/step[0]:analyst/turn[0]/prompt/store.before_commit",
+    ):
+        assert point_id in inside and _units_in_flight(ordered, point_id)
+        outcome = explore_point(ordered, point_id, tmp_path / "ordered")
+        assert outcome.ok, outcome.describe()
+        assert outcome.segment == "derived, checked"
 
 
 def test_a_segment_where_one_agent_runs_tools_at_once_runs_for_real() -> None:
@@ -167,8 +185,8 @@ def test_a_segment_where_one_agent_runs_tools_at_once_runs_for_real() -> None:
     two_units = golden_of(start, other, tool("tool.before", "a", "1"), tool("tool.before", "b", "2"),
                           tool("tool.executed", "a", "1"), tool("tool.executed", "b", "2"))  # fmt: skip
     assert fallback_reason(two_units, two_units.points[5], two_units.points[0]) is None
-    two_units.target.unit_order = ("step[1]",)
-    assert fallback_reason(two_units, two_units.points[5], two_units.points[0]) == "unit-order"
+    two_units.target.unit_order = ("step[1]",)  # in a unit order as well: a resumed job keeps its rank
+    assert fallback_reason(two_units, two_units.points[5], two_units.points[0]) is None
 
 
 def test_the_seeded_sample_checks_at_least_one_point_in_ten(chain_golden: WorkflowGoldenRun) -> None:

@@ -21,8 +21,11 @@ CONCURRENT = [
 ]
 
 
-def run(spec: Path, root: Path, *, lockstep: bool, crash_at: str | None = None) -> tuple[list[str], LocalStore, str]:
-    """The crash-point ids of one run in the order they were emitted, its store and session id."""
+def run(
+    spec: Path, root: Path, *, lockstep: bool, crash_at: str | None = None, priority: tuple[str, ...] = ()
+) -> tuple[list[str], LocalStore, str]:
+    """The crash-point ids of one run in the order they were emitted, its store and session id (`priority`: the
+    lockstep's unit order)."""
     seen: list[str] = []
     bus = CrashPoints()
 
@@ -39,6 +42,7 @@ def run(spec: Path, root: Path, *, lockstep: bool, crash_at: str | None = None) 
         hitl_use_defaults=True,
         crash_points=bus,
         lockstep=lockstep,
+        lockstep_priority=priority,
         created_at=PINNED,  # clock-reading tools answer alike in every run
     )
     try:
@@ -79,3 +83,31 @@ def test_a_crash_leaves_the_other_units_where_they_stood(tmp_path: Path) -> None
     outcome = resume(session_id, RunOptions(provider="synthetic", hitl_use_defaults=True, lockstep=True), store=stopped)
     assert outcome.status == "completed"
     assert first_difference(comparable(golden_store.load(golden_id)), comparable(stopped.load(session_id))) is None
+
+
+def test_under_a_unit_order_a_resumed_job_keeps_its_rank_whichever_unit_it_starts_with(tmp_path: Path) -> None:
+    # the chaos kit's unit orders name each job by a unit of its own; a resumed branch that starts with its third
+    # step still goes first, so the resume commits what the uninterrupted run committed after the crash, in the
+    # same order (it was once ranked by that later step, which no priority names, and went last)
+    spec = CONCURRENT[0]
+    order = ("branch:competitors/step[0]", "branch:trends/step[0]", "branch:pricing/step[0]")
+
+    def commits(points: list[str]) -> list[str]:
+        return [point for point in points if point.endswith("store.after_commit")]
+
+    golden, _, _ = run(spec, tmp_path / "golden", lockstep=True, priority=order)
+    target = "branch:competitors/step[2]:analyst/turn[0]/model.before"
+    assert target in golden
+    assert golden.index("branch:trends/step[0]:analyst/turn[0]/model.before") > golden.index(target)
+    emitted, _, session_id = run(spec, tmp_path / "crash", lockstep=True, priority=order, crash_at=target)
+    assert emitted == golden[: golden.index(target) + 1]
+    resumed: list[str] = []
+    bus = CrashPoints()
+    bus.subscribe(lambda point: resumed.append(point.id))
+    options = RunOptions(
+        provider="synthetic", hitl_use_defaults=True, crash_points=bus, lockstep=True, lockstep_priority=order,
+        out_dir=tmp_path / "crash" / "out", created_at=PINNED,
+    )  # fmt: skip
+    outcome = resume(session_id, options, store=LocalStore(tmp_path / "crash" / "sessions"))
+    assert outcome.status == "completed"
+    assert commits(resumed) == commits(golden[golden.index(target) :])

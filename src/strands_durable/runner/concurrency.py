@@ -11,8 +11,10 @@ A job that waits for another unit's pending question (`HitlDeferred`) runs again
 With `RunOptions.lockstep` (chaos runs) the jobs still run in their own threads, but one at a time, taking turns
 at their crash points in an order fixed by where each job stands (`Lockstep`), so the interleaving, and with it
 every crash point and every stored state, is the same in every run from the same durable state.
-`RunOptions.lockstep_priority` (the chaos kit's unit orders) names jobs by the unit they start with: a named job
-that is waiting goes before every other, the first named first, so the units of a layer finish in that order.
+`RunOptions.lockstep_priority` (the chaos kit's unit orders) names jobs by a unit of theirs, and so by the job's own
+identity, the unit's first path segment (`branch:web`, `task:plan`, `round[0]:worker[1]`): a named job that is
+waiting goes before every other, the first named first, so the units of a layer finish in that order, in a resumed
+run as in the uninterrupted one, whichever of its units a resumed job starts with.
 """
 
 from __future__ import annotations
@@ -71,6 +73,12 @@ def _position(point: CrashPoint) -> list[Any]:
     return [*point.place, ("", _SITE_RANK[point.site])]
 
 
+def job_identity(unit: str) -> str:
+    """The job a unit belongs to: its first path segment (`branch:web/step[1]` -> `branch:web`), the same for every
+    unit the job runs."""
+    return unit.split("/", 1)[0]
+
+
 class Lockstep:
     """Jobs take turns: one runs until its next turn site, then the waiting job that stands earliest (ties by
     job key) goes. Which job goes next depends only on where the jobs stand, never on thread timing, so a
@@ -80,13 +88,18 @@ class Lockstep:
     is cancelled (a sibling crashed, the user stopped it) a job given the turn stops where it waited, a safe
     point, and commits nothing more: as in a process that died, no sibling moves on after the crash.
 
-    `priority`: unit ids (a job is named by the unit of its first `unit.before`); a waiting job so named goes
-    before every other, the one named first before the rest, whatever their positions. A job that has not yet
-    reached its first unit goes before all of them, so every job of a group starts as without a priority."""
+    `priority`: unit ids, each naming its job (`job_identity`); a waiting job so named goes before every other, the
+    one named first before the rest, whatever their positions. A job is recognised at its first `unit.before` by
+    the identity of that unit, whichever of its units it is: a resumed job that starts with a later unit than the
+    uninterrupted run's did keeps its rank, so the resumed run takes the turns the uninterrupted one took from the
+    same durable state. A job that has not yet reached its first unit goes before all of them, so every job of a
+    group starts as without a priority."""
 
     def __init__(self, cancelled: threading.Event, priority: tuple[str, ...] = ()) -> None:
         self._cancelled = cancelled
-        self._rank = {unit: rank for rank, unit in enumerate(priority)}
+        self._rank: dict[str, int] = {}
+        for unit in priority:
+            self._rank.setdefault(job_identity(unit), len(self._rank))
         self._ranks: dict[str, int] = {}  # job key -> its rank, once its first unit named it
         self._lock = threading.Lock()
         self._wakeups: dict[str, threading.Condition] = {}  # one per job, all on `_lock`: only the next job wakes
@@ -110,7 +123,7 @@ class Lockstep:
         with self._lock:
             if self._rank and key not in self._ranks:  # the job's first turn: its unit names it
                 unit = getattr(point, "unit", "") if point.site == "unit.before" else ""
-                self._ranks[key] = self._rank.get(unit, len(self._rank))
+                self._ranks[key] = self._rank.get(job_identity(unit), len(self._rank)) if unit else len(self._rank)
             self._waiting[key] = _position(point)
             self._turn = None
             self._hand_on()

@@ -18,6 +18,7 @@ final line with a bad checksum is a torn tail too, unless something durable prov
 
 from __future__ import annotations
 
+import functools
 import json
 import zlib
 from dataclasses import dataclass
@@ -331,10 +332,24 @@ def looks_like_a_record(start: bytes) -> bool:
 
 
 def is_header_line(first: bytes) -> bool:
-    """True when `first` (a `header_line`) is a checksummed strands-durable journal header (the file is ours)."""
+    """True when `first` (a `header_line`) is a checksummed strands-durable journal header (the file is ours).
+    The verdict is a function of the bytes alone, so one already reached for the same bytes is reused
+    (`_remembered_header_verdict`): every command on a session asks it of the same first line again."""
+    if len(first) <= _REMEMBERED_LINE_MAX:
+        return _remembered_header_verdict(first)
+    return _header_verdict(first)
+
+
+_REMEMBERED_LINE_MAX = 1 << 14  # a header is ~1 KB; longer first lines are checked every time, never kept
+
+
+def _header_verdict(first: bytes) -> bool:
     payload = _checked_payload(first[:-1]) if first else None
     record = _decode(payload) if payload is not None else None
     return record is not None and record.get("kind") == HEADER_KIND and record.get("seq") == 0
+
+
+_remembered_header_verdict = functools.lru_cache(maxsize=256)(_header_verdict)
 
 
 def starts_with_header(path: Path) -> bool:

@@ -36,8 +36,7 @@ _DENIED = (errno.EACCES, errno.EPERM)
 def folder_kind(directory: Path) -> str | None:
     """OURS, DAMAGED, UNREADABLE, or None when the folder is not a session (or is gone)."""
     try:
-        with open(directory / JOURNAL_NAME, "rb") as journal:
-            first = journal.readline(1 << 24)
+        first = _first_line(os.path.join(directory, JOURNAL_NAME))
         if is_header_line(first):
             return OURS
         if looks_like_a_record(first):
@@ -54,6 +53,26 @@ def folder_kind(directory: Path) -> str | None:
     except OSError as exc:
         return UNREADABLE if exc.errno in _DENIED else None
     return DAMAGED if layout.PATTERN_STATE_JSON in names or _our_view(directory) else None
+
+
+_FIRST_READ = 8192  # one read holds a header (~1 KB); a longer first line is read on, as far as 16 MB
+
+
+def _first_line(path: str) -> bytes:
+    """The file's first line, its newline included (the whole file, or its first 16 MB, when it has none): one
+    unbuffered read for a journal's header, the buffered `readline` only when that read holds no newline."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        start = os.read(fd, _FIRST_READ)
+    finally:
+        os.close(fd)
+    end = start.find(b"\n")
+    if end >= 0:
+        return start[: end + 1]
+    if len(start) < _FIRST_READ:
+        return start  # the whole file
+    with open(path, "rb") as journal:
+        return journal.readline(1 << 24)
 
 
 def _our_view(directory: Path) -> bool:

@@ -368,13 +368,14 @@ class LocalStore(SessionStore):
     def seed(self, session_id: str, *, header: dict[str, Any], tail: bytes, spec_snapshot: bytes) -> bytes:
         """Write a session as a process that died after committing `tail` would have left it: its spec snapshot
         and a journal of `header` (a header record, as `read_journal_bytes` returns it) followed by `tail` (whole
-        records taken from another journal of the same session). Nothing is fsynced (a harness's scratch
-        copy). Returns the journal's bytes."""
+        records taken from another journal of the same session). Nothing is fsynced and nothing is renamed into
+        place (a harness's scratch copy, read by nobody until this returns; the chaos explorer seeds one per crash
+        point); the journal is written last. Returns the journal's bytes."""
         directory = layout.session_dir(self.root, session_id)
         self.fileops.makedirs(directory, durable=False)
-        self.fileops.write_atomic(directory / layout.SPEC_SNAPSHOT, spec_snapshot, durable=False)
+        self.fileops.write_file(directory / layout.SPEC_SNAPSHOT, spec_snapshot, sync=False)
         journal = journal_codec.encode_line(header).data + tail
-        self.fileops.write_atomic(directory / JOURNAL_NAME, journal, durable=False)
+        self.fileops.write_file(directory / JOURNAL_NAME, journal, sync=False)
         return journal
 
     def delete(self, session_id: str) -> None:

@@ -6,25 +6,28 @@ the golden run had at k (`GoldenPoint.journal_length`) and the tools' workspace 
 k (effects of the point's own tool included). That holds only where the segment a real crash run replays is the
 golden run's own; `fallback_reason` names every case where it may not be, and such points run the real segment:
 
-- `close`: the segment passes the run's end (completing commit, artifacts): a resume from before it writes the
-  artifacts to its own output directory again, which the golden run did once;
+- `close`: the segment passes the run's end (the completing commit, the close): it starts from the state just
+  before the completing commit, and a resume from there claims every artifact again (a second `artifact` record
+  for each path, which the golden run does not have: the real segment leaves one record more than the golden run
+  at the point) and writes them to its own output directory (the golden run keeps no output directory to seed one
+  from), so the crash state is not one the golden run recorded;
 - `concurrent-tools`: one conversation has more than one tool call in flight somewhere in the segment (an
   agent's tools running at once, in threads the lockstep scheduler does not order): their interleaving in a resume
   may differ, and a sync tool in its thread can outlive the crash (residue the golden run does not show);
-- `unit-order`: other units are in flight in the segment of a run given a unit order (`ChaosTarget.unit_order`):
-  a job is ranked by the unit it starts with, and a resumed job starts with a later unit than the golden run's
-  did, so the resumed siblings take their turns in another order (other records; seen in the parallel example);
 - `free-threading`: under a free-threaded interpreter nothing about interleavings is assumed.
 
 Derived, and why that is exact:
-- other units in flight, when that is all (the golden run's own order, at most one tool call in flight per
-  conversation): in process, units take turns in lockstep (runner/concurrency.py), the turn going to the waiting
-  unit that stands earliest, so a run resumed from the cut's durable state interleaves its units as the golden run
-  did; a unit hands over its turn at `tool.before` and runs the tool only once it has the turn again, so no
-  sibling's tool is running at the crash (one waiting at its `tool.before` never runs); and a crash cancels the
-  siblings where they wait for their turn and is final (crashpoints.py: a sibling's next commit, model call or
-  tool start raises it again), so they commit nothing more. So a real crash leaves no residue beyond the golden
-  run's records and workspace at the point;
+- other units in flight, when that is all (at most one tool call in flight per conversation), in the golden
+  run's own order or in a unit order given to it (`ChaosTarget.unit_order`): in process, units take turns in
+  lockstep (runner/concurrency.py), the turn going to the waiting unit that stands earliest or, under a unit
+  order, to the waiting job highest in it, a job being ranked by its own identity (the first segment of its
+  units' ids), not by the unit it happens to start with; so a run resumed from the cut's durable state interleaves
+  its units as the golden run did (ranked by the unit it started with, a resumed job starting with a later unit
+  once went last: 21 points of the parallel example's `order[0,2,1]` differed); a unit hands over its turn at
+  `tool.before` and runs the tool only once it has the turn again, so no sibling's tool is running at the crash
+  (one waiting at its `tool.before` never runs); and a crash cancels the siblings where they wait for their turn
+  and is final (crashpoints.py: a sibling's next commit, model call or tool start raises it again), so they commit
+  nothing more. So a real crash leaves no residue beyond the golden run's records and workspace at the point;
 - a commit that changes the pattern's position (a `pattern_state` event): a resumed runner rebuilds that position
   from the store, and the record it writes is the one the uninterrupted run writes (contract: a resume writes what
   an uninterrupted run writes; a resumed parallel runner wrote its siblings' progress as 0 until each branch
@@ -46,7 +49,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from strands_durable.crashpoints import ToolCall, UnitBoundary
+from strands_durable.crashpoints import ToolCall
 from strands_durable.store.base import read_journal_bytes
 
 # The golden run and its points (faults/kit/golden.py, which imports this module) are typed `Any` here: naming
@@ -97,42 +100,30 @@ def fallback_reason(golden: Any, target: Any, cut: Any) -> str | None:
         return "close"
     if facts.tools_crowded[target.index + 1] > facts.tools_crowded[start]:
         return "concurrent-tools"
-    if target_order(golden) and facts.units_crowded[target.index + 1] > facts.units_crowded[start]:
-        return "unit-order"
     return None
 
 
 @dataclass(frozen=True)
 class SegmentFacts:
     """What `fallback_reason` asks of a golden run, computed once: running counts (over its points, so a segment's
-    count is a difference) of points at or after the run's end (`closing`), of points where more than one tool call
-    was in flight (`tools_crowded`) and of points where more than one unit was (`units_crowded`)."""
+    count is a difference) of points at or after the run's end (`closing`) and of points where more than one tool
+    call was in flight in one conversation (`tools_crowded`)."""
 
     closing: list[int]
     tools_crowded: list[int]
-    units_crowded: list[int]
-
-
-def target_order(golden: Any) -> tuple[str, ...]:
-    """The unit order the golden run was given (empty: its own lockstep order)."""
-    return tuple(getattr(golden.target, "unit_order", ()) or ())
 
 
 def segment_facts(golden: Any) -> SegmentFacts:
-    closing, tools_crowded, units_crowded = [0], [0], [0]
-    units: set[str] = set()
+    closing, tools_crowded = [0], [0]
     tools: dict[str, set[str]] = {}  # the tool calls in flight, by conversation
     for p in golden.points:
         point = p.point
-        if isinstance(point, UnitBoundary):
-            (units.add if point.site == "unit.before" else units.discard)(point.unit)
-        elif isinstance(point, ToolCall) and point.site in ("tool.before", "tool.executed"):
+        if isinstance(point, ToolCall) and point.site in ("tool.before", "tool.executed"):
             calls = tools.setdefault(point.conversation, set())
             (calls.add if point.site == "tool.before" else calls.discard)(point.path)
         closing.append(closing[-1] + int(p.completed or point.path.split("/", 1)[0] == "close"))
         tools_crowded.append(tools_crowded[-1] + int(any(len(calls) > 1 for calls in tools.values())))
-        units_crowded.append(units_crowded[-1] + int(len(units) > 1))
-    return SegmentFacts(closing, tools_crowded, units_crowded)
+    return SegmentFacts(closing, tools_crowded)
 
 
 def crash_workspace(golden: Any, target: Any) -> Files:
