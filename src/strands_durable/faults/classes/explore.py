@@ -409,6 +409,13 @@ def _derived_crash(ex: _Exploration, target: GoldenPoint, cut: GoldenPoint | Non
     return True
 
 
+def run_sample(golden: WorkflowGoldenRun, workdir: Path) -> None:
+    """Run the workflow's exactness sample now, as its first derived crash state would (`_derived_crash`): a
+    process forking workers runs it once before the fork, and every worker inherits its verdicts."""
+    if golden.segments.derive:
+        _sample_verdicts(golden, workdir / "real-segment")
+
+
 def _sample_verdicts(golden: WorkflowGoldenRun, workdir: Path) -> dict[str, tuple[str | None, list[Finding]]]:
     """For each derivable point of the workflow's seeded sample: the first difference between its derived crash
     state and its real segment's (None: the same), and the real segment's own findings. Computed once per process."""
