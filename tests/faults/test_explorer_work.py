@@ -6,6 +6,7 @@ long run. Every rule still runs on the state it judges."""
 from __future__ import annotations
 
 import os
+import random
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,13 +16,14 @@ import pytest
 from strands_durable.faults.classes import explore
 from strands_durable.faults.classes.explore import explore_point
 from strands_durable.faults.kit import judge, snapshot
-from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.golden import WorkflowGoldenRun, cut_for
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.snapshot import SnapshotDigest
 from strands_durable.faults.kit.stores import store_at
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.faults.kit.workspace import read_files
-from strands_durable.store.state import SessionState
+from strands_durable.faults.kit.workspace import Files, WorkspaceHistory, read_files
+from strands_durable.store.base import read_journal_bytes
+from strands_durable.store.state import SessionState, fold
 
 
 def _counting_judge(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
@@ -115,15 +117,14 @@ def test_a_workspace_is_read_as_rglob_lists_it(tmp_path: Path) -> None:
 
 
 def _digest_from_scratch(state: SessionState) -> str:
-    """The snapshot digest as its definition reads: each conversation's whole normalised view hashed."""
+    """The snapshot digest as its definition reads: each conversation's whole normalised view hashed (its messages
+    as the hash of their canonical list), then every part of the snapshot."""
     return snapshot._hash(
         {
             "status": state.status,
             "units": state.units,
             "pattern_state": state.pattern_state,
-            "conversations": {
-                key: snapshot._hash(snapshot.conversation_view(conv)) for key, conv in state.conversations.items()
-            },
+            "conversations": {key: snapshot.conversation_digest(conv) for key, conv in state.conversations.items()},
             "artifacts": {path: info.get("sha256") for path, info in state.artifacts.items()},
             "tokens": state.usage(),
         }
@@ -173,3 +174,106 @@ def test_a_history_found_valid_is_judged_again_once_it_grows_or_is_replaced() ->
         {"role": "assistant", "content": [{"text": "hi"}]},
     ]
     assert judge.stored_valid(state, "equal", valid) == []  # equal to the list found valid: valid
+
+
+def test_every_golden_state_is_the_fold_of_its_bytes_and_holds_each_message_as_one_object(
+    chain_golden: WorkflowGoldenRun,
+) -> None:
+    golden = WorkflowGoldenRun(**{f: getattr(chain_golden, f) for f in _init_fields(chain_golden)})
+    lengths = sorted({p.journal_length for p in golden.points if p.journal_length})
+    assert len(lengths) > 8
+    first: dict[tuple[str, int], Any] = {}
+    # longest first, then spread: states folded from the start and from many different shorter states
+    for length in lengths[::-1] + lengths[::3] + lengths[1::2]:
+        state = golden.state_at(length)
+        fresh = fold(read_journal_bytes(golden.journal[:length]).records)
+        assert (state.seq, snapshot.snapshot_view(state)) == (fresh.seq, snapshot.snapshot_view(fresh))
+        for key, conv in state.conversations.items():
+            for index, message in enumerate(conv.messages):  # so comparing two states' histories takes pointer time
+                assert first.setdefault((key, index), message) is message, (length, key, index)
+
+
+def _tree(root: Path) -> dict[str, Any]:
+    """Every entry under `root` by relative path: a directory, a link (where to), or a file (its bytes)."""
+    found: dict[str, Any] = {}
+    for directory, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(directory) / name
+            relative = str(path.relative_to(root))
+            if path.is_symlink():
+                found[relative] = ("link", os.readlink(path))
+            elif path.is_dir():
+                found[relative] = "dir"
+            else:
+                found[relative] = path.read_bytes()
+    return found
+
+
+def test_a_run_directory_seeded_again_in_place_holds_exactly_what_a_fresh_one_holds(
+    chain_golden: WorkflowGoldenRun, tmp_path: Path
+) -> None:
+    golden = WorkflowGoldenRun(**{f: getattr(chain_golden, f) for f in _init_fields(chain_golden)})
+    ids = golden.ordered_ids()
+    points = tmp_path / "points"
+    base = points / "run1"
+    target = golden.point(ids[len(ids) // 2])
+    explore._Exploration(golden, points, explore.PointOutcome([target.id])).seed_crash(target, cut_for(golden, target))
+    fresh = _tree(base)  # a directory made anew (the first seed of the golden run)
+    assert golden.seed_files
+    for point_id in ids[:: max(1, len(ids) // 6)]:  # the runs leave leases, views, artifacts behind
+        assert explore_point(golden, point_id, points).ok
+    session = next((base / "sessions").iterdir())
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kept.txt").write_bytes(b"not the run's")
+    stale = {
+        session / "session.json": b"{}",  # a view a completed run wrote
+        session / "agents" / "a" / "messages" / "000001.json": b"{}",
+        session / "journal.log": b"another journal",  # a file the seed rewrites, changed
+        session / "spec_snapshot.yaml": b"another spec",
+        base / "sessions" / "session_other" / "journal.log": b"x",
+        base / "out" / "report.md": b"an artifact",
+        base / "workspace" / "deep" / "note.txt": b"a tool's file",
+        base / "stray.txt": b"?",
+    }
+    for path, data in stale.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    os.symlink(outside, base / "workspace" / "link")  # removed as a link: what it points at stays
+    held = os.open(base / "sessions", os.O_RDONLY)  # held open: its inode number cannot be reused
+    try:
+        explore._Exploration(golden, points, explore.PointOutcome([target.id])).seed_crash(
+            target, cut_for(golden, target)
+        )
+        assert (base / "sessions").stat().st_ino == os.fstat(held).st_ino  # seeded in place, not made anew
+    finally:
+        os.close(held)
+    assert _tree(base) == fresh
+    assert (outside / "kept.txt").read_bytes() == b"not the run's"
+
+
+def _scanned(history: WorkspaceHistory, index: int) -> Files:
+    """`WorkspaceHistory.at` as its definition reads: the last change recorded before the first at `index` or later."""
+    found = history.changes[0][1]
+    for changed_at, files in history.changes:
+        if changed_at >= index:
+            break
+        found = files
+    return found
+
+
+def test_a_workspace_lookup_finds_what_a_scan_of_the_changes_finds_even_out_of_order() -> None:
+    rng = random.Random(7)
+    history = WorkspaceHistory({"start": b"0"})
+    at = 0
+    for number in range(300):
+        at += rng.randint(0, 3)
+        recorded = at - rng.randint(0, 4) if rng.random() < 0.2 else at  # concurrent tools: a lower index later
+        history.changes.append((recorded, {"file": str(number).encode()}))
+        if number % 50 == 0:  # grown since the last lookup
+            assert history.at(recorded + 1) == _scanned(history, recorded + 1)
+    for index in range(-2, at + 3):
+        assert history.at(index) == _scanned(history, index), index
+    history.changes = [(-1, {}), (5, {"a": b"1"}), (3, {"a": b"2"}), (9, {"a": b"3"})]  # replaced whole (a file)
+    for index in range(-1, 12):
+        assert history.at(index) == _scanned(history, index), index

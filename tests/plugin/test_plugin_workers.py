@@ -120,9 +120,11 @@ def test_a_bad_workers_value_is_one_usage_line(pytester: pytest.Pytester) -> Non
     assert "Traceback" not in result.stderr.str()
 
 
-def test_items_run_in_the_forked_workers(pytester: pytest.Pytester) -> None:
+def test_items_run_in_the_forked_workers_and_the_sample_once_before_the_fork(pytester: pytest.Pytester) -> None:
     """The workers, not the parent, explore the points: the parent's scratch holds no point directory of its own
-    (a passing point never runs here), each worker's directories are its own."""
+    (a passing point never runs here), each worker's directories are its own. The workflow's exactness sample (the
+    real segments its derived crash states are checked against) runs once, here, before the fork: no worker runs
+    it again."""
     add_research_spec(pytester)
     scratch = pytester.path / "scratch"
     scratch.mkdir()
@@ -138,6 +140,7 @@ def test_items_run_in_the_forked_workers(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
     names = {p.name for p in Path(scratch / "kept").glob("*/*") if p.is_dir()}
     assert "points" not in names and {"points-w1", "points-w2"} <= names
+    assert [p.parent.name for p in Path(scratch / "kept").glob("*/*/real-segment")] == ["sample"]
 
 
 def test_the_workers_inherit_what_the_dealt_items_import(pytester: pytest.Pytester) -> None:

@@ -5,11 +5,12 @@ tests drive it.
 How one crash point is explored (`explore_point`):
 
 1. The run that crashes starts from the golden run's durable state just before the last commit that precedes the
-   point (its journal prefix, copied into a fresh session directory; readable files are re-derived, as after any
-   crash) and resumes from there with an `InjectedCrash` armed at the point. So the crash happens in a real run,
-   and the cost of a point does not grow with the workflow's length. A point that never fires is a failure.
-   A single interrupt (`explore_point`) skips that run where the state it would leave can be read off the golden
-   run (faults/kit/derived.py); a seeded sample of those points runs it as well and compares the two states.
+   point (its journal prefix, copied into a session directory that holds nothing else, as a fresh one: `_Workspace`;
+   readable files are re-derived, as after any crash) and resumes from there with an `InjectedCrash` armed at the
+   point. So the crash happens in a real run, and the cost of a point does not grow with the workflow's length. A
+   point that never fires is a failure. A single interrupt (`explore_point`) skips that run where the state it
+   would leave can be read off the golden run (faults/kit/derived.py); a seeded sample of those points runs it as
+   well and compares the two states.
 2. Right after the crash the stored histories must be valid (`mode="stored"`).
 3. A resume in fresh objects (a new store on the session, as a new process would) runs until it reaches
    a checkpoint (a commit) whose normalised snapshot equals the golden run's at one of its checkpoints (the
@@ -25,6 +26,7 @@ How one crash point is explored (`explore_point`):
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,8 +48,8 @@ from strands_durable.faults.kit.golden import (
 )
 from strands_durable.faults.kit.observe import Phase, observe, observed_store, run_options, watch_convergence
 from strands_durable.faults.kit.observe import arm as _arm
-from strands_durable.faults.kit.stores import store_at
-from strands_durable.faults.kit.workspace import read_files, write_files
+from strands_durable.faults.kit.stores import seeds_in_place, store_at
+from strands_durable.faults.kit.workspace import prune, read_files, write_files
 from strands_durable.store import SessionStore
 from strands_durable.store.base import KnownJournal
 from strands_durable.store.fileops import FileOps
@@ -87,8 +89,11 @@ class PointOutcome:
 
 
 class _Workspace:
-    """Fresh directories for the runs of one exploration (each a sessions root, an output directory and the
-    tools' workspace)."""
+    """The directories of an exploration's runs (each a sessions root, an output directory and the tools'
+    workspace), one per seed. A directory an earlier exploration of the same golden run used is seeded again in
+    place: `clear` leaves in it only the files its next seed rewrites (`WorkflowGoldenRun.seed_files`), which costs
+    what the last runs left there, not removing and creating the whole tree. So every seed starts from exactly the
+    tree a fresh directory would hold: the seed's files, the workspace's and the empty output directory."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -97,9 +102,23 @@ class _Workspace:
     def new(self) -> tuple[Path, Path, Path]:
         self.count += 1
         base = self.root / f"run{self.count}"
-        if base.exists():
-            _OPS.remove_tree(base)
         return base / "sessions", base / "out", base / "workspace"
+
+    @staticmethod
+    def clear(sessions: Path, seed_files: frozenset[str] | None) -> None:
+        """Make the directory of `sessions` (and of its siblings) ready for a seed: with `seed_files` (what a seed
+        writes under a sessions root, rewritten whole by the seed), everything else in it is removed; without,
+        the whole directory is."""
+        base = sessions.parent
+        if not base.exists():
+            return
+        if seed_files is None:
+            _OPS.remove_tree(base)
+            return
+        prune(base, [os.path.join(_SESSIONS, name) for name in seed_files], (_SESSIONS, _OUT, _TOOLS))
+
+
+_SESSIONS, _OUT, _TOOLS = "sessions", "out", "workspace"  # a run directory's parts (`_Workspace.new`)
 
 
 # -- exploring ----------------------------------------------------------------------------------------------------
@@ -152,8 +171,12 @@ class _Exploration:
         header_end = self.golden.journal.index(b"\n") + 1
         self.sessions, self.out_dir, self.scratch = self.workspace.new()
         self.runs_at_seed = self.outcome.runs
+        known_files = self.golden.seed_files if seeds_in_place() else None
+        self.workspace.clear(self.sessions, known_files)
         write_files(self.scratch, files)
         self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
+        if known_files is None and seeds_in_place():  # what a seed writes, as seen once in a fresh directory
+            self.golden.seed_files = frozenset(read_files(self.sessions))
         self.seed_state = self.golden.state_at(length)
         self.seed_state.meta = meta
         # the runs' stores decode only what they append to the seed (their open would refuse an invalid one); the
@@ -384,6 +407,13 @@ def _derived_crash(ex: _Exploration, target: GoldenPoint, cut: GoldenPoint | Non
         return False
     ex.seed_crash(target, cut)
     return True
+
+
+def run_sample(golden: WorkflowGoldenRun, workdir: Path) -> None:
+    """Run the workflow's exactness sample now, as its first derived crash state would (`_derived_crash`): a
+    process forking workers runs it once before the fork, and every worker inherits its verdicts."""
+    if golden.segments.derive:
+        _sample_verdicts(golden, workdir / "real-segment")
 
 
 def _sample_verdicts(golden: WorkflowGoldenRun, workdir: Path) -> dict[str, tuple[str | None, list[Finding]]]:

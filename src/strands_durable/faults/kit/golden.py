@@ -11,6 +11,7 @@ overlapped. Data and its seeding only: the observer and the judge read these, ne
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
@@ -163,6 +164,9 @@ class WorkflowGoldenRun(GoldenRun):
     _committed_at: dict[int, frozenset[ToolKey]] = field(default_factory=dict, init=False, repr=False)
     _seed_verdicts: dict[int, list[tuple[str, str]]] = field(default_factory=dict, init=False, repr=False)
     _header: dict[str, Any] | None = field(default=None, init=False, repr=False)
+    _decoded_records: tuple[tuple[list[dict[str, Any]], list[int]] | None] | None = field(
+        default=None, init=False, repr=False
+    )
     _resolved: dict[Path, str] = field(default_factory=dict, init=False, repr=False)  # out_dir -> its resolved path
     failure: str | None = None  # the deterministic failure the golden run ended with (`failure_of`); None: completed
     untaken_edges: list[str] = field(default_factory=list)  # graph edges (`a -> b`) the golden run never took
@@ -175,6 +179,8 @@ class WorkflowGoldenRun(GoldenRun):
         default=None, init=False, repr=False
     )
 
+    # the files a seed writes under a sessions root (faults/classes/explore.py seeds a directory again in place)
+    seed_files: frozenset[str] | None = field(default=None, init=False, repr=False)
     warm_resumes: bool = True  # its explorations resume with `prepared_resume()`
     _prepared: Any = field(default=None, init=False, repr=False)
 
@@ -268,21 +274,47 @@ class WorkflowGoldenRun(GoldenRun):
     def state_at(self, length: int) -> SessionState:
         """The durable state after the first `length` bytes of the golden journal (a copy the caller may fold
         more records into). Folded from the nearest shorter state already made, so exploring the points in
-        order folds each record about once instead of the whole prefix per point."""
+        order folds each record about once instead of the whole prefix per point; from the journal's records as
+        decoded once (`_decoded`) where the fold only refers to them, so every state of the run holds the very same
+        message objects (the judge's and the digest's comparisons of two states then take pointer time)."""
         state = self._states.get(length)
         if state is None:
             base = max((known for known in self._states if known <= length), default=0)
-            if base:
-                state = copy_state(self._states[base])
-                tail = read_journal_bytes(self.journal[base:length], first_seq=state.seq + 1)
-                fold(tail.records, state)
-            else:
-                state = _fold_bytes(self.journal[:length])
+            records = self._records_between(base, length)
+            state = copy_state(self._states[base]) if base else None
+            state = fold(records, state) if records is not None else _fold_bytes(self.journal[base:length], state)
             self._states[length] = state
             while len(self._states) > _GOLDEN_STATES_KEPT:
                 self._states.popitem(last=False)
         self._states.move_to_end(length)
         return copy_state(state)
+
+    def _records_between(self, start: int, end: int) -> list[dict[str, Any]] | None:
+        """The journal's records from byte `start` to byte `end` (both record boundaries) as decoded once, or
+        None when they are to be decoded afresh (`_decoded`)."""
+        decoded = self._decoded()
+        if decoded is None:
+            return None
+        records, ends = decoded
+        first, last = bisect.bisect_right(ends, start), bisect.bisect_right(ends, end)
+        if (first and ends[first - 1] != start) or not last or ends[last - 1] != end:
+            return None  # not on record boundaries: decoded afresh, which refuses them as a reader would
+        return records[first:last]
+
+    def _decoded(self) -> tuple[list[dict[str, Any]], list[int]] | None:
+        """Every record of the journal, decoded once, and the byte offset where each ends. None when some record's
+        payload becomes state that later records change in place (a checkpoint, a `generation` event: the fold
+        adopts their lists and dicts): a fold must then get its own decoded copy. Every other payload is only
+        referred to by the states folded from it, never changed (messages, results and records are replaced whole)."""
+        if self._decoded_records is None:
+            records = read_journal_bytes(self.journal).records
+            ends = list(itertools.accumulate(len(line) + 1 for line in self.journal.split(b"\n")[:-1]))
+            adopting = any(
+                "checkpoint" in record or any(event.get("type") == "generation" for event in record.get("events", ()))
+                for record in records
+            )
+            self._decoded_records = (None if adopting or len(ends) != len(records) else (records, ends),)
+        return self._decoded_records[0]
 
 
 # -- where a crash run starts -------------------------------------------------------------------------------------
@@ -328,8 +360,11 @@ def seed_session(
     return journal, meta
 
 
-def _fold_bytes(journal: bytes) -> SessionState:
-    return fold(read_journal_bytes(journal).records)
+def _fold_bytes(journal: bytes, state: SessionState | None = None) -> SessionState:
+    """`journal` (a whole journal, or the part of one after `state`'s records) folded into `state`."""
+    if state is None:
+        return fold(read_journal_bytes(journal).records)
+    return fold(read_journal_bytes(journal, first_seq=state.seq + 1).records, state)
 
 
 DETERMINISTIC_FAILURES = (WorkflowFailed, BudgetExceeded)

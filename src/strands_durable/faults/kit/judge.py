@@ -70,8 +70,8 @@ def stored_valid(state: SessionState, when: str, valid: ValidHistories | None = 
             validated, copied = known[len(messages)]
             if validated is messages:
                 continue
-            if copied == messages:
-                known[len(messages)] = (messages, copied)  # this very list, next time
+            if copied == messages:  # equal messages: this very list and its objects, compared by identity next time
+                known[len(messages)] = (messages, list(messages))
                 continue
         violations = history_violations(key, messages)
         if violations:

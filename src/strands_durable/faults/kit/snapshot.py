@@ -6,6 +6,10 @@ manager and agent state, every unit's record, the pattern state, artifacts, stat
 whose snapshots are byte-equal continue identically (as long as nothing lives only in memory, which the crash
 points of every later unit check). `SnapshotDigest` keeps per-conversation digests between calls, so digesting
 after each commit of a run, or the next crash point's states, costs the changed conversations, not the session.
+
+A conversation's digest (`conversation_digest`) hashes its view with the messages replaced by the hash of their
+canonical list, so a history that grew by a message is hashed on from where its prefix's hash stood, and a commit
+costs its new messages, not the whole history; each unit's record is encoded once.
 """
 
 from __future__ import annotations
@@ -61,18 +65,35 @@ def snapshot_view(state: SessionState) -> dict[str, Any]:
     }
 
 
+def conversation_digest(conv: Conversation) -> str:
+    """The digest of one conversation's normalised view (`conversation_view`), its messages stood for by the hash of
+    their canonical list (what `SnapshotDigest` computes message by message)."""
+    view = conversation_view(conv)
+    return _hash({**view, "messages": hashlib.sha256(_canonical(view["messages"])).hexdigest()})
+
+
 class _EncodedHistory:
     """One conversation's messages as the digest encodes them, normalised one by one (`normalize(names=)`: a history
     normalised in pieces equals it normalised whole): the messages (never changed in place once committed), each
-    one's canonical bytes, and the toolUseIds named after each (names are tool_<position>)."""
+    one's canonical bytes, the hash of the canonical list up to each (without its closing bracket) and the
+    toolUseIds named after each (names are tool_<position>)."""
 
-    __slots__ = ("ids", "messages", "named", "parts")
+    __slots__ = ("hashes", "ids", "messages", "named", "parts")
 
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []
         self.parts: list[bytes] = []
+        self.hashes: list[Any] = []  # hashlib objects, never updated once stored (copied to go on)
         self.ids: list[str] = []
         self.named: list[int] = []
+
+    def messages_digest(self, count: int) -> str:
+        """The hash of the canonical list of the first `count` messages."""
+        if not count:
+            return hashlib.sha256(b"[]").hexdigest()
+        running = self.hashes[count - 1].copy()
+        running.update(b"]")
+        return running.hexdigest()
 
     def shared_prefix(self, messages: list[dict[str, Any]]) -> int:
         """How many leading messages `messages` has in common with these (equal as values): slices compared in C
@@ -101,13 +122,17 @@ class _EncodedHistory:
         else:
             history = _EncodedHistory()
             history.messages, history.parts = self.messages[:start], self.parts[:start]
-            history.named = self.named[:start]
+            history.hashes, history.named = self.hashes[:start], self.named[:start]
             history.ids = self.ids[: history.named[-1] if start else 0]
         names = history.names(start)
         for message in messages[start:]:
             (normalised,) = normalize([message], names)
+            part = _canonical(normalised)
+            running = history.hashes[-1].copy() if history.hashes else hashlib.sha256(b"[")
+            running.update(b"," + part if history.hashes else part)
             history.messages.append(message)
-            history.parts.append(_canonical(normalised))
+            history.parts.append(part)
+            history.hashes.append(running)
             if len(names) > len(history.ids):  # the ids this message named first, in order
                 history.ids.extend(itertools.islice(names, len(history.ids), None))
             history.named.append(len(names))
@@ -131,6 +156,8 @@ class SnapshotDigest:
     def __init__(self) -> None:
         self._conversations: dict[str, tuple[Conversation, tuple[Any, ...], tuple[Any, ...], str]] = {}
         self._histories: dict[str, list[_EncodedHistory]] = {}  # per key, the last used first
+        self._units: dict[str, tuple[Any, bytes]] = {}  # unit -> (the record encoded, `"<unit>":<record>`)
+        self._pattern: tuple[Any, bytes] | None = None  # (the pattern state encoded, its encoding)
 
     @staticmethod
     def _marker(conv: Conversation) -> tuple[Any, ...]:
@@ -161,9 +188,9 @@ class SnapshotDigest:
         return digest
 
     def _view_digest(self, conv: Conversation) -> str:
-        """`_hash(conversation_view(conv))`, with the messages encoded once per history that holds them: a history
-        that grew by a turn, or a run's that branched off the golden run's, encodes only its new messages. The
-        view's keys in canonical (sorted) order: agent, agent_state, cm_state, journal, messages."""
+        """`conversation_digest(conv)`, with the messages encoded and hashed once per history that holds them: a
+        history that grew by a turn, or a run's that branched off the golden run's, encodes and hashes only its new
+        messages. The view's keys in canonical (sorted) order: agent, agent_state, cm_state, journal, messages."""
         messages = list(conv.messages)
         histories = self._histories.setdefault(conv.key, [])
         best, shared = None, -1
@@ -175,6 +202,9 @@ class SnapshotDigest:
                 break
         if best is None:
             best, shared = _EncodedHistory(), 0
+        if shared and best.messages[shared - 1] is not messages[shared - 1]:
+            # equal messages, other objects (read again): keep these, so this history's next states compare by identity
+            best.messages[:shared] = messages[:shared]
         if shared < len(messages):
             best = best.extended(messages, shared)
         if best in histories:
@@ -204,23 +234,48 @@ class SnapshotDigest:
                 _canonical(conv.cm_state),
                 b',"journal":',
                 _canonical(journal["content"]),
-                b',"messages":[',
-                b",".join(best.parts[:count]),
-                b"]}",
+                b',"messages":"',
+                best.messages_digest(count).encode(),
+                b'"}',
             ]
         )
         return hashlib.sha256(encoded).hexdigest()
 
     def digest(self, state: SessionState) -> str:
-        parts = {
-            "status": state.status,
-            "units": state.units,
-            "pattern_state": state.pattern_state,
-            "conversations": {key: self._conversation(conv) for key, conv in list(state.conversations.items())},
-            "artifacts": {path: info.get("sha256") for path, info in state.artifacts.items()},
-            "tokens": state.usage(),
-        }
-        return _hash(parts)
+        """`_hash` of the snapshot's parts, each unit's record and the pattern state encoded once per object they
+        are (the reducer replaces both whole, never changes them in place)."""
+        conversations = {key: self._conversation(conv) for key, conv in list(state.conversations.items())}
+        units = state.units
+        # the small parts in two encodings, each a dict's canonical bytes without its closing or opening brace
+        before = {"artifacts": {path: info.get("sha256") for path, info in state.artifacts.items()}}
+        before["conversations"] = conversations
+        after = {"status": state.status, "tokens": state.usage()}
+        encoded = b"".join(
+            [
+                _canonical(before)[:-1],
+                b',"pattern_state":',
+                self._pattern_state(state),
+                b",",
+                _canonical(after)[1:-1],
+                b',"units":{',
+                b",".join([self._unit(unit, units[unit]) for unit in sorted(units)]),
+                b"}}",
+            ]
+        )
+        return hashlib.sha256(encoded).hexdigest()
+
+    def _pattern_state(self, state: SessionState) -> bytes:
+        cached = self._pattern
+        if cached is None or cached[0] is not state.pattern_state:
+            cached = self._pattern = (state.pattern_state, _canonical(state.pattern_state))
+        return cached[1]
+
+    def _unit(self, unit: str, record: Any) -> bytes:
+        """`"<unit>":<record>` encoded, kept per unit with the record it encodes (compared by identity)."""
+        cached = self._units.get(unit)
+        if cached is None or cached[0] is not record:
+            cached = self._units[unit] = (record, _canonical(unit) + b":" + _canonical(record))
+        return cached[1]
 
 
 def snapshot_digest(state: SessionState) -> str:

@@ -33,6 +33,7 @@ __all__ = [
     "file_store",
     "mark_death",
     "on_s3",
+    "seeds_in_place",
     "store_at",
     "stored_bytes",
 ]
@@ -75,6 +76,12 @@ def store_at(sessions: Path, *, known: KnownJournal | None = None) -> SessionSto
     location = chaos_sessions()
     store = LocalStore(sessions) if location is None else _s3_store(location, sessions)
     return store.knowing(known) if known is not None else store
+
+
+def seeds_in_place() -> bool:
+    """Whether a sessions root the kit used can be seeded again in place (its files pruned and rewritten): with
+    local files only; a root on S3 is made anew instead, so it gets a prefix of its own (`_root_prefix`)."""
+    return not on_s3()
 
 
 def _s3_store(location: str, sessions: Path) -> SessionStore:

@@ -11,8 +11,11 @@ and only when it changed.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
 from collections import Counter
+from collections.abc import Collection
 from pathlib import Path
 
 from strands_durable.faults.kit.oracle import readable_difference
@@ -55,6 +58,34 @@ def _list_files(directory: str, parts: tuple[str, ...], found: list[tuple[tuple[
             found.append(((*parts, entry.name), entry.path))
 
 
+def prune(directory: Path, files: Collection[str], dirs: Collection[str] = ()) -> None:
+    """Leave in `directory` only the regular files `files` names and the directories `dirs` names or that lead to
+    one of them (paths relative to `directory`): every other entry (a file, a link, a directory with all it holds,
+    an entry of another kind) is removed, so a scratch tree a run used can be seeded again in place, by
+    difference, instead of being removed and made anew. The files kept are for the caller to rewrite."""
+    wanted_dirs = set(dirs)
+    for name in files:
+        parent = os.path.dirname(name)
+        while parent and parent not in wanted_dirs:
+            wanted_dirs.add(parent)
+            parent = os.path.dirname(parent)
+    _prune(str(directory), "", frozenset(files), wanted_dirs)
+
+
+def _prune(directory: str, prefix: str, files: frozenset[str], dirs: set[str]) -> None:
+    with os.scandir(directory) as entries:
+        listed = list(entries)
+    for entry in listed:
+        name = prefix + entry.name
+        if entry.is_dir(follow_symlinks=False):
+            if name in dirs:
+                _prune(entry.path, name + os.sep, files, dirs)
+            else:
+                _OPS.remove_tree(Path(entry.path))
+        elif name not in files or not entry.is_file(follow_symlinks=False):
+            _OPS.remove(Path(entry.path))
+
+
 def write_files(directory: Path, files: Files) -> None:
     """Create `directory` holding exactly `files` (it must not hold anything else yet)."""
     _OPS.makedirs(directory, durable=False)
@@ -65,10 +96,12 @@ def write_files(directory: Path, files: Files) -> None:
 
 
 class WorkspaceHistory:
-    """The golden run's workspace after each change: (index of the golden point, files), in order."""
+    """The golden run's workspace after each change: (index of the golden point, files), in the order recorded
+    (concurrent tools may record a lower index after a higher one)."""
 
     def __init__(self, initial: Files) -> None:
         self.changes: list[tuple[int, Files]] = [(-1, initial)]
+        self._reach: tuple[list[tuple[int, Files]], list[int]] | None = None  # (of `changes`, running max index)
 
     def observe(self, index: int, directory: Path) -> bool:
         """Record the workspace as it is at golden point `index` when it changed since the last record (True)."""
@@ -79,13 +112,14 @@ class WorkspaceHistory:
         return True
 
     def at(self, index: int) -> Files:
-        """The workspace as the golden run left it just before point `index` (every change at a lower index)."""
-        found = self.changes[0][1]
-        for changed_at, files in self.changes:
-            if changed_at >= index:
-                break
-            found = files
-        return found
+        """The workspace as the golden run left it just before point `index`: the last change recorded before the
+        first one at `index` or later. Found by bisection in the running maximum of the changes' indices (the first
+        change at `index` or later is where that maximum first reaches `index`), so a lookup costs the same early or
+        late in a long run, and changes recorded out of order are read as a scan in recorded order reads them."""
+        changes = self.changes
+        if self._reach is None or self._reach[0] is not changes or len(self._reach[1]) != len(changes):
+            self._reach = (changes, list(itertools.accumulate((at for at, _ in changes), max)))
+        return changes[max(bisect.bisect_left(self._reach[1], index), 1) - 1][1]
 
     @property
     def final(self) -> Files:
