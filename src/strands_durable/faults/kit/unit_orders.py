@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from strands_durable.faults.kit.golden import GoldenRun
 from strands_durable.faults.kit.orders import order_label, orders_to_explore, possible_orders
 from strands_durable.faults.kit.target import ChaosTarget
+from strands_durable.runner.concurrency import job_identity
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class Layer:
 
     @property
     def jobs(self) -> tuple[str, ...]:
-        return tuple(job_of(unit) for unit in self.units)
+        return tuple(job_identity(unit) for unit in self.units)
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,6 @@ class UnitOrder:
         return dataclasses.replace(target, unit_order=self.priority)
 
 
-def job_of(unit: str) -> str:
-    return unit.split("/", 1)[0]
-
-
 def job_at(path: str, jobs: tuple[str, ...]) -> str | None:
     """The job of `jobs` a point's path lies under (a path goes on from its unit with `:agent` or `/`)."""
     return next((job for job in jobs if path == job or path.startswith((job + "/", job + ":"))), None)
@@ -81,7 +78,7 @@ def layers(golden: GoldenRun) -> list[Layer]:
 
     for gp in golden.points:
         unit = getattr(gp.point, "unit", "")
-        if gp.point.site == "unit.before" and unit and all(job_of(unit) != job_of(u) for _, u in run):
+        if gp.point.site == "unit.before" and unit and all(job_identity(unit) != job_identity(u) for _, u in run):
             run.append((gp.index, unit))
             continue
         close()
