@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from strands_durable.crashpoints import ToolCall, UnitBoundary
-from strands_durable.faults.classes.explore import explore_point
+from strands_durable.faults.classes.explore import explore_point, segment_verdict
 from strands_durable.faults.kit.derived import (
     REAL_SEGMENTS,
     SEGMENT_RULE,
@@ -236,6 +236,29 @@ def test_the_check_decodes_only_the_records_after_the_prefix_both_journals_share
     skipped, ours, theirs = _events_after_shared_prefix(journal[:shorter], journal[:longer])
     assert (skipped, len(ours), len(theirs)) == (records[0], 0, records[1] - records[0])
     state = chain_golden.state_at(longer)
-    found = segment_difference((journal[:shorter], {}, state), (journal[:longer], {}, state))
+    found = segment_difference((journal[:shorter], {}, {}, state), (journal[:longer], {}, {}, state))
     assert found is not None and found.startswith(f"journal: {records[0]} records derived, {records[1]} left by")
-    assert segment_difference((journal[:longer], {}, state), (journal[:longer], {}, state)) is None
+    assert segment_difference((journal[:longer], {}, {}, state), (journal[:longer], {}, {}, state)) is None
+    report = {"report.md": b"# report\n"}
+    found = segment_difference((journal[:longer], {}, {}, state), (journal[:longer], {}, report, state))
+    assert found is not None and found.startswith("the output directory: "), found
+
+
+def test_a_crash_state_with_files_in_the_output_directory_runs_its_real_segment(
+    chain_golden: WorkflowGoldenRun, tmp_path: Path
+) -> None:
+    # the golden run keeps no output directory, and a resume reads it (a file the journal does not claim is
+    # refused): from the commit of the first artifact's claim on (its file is written right after it) every point
+    # runs its real segment, and the real segment's output directory is compared with the derived one's
+    points = chain_golden.points
+    first = next(
+        i for i, p in enumerate(points) if p.point.path.startswith("artifact[") and p.point.site == "store.after_commit"
+    )
+    reasons = [fallback_reason(chain_golden, p, cut_for(chain_golden, p)) for p in points]
+    assert reasons[first] is None  # claimed, not yet written: derived
+    assert set(reasons[first + 1 :]) == {"close"}, list(
+        zip([p.id for p in points[first:]], reasons[first:], strict=True)
+    )
+    # derived, the next point's state would lack the file the real segment leaves: the check names it
+    difference, _ = segment_verdict(chain_golden, points[first + 1].id, tmp_path / "check")
+    assert difference is not None and difference.startswith("the output directory: "), difference

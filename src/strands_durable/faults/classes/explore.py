@@ -449,9 +449,11 @@ def segment_verdict(golden: WorkflowGoldenRun, point_id: str, workdir: Path) -> 
         return "the real segment never reached the point", real.outcome.problems
     assert real.scratch is not None and derived.scratch is not None
     assert real.reader is not None and derived.reader is not None
+    assert real.out_dir is not None and derived.out_dir is not None
+    sid = golden.target.session_id
     difference = segment_difference(
-        (derived.reader.journal_bytes(golden.target.session_id), read_files(derived.scratch), derived.load()),
-        (real.reader.journal_bytes(golden.target.session_id), read_files(real.scratch), real.load()),
+        (derived.reader.journal_bytes(sid), read_files(derived.scratch), read_files(derived.out_dir), derived.load()),
+        (real.reader.journal_bytes(sid), read_files(real.scratch), read_files(real.out_dir), real.load()),
     )
     return difference, real.outcome.problems
 

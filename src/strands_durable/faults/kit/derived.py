@@ -6,11 +6,12 @@ the golden run had at k (`GoldenPoint.journal_length`) and the tools' workspace 
 k (effects of the point's own tool included). That holds only where the segment a real crash run replays is the
 golden run's own; `fallback_reason` names every case where it may not be, and such points run the real segment:
 
-- `close`: the segment passes the run's end (the completing commit, the close): it starts from the state just
-  before the completing commit, and a resume from there claims every artifact again (a second `artifact` record
-  for each path, which the golden run does not have: the real segment leaves one record more than the golden run
-  at the point) and writes them to its own output directory (the golden run keeps no output directory to seed one
-  from), so the crash state is not one the golden run recorded;
+- `close`: the segment passes the first write to the output directory (an artifact's or the notes file's, just
+  after its claim is committed) or the run's end (the completing commit, the close). The golden run keeps no
+  output directory to seed one from, and a resume reads it (a file there that the journal does not claim is
+  refused as someone else's), so a crash state with files in it is not one the golden run recorded; and a segment
+  from just before the completing commit claims every artifact again (a second `artifact` record for each path,
+  which the golden run does not have: the real segment leaves one record more than the golden run at the point);
 - `concurrent-tools`: one conversation has more than one tool call in flight somewhere in the segment (an
   agent's tools running at once, in threads the lockstep scheduler does not order): their interleaving in a resume
   may differ, and a sync tool in its thread can outlive the crash (residue the golden run does not show);
@@ -37,7 +38,7 @@ its real segment.
 
 Exactness is checked, never assumed (`SegmentPolicy`): a seeded sample of points (at least one in `check_every`
 per workflow) also runs the real segment, and `segment_difference` compares the two states (records, the tools'
-workspace, what a resume reads); `--strands-chaos-real-segments` checks every point.
+workspace, the output directory, what a resume reads); `--strands-chaos-real-segments` checks every point.
 """
 
 from __future__ import annotations
@@ -116,14 +117,23 @@ class SegmentFacts:
 def segment_facts(golden: Any) -> SegmentFacts:
     closing, tools_crowded = [0], [0]
     tools: dict[str, set[str]] = {}  # the tool calls in flight, by conversation
+    written = False  # the output directory holds a file: an artifact's (or the notes') claim was committed
     for p in golden.points:
         point = p.point
         if isinstance(point, ToolCall) and point.site in ("tool.before", "tool.executed"):
             calls = tools.setdefault(point.conversation, set())
             (calls.add if point.site == "tool.before" else calls.discard)(point.path)
-        closing.append(closing[-1] + int(p.completed or point.path.split("/", 1)[0] == "close"))
+        label = point.path.split("/", 1)[0]
+        closing.append(closing[-1] + int(written or p.completed or label == "close"))
+        written = written or (point.site == "store.after_commit" and _writes_output(label))
         tools_crowded.append(tools_crowded[-1] + int(any(len(calls) > 1 for calls in tools.values())))
     return SegmentFacts(closing, tools_crowded)
+
+
+def _writes_output(label: str) -> bool:
+    """Whether the commit at a point so labelled claims a file the runner then writes to the output directory
+    (runner/artifacts.py: `artifact[i]`, `notes`)."""
+    return label.startswith("artifact[") or label == "notes"
 
 
 def crash_workspace(golden: Any, target: Any) -> Files:
@@ -132,11 +142,12 @@ def crash_workspace(golden: Any, target: Any) -> Files:
 
 
 def segment_difference(
-    derived: tuple[bytes, Files, SessionState], real: tuple[bytes, Files, SessionState]
+    derived: tuple[bytes, Files, Files, SessionState], real: tuple[bytes, Files, Files, SessionState]
 ) -> str | None:
     """The first difference between a derived crash state and the real segment's, each given as (the journal's
-    bytes, the tools' workspace, the state a resume reads); None when they are the same. Records are compared by
-    their events (record times and model-call timings excluded by name), the state by its normalised view."""
+    bytes, the tools' workspace, the output directory's files, the state a resume reads); None when they are the
+    same. Records are compared by their events (record times and model-call timings excluded by name), the state
+    by its normalised view."""
     from strands_durable.faults.kit.oracle import readable_difference
     from strands_durable.faults.kit.snapshot import snapshot_view
 
@@ -153,7 +164,9 @@ def segment_difference(
         )
     if derived[1] != real[1]:
         return "the tools' workspace: " + readable_difference(_text(derived[1]), _text(real[1]))
-    ours_view, theirs_view = snapshot_view(derived[2]), snapshot_view(real[2])
+    if derived[2] != real[2]:
+        return "the output directory: " + readable_difference(_text(derived[2]), _text(real[2]))
+    ours_view, theirs_view = snapshot_view(derived[3]), snapshot_view(real[3])
     if ours_view != theirs_view:
         return "what a resume reads: " + readable_difference(ours_view, theirs_view)
     return None
