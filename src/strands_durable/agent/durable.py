@@ -10,7 +10,6 @@ honest synthesized error instead of running twice.
 from __future__ import annotations
 
 import asyncio
-import copy
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -245,9 +244,8 @@ def _call_agent(
 ) -> Any:
     """Run one invocation on an event loop in this thread. The SDK's synchronous `agent()` starts a thread pool
     and a thread per call (~1 ms, most of a short unit's overhead); inside a running loop we must use it."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    if asyncio._get_running_loop() is None:  # asks without raising: an exception caught here would be the context
+        # of every exception the invocation raises (a crash, a stop), and its traceback would hold this frame
         return run_on_thread_loop(
             agent.invoke_async(prompt, invocation_state=invocation_state, cancel_signal=cancel_signal)
         )
@@ -372,8 +370,7 @@ class InvocationHooks:
         if synthesized:
             meta = message.setdefault("metadata", {})
             meta.setdefault("strands_durable", {})[SYNTHESIZED_MARKER] = synthesized
-        stored = {k: v for k, v in message.items() if k != "tracking_id"}
-        stored = copy.deepcopy(stored)
+        stored = {k: copy_message_data(v) for k, v in message.items() if k != "tracking_id"}
         # a results message ends its batch: every change is committed; a prompt or an answer takes no tool's
         owner = EVERY_OWNER if kind == "results" else None
         agent_state, taken = state_to_commit(self.agent, conv.agent_state if conv is not None else {}, owner)
@@ -417,7 +414,7 @@ class InvocationHooks:
         }
         committed = conv.tool_results.get(tool_use_id)
         if committed is not None and tool_use_id not in self.retrying:
-            yield ToolResultEvent(copy.deepcopy(committed))
+            yield ToolResultEvent(copy_message_data(committed))
             return
         if name in self.inv.non_idempotent or not call_is_idempotent(context.tool, tool_use):
             if tool_use_id in conv.tools_started:
@@ -478,7 +475,7 @@ class InvocationHooks:
         changed = conv is not None and agent_state != conv.agent_state  # a tool changed agent.state: commit it too
         event = events.tool_result(
             self.inv.conv_key,
-            copy.deepcopy(result),
+            copy_message_data(result),
             final=final,
             agent_state=agent_state if changed else events.UNSET,
         )
