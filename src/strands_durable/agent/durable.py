@@ -132,7 +132,7 @@ class DurableInvoker:
         started = bool(unit_messages(conv, inv.unit))
         if started and conv is not None and unit_messages(conv, inv.unit)[-1] != len(conv.messages) - 1:
             raise WorkflowFailed(f"conversation {inv.conv_key} continued past unfinished unit {inv.unit}")
-        agent, counters = self._build_agent(inv, conv, started=started)
+        agent, hooks = self._build_agent(inv, conv, started=started)
         try:
             call_state = dict(inv.invocation_state)
             # resume: a trailing user message is answered, a trailing toolUse is executed/replayed
@@ -140,12 +140,16 @@ class DurableInvoker:
             result = _call_agent(agent, None if started else inv.prompt, call_state, signal)
         except BaseException as exc:  # unwrap the SDK's wrapper so our own errors and crashes surface as-is
             raise _unwrap(exc) from None
+        finally:
+            # the agent's hooks hold these hooks and they held the agent: a cycle that kept the agent, its registries
+            # and its conversation until a collection found it; the invocation is over, so the agent goes at once
+            hooks.agent = None
         if getattr(result, "stop_reason", None) == "cancelled":  # a model call cancelled in flight: nothing added
             raise StopRequested()
         # the window's trim at the end of the invocation is committed with this conversation's next message
         conv = self.session.state.conversations[inv.conv_key]
         last = conv.messages[-1]
-        return InvocationResult(text_of(last), resumed=started, model_calls=counters["model_calls"])
+        return InvocationResult(text_of(last), resumed=started, model_calls=hooks.counters["model_calls"])
 
     # -- building the agent ---------------------------------------------------------------------------
     def _manager(self, inv: Invocation) -> Any:
@@ -168,7 +172,7 @@ class DurableInvoker:
         manager.on_compacted = commit
         return manager
 
-    def _build_agent(self, inv: Invocation, conv: Conversation | None, *, started: bool) -> tuple[Any, dict[str, int]]:
+    def _build_agent(self, inv: Invocation, conv: Conversation | None, *, started: bool) -> tuple[Any, InvocationHooks]:
         from strands import Agent
         from strands.hooks import BeforeModelCallEvent, MessageAddedEvent
         from strands.middleware import ExecuteToolStage
@@ -208,7 +212,7 @@ class DurableInvoker:
         agent.hooks.add_callback(BeforeModelCallEvent, hooks.before_model_call)
         agent.hooks.add_callback(MessageAddedEvent, hooks.message_added)
         agent.add_middleware(ExecuteToolStage, hooks.execute_tool)
-        return agent, counters
+        return agent, hooks
 
 
 def _restore_manager(manager: Any, cm_state: dict[str, Any], conv_key: str) -> list[dict[str, Any]]:
