@@ -245,3 +245,23 @@ def test_a_dead_run_raises_the_injected_type_again_at_every_later_point() -> Non
     assert again.value.point.id == "step[0]:a/unit.after"
     with pytest.raises(Converged):
         bus.raise_if_crashed()
+
+
+def test_a_crash_inside_an_invocation_carries_no_exception_of_the_runner_as_its_context(tmp_path: Path) -> None:
+    """The runner asks whether a loop is running without raising: an exception it caught there would be the
+    context of every crash and stop the invocation raises, and its traceback would keep the invocation's frame,
+    agent and session alive until a collection found the cycle."""
+    bus = CrashPoints()
+
+    def crash_at_the_first_model_call(point: CrashPoint) -> None:
+        if point.site == "model.before":
+            raise InjectedCrash(point)
+
+    bus.subscribe(crash_at_the_first_model_call)
+    with pytest.raises(InjectedCrash) as raised:
+        _run_with(bus, tmp_path)
+    contexts, exc = [], raised.value.__context__
+    while exc is not None:
+        contexts.append(exc)
+        exc = exc.__context__
+    assert contexts == [], [f"{type(e).__name__}: {e}" for e in contexts]

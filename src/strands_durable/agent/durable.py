@@ -10,7 +10,6 @@ honest synthesized error instead of running twice.
 from __future__ import annotations
 
 import asyncio
-import copy
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -133,7 +132,7 @@ class DurableInvoker:
         started = bool(unit_messages(conv, inv.unit))
         if started and conv is not None and unit_messages(conv, inv.unit)[-1] != len(conv.messages) - 1:
             raise WorkflowFailed(f"conversation {inv.conv_key} continued past unfinished unit {inv.unit}")
-        agent, counters = self._build_agent(inv, conv, started=started)
+        agent, hooks = self._build_agent(inv, conv, started=started)
         try:
             call_state = dict(inv.invocation_state)
             # resume: a trailing user message is answered, a trailing toolUse is executed/replayed
@@ -141,12 +140,16 @@ class DurableInvoker:
             result = _call_agent(agent, None if started else inv.prompt, call_state, signal)
         except BaseException as exc:  # unwrap the SDK's wrapper so our own errors and crashes surface as-is
             raise _unwrap(exc) from None
+        finally:
+            # the agent's hooks hold these hooks and they held the agent: a cycle that kept the agent, its registries
+            # and its conversation until a collection found it; the invocation is over, so the agent goes at once
+            hooks.agent = None
         if getattr(result, "stop_reason", None) == "cancelled":  # a model call cancelled in flight: nothing added
             raise StopRequested()
         # the window's trim at the end of the invocation is committed with this conversation's next message
         conv = self.session.state.conversations[inv.conv_key]
         last = conv.messages[-1]
-        return InvocationResult(text_of(last), resumed=started, model_calls=counters["model_calls"])
+        return InvocationResult(text_of(last), resumed=started, model_calls=hooks.counters["model_calls"])
 
     # -- building the agent ---------------------------------------------------------------------------
     def _manager(self, inv: Invocation) -> Any:
@@ -169,7 +172,7 @@ class DurableInvoker:
         manager.on_compacted = commit
         return manager
 
-    def _build_agent(self, inv: Invocation, conv: Conversation | None, *, started: bool) -> tuple[Any, dict[str, int]]:
+    def _build_agent(self, inv: Invocation, conv: Conversation | None, *, started: bool) -> tuple[Any, InvocationHooks]:
         from strands import Agent
         from strands.hooks import BeforeModelCallEvent, MessageAddedEvent
         from strands.middleware import ExecuteToolStage
@@ -209,7 +212,7 @@ class DurableInvoker:
         agent.hooks.add_callback(BeforeModelCallEvent, hooks.before_model_call)
         agent.hooks.add_callback(MessageAddedEvent, hooks.message_added)
         agent.add_middleware(ExecuteToolStage, hooks.execute_tool)
-        return agent, counters
+        return agent, hooks
 
 
 def _restore_manager(manager: Any, cm_state: dict[str, Any], conv_key: str) -> list[dict[str, Any]]:
@@ -245,9 +248,8 @@ def _call_agent(
 ) -> Any:
     """Run one invocation on an event loop in this thread. The SDK's synchronous `agent()` starts a thread pool
     and a thread per call (~1 ms, most of a short unit's overhead); inside a running loop we must use it."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    if asyncio._get_running_loop() is None:  # asks without raising: an exception caught here would be the context
+        # of every exception the invocation raises (a crash, a stop), and its traceback would hold this frame
         return run_on_thread_loop(
             agent.invoke_async(prompt, invocation_state=invocation_state, cancel_signal=cancel_signal)
         )
@@ -372,8 +374,7 @@ class InvocationHooks:
         if synthesized:
             meta = message.setdefault("metadata", {})
             meta.setdefault("strands_durable", {})[SYNTHESIZED_MARKER] = synthesized
-        stored = {k: v for k, v in message.items() if k != "tracking_id"}
-        stored = copy.deepcopy(stored)
+        stored = {k: copy_message_data(v) for k, v in message.items() if k != "tracking_id"}
         # a results message ends its batch: every change is committed; a prompt or an answer takes no tool's
         owner = EVERY_OWNER if kind == "results" else None
         agent_state, taken = state_to_commit(self.agent, conv.agent_state if conv is not None else {}, owner)
@@ -417,7 +418,7 @@ class InvocationHooks:
         }
         committed = conv.tool_results.get(tool_use_id)
         if committed is not None and tool_use_id not in self.retrying:
-            yield ToolResultEvent(copy.deepcopy(committed))
+            yield ToolResultEvent(copy_message_data(committed))
             return
         if name in self.inv.non_idempotent or not call_is_idempotent(context.tool, tool_use):
             if tool_use_id in conv.tools_started:
@@ -478,7 +479,7 @@ class InvocationHooks:
         changed = conv is not None and agent_state != conv.agent_state  # a tool changed agent.state: commit it too
         event = events.tool_result(
             self.inv.conv_key,
-            copy.deepcopy(result),
+            copy_message_data(result),
             final=final,
             agent_state=agent_state if changed else events.UNSET,
         )

@@ -252,8 +252,10 @@ class _Exploration:
             phase.completed = outcome.status == "completed"
             if not phase.completed:
                 self.problem("status", f"{label} ended {outcome.status}")
-        except InjectedCrash:
-            pass
+        except InjectedCrash as crash:
+            # the bus keeps the crash (it is final there) and its traceback keeps this run's frames: a cycle that
+            # held the whole run (agents, session, states) until a full collection; the run is over, drop them
+            crash.__traceback__ = crash.__context__ = None
         except (DurableError, Exception) as exc:  # a resume that fails is a finding, never an aborted session
             if self.golden.failure is None or failure_of(exc) != self.golden.failure:
                 phase.error = exc
