@@ -248,12 +248,22 @@ def _call_agent(
 ) -> Any:
     """Run one invocation on an event loop in this thread. The SDK's synchronous `agent()` starts a thread pool
     and a thread per call (~1 ms, most of a short unit's overhead); inside a running loop we must use it."""
-    if asyncio._get_running_loop() is None:  # asks without raising: an exception caught here would be the context
-        # of every exception the invocation raises (a crash, a stop), and its traceback would hold this frame
+    if not _loop_running():
         return run_on_thread_loop(
             agent.invoke_async(prompt, invocation_state=invocation_state, cancel_signal=cancel_signal)
         )
     return agent(prompt, invocation_state=invocation_state, cancel_signal=cancel_signal)
+
+
+def _loop_running() -> bool:
+    """Whether this thread runs an event loop. Asked apart from the invocation: run inside the `except` that
+    catches `get_running_loop`'s RuntimeError, the invocation's crash or stop would carry that error as its
+    context, and its traceback this frame."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _agent_id_for_sdk(agent_id: str) -> str:
