@@ -121,3 +121,20 @@ def crash_and_resume(golden: WorkflowGoldenRun, point_id: str, root: Path) -> li
     if not outcome.explored:
         problems.append("[not-fired] the crash point was never reached")
     return problems
+
+
+def analyst_follow_up(conv_key: str, **fields: Any) -> Any:
+    """One more invocation of the chain spec's `analyst` on its restored conversation (`step[9]`, a unit the spec
+    never ran): what the invoker tests run on a session an earlier run left."""
+    from strands_durable.agent.durable import Invocation
+
+    return Invocation(
+        unit="step[9]",
+        path="step[9]:analyst",
+        conv_key=conv_key,
+        agent_id="analyst",
+        system_prompt=None,
+        prompt="One more.",
+        model=build_model("synthetic"),
+        **fields,
+    )

@@ -13,13 +13,12 @@ from pathlib import Path
 from strands import Agent
 
 from strands_durable import CrashPoints, LocalStore, run_workflow
-from strands_durable.agent.durable import DurableInvoker, Invocation
+from strands_durable.agent.durable import DurableInvoker
 from strands_durable.faults.classes.explore import explore_point, iter_points
 from strands_durable.faults.kit.oracle import RequestLog
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.target import ChaosTarget
-from strands_durable.models.providers import build_model
-from tests.core.support import ExecutionLog, counted_options
+from tests.core.support import ExecutionLog, analyst_follow_up, counted_options
 
 SPEC = Path(__file__).parent / "specs" / "chain-tools.strands.yaml"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "chain-research.strands.yaml"
@@ -45,16 +44,7 @@ def test_an_ended_invocation_frees_its_agent_at_once(tmp_path: Path) -> None:
     options = counted_options(ExecutionLog(tmp_path / "exec.log"), RequestLog(), out_dir=tmp_path / "out")
     session = store.open(run_workflow(SPEC, options, store=store).session_id)
     conv = next(conv for conv in session.state.conversations.values() if conv.agent == "analyst")
-    invocation = Invocation(
-        unit="step[9]",
-        path="step[9]:analyst",
-        conv_key=conv.key,
-        agent_id="analyst",
-        system_prompt=None,
-        prompt="One more.",
-        model=build_model("synthetic"),
-        tools_configured=True,  # the restored history holds tool blocks
-    )
+    invocation = analyst_follow_up(conv.key, tools_configured=True)  # the restored history holds tool blocks
     with no_collection():
         before = agents_alive()
         result = DurableInvoker(session, CrashPoints()).invoke(invocation)

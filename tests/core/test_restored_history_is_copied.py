@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable import CrashPoints, LocalStore, run_workflow
-from strands_durable.agent.durable import DurableInvoker, Invocation
+from strands_durable.agent.durable import DurableInvoker
 from strands_durable.faults.kit.oracle import RequestLog
-from strands_durable.models.providers import build_model
-from tests.core.support import ExecutionLog, counted_options
+from tests.core.support import ExecutionLog, analyst_follow_up, counted_options
 
 SPEC = Path(__file__).parent / "specs" / "chain-tools.strands.yaml"
 
@@ -52,15 +51,7 @@ def test_an_agents_changes_to_its_restored_messages_and_state_never_reach_the_se
     conv.agent_state["notes"] = {"seen": ["fsync"]}  # a state to restore, as a tool writing agent.state leaves
     assert any("toolUse" in block for message in conv.messages for block in message["content"])
     messages_before, state_before = copy.deepcopy(conv.messages), copy.deepcopy(conv.agent_state)
-    invocation = Invocation(
-        unit="step[9]",
-        path="step[9]:analyst",
-        conv_key=conv.key,
-        agent_id="analyst",
-        system_prompt=None,
-        prompt="One more.",
-        model=build_model("synthetic"),
-    )
+    invocation = analyst_follow_up(conv.key)
     agent, _ = DurableInvoker(session, CrashPoints())._build_agent(invocation, conv, started=False)
     assert agent.messages == conv.messages[-len(agent.messages) :] and agent.state.get() == conv.agent_state
     stored = {id(item) for item in containers(conv.messages) + containers(conv.agent_state)}
