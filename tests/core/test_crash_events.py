@@ -248,8 +248,8 @@ def test_a_dead_run_raises_the_injected_type_again_at_every_later_point() -> Non
 
 
 def test_a_crash_inside_an_invocation_carries_no_exception_of_the_runner_as_its_context(tmp_path: Path) -> None:
-    """The runner asks whether a loop is running without raising: an exception it caught there would be the
-    context of every crash and stop the invocation raises, and its traceback would keep the invocation's frame,
+    """The runner asks whether a loop is running apart from the invocation: an exception it caught around it would
+    be the context of every crash and stop the invocation raises, and its traceback would keep the invocation's frame,
     agent and session alive until a collection found the cycle."""
     bus = CrashPoints()
 
