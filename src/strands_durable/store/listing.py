@@ -21,7 +21,7 @@ from strands_durable.errors import CorruptSession, DurableError, SessionUnreadab
 from strands_durable.store import layout
 from strands_durable.store.base import SessionSummary
 from strands_durable.store.io_errors import io_error
-from strands_durable.store.journal import JOURNAL_NAME, is_header_line, looks_like_a_record
+from strands_durable.store.journal import JOURNAL_NAME, first_line, is_header_line, looks_like_a_record
 from strands_durable.store.verify import read_json_object
 
 OURS = "ours"
@@ -36,7 +36,7 @@ _DENIED = (errno.EACCES, errno.EPERM)
 def folder_kind(directory: Path) -> str | None:
     """OURS, DAMAGED, UNREADABLE, or None when the folder is not a session (or is gone)."""
     try:
-        first = _first_line(os.path.join(directory, JOURNAL_NAME))
+        first = first_line(os.path.join(directory, JOURNAL_NAME))
         if is_header_line(first):
             return OURS
         if looks_like_a_record(first):
@@ -53,26 +53,6 @@ def folder_kind(directory: Path) -> str | None:
     except OSError as exc:
         return UNREADABLE if exc.errno in _DENIED else None
     return DAMAGED if layout.PATTERN_STATE_JSON in names or _our_view(directory) else None
-
-
-_FIRST_READ = 8192  # one read holds a header (~1 KB); a longer first line is read on, as far as 16 MB
-
-
-def _first_line(path: str) -> bytes:
-    """The file's first line, its newline included (the whole file, or its first 16 MB, when it has none): one
-    unbuffered read for a journal's header, the buffered `readline` only when that read holds no newline."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        start = os.read(fd, _FIRST_READ)
-    finally:
-        os.close(fd)
-    end = start.find(b"\n")
-    if end >= 0:
-        return start[: end + 1]
-    if len(start) < _FIRST_READ:
-        return start  # the whole file
-    with open(path, "rb") as journal:
-        return journal.readline(1 << 24)
 
 
 def _our_view(directory: Path) -> bool:
