@@ -18,7 +18,7 @@ from typing import Any
 from strands_durable.agent.loop import run_on_thread_loop
 from strands_durable.crashpoints import CrashPoints
 from strands_durable.errors import DurableError, SpecError, WorkflowFailed
-from strands_durable.history.copying import copy_message_data
+from strands_durable.history.copying import copy_json_data, copy_message_data
 from strands_durable.store import events
 from strands_durable.store.base import Session
 from strands_durable.store.state import Conversation
@@ -80,14 +80,24 @@ def _synthesized(conv: Conversation, tool_use_id: str) -> bool:
 
 
 def unit_messages(conv: Conversation | None, unit: str) -> list[int]:
+    """The positions of the unit's messages in the conversation. Found by `list.index` (the search runs in C): a
+    conversation holds every message of every unit that used it, and this is asked at each hook of an invocation."""
     if conv is None:
         return []
-    return [i for i, owner in enumerate(conv.units) if owner == unit]
+    owners, found = conv.units, []
+    try:
+        index = owners.index(unit)
+        while True:
+            found.append(index)
+            index = owners.index(unit, index + 1)
+    except ValueError:
+        return found
 
 
-def finished_response(conv: Conversation | None, unit: str) -> str | None:
-    """The unit's final answer when its invocation already ended in a committed assistant text message."""
-    indices = unit_messages(conv, unit)
+def finished_response(conv: Conversation | None, unit: str, indices: list[int] | None = None) -> str | None:
+    """The unit's final answer when its invocation already ended in a committed assistant text message
+    (`indices`: its `unit_messages`, when the caller has them)."""
+    indices = unit_messages(conv, unit) if indices is None else indices
     if not indices or conv is None:
         return None
     last = conv.messages[indices[-1]]
@@ -126,11 +136,12 @@ class DurableInvoker:
     def invoke(self, inv: Invocation) -> InvocationResult:
         state = self.session.state
         conv = state.conversations.get(inv.conv_key)
-        done = finished_response(conv, inv.unit)
+        indices = unit_messages(conv, inv.unit)
+        done = finished_response(conv, inv.unit, indices)
         if done is not None:
             return InvocationResult(done, resumed=True, model_calls=0)
-        started = bool(unit_messages(conv, inv.unit))
-        if started and conv is not None and unit_messages(conv, inv.unit)[-1] != len(conv.messages) - 1:
+        started = bool(indices)
+        if started and conv is not None and indices[-1] != len(conv.messages) - 1:
             raise WorkflowFailed(f"conversation {inv.conv_key} continued past unfinished unit {inv.unit}")
         agent, hooks = self._build_agent(inv, conv, started=started)
         try:
@@ -186,8 +197,8 @@ class DurableInvoker:
             if conv.cm_state:
                 prepend = _restore_manager(manager, conv.cm_state, inv.conv_key)
             # the agent's own copy (the session's messages are shared with its earlier states), made once per unit
-            messages = prepend + copy_message_data(conv.messages[manager.removed_message_count :])
-            agent_state = copy_message_data(conv.agent_state)
+            messages = prepend + copy_json_data(conv.messages[manager.removed_message_count :])
+            agent_state = copy_json_data(conv.agent_state)
         agent = Agent(
             model=inv.model,
             aux_model=inv.compaction.summarization_model if inv.compaction is not None else None,

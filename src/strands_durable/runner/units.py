@@ -11,7 +11,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from strands_durable.agent.durable import Invocation
+from strands_durable.agent.durable import Invocation, unit_messages
 from strands_durable.crashpoints import Place
 from strands_durable.errors import DurableError, HitlPaused, TurnLimitExceeded, WorkflowFailed
 from strands_durable.history.secrets import redact_secrets
@@ -49,9 +49,10 @@ def completed(ctx: RunContext, unit: str) -> dict[str, Any] | None:
 def unit_tokens(ctx: RunContext, unit: str) -> int:
     total = 0
     for conv in list(ctx.state.conversations.values()):  # concurrent units add conversations
-        for owner, message in zip(conv.units, conv.messages, strict=False):
-            if owner == unit:
-                usage = (message.get("metadata") or {}).get("usage") or {}
+        messages = conv.messages
+        for index in unit_messages(conv, unit):  # the unit's own, not every message of the conversation
+            if index < len(messages):
+                usage = (messages[index].get("metadata") or {}).get("usage") or {}
                 total += int(usage.get("totalTokens", 0))
     return total
 

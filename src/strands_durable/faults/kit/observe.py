@@ -37,14 +37,15 @@ def observed_store(sessions: Path, *, known: KnownJournal | None = None) -> Wrap
 
 
 class SizedRequestLog(RequestLog):
-    """Requests as (message count, digest of the normalised messages)."""
+    """Requests as (message count, the messages as sent), which the judge compares with committed turns
+    (`judge.model_not_rerequested`). `RequestLog`'s digests stay empty: nothing reads a phase's, and hashing the
+    whole normalised window at every model call made a request cost its window twice more."""
 
     def __init__(self) -> None:
         super().__init__()
         self.requests: list[tuple[int, list[dict[str, Any]]]] = []
 
     def record(self, messages: list[dict[str, Any]]) -> None:
-        super().record(messages)
         self.requests.append((len(messages), [dict(m) for m in messages]))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from strands_durable.runner.context import RunContext
-from strands_durable.runner.patterns.steps import step_view
+from strands_durable.runner.patterns.steps import is_hitl, step_view
 from strands_durable.runner.units import UnitRef, complete_unit, hitl_answer, run_agent_unit, skip_unit
 
 
@@ -15,16 +15,16 @@ def run_chain(ctx: RunContext) -> dict[str, Any]:
     base = ctx.base_template_context()
     hitl_response: str | None = None
     for index, step in enumerate(steps):
-        is_hitl = getattr(step, "type", None) == "hitl"
-        ref = UnitRef(f"step[{index}]", "hitl" if is_hitl else step.agent, index, len(steps))
+        hitl = is_hitl(step)
+        ref = UnitRef(f"step[{index}]", "hitl" if hitl else step.agent, index, len(steps))
         record = skip_unit(ctx, ref)
         if record is not None:
-            if is_hitl:
+            if hitl:
                 hitl_response = record["response"]
             continue
         template_ctx = _template_context(base, history, hitl_response)
         where = f"pattern.config.steps[{index}]"
-        if is_hitl:
+        if hitl:
             response = hitl_answer(ctx, ref, step, template_ctx, where)
             hitl_response = response
             entry = {"index": index, "type": "hitl", "response": response}
@@ -43,7 +43,7 @@ def run_chain(ctx: RunContext) -> dict[str, Any]:
             entry = {"index": index, "agent": step.agent, "response": response}
         history.append(entry)
         state = {"current_step": index + 1, "total_steps": len(steps), "step_history": history}
-        complete_unit(ctx, ref, {**entry, "agent": entry.get("agent")}, state, derived=not is_hitl)
+        complete_unit(ctx, ref, {**entry, "agent": entry.get("agent")}, state, derived=not hitl)
     return _template_context(base, history, hitl_response)
 
 

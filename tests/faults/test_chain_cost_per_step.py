@@ -1,0 +1,147 @@
+"""A crash point of a long one-agent chain costs about what one of a short chain costs (issue 37 item 4): what a
+resume and its observers do per committed step or per message of the conversation is work in C or none, not Python
+work per step or per message. Counted with cProfile, so the measure is exact and does not depend on the machine's
+load, over crash points in the last steps of an 8-step and a 40-step chain with one agent:
+
+- a resume skips a committed step without asking pydantic for an attribute the step lacks (an exception each): as
+  many such calls per point on the long chain as on the short one;
+- the agent's window (up to 40 messages) is copied in C (`copy_json_data`), not by one Python call per dict and list
+  of it: fewer `copy_message_data` calls per point than the window has messages;
+- the chaos kit records the requests a phase makes without hashing the whole window at each model call;
+- the messages of a unit are found in its conversation by a search in C (`unit_messages`), as a scan finds them.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from strands_durable.agent.durable import unit_messages
+from strands_durable.faults.classes.explore import explore_point
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.kit.runs import run_golden
+from strands_durable.faults.kit.target import ChaosTarget
+from strands_durable.history.copying import copy_json_data, copy_message_data
+from strands_durable.store.state import Conversation
+
+TERMS = {  # (a file the function is in, its name) -> the term
+    ("pydantic/main.py", "__getattr__"): "a missing attribute asked of a spec model",
+    ("history/copying.py", "copy_message_data"): "a window copied in Python",
+    ("faults/kit/oracle.py", "_digest"): "a request hashed",
+}
+
+
+def one_agent_chain(steps: int) -> str:
+    lines = [
+        "version: 0",
+        f"name: one-agent-chain-{steps}",
+        "runtime: {provider: synthetic}",
+        "tools: {python: [calculator]}",
+        "agents:",
+        "  a0: {prompt: 'You estimate and check numbers with the calculator.', tools: [calculator]}",
+        "pattern:",
+        "  type: chain",
+        "  config:",
+        "    steps:",
+    ]
+    step = "      - {{agent: a0, input: 'Step {}: refine {{{{ last_response | truncate(80) }}}}'}}"
+    lines += [step.format(i) for i in range(steps)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def goldens(tmp_path_factory: pytest.TempPathFactory) -> dict[int, WorkflowGoldenRun]:
+    root = tmp_path_factory.mktemp("chains")
+    runs = {}
+    for steps in (8, 40):
+        spec = root / f"chain-{steps}.strands.yaml"
+        spec.write_text(one_agent_chain(steps))
+        runs[steps] = run_golden(ChaosTarget(spec), root / f"golden-{steps}")
+    return runs
+
+
+def _terms_per_point(golden: WorkflowGoldenRun, steps: int, workdir: Path) -> Counter[str]:
+    """The calls of each term per crash point, over points in the last two steps (every committed step before them
+    skipped by each resume, the longest window restored)."""
+    ids = [pid for pid in golden.ordered_ids() if pid.startswith((f"step[{steps - 2}]", f"step[{steps - 1}]"))]
+    assert len(ids) >= 10
+    explore_point(golden, ids[0], workdir)  # the workflow's exactness sample runs here, outside the count
+    profile = cProfile.Profile()
+    profile.enable()
+    for point_id in ids:
+        outcome = explore_point(golden, point_id, workdir)
+        assert outcome.ok, outcome.describe()
+    profile.disable()
+    counts: Counter[str] = Counter()
+    for (filename, _, name), (_, calls, *_) in pstats.Stats(profile).stats.items():  # type: ignore[attr-defined]
+        for (where, function), term in TERMS.items():
+            if name == function and filename.replace("\\", "/").endswith(where):
+                counts[term] += calls
+    return Counter({term: round(calls / len(ids), 2) for term, calls in counts.items()})
+
+
+def test_a_crash_point_of_a_long_one_agent_chain_does_no_python_work_per_step(
+    goldens: dict[int, WorkflowGoldenRun], tmp_path: Path
+) -> None:
+    short = _terms_per_point(goldens[8], 8, tmp_path / "short")
+    long = _terms_per_point(goldens[40], 40, tmp_path / "long")
+    assert long["a missing attribute asked of a spec model"] <= short["a missing attribute asked of a spec model"]
+    assert short["a request hashed"] == long["a request hashed"] == 0, (short, long)
+    assert short["a window copied in Python"] < 40 and long["a window copied in Python"] < 40, (short, long)
+
+
+def test_a_units_messages_are_where_a_scan_of_the_owners_finds_them() -> None:
+    rng = random.Random(0)
+    for _ in range(300):
+        owners = [rng.choice(["step[0]", "step[1]", "step[2]", "task:x"]) for _ in range(rng.randrange(0, 30))]
+        conv = Conversation(key="a0", agent="a0", messages=[{"role": "user", "content": []}] * len(owners))
+        conv.units = owners
+        for unit in ("step[0]", "step[1]", "task:x", "absent"):
+            assert unit_messages(conv, unit) == [i for i, owner in enumerate(owners) if owner == unit]
+    assert unit_messages(None, "step[0]") == []
+
+
+def test_stored_data_is_copied_whole_into_new_containers() -> None:
+    inner = {"text": "shared"}
+    data = {
+        "messages": [
+            {"role": "user", "content": [{"text": "hi"}, inner, inner]},
+            {"role": "assistant", "content": [{"toolUse": {"input": {"n": 1.5, "ok": True, "none": None}}}]},
+        ],
+        "tuple": (1, "two"),
+    }
+    copied = copy_json_data(data)
+    assert copied == data and copied is not data
+    originals = {id(item) for item in _containers(data)}
+    assert not [item for item in _containers(copied) if id(item) in originals]
+    content = copied["messages"][0]["content"]
+    assert content[1] is content[2]  # shared inside the value, shared in the copy (as copy.deepcopy keeps it)
+    assert type(copied["messages"][1]["content"][0]["toolUse"]["input"]["ok"]) is bool
+
+
+def test_what_marshal_cannot_copy_is_copied_as_before() -> None:
+    class Tagged(dict):
+        pass
+
+    data = [{"when": Path("/a/b"), "tagged": Tagged(x=[1])}]
+    copied = copy_json_data(data)
+    assert copied == copy_message_data(data) == data
+    assert type(copied[0]["tagged"]) is Tagged and copied[0]["tagged"]["x"] is not data[0]["tagged"]["x"]
+
+
+def _containers(value: object) -> list[object]:
+    found, stack = [], [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            found.append(item)
+            stack.extend(item)
+    return found
