@@ -1,5 +1,6 @@
 """Each unit's Agent gets its own copy of the restored conversation (agent/durable.py, `_build_agent`): whatever the
-agent, a hook or a conversation manager does to its messages or state in place cannot reach the session's state."""
+agent, a hook or a conversation manager does to its messages or state in place cannot reach the session's state. Each
+restored message carries the tracking id its position names (the journal keeps none)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,11 @@ def test_an_agents_changes_to_its_restored_messages_and_state_never_reach_the_se
     messages_before, state_before = copy.deepcopy(conv.messages), copy.deepcopy(conv.agent_state)
     invocation = analyst_follow_up(conv.key)
     agent, _ = DurableInvoker(session, CrashPoints())._build_agent(invocation, conv, started=False)
-    assert agent.messages == conv.messages[-len(agent.messages) :] and agent.state.get() == conv.agent_state
+    restored = [{k: v for k, v in message.items() if k != "tracking_id"} for message in agent.messages]
+    assert restored == conv.messages[-len(agent.messages) :] and agent.state.get() == conv.agent_state
+    # each restored message is named by its place in the conversation, so the SDK draws no random id for it
+    first = len(conv.messages) - len(agent.messages)
+    assert [m["tracking_id"] for m in agent.messages] == [f"{conv.key}#{i}" for i in range(first, len(conv.messages))]
     stored = {id(item) for item in containers(conv.messages) + containers(conv.agent_state)}
     assert not [item for item in containers(agent.messages) if id(item) in stored]
     vandalise(agent.messages)

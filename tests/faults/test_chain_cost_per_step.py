@@ -8,6 +8,8 @@ load, over crash points in the last steps of an 8-step and a 40-step chain with 
 - the agent's window (up to 40 messages) is copied in C (`copy_json_data`), not by one Python call per dict and list
   of it: fewer `copy_message_data` calls per point than the window has messages;
 - the chaos kit records the requests a phase makes without hashing the whole window at each model call;
+- each restored message carries the tracking id its position names, so the SDK draws a random one only for the
+  messages an invocation adds, not for every message of the window at every invocation;
 - the messages of a unit are found in its conversation by a search in C (`unit_messages`), as a scan finds them.
 """
 
@@ -33,6 +35,7 @@ TERMS = {  # (a file the function is in, its name) -> the term
     ("pydantic/main.py", "__getattr__"): "a missing attribute asked of a spec model",
     ("history/copying.py", "copy_message_data"): "a window copied in Python",
     ("faults/kit/oracle.py", "_digest"): "a request hashed",
+    ("uuid.py", "uuid4"): "a random tracking id drawn",
 }
 
 
@@ -90,9 +93,11 @@ def test_a_crash_point_of_a_long_one_agent_chain_does_no_python_work_per_step(
 ) -> None:
     short = _terms_per_point(goldens[8], 8, tmp_path / "short")
     long = _terms_per_point(goldens[40], 40, tmp_path / "long")
+    print(short, long)
     assert long["a missing attribute asked of a spec model"] <= short["a missing attribute asked of a spec model"]
     assert short["a request hashed"] == long["a request hashed"] == 0, (short, long)
     assert short["a window copied in Python"] < 40 and long["a window copied in Python"] < 40, (short, long)
+    assert short["a random tracking id drawn"] < 10 and long["a random tracking id drawn"] < 10, (short, long)
 
 
 def test_a_units_messages_are_where_a_scan_of_the_owners_finds_them() -> None:

@@ -197,7 +197,9 @@ class DurableInvoker:
             if conv.cm_state:
                 prepend = _restore_manager(manager, conv.cm_state, inv.conv_key)
             # the agent's own copy (the session's messages are shared with its earlier states), made once per unit
-            messages = prepend + copy_json_data(conv.messages[manager.removed_message_count :])
+            restored = copy_json_data(conv.messages[manager.removed_message_count :])
+            _name_restored(restored, inv.conv_key, manager.removed_message_count)
+            messages = prepend + restored
             agent_state = copy_json_data(conv.agent_state)
         agent = Agent(
             model=inv.model,
@@ -224,6 +226,14 @@ class DurableInvoker:
         agent.hooks.add_callback(MessageAddedEvent, hooks.message_added)
         agent.add_middleware(ExecuteToolStage, hooks.execute_tool)
         return agent, hooks
+
+
+def _name_restored(messages: list[dict[str, Any]], conv_key: str, first: int) -> None:
+    """Give each restored message the tracking id its place in the conversation names (`<conversation>#<position>`),
+    the same for the same message in every unit and every resume. The journal keeps no tracking id (a live agent's
+    are random), and without one the SDK draws a random UUID for every message of the window at every invocation."""
+    for position, message in enumerate(messages, start=first):
+        message["tracking_id"] = f"{conv_key}#{position}"
 
 
 def _restore_manager(manager: Any, cm_state: dict[str, Any], conv_key: str) -> list[dict[str, Any]]:
