@@ -184,10 +184,16 @@ def complete_unit(
 def skip_unit(ctx: RunContext, ref: UnitRef) -> dict[str, Any] | None:
     record = completed(ctx, ref.unit)
     if record is not None:
-        ctx.reporter.unit_skipped(ref.index, ref.label, ref.unit, total=ref.total)
-        if ctx.telemetry is not None:
-            ctx.telemetry.unit_skipped(ref.unit, ref.label)
+        report_skipped(ctx, ref.index, ref.label, ref.unit, ref.total)
     return record
+
+
+def report_skipped(ctx: RunContext, index: int, label: str, unit: str, total: int | None) -> None:
+    """Tell the reporter and the telemetry that a committed unit is not run again (`skip_unit`, or a pattern that
+    found the unit committed itself)."""
+    ctx.reporter.unit_skipped(index, label, unit, total=total)
+    if ctx.telemetry is not None:
+        ctx.telemetry.unit_skipped(unit, label)
 
 
 def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str, Any], where: str) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 from strands_durable.runner.context import RunContext
 from strands_durable.runner.patterns.steps import is_hitl, step_view
-from strands_durable.runner.units import UnitRef, complete_unit, hitl_answer, run_agent_unit, skip_unit
+from strands_durable.runner.units import UnitRef, complete_unit, completed, hitl_answer, report_skipped, run_agent_unit
 
 
 def run_chain(ctx: RunContext) -> dict[str, Any]:
@@ -14,14 +14,17 @@ def run_chain(ctx: RunContext) -> dict[str, Any]:
     history: list[dict[str, Any]] = list(ctx.state.pattern_state.get("step_history", []))
     base = ctx.base_template_context()
     hitl_response: str | None = None
+    total = len(steps)
     for index, step in enumerate(steps):
-        hitl = is_hitl(step)
-        ref = UnitRef(f"step[{index}]", "hitl" if hitl else step.agent, index, len(steps))
-        record = skip_unit(ctx, ref)
+        hitl, unit = is_hitl(step), f"step[{index}]"
+        label = "hitl" if hitl else step.agent
+        record = completed(ctx, unit)  # a resume passes every committed step: no more than this and the report
         if record is not None:
+            report_skipped(ctx, index, label, unit, total)
             if hitl:
                 hitl_response = record["response"]
             continue
+        ref = UnitRef(unit, label, index, total)
         template_ctx = _template_context(base, history, hitl_response)
         where = f"pattern.config.steps[{index}]"
         if hitl:
@@ -42,7 +45,7 @@ def run_chain(ctx: RunContext) -> dict[str, Any]:
             )
             entry = {"index": index, "agent": step.agent, "response": response}
         history.append(entry)
-        state = {"current_step": index + 1, "total_steps": len(steps), "step_history": history}
+        state = {"current_step": index + 1, "total_steps": total, "step_history": history}
         complete_unit(ctx, ref, {**entry, "agent": entry.get("agent")}, state, derived=not hitl)
     return _template_context(base, history, hitl_response)
 
