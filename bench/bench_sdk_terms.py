@@ -10,7 +10,7 @@ whole window at every step of an invocation, whether or not anything records it:
   first), and every model call starts another (`start_model_invoke_span`);
 - every model call deep-copies the window twice (the model middleware's context and `_normalize_messages`);
 - every agent built (one per unit a resume runs: fresh agents are the warm resume's rule) discovers the built-in
-  plugins' hooks (`Agent.__init__`), and the runner copies the window into it once.
+  plugins' hooks (`Agent.__init__`), and the runner copies the window into it once (`copy_json_data`, in C).
 For each chain the points bench_chaos.py's chain comparison explores are explored once under cProfile, for exact
 counts per point of cycles, model calls and agents built, then timed `--rounds` times (the collector's own time,
 from `gc.callbacks`, printed beside: it grows with the heap the longer golden run keeps). Each term is timed without
@@ -104,7 +104,7 @@ def _term_seconds(windows: list[list[dict[str, Any]]]) -> dict[str, float]:
     from strands.tools.registry import ToolRegistry
     from strands_tools import calculator
 
-    from strands_durable.history.copying import copy_message_data
+    from strands_durable.history.copying import copy_json_data
     from strands_durable.models.synthetic import SyntheticModel
 
     tracer = get_tracer()
@@ -121,7 +121,7 @@ def _term_seconds(windows: list[list[dict[str, Any]]]) -> dict[str, float]:
     def agent(window: list[dict[str, Any]]) -> None:
         Agent(
             model=SyntheticModel(),
-            messages=copy_message_data(window),
+            messages=copy_json_data(window),
             tools=list(tools),
             system_prompt="You estimate and check numbers with the calculator.",
             callback_handler=None,
