@@ -39,6 +39,12 @@ from it (faults/kit/workers.py; the forks are counted), and the whole `pytest --
 process of every tree against this tree's with `--strands-chaos-workers=N`; this tree's whole runs (serial and
 forked) with `--strands-chaos-orders=golden` (the issue's target figures) and with the default orders, a baseline's as
 it is (fc915bd has no orders option).
+
+`--whole` (issue 37) times only the whole serial `pytest --strands-chaos examples/ -n 0` process of every tree,
+alternating `--rounds` times (this tree with `--strands-chaos-orders=golden`), wall and CPU seconds, and where each
+process's CPU went: until its first item (interpreter, imports, collection with the golden runs), in the crash-point
+items (with each workflow's exactness sample), in the `schedules` items, and after its unconfigure (pytest's
+end-of-run collections, the interpreter's exit).
 """
 
 from __future__ import annotations
@@ -391,6 +397,59 @@ def compare_workers(trees: dict[str, Path], rounds: int, examples: Path, workers
             )
 
 
+def compare_whole(trees: dict[str, Path], rounds: int, examples: Path) -> None:
+    """Issue 37's whole serial run alone: `pytest --strands-chaos examples/ -n 0` of every tree in fresh processes,
+    alternating `rounds` times (this tree with `--strands-chaos-orders=golden`, a baseline as it is), wall and CPU
+    seconds, where each process's CPU went (bench/xdist_probe.py), and this tree's ratios to each baseline."""
+    walls: dict[str, list[float]] = {name: [] for name in trees}
+    cpus: dict[str, list[float]] = {name: [] for name in trees}
+    splits: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    loads = [os.getloadavg()[0]]
+    temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-", dir=os.environ.get("STRANDS_CHAOS_TMPDIR"))
+    probe = Path(temp_root) / "probe.jsonl"
+    base = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q", "-p", "no:cacheprovider"]
+    base += ["-p", "xdist_probe", "-n", "0"]
+    for src in trees.values():  # untimed: the bytecode caches a first run on an ordinary install writes
+        _in_tree(
+            src, base, bytecode_cache=True, PYTEST_DEBUG_TEMPROOT=temp_root, PYTHONPATH=f"{src}{os.pathsep}{BENCH}"
+        )
+    for _ in range(rounds):
+        for name, src in trees.items():
+            command = [*base, "--strands-chaos-orders=golden"] if name == "this tree" else base
+            probe.unlink(missing_ok=True)
+            start, used = time.perf_counter(), _children_cpu()
+            done = _in_tree(
+                src,
+                command,
+                bytecode_cache=True,
+                PYTEST_DEBUG_TEMPROOT=temp_root,
+                PYTHONPATH=f"{src}{os.pathsep}{BENCH}",
+                BENCH_XDIST_PROBE=str(probe),
+            )
+            walls[name].append(time.perf_counter() - start)
+            cpus[name].append(_children_cpu() - used)
+            if done.returncode != 0:
+                raise SystemExit(f"Error: the {name} tree's whole run failed:\n{done.stdout[-2000:]}")
+            splits[name].append(cpu_split(probe, cpus[name][-1]))
+        loads.append(os.getloadavg()[0])
+    shutil.rmtree(temp_root, ignore_errors=True)
+    print(f"load average (1 min) at the start and after each round: {', '.join(f'{x:.1f}' for x in loads)}")
+    for name in trees:
+        _median_line(f"pytest --strands-chaos examples/ -n 0, {name}", walls[name], "s")
+        _median_line(f"  CPU seconds, {name}", cpus[name], "s")
+        print_split(f"  CPU split, {name}", splits[name])
+    ours = "this tree"
+    for name in trees:
+        if name == ours:
+            continue
+        paired = [a / b for a, b in zip(walls[ours], walls[name], strict=True)]
+        paired_cpu = [a / b for a, b in zip(cpus[ours], cpus[name], strict=True)]
+        print(
+            f"whole serial run, this tree (golden orders) / {name}: wall {statistics.median(paired):.2f}, "
+            f"CPU {statistics.median(paired_cpu):.2f} (paired medians; target <= {TARGET_WALL[0]} wall)"
+        )
+
+
 ORDERS = ("golden", "default")  # this tree's whole runs: the issue's target with golden orders, the default too
 
 
@@ -534,8 +593,10 @@ def cpu_split(probe: Path, total: float) -> dict[str, float]:
             continue
         first = line["first_item_cpu"] or line["unconfigure_cpu"]
         label = "workers" if line["process"] != "serial" else "process"
+        schedules = line.get("schedules_cpu", 0.0)
         split[f"{label} to the first item"] = split.get(f"{label} to the first item", 0.0) + first
-        split[f"{label} in items"] = split.get(f"{label} in items", 0.0) + line["unconfigure_cpu"] - first
+        split[f"{label} in items"] = split.get(f"{label} in items", 0.0) + line["unconfigure_cpu"] - first - schedules
+        split[f"{label} in schedules items"] = split.get(f"{label} in schedules items", 0.0) + schedules
     return split
 
 
@@ -561,6 +622,7 @@ def main() -> None:
     parser.add_argument("--examples", type=Path, default=REPO / "examples", help="the specs measured (examples/)")
     parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, help="issue 37: forked workers against the baselines (see above)")
+    parser.add_argument("--whole", action="store_true", help="issue 37: only the whole serial runs (see above)")
     parser.add_argument("--segments", action="store_true", help="issue 37: derived crash states vs real segments")
     parser.add_argument("--resumes", action="store_true", help="issue 37: the cost of one resume, cold vs warm")
     parser.add_argument(
@@ -596,6 +658,11 @@ def _measure(args: argparse.Namespace, workdir: Path) -> None:
         return
     if args.examples_rate_only and args.workers:
         print(json.dumps(forked_rates(workdir, args.examples.resolve(), args.workers)))
+        return
+    if args.whole:
+        trees = {str(src): src.resolve() for src in args.baseline or []}
+        trees["this tree"] = REPO / "src"
+        compare_whole(trees, args.rounds, args.examples.resolve())
         return
     if args.workers:
         trees = {str(src): src.resolve() for src in args.baseline or []}
