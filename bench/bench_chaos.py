@@ -406,31 +406,18 @@ def compare_whole(trees: dict[str, Path], rounds: int, examples: Path) -> None:
     splits: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     loads = [os.getloadavg()[0]]
     temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-", dir=os.environ.get("STRANDS_CHAOS_TMPDIR"))
-    probe = Path(temp_root) / "probe.jsonl"
-    base = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q", "-p", "no:cacheprovider"]
-    base += ["-p", "xdist_probe", "-n", "0"]
+    base = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q", "-p", "no:cacheprovider", "-n", "0"]
     for src in trees.values():  # untimed: the bytecode caches a first run on an ordinary install writes
-        _in_tree(
-            src, base, bytecode_cache=True, PYTEST_DEBUG_TEMPROOT=temp_root, PYTHONPATH=f"{src}{os.pathsep}{BENCH}"
-        )
+        _in_tree(src, base, bytecode_cache=True, PYTEST_DEBUG_TEMPROOT=temp_root)
     for _ in range(rounds):
         for name, src in trees.items():
             command = [*base, "--strands-chaos-orders=golden"] if name == "this tree" else base
-            probe.unlink(missing_ok=True)
-            start, used = time.perf_counter(), _children_cpu()
-            done = _in_tree(
-                src,
-                command,
-                bytecode_cache=True,
-                PYTEST_DEBUG_TEMPROOT=temp_root,
-                PYTHONPATH=f"{src}{os.pathsep}{BENCH}",
-                BENCH_XDIST_PROBE=str(probe),
-            )
-            walls[name].append(time.perf_counter() - start)
-            cpus[name].append(_children_cpu() - used)
+            wall, cpu, split, done = _probed_run(src, command, temp_root, bytecode_cache=True)
             if done.returncode != 0:
                 raise SystemExit(f"Error: the {name} tree's whole run failed:\n{done.stdout[-2000:]}")
-            splits[name].append(cpu_split(probe, cpus[name][-1]))
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+            splits[name].append(split)
         loads.append(os.getloadavg()[0])
     shutil.rmtree(temp_root, ignore_errors=True)
     print(f"load average (1 min) at the start and after each round: {', '.join(f'{x:.1f}' for x in loads)}")
@@ -533,24 +520,14 @@ def compare_trees(
                 continue
             for n in ("0", "2"):
                 command = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q"]
-                command += ["-p", "no:cacheprovider", "-p", "xdist_probe", "-n", n]
+                command += ["-p", "no:cacheprovider", "-n", n]
                 command += ["--strands-chaos-freeze-gc"] if name == TUNED else []
-                probe = Path(temp_root) / "probe.jsonl"
-                probe.unlink(missing_ok=True)
-                start, used = time.perf_counter(), _children_cpu()
-                done = _in_tree(
-                    src,
-                    command,
-                    bytecode_cache=bytecode_cache,
-                    PYTEST_DEBUG_TEMPROOT=temp_root,
-                    PYTHONPATH=f"{src}{os.pathsep}{BENCH}",
-                    BENCH_XDIST_PROBE=str(probe),
-                )
-                walls[(name, n)].append(time.perf_counter() - start)
-                cpus[(name, n)].append(_children_cpu() - used)
+                wall, cpu, split, done = _probed_run(src, command, temp_root, bytecode_cache=bytecode_cache)
                 if done.returncode != 0:
                     raise SystemExit(f"Error: the {name} tree's pytest -n {n} failed:\n{done.stdout[-2000:]}")
-                splits[(name, n)].append(cpu_split(probe, cpus[(name, n)][-1]))
+                walls[(name, n)].append(wall)
+                cpus[(name, n)].append(cpu)
+                splits[(name, n)].append(split)
     shutil.rmtree(temp_root, ignore_errors=True)
     medians = {name: _median_line(f"examples, {name}", rates[name], "points/s") for name in trees}
     cpu_medians = {name: _median_line(f"examples, {name}", cpu_rates[name], "points/CPU s") for name in trees}
@@ -581,6 +558,26 @@ def compare_trees(
                 f"  ceiling on {cores} cores, {name}: serial wall / (CPU of all -n 2 processes / {cores}) = "
                 f"{statistics.median(ceilings):.2f}x (paired median): no -n 2 run using this much CPU is faster"
             )
+
+
+def _probed_run(
+    src: Path, command: list[str], temp_root: str, *, bytecode_cache: bool
+) -> tuple[float, float, dict[str, float], subprocess.CompletedProcess[str]]:
+    """One pytest process of `src` with bench/xdist_probe.py loaded: its wall and CPU seconds (all its processes),
+    where that CPU went (`cpu_split`), and the finished process."""
+    probe = Path(temp_root) / "probe.jsonl"
+    probe.unlink(missing_ok=True)
+    start, used = time.perf_counter(), _children_cpu()
+    done = _in_tree(
+        src,
+        [*command, "-p", "xdist_probe"],
+        bytecode_cache=bytecode_cache,
+        PYTEST_DEBUG_TEMPROOT=temp_root,
+        PYTHONPATH=f"{src}{os.pathsep}{BENCH}",
+        BENCH_XDIST_PROBE=str(probe),
+    )
+    wall, cpu = time.perf_counter() - start, _children_cpu() - used
+    return wall, cpu, cpu_split(probe, cpu), done
 
 
 def cpu_split(probe: Path, total: float) -> dict[str, float]:
