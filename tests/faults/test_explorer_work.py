@@ -330,3 +330,16 @@ def test_a_local_store_is_made_once_per_root_and_known_prefix_and_opens_new_sess
         opened.append(store_at(sessions).open(sid))
         opened[-1].abandon()
     assert opened[0] is not opened[1] and opened[0].state is not opened[1].state
+
+
+def test_a_digest_encodes_artifacts_and_conversation_keys_as_the_snapshot_reads_them() -> None:
+    state = SessionState()
+    for key in ("b.writer", "a.ünïcode", 'c."quoted"'):
+        conv = state.conversation(key, key.split(".")[0])
+        conv.messages = [{"role": "user", "content": [{"text": f"hello {key}"}]}]
+    state.artifacts = {"z.md": {"sha256": "1" * 64, "size": 3}, "a/ü.md": {"sha256": "2" * 64}}
+    digester = SnapshotDigest()
+    assert digester.digest(state) == _digest_from_scratch(state)
+    state.conversation("a.ünïcode").messages.append({"role": "assistant", "content": [{"text": "hi"}]})
+    state.artifacts = {}
+    assert digester.digest(state) == _digest_from_scratch(state)
