@@ -43,21 +43,7 @@ def read_files(directory: Path | None) -> Files:
     found: list[tuple[tuple[str, ...], str]] = []
     _list_entries(listed, (), found)
     found.sort()
-    return {os.sep.join(parts): _read(path) for parts, path in found}
-
-
-def _read(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        chunks = []
-        while chunk := os.read(fd, _READ_SIZE):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-_READ_SIZE = 1 << 20
+    return {os.sep.join(parts): _OPS.read_bytes(path) for parts, path in found}
 
 
 def _list_entries(
