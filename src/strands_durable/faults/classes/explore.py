@@ -160,10 +160,7 @@ class _Exploration:
         self.known: KnownJournal | None = None  # both, for the stores of its runs (None: they read it all)
         self.reader: SessionStore | None = None  # what the checks read the session with (the runs open their own)
         self.runs_at_seed = 0  # `outcome.runs` when the seed was written (more: a run has touched the session)
-
-    @property
-    def session_id(self) -> str:
-        return self.golden.target.session_id
+        self.session_id = golden.target.session_id  # asked several times per point: looked up once
 
     def problem(self, rule: str, detail: str) -> None:
         self.outcome.problems.append(Finding(rule, detail))
