@@ -18,7 +18,6 @@ no committed tool ran again.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
@@ -35,7 +34,7 @@ from strands_durable.crashpoints import CrashPoint
 from strands_durable.errors import DurableError, ExitCode
 from strands_durable.faults.kit import judge
 from strands_durable.faults.kit.findings import FaultClass, FaultRun
-from strands_durable.faults.kit.forking import ChildExit, fork_child, run_in_child, wait_child
+from strands_durable.faults.kit.forking import ChildExit, end_child, fork_child, run_in_child, wait_child
 from strands_durable.faults.kit.golden import GoldenPoint, WorkflowGoldenRun, cut_for, seed_session, skip_count
 from strands_durable.faults.kit.ledger import ToolLedger
 from strands_durable.faults.kit.observe import observed_store
@@ -271,9 +270,14 @@ def kill_at_random(
         detail = f"the child ended with {started.describe()} before its run started (no signal was sent)"
         run.add(point, signal_name, "harness-error", detail)
         return
-    time.sleep(delay)
-    with contextlib.suppress(ProcessLookupError):
+    try:
+        time.sleep(delay)
         os.kill(started, signum)
+    except ProcessLookupError:
+        pass  # it has ended already (not reaped yet)
+    except BaseException:  # Ctrl+C: the child must not outlive the exploration (its scratch is removed next)
+        end_child(started)
+        raise
     ended = wait_child(started)
     mark_death(sessions)
     if ended not in _expected_exits(signum) | {ChildExit(0, None)}:
@@ -299,14 +303,14 @@ def _fork_when_ready(
     try:
         readable, _, _ = select.select([read_end], [], [], timeout)
         byte = os.read(read_end, 1) if readable else b""
+    except BaseException:
+        end_child(pid)
+        raise
     finally:
         os.close(read_end)
     if byte:
         return pid
-    if not readable:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    return wait_child(pid)
+    return end_child(pid) if not readable else wait_child(pid)
 
 
 def _expected_exits(signum: int) -> set[ChildExit]:

@@ -10,6 +10,7 @@ page of the warm heap. `wait_child` wakes on a pidfd the moment the child ends.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import os
@@ -92,7 +93,26 @@ def fork_child(
 
 def wait_child(pid: int, timeout: float = 120.0) -> ChildExit:
     """Wait for a child; one that outlives `timeout` is killed (and reported as killed by SIGKILL). Where the
-    kernel has pidfds the wait wakes the moment the child ends (a poll's sleep would add milliseconds a child)."""
+    kernel has pidfds the wait wakes the moment the child ends (a poll's sleep would add milliseconds a child).
+    A wait that ends in an exception (Ctrl+C) kills and reaps the child first: it must not go on writing into
+    scratch directories its parent is about to remove."""
+    try:
+        return _wait_child(pid, timeout)
+    except BaseException:
+        with contextlib.suppress(ChildProcessError):  # already reaped when the exception came after the wait
+            end_child(pid)
+        raise
+
+
+def end_child(pid: int) -> ChildExit:
+    """Kill a child with SIGKILL (if it still runs) and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    return _decode(status)
+
+
+def _wait_child(pid: int, timeout: float) -> ChildExit:
     descriptor = _pidfd(pid)
     if descriptor is not None:
         try:

@@ -1,0 +1,71 @@
+"""An exception in the parent (Ctrl+C) while a kill child runs leaves no child behind: one left running would go on
+writing into the scratch directory its parent removes next (and may create it again, left for good)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+
+import pytest
+
+from strands_durable.faults.classes.kill import kill_at_random
+from strands_durable.faults.kit.findings import FaultRun
+from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.runner.signals import StopSignals
+
+
+class _Interrupted(Exception):
+    """What the parent raises while its child runs (as Ctrl+C raises KeyboardInterrupt)."""
+
+
+@contextlib.contextmanager
+def _interrupted_after(seconds: float) -> Iterator[None]:
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise _Interrupted
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _children() -> set[int]:
+    """This process's children, running or not yet reaped (from /proc)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                stat = (entry / "stat").read_text()
+                if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
+                    found.add(int(entry.name))
+    return found
+
+
+class _IgnoresTheSignal(StopSignals):
+    """A run that does not stop when asked: the parent's wait for it is what gets interrupted."""
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("delay", "handlers"),
+    [(30.0, StopSignals), (0.0, _IgnoresTheSignal)],
+    ids=["while-waiting-to-signal", "while-waiting-for-the-end"],
+)
+def test_an_exception_in_the_parent_while_a_kill_child_runs_leaves_no_child(
+    chain_golden: WorkflowGoldenRun, tmp_path: Path, delay: float, handlers: type[StopSignals]
+) -> None:
+    before = _children()
+    with pytest.raises(_Interrupted), _interrupted_after(0.5):
+        kill_at_random(
+            chain_golden, "SIGTERM", delay, tmp_path / "kill", FaultRun("kill", "chain"), 100, handlers=handlers
+        )
+    assert _children() - before == set()
