@@ -115,7 +115,7 @@ def test_a_signal_that_arrives_once_the_run_has_returned_finds_the_child_leaving
             None,
             0,
             scratch=scratch,
-            ready=write_end,
+            ready_pipe=write_end,
         )
         os.kill(os.getpid(), signal.SIGTERM)  # the parent's signal, landing while the child leaves
         return code

@@ -262,7 +262,7 @@ def kill_at_random(
     run.explore_at(point)
     started = _fork_when_ready(
         lambda ready: crashing_run(
-            golden.target, sessions, out_dir, ledger, None, signum, scratch=scratch, ready=ready, handlers=handlers
+            golden.target, sessions, out_dir, ledger, None, signum, scratch=scratch, ready_pipe=ready, handlers=handlers
         ),
         env={"STRANDS_SYNTHETIC_LATENCY_MS": str(latency_ms)},
     )
@@ -405,7 +405,7 @@ def _calibrate(target: ChaosTarget, workspace: Path, latency_ms: int) -> float:
     ledger = ToolLedger(workspace / "tools.log", durable=False)
     started = _fork_when_ready(
         lambda ready: crashing_run(
-            target, workspace / "sessions", workspace / "out", ledger, None, signal.SIGKILL, ready=ready
+            target, workspace / "sessions", workspace / "out", ledger, None, signal.SIGKILL, ready_pipe=ready
         ),
         env={"STRANDS_SYNTHETIC_LATENCY_MS": str(latency_ms)},
     )

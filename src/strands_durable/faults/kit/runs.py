@@ -215,7 +215,7 @@ def crashing_run(
     from_prefix: bool = False,
     report: Path | None = None,
     scratch: Path | None = None,
-    ready: int | None = None,
+    ready_pipe: int | None = None,
     handlers: type[StopSignals] = StopSignals,
 ) -> int:
     """A child's run that raises `signum` on itself at `crash_at` (a point id, or a `Trigger`; None: never):
@@ -223,7 +223,7 @@ def crashing_run(
     prefix). Before the signal it names the point in `report` (the kernel keeps a killed process's writes).
     `scratch` is the run's copy of the tools' workspace.
 
-    `ready` is the write end of a pipe for a parent that signals the child from outside: one byte is written to
+    `ready_pipe` is the write end of a pipe for a parent that signals the child from outside: one byte is written to
     it (and it is closed) once the stop handlers are in, and the parent times its signal from that byte (a signal
     before it would end the child by the default action of a signal without a handler, before the run started).
     Once the run has returned, such a child holds SIGINT and SIGTERM back, so one arriving while it leaves finds
@@ -253,9 +253,9 @@ def crashing_run(
     stops = handlers(notice_fd=_NO_NOTICE)  # the CLI's handlers, without their notice on the terminal
     options = run_options(target, out_dir, bus, scratch_dir=scratch, stop_requested=stops.requested)
     with stops:
-        if ready is not None:
-            os.write(ready, b"r")
-            os.close(ready)
+        if ready_pipe is not None:
+            os.write(ready_pipe, b"r")
+            os.close(ready_pipe)
         try:
             if from_prefix:
                 resume(target.session_id, options, store=store_factory(sessions))
@@ -264,7 +264,7 @@ def crashing_run(
         except (StopRequested, KeyboardInterrupt):
             return stops.exit_code
         finally:
-            if ready is not None:  # before `stops` gives the signals back to their default action
+            if ready_pipe is not None:  # before `stops` gives the signals back to their default action
                 signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     return 0 if fired or crash_at is None else NOT_FIRED
 
