@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
@@ -14,6 +15,7 @@ import pytest
 
 from strands_durable.faults.classes.kill import kill_at_random
 from strands_durable.faults.kit.findings import FaultRun
+from strands_durable.faults.kit.forking import ChildExit, end_child, fork_child
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.runner.signals import StopSignals
 
@@ -69,3 +71,36 @@ def test_an_exception_in_the_parent_while_a_kill_child_runs_leaves_no_child(
             chain_golden, "SIGTERM", delay, tmp_path / "kill", FaultRun("kill", "chain"), 100, handlers=handlers
         )
     assert _children() - before == set()
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie nobody reaped yet counts as ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_forked_childs_own_child_dies_with_it() -> None:
+    """A forked worker killed at the end of a session (or a soak's work item) is never there to wait for the kill
+    child it forked: that child must not live on, writing into a scratch directory its grandparent removes."""
+    read_end, write_end = os.pipe()
+
+    def worker() -> int:
+        inner = fork_child(lambda: time.sleep(60))
+        os.write(write_end, str(inner).encode())
+        time.sleep(60)
+        return 0
+
+    outer = fork_child(worker)
+    try:
+        inner = int(os.read(read_end, 32))
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert end_child(outer) == ChildExit(None, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _alive(inner) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _alive(inner), "the killed worker's own child lives on"

@@ -11,11 +11,13 @@ page of the warm heap. `wait_child` wakes on a pidfd the moment the child ends.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import logging
 import os
 import select
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -69,6 +71,7 @@ def fork_child(
     if witness is not None:
         witness.extend(t.name for t in threading.enumerate() if t is not threading.current_thread())
     outer_freeze = gc.get_freeze_count()  # a caller's own freeze (the explorer's) is left as it was
+    die_with_parent, parent = _parent_death_signal(), os.getpid()
     gc.freeze()  # the parent's objects leave the collector's reach in the child: no copy-on-write of all pages
     pid = os.fork()
     if pid:
@@ -77,6 +80,8 @@ def fork_child(
         return pid
     code = CHILD_CRASHED
     try:
+        if die_with_parent is not None and (die_with_parent() != 0 or os.getppid() != parent):
+            return  # the parent is gone already (the `finally` leaves)
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
             signal.signal(signum, signal.SIG_DFL)
         if quiet:  # injected failures make the SDK log errors; the parent judges outcomes, not logs
@@ -89,6 +94,22 @@ def fork_child(
         code = exit_code_for(exc) if not isinstance(exc, (SystemExit,)) else int(exc.code or 0)
     finally:
         os._exit(code)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+@functools.cache
+def _parent_death_signal() -> Callable[[], int] | None:
+    """Linux: a call that makes the calling process receive SIGKILL when its parent ends, so a child never outlives
+    the process that would wait for it (a forked worker killed at the end of a session leaves no kill child of
+    its own writing on into a scratch directory being removed). None elsewhere. Resolved once, in the parent."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    return functools.partial(prctl, _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def wait_child(pid: int, timeout: float = 120.0) -> ChildExit:
