@@ -5,7 +5,8 @@ flushing of the parent's buffers). The parent must not hold a session or lease o
 child shares the parent's open file descriptions, so its flock would be the parent's. `fork_child` refuses to
 fork while other threads run (a forked child would inherit their locks in whatever state they were in), and
 freezes the parent's objects across the fork so the child's garbage collector does not touch (and copy) every
-page of the warm heap. `wait_child` wakes on a pidfd the moment the child ends.
+page of the warm heap. `wait_child` wakes on a pidfd the moment the child ends. No child outlives the wait for
+it: on Linux it dies with its parent, and a wait that ends in an exception kills and reaps it.
 """
 
 from __future__ import annotations
