@@ -1,5 +1,6 @@
-"""An exception in the parent (Ctrl+C) while a kill child runs leaves no child behind: one left running would go on
-writing into the scratch directory its parent removes next (and may create it again, left for good)."""
+"""No `strands-chaos-*` scratch root is left for good: an exception in the parent (Ctrl+C) while a kill child runs
+leaves no child behind (one left running would go on writing into the scratch directory its parent removes next,
+and may create it again), a forked child dies with its parent, and the roots of killed runs are removed by the next."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ import pytest
 
 from strands_durable.faults.classes.kill import kill_at_random
 from strands_durable.faults.kit.findings import FaultRun
-from strands_durable.faults.kit.forking import ChildExit, end_child, fork_child
+from strands_durable.faults.kit.forking import ChildExit, end_child, fork_child, wait_child
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
+from strands_durable.faults.suite import default_workdir
 from strands_durable.runner.signals import StopSignals
 
 
@@ -104,3 +106,21 @@ def test_a_forked_childs_own_child_dies_with_it() -> None:
     while _alive(inner) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not _alive(inner), "the killed worker's own child lives on"
+
+
+def test_a_new_chaos_scratch_root_removes_those_whose_owner_was_killed(tmp_path: Path, monkeypatch) -> None:
+    """A run killed before its cleanup (SIGTERM, SIGKILL, a CI time-out) leaves its `strands-chaos-*` root behind;
+    the next run removes it, and leaves alone the roots of live runs and those it cannot tell the owner of."""
+    dead = fork_child(lambda: 0)
+    assert wait_child(dead) == ChildExit(0, None)
+    killed, live, unknown = (tmp_path / f"strands-chaos-{name}" for name in ("killed", "live", "unknown"))
+    for root in (killed, live, unknown):
+        (root / "0001-chain" / "kill").mkdir(parents=True)
+    (killed / ".owner").write_text(f"{dead} ")
+    (live / ".owner").write_text(f"{os.getpid()} ")
+    monkeypatch.setenv("STRANDS_CHAOS_TMPDIR", str(tmp_path))
+    fresh = default_workdir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([fresh.name, live.name, unknown.name])
+    assert (fresh / ".owner").read_text().split()[0] == str(os.getpid())
+    default_workdir()  # this process is alive: its own roots stay
+    assert fresh.exists() and live.exists()
