@@ -116,11 +116,15 @@ def test_a_new_chaos_scratch_root_removes_those_whose_owner_was_killed(tmp_path:
     killed, live, unknown = (tmp_path / f"strands-chaos-{name}" for name in ("killed", "live", "unknown"))
     for root in (killed, live, unknown):
         (root / "0001-chain" / "kill").mkdir(parents=True)
-    (killed / ".owner").write_text(f"{dead} ")
-    (live / ".owner").write_text(f"{os.getpid()} ")
+    namespace = os.readlink("/proc/self/ns/pid")
+    (killed / ".owner").write_text(f"{dead}  {namespace}")
+    (live / ".owner").write_text(f"{os.getpid()}  {namespace}")
+    elsewhere = tmp_path / "strands-chaos-in-another-pid-namespace"  # its pid may be a live process there
+    elsewhere.mkdir()
+    (elsewhere / ".owner").write_text(f"{dead}  pid:[1]")
     monkeypatch.setenv("STRANDS_CHAOS_TMPDIR", str(tmp_path))
     fresh = default_workdir()
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([fresh.name, live.name, unknown.name])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([fresh.name, live.name, unknown.name, elsewhere.name])
     assert (fresh / ".owner").read_text().split()[0] == str(os.getpid())
     default_workdir()  # this process is alive: its own roots stay
     assert fresh.exists() and live.exists()

@@ -13,7 +13,7 @@ from strands_durable.faults.kit.scratch import write_scratch
 from strands_durable.store.fileops import FileOps
 
 PREFIX = "strands-chaos-"
-OWNER = ".owner"  # "<pid> <start time>": the process that made the root (start time: Linux, else empty)
+OWNER = ".owner"  # "<pid> <start time> <pid namespace>": who made the root (the last two: Linux, else empty)
 
 
 def new_scratch_root(parent: str | None) -> Path:
@@ -24,15 +24,17 @@ def new_scratch_root(parent: str | None) -> Path:
             with contextlib.suppress(OSError):  # another process may be removing it too
                 FileOps().remove_tree(root)
     root = Path(tempfile.mkdtemp(prefix=PREFIX, dir=parent))
-    write_scratch(root / OWNER, f"{os.getpid()} {_start_time(os.getpid())}".encode())
+    write_scratch(root / OWNER, f"{os.getpid()} {_start_time(os.getpid())} {_pid_namespace()}".encode())
     return root
 
 
 def _owner_gone(root: Path) -> bool:
     try:
-        pid_text, _, start = (root / OWNER).read_text().partition(" ")
+        pid_text, start, namespace = (root / OWNER).read_text().split(" ")
         pid = int(pid_text)
     except (OSError, ValueError):
+        return False
+    if namespace != _pid_namespace():  # its pid means another process here (a container sharing the directory)
         return False
     try:
         os.kill(pid, 0)
@@ -50,3 +52,11 @@ def _start_time(pid: int) -> str:
     except OSError:
         return ""
     return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _pid_namespace() -> str:
+    """This process's pid namespace (Linux), or "" where there is none to read."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
