@@ -39,6 +39,12 @@ from it (faults/kit/workers.py; the forks are counted), and the whole `pytest --
 process of every tree against this tree's with `--strands-chaos-workers=N`; this tree's whole runs (serial and
 forked) with `--strands-chaos-orders=golden` (the issue's target figures) and with the default orders, a baseline's as
 it is (fc915bd has no orders option).
+
+`--whole` (issue 37) times only the whole serial `pytest --strands-chaos examples/ -n 0` process of every tree,
+alternating `--rounds` times (this tree with `--strands-chaos-orders=golden`), wall and CPU seconds, and where each
+process's CPU went: until its first item (interpreter, imports, collection with the golden runs), in the crash-point
+items (with each workflow's exactness sample), in the `schedules` items, and after its unconfigure (pytest's
+end-of-run collections, the interpreter's exit).
 """
 
 from __future__ import annotations
@@ -391,6 +397,46 @@ def compare_workers(trees: dict[str, Path], rounds: int, examples: Path, workers
             )
 
 
+def compare_whole(trees: dict[str, Path], rounds: int, examples: Path) -> None:
+    """Issue 37's whole serial run alone: `pytest --strands-chaos examples/ -n 0` of every tree in fresh processes,
+    alternating `rounds` times (this tree with `--strands-chaos-orders=golden`, a baseline as it is), wall and CPU
+    seconds, where each process's CPU went (bench/xdist_probe.py), and this tree's ratios to each baseline."""
+    walls: dict[str, list[float]] = {name: [] for name in trees}
+    cpus: dict[str, list[float]] = {name: [] for name in trees}
+    splits: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    loads = [os.getloadavg()[0]]
+    temp_root = tempfile.mkdtemp(prefix="bench-chaos-pytest-", dir=os.environ.get("STRANDS_CHAOS_TMPDIR"))
+    base = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q", "-p", "no:cacheprovider", "-n", "0"]
+    for src in trees.values():  # untimed: the bytecode caches a first run on an ordinary install writes
+        _in_tree(src, base, bytecode_cache=True, PYTEST_DEBUG_TEMPROOT=temp_root)
+    for _ in range(rounds):
+        for name, src in trees.items():
+            command = [*base, "--strands-chaos-orders=golden"] if name == "this tree" else base
+            wall, cpu, split, done = _probed_run(src, command, temp_root, bytecode_cache=True)
+            if done.returncode != 0:
+                raise SystemExit(f"Error: the {name} tree's whole run failed:\n{done.stdout[-2000:]}")
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+            splits[name].append(split)
+        loads.append(os.getloadavg()[0])
+    shutil.rmtree(temp_root, ignore_errors=True)
+    print(f"load average (1 min) at the start and after each round: {', '.join(f'{x:.1f}' for x in loads)}")
+    for name in trees:
+        _median_line(f"pytest --strands-chaos examples/ -n 0, {name}", walls[name], "s")
+        _median_line(f"  CPU seconds, {name}", cpus[name], "s")
+        print_split(f"  CPU split, {name}", splits[name])
+    ours = "this tree"
+    for name in trees:
+        if name == ours:
+            continue
+        paired = [a / b for a, b in zip(walls[ours], walls[name], strict=True)]
+        paired_cpu = [a / b for a, b in zip(cpus[ours], cpus[name], strict=True)]
+        print(
+            f"whole serial run, this tree (golden orders) / {name}: wall {statistics.median(paired):.2f}, "
+            f"CPU {statistics.median(paired_cpu):.2f} (paired medians; target <= {TARGET_WALL[0]} wall)"
+        )
+
+
 ORDERS = ("golden", "default")  # this tree's whole runs: the issue's target with golden orders, the default too
 
 
@@ -474,24 +520,14 @@ def compare_trees(
                 continue
             for n in ("0", "2"):
                 command = [sys.executable, "-m", "pytest", "--strands-chaos", str(examples), "-q"]
-                command += ["-p", "no:cacheprovider", "-p", "xdist_probe", "-n", n]
+                command += ["-p", "no:cacheprovider", "-n", n]
                 command += ["--strands-chaos-freeze-gc"] if name == TUNED else []
-                probe = Path(temp_root) / "probe.jsonl"
-                probe.unlink(missing_ok=True)
-                start, used = time.perf_counter(), _children_cpu()
-                done = _in_tree(
-                    src,
-                    command,
-                    bytecode_cache=bytecode_cache,
-                    PYTEST_DEBUG_TEMPROOT=temp_root,
-                    PYTHONPATH=f"{src}{os.pathsep}{BENCH}",
-                    BENCH_XDIST_PROBE=str(probe),
-                )
-                walls[(name, n)].append(time.perf_counter() - start)
-                cpus[(name, n)].append(_children_cpu() - used)
+                wall, cpu, split, done = _probed_run(src, command, temp_root, bytecode_cache=bytecode_cache)
                 if done.returncode != 0:
                     raise SystemExit(f"Error: the {name} tree's pytest -n {n} failed:\n{done.stdout[-2000:]}")
-                splits[(name, n)].append(cpu_split(probe, cpus[(name, n)][-1]))
+                walls[(name, n)].append(wall)
+                cpus[(name, n)].append(cpu)
+                splits[(name, n)].append(split)
     shutil.rmtree(temp_root, ignore_errors=True)
     medians = {name: _median_line(f"examples, {name}", rates[name], "points/s") for name in trees}
     cpu_medians = {name: _median_line(f"examples, {name}", cpu_rates[name], "points/CPU s") for name in trees}
@@ -524,6 +560,26 @@ def compare_trees(
             )
 
 
+def _probed_run(
+    src: Path, command: list[str], temp_root: str, *, bytecode_cache: bool
+) -> tuple[float, float, dict[str, float], subprocess.CompletedProcess[str]]:
+    """One pytest process of `src` with bench/xdist_probe.py loaded: its wall and CPU seconds (all its processes),
+    where that CPU went (`cpu_split`), and the finished process."""
+    probe = Path(temp_root) / "probe.jsonl"
+    probe.unlink(missing_ok=True)
+    start, used = time.perf_counter(), _children_cpu()
+    done = _in_tree(
+        src,
+        [*command, "-p", "xdist_probe"],
+        bytecode_cache=bytecode_cache,
+        PYTEST_DEBUG_TEMPROOT=temp_root,
+        PYTHONPATH=f"{src}{os.pathsep}{BENCH}",
+        BENCH_XDIST_PROBE=str(probe),
+    )
+    wall, cpu = time.perf_counter() - start, _children_cpu() - used
+    return wall, cpu, cpu_split(probe, cpu), done
+
+
 def cpu_split(probe: Path, total: float) -> dict[str, float]:
     """One run's CPU seconds by process and phase, from `xdist_probe`'s lines and the run's total."""
     lines = [json.loads(line) for line in probe.read_text().splitlines()] if probe.exists() else []
@@ -534,8 +590,10 @@ def cpu_split(probe: Path, total: float) -> dict[str, float]:
             continue
         first = line["first_item_cpu"] or line["unconfigure_cpu"]
         label = "workers" if line["process"] != "serial" else "process"
+        schedules = line.get("schedules_cpu", 0.0)
         split[f"{label} to the first item"] = split.get(f"{label} to the first item", 0.0) + first
-        split[f"{label} in items"] = split.get(f"{label} in items", 0.0) + line["unconfigure_cpu"] - first
+        split[f"{label} in items"] = split.get(f"{label} in items", 0.0) + line["unconfigure_cpu"] - first - schedules
+        split[f"{label} in schedules items"] = split.get(f"{label} in schedules items", 0.0) + schedules
     return split
 
 
@@ -561,6 +619,7 @@ def main() -> None:
     parser.add_argument("--examples", type=Path, default=REPO / "examples", help="the specs measured (examples/)")
     parser.add_argument("--examples-rate-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, help="issue 37: forked workers against the baselines (see above)")
+    parser.add_argument("--whole", action="store_true", help="issue 37: only the whole serial runs (see above)")
     parser.add_argument("--segments", action="store_true", help="issue 37: derived crash states vs real segments")
     parser.add_argument("--resumes", action="store_true", help="issue 37: the cost of one resume, cold vs warm")
     parser.add_argument(
@@ -596,6 +655,11 @@ def _measure(args: argparse.Namespace, workdir: Path) -> None:
         return
     if args.examples_rate_only and args.workers:
         print(json.dumps(forked_rates(workdir, args.examples.resolve(), args.workers)))
+        return
+    if args.whole:
+        trees = {str(src): src.resolve() for src in args.baseline or []}
+        trees["this tree"] = REPO / "src"
+        compare_whole(trees, args.rounds, args.examples.resolve())
         return
     if args.workers:
         trees = {str(src): src.resolve() for src in args.baseline or []}
