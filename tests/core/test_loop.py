@@ -7,6 +7,8 @@ import asyncio
 import os
 import select
 import signal
+import subprocess
+import sys
 import threading
 
 from strands_durable.agent.loop import process_pool, run_on_thread_loop, stop_pool_threads
@@ -89,3 +91,27 @@ def test_the_pool_serves_many_units_waiting_at_once() -> None:
     barrier = threading.Barrier(12, timeout=10)
     futures = [process_pool().submit(barrier.wait) for _ in range(12)]
     assert sorted(f.result(timeout=15) for f in futures) == list(range(12))
+
+
+MAIN_THREAD_INVOCATION = """
+import asyncio
+from strands_durable.agent.loop import run_on_thread_loop
+
+async def answer():
+    return await asyncio.to_thread(lambda: 42)
+
+assert run_on_thread_loop(answer()) == 42
+"""
+
+
+def test_the_main_threads_loop_is_closed_when_the_process_exits() -> None:
+    """The main thread never ends before the interpreter's shutdown, where collecting its loop unclosed warns and
+    may fail (`Exception ignored in BaseEventLoop.__del__ ... Invalid file descriptor: -1` under `pytest -s`)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-c", MAIN_THREAD_INVOCATION],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", done.stderr

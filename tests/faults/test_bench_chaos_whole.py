@@ -47,7 +47,9 @@ def test_the_probe_counts_the_cpu_of_the_schedules_items(tmp_path: Path) -> None
         "def schedules():\n    _spin(0.3)\n"
     )
     probe = tmp_path / "probe.jsonl"
-    env = {**os.environ, "PYTHONPATH": f"{BENCH}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    # a serial run of its own: not one of this suite's xdist workers, whose variables the child would inherit
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
+    env["PYTHONPATH"] = f"{BENCH}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     options = [
         "-p",
         "no:cacheprovider",

@@ -277,3 +277,69 @@ def test_a_workspace_lookup_finds_what_a_scan_of_the_changes_finds_even_out_of_o
     history.changes = [(-1, {}), (5, {"a": b"1"}), (3, {"a": b"2"}), (9, {"a": b"3"})]  # replaced whole (a file)
     for index in range(-1, 12):
         assert history.at(index) == _scanned(history, index), index
+
+
+def test_the_tools_files_a_seed_writes_are_rewritten_in_place_and_nothing_else_of_the_workspace_is_kept(
+    tmp_path: Path,
+) -> None:
+    files = {os.path.join("notes", "a.txt"): b"the golden run's a", "b.txt": b"b"}
+    fresh = tmp_path / "fresh"
+    explore.write_files(fresh, files)
+    base = tmp_path / "run1"
+    sessions, workspace = base / "sessions", base / "workspace"
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"not the run's")
+    for path, data in {
+        workspace / "notes" / "a.txt": b"a resumed run's a, longer than the seed's",
+        workspace / "notes" / "d.txt": b"a tool's other file",
+        workspace / "c.txt": b"another",
+        sessions / "session_x" / "journal.log": b"a journal the seed rewrites",
+    }.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    os.symlink(outside, workspace / "b.txt")  # a kept name that is a link now: removed as a link, written anew
+    held = os.open(workspace / "notes" / "a.txt", os.O_RDONLY)  # held open: its inode number cannot be reused
+    try:
+        explore._Workspace.clear(sessions, frozenset({os.path.join("session_x", "journal.log")}), files.keys())
+        explore.write_files(workspace, files)
+        assert (workspace / "notes" / "a.txt").stat().st_ino == os.fstat(held).st_ino  # rewritten in place
+    finally:
+        os.close(held)
+    assert _tree(workspace) == _tree(fresh)
+    assert not (workspace / "b.txt").is_symlink()
+    assert outside.read_bytes() == b"not the run's"
+    assert sorted(_tree(sessions)) == ["session_x", os.path.join("session_x", "journal.log")]
+
+
+def test_a_local_store_is_made_once_per_root_and_known_prefix_and_opens_new_sessions(
+    chain_golden: WorkflowGoldenRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from strands_durable.store.base import KnownJournal
+
+    sessions = tmp_path / "run1" / "sessions"
+    explore._Exploration(chain_golden, tmp_path, explore.PointOutcome(["x"])).seed_prefix(None)
+    sid = chain_golden.target.session_id
+    first, again = KnownJournal(sid, b"", SessionState()), KnownJournal(sid, b"", SessionState())
+    assert store_at(sessions) is store_at(sessions)
+    assert store_at(sessions, known=first) is store_at(sessions, known=first) is not store_at(sessions)
+    assert store_at(sessions, known=again) is not store_at(sessions, known=first)
+    monkeypatch.setenv("STRANDS_DURABLE_STRICT", "0" if os.environ.get("STRANDS_DURABLE_STRICT") else "1")
+    assert store_at(sessions).strict == (os.environ["STRANDS_DURABLE_STRICT"] == "1")  # as the environment says
+    opened = []
+    for _ in range(2):  # one after the other, each with its lease and state
+        opened.append(store_at(sessions).open(sid))
+        opened[-1].abandon()
+    assert opened[0] is not opened[1] and opened[0].state is not opened[1].state
+
+
+def test_a_digest_encodes_artifacts_and_conversation_keys_as_the_snapshot_reads_them() -> None:
+    state = SessionState()
+    for key in ("b.writer", "a.ünïcode", 'c."quoted"'):
+        conv = state.conversation(key, key.split(".")[0])
+        conv.messages = [{"role": "user", "content": [{"text": f"hello {key}"}]}]
+    state.artifacts = {"z.md": {"sha256": "1" * 64, "size": 3}, "a/ü.md": {"sha256": "2" * 64}}
+    digester = SnapshotDigest()
+    assert digester.digest(state) == _digest_from_scratch(state)
+    state.conversation("a.ünïcode").messages.append({"role": "assistant", "content": [{"text": "hi"}]})
+    state.artifacts = {}
+    assert digester.digest(state) == _digest_from_scratch(state)

@@ -6,7 +6,8 @@ closed again) and gives it its own default executor, whose first synchronous too
 with `asyncio.to_thread`) starts a thread that closing the loop joins: together about 0.6 ms per invocation, a
 fifth of a short unit. Here a thread keeps its loop between invocations (as `asyncio.Runner` keeps one between
 `run` calls); each invocation's leftover tasks are cancelled before it returns, so invocations share nothing
-but the loop. The loop is closed when its thread ends. A forked child starts with a new loop and pool: the
+but the loop. The loop is closed when its thread ends, the main thread's when the process exits (at exit, before
+the interpreter's shutdown collects it unclosed). A forked child starts with a new loop and pool: the
 parent's worker threads do not exist in the child, and its epoll instance is shared with the parent (closing
 it in the child would unregister the parent's descriptors), so the child leaves the inherited ones alone.
 """
@@ -14,6 +15,7 @@ it in the child would unregister the parent's descriptors), so the child leaves 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import sys
 import threading
@@ -45,9 +47,11 @@ class _ThreadLoop:
         self.loop.set_default_executor(_TO_PROCESS_POOL)
 
     def __del__(self) -> None:
-        if sys.is_finalizing() or self.pid != os.getpid():
-            return
-        if not self.loop.is_closed() and not self.loop.is_running():
+        if not sys.is_finalizing():
+            self.close()
+
+    def close(self) -> None:
+        if self.pid == os.getpid() and not self.loop.is_closed() and not self.loop.is_running():
             self.loop.close()
 
 
@@ -94,6 +98,14 @@ def stop_pool_threads() -> None:
     for pid, pool in held:
         if pid == os.getpid():
             pool.shutdown(wait=True)
+
+
+@atexit.register
+def _close_this_threads_loop() -> None:
+    """At exit (run on the main thread): close the main thread's loop, which no thread end closes."""
+    held: _ThreadLoop | None = getattr(_local, "held", None)
+    if held is not None:
+        held.close()
 
 
 def _thread_loop() -> asyncio.AbstractEventLoop:

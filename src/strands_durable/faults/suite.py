@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -137,11 +136,13 @@ def _set_chaos_sessions(location: str | None) -> str | None:
 
 def default_workdir() -> Path:
     """Scratch space for chaos runs: STRANDS_CHAOS_TMPDIR, else /dev/shm when writable (crash runs create and
-    delete many small files), else the system temp directory."""
+    delete many small files), else the system temp directory (kit/scratch_roots.py)."""
     chosen = os.environ.get("STRANDS_CHAOS_TMPDIR")
     if not chosen and os.access("/dev/shm", os.W_OK):
         chosen = "/dev/shm"
-    return Path(tempfile.mkdtemp(prefix="strands-chaos-", dir=chosen or None))
+    from strands_durable.faults.kit.scratch_roots import new_scratch_root
+
+    return new_scratch_root(chosen or None)  # roots left by killed runs there are removed first
 
 
 class ChaosSuite:

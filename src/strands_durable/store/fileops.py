@@ -94,9 +94,16 @@ class FileOps:
         without fsync is what every reader gets until the id changes: only a power cut or a reboot loses it."""
         return machine_boot_id()
 
-    def read_bytes(self, path: Path) -> bytes:
-        with open(path, "rb") as fh:
-            return fh.read()
+    def read_bytes(self, path: Path | str) -> bytes:
+        """The whole file, unbuffered: one read of its size (then to the end, should it have grown)."""
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            chunks = [os.read(fd, os.fstat(fd).st_size + 1)]
+            while chunks[-1]:
+                chunks.append(os.read(fd, 1 << 16))
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
 
     def holds(self, path: str, data: bytes) -> bool:
         """Whether the file at `path` holds exactly `data` (False when it is missing, unreadable or different).

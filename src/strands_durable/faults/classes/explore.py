@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,9 +91,10 @@ class PointOutcome:
 class _Workspace:
     """The directories of an exploration's runs (each a sessions root, an output directory and the tools'
     workspace), one per seed. A directory an earlier exploration of the same golden run used is seeded again in
-    place: `clear` leaves in it only the files its next seed rewrites (`WorkflowGoldenRun.seed_files`), which costs
-    what the last runs left there, not removing and creating the whole tree. So every seed starts from exactly the
-    tree a fresh directory would hold: the seed's files, the workspace's and the empty output directory."""
+    place: `clear` leaves in it only the files its next seed rewrites (`WorkflowGoldenRun.seed_files`, and the tools'
+    files it writes), which costs what the last runs left there, not removing and creating the whole tree. So every
+    seed starts from exactly the tree a fresh directory would hold: the seed's files, the workspace's and the empty
+    output directory."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -101,24 +102,42 @@ class _Workspace:
 
     def new(self) -> tuple[Path, Path, Path]:
         self.count += 1
-        base = self.root / f"run{self.count}"
-        return base / "sessions", base / "out", base / "workspace"
+        return _run_paths(self.root, self.count)
 
     @staticmethod
-    def clear(sessions: Path, seed_files: frozenset[str] | None) -> None:
+    def clear(sessions: Path, seed_files: frozenset[str] | None, tools_files: Collection[str] = ()) -> None:
         """Make the directory of `sessions` (and of its siblings) ready for a seed: with `seed_files` (what a seed
-        writes under a sessions root, rewritten whole by the seed), everything else in it is removed; without,
-        the whole directory is."""
+        writes under a sessions root, rewritten whole by the seed) and `tools_files` (the names of the tools' files
+        it writes), everything else in it is removed; without, the whole directory is."""
         base = sessions.parent
-        if not base.exists():
-            return
-        if seed_files is None:
-            _OPS.remove_tree(base)
-            return
-        prune(base, [os.path.join(_SESSIONS, name) for name in seed_files], (_SESSIONS, _OUT, _TOOLS))
+        try:
+            if seed_files is None:
+                _OPS.remove_tree(base)
+                return
+            kept = _kept_seed_files(seed_files)
+            if tools_files:
+                kept = kept | {os.path.join(_TOOLS, name) for name in tools_files}
+            prune(base, kept, _RUN_PARTS)
+        except FileNotFoundError:
+            return  # nothing there yet
 
 
 _SESSIONS, _OUT, _TOOLS = "sessions", "out", "workspace"  # a run directory's parts (`_Workspace.new`)
+_RUN_PARTS = frozenset((_SESSIONS, _OUT, _TOOLS))
+
+
+@functools.lru_cache(maxsize=64)
+def _run_paths(root: Path, count: int) -> tuple[Path, Path, Path]:
+    """The sessions root, output directory and tools' workspace of run `count` under `root` (every crash point
+    explored under `root` uses the same few)."""
+    base = root / f"run{count}"
+    return base / _SESSIONS, base / _OUT, base / _TOOLS
+
+
+@functools.lru_cache(maxsize=64)
+def _kept_seed_files(seed_files: frozenset[str]) -> frozenset[str]:
+    """A seed's files under a sessions root, as paths in its run directory."""
+    return frozenset(os.path.join(_SESSIONS, name) for name in seed_files)
 
 
 # -- exploring ----------------------------------------------------------------------------------------------------
@@ -141,10 +160,7 @@ class _Exploration:
         self.known: KnownJournal | None = None  # both, for the stores of its runs (None: they read it all)
         self.reader: SessionStore | None = None  # what the checks read the session with (the runs open their own)
         self.runs_at_seed = 0  # `outcome.runs` when the seed was written (more: a run has touched the session)
-
-    @property
-    def session_id(self) -> str:
-        return self.golden.target.session_id
+        self.session_id = golden.target.session_id  # asked several times per point: looked up once
 
     def problem(self, rule: str, detail: str) -> None:
         self.outcome.problems.append(Finding(rule, detail))
@@ -171,11 +187,12 @@ class _Exploration:
         header_end = self.golden.journal.index(b"\n") + 1
         self.sessions, self.out_dir, self.scratch = self.workspace.new()
         self.runs_at_seed = self.outcome.runs
-        known_files = self.golden.seed_files if seeds_in_place() else None
-        self.workspace.clear(self.sessions, known_files)
+        in_place = seeds_in_place()
+        known_files = self.golden.seed_files if in_place else None
+        self.workspace.clear(self.sessions, known_files, files.keys())
         write_files(self.scratch, files)
         self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
-        if known_files is None and seeds_in_place():  # what a seed writes, as seen once in a fresh directory
+        if known_files is None and in_place:  # what a seed writes, as seen once in a fresh directory
             self.golden.seed_files = frozenset(read_files(self.sessions))
         self.seed_state = self.golden.state_at(length)
         self.seed_state.meta = meta

@@ -7,7 +7,7 @@ signal on itself the moment the point's emission reaches it (the kernel delivers
 dies exactly there; the child first names the point in a scratch file). SIGINT and SIGTERM go through the same
 two-stage handlers as `strands run`, so the run stops at its next safe point, is left `paused` and exits 130 or
 143. At random moments the parent sends the signal while a child runs from the start with
-`STRANDS_SYNTHETIC_LATENCY_MS`.
+`STRANDS_SYNTHETIC_LATENCY_MS`, timed from the moment the child's stop handlers are in (a byte on a pipe).
 
 Every crashed session is then resumed in the parent, in fresh objects, and judged from what is on disk: the
 stored histories were valid at the moment of death; the resume reaches a checkpoint whose durable state equals
@@ -18,11 +18,11 @@ no committed tool ran again.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
 import random
+import select
 import signal
 import time
 from collections.abc import Callable
@@ -34,7 +34,7 @@ from strands_durable.crashpoints import CrashPoint
 from strands_durable.errors import DurableError, ExitCode
 from strands_durable.faults.kit import judge
 from strands_durable.faults.kit.findings import FaultClass, FaultRun
-from strands_durable.faults.kit.forking import ChildExit, fork_child, run_in_child, wait_child
+from strands_durable.faults.kit.forking import ChildExit, end_child, fork_child, run_in_child, wait_child
 from strands_durable.faults.kit.golden import GoldenPoint, WorkflowGoldenRun, cut_for, seed_session, skip_count
 from strands_durable.faults.kit.ledger import ToolLedger
 from strands_durable.faults.kit.observe import observed_store
@@ -52,6 +52,7 @@ from strands_durable.faults.kit.scratch import reset_dir
 from strands_durable.faults.kit.snapshot import SnapshotDigest
 from strands_durable.faults.kit.stores import mark_death, store_at
 from strands_durable.faults.kit.target import ChaosTarget
+from strands_durable.runner.signals import StopSignals
 from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.state import fold
 from strands_durable.store.wrapping import WrappingStore
@@ -61,6 +62,7 @@ SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGINT": signal.SIGINT, "SIGTERM": signal
 STOP_CODES = {signal.SIGINT: int(ExitCode.SIGINT), signal.SIGTERM: int(ExitCode.SIGTERM)}
 DEFAULT_LATENCY_MS = 5
 FIRED_REPORT = "fired.json"  # the crash point a child names just before it signals itself
+READY_WITHIN_S = 120.0  # a child whose stop handlers are not in by then is stuck before its run (killed)
 
 
 # -- exploring ----------------------------------------------------------------------------------------------------
@@ -92,11 +94,13 @@ def explore_kill(
     store_factory: Callable[[Path], Any] = store_at,
     resume_store: Callable[[Path], WrappingStore] = observed_store,
     full: bool = False,
+    handlers: type[StopSignals] = StopSignals,
 ) -> FaultRun:
     """Kill a real child at every crash point of the golden run with each signal (SIGINT and SIGTERM at every
     `graceful_every`-th point), then at `random_moments` random times; resume each and judge it.
-    `store_factory` builds the killed child's store and `resume_store` the resuming one (deliberately broken
-    ones in the harness's tests); `full` runs every resume to the end instead of stopping at convergence."""
+    `store_factory` builds the killed child's store, `resume_store` the resuming one and `handlers` the child's
+    stop handlers (deliberately broken ones in the harness's tests); `full` runs every resume to the end instead
+    of stopping at convergence."""
     run = run or FaultRun(FAULT, target.name)
     golden = (golden or run_golden(target, workdir / "golden")).require_completed()
     points = list(dict.fromkeys(golden.point_ids))
@@ -115,13 +119,15 @@ def explore_kill(
                 store_factory,
                 resume_store=resume_store,
                 full=full,
+                handlers=handlers,
             )
     if random_moments:
         rng = random.Random(seed)
         duration = _calibrate(golden.target, workdir / "kill", latency_ms)
         for number in range(random_moments):
             name = signals[number % len(signals)]
-            kill_at_random(golden, name, rng.uniform(0.0, duration), workdir / "kill", run, latency_ms)
+            delay = rng.uniform(0.0, duration)
+            kill_at_random(golden, name, delay, workdir / "kill", run, latency_ms, handlers=handlers)
     return run
 
 
@@ -135,18 +141,20 @@ def kill_at_point(
     *,
     resume_store: Callable[[Path], WrappingStore] = observed_store,
     full: bool = False,
+    handlers: type[StopSignals] = StopSignals,
 ) -> KillOutcome:
     """One child killed by `signal_name` at crash point `point_id`, then resumed and judged. The child starts
     from the golden journal prefix before the point (and the tools' workspace as the golden run had it there)."""
     signum = SIGNALS[signal_name]
     outcome = KillOutcome(point_id)
     cut = cut_for(golden, golden.point(point_id))
-    ended, ledger = _crash_child(golden, point_id, signum, workspace, store_factory, cut)
+    child = functools.partial(_crash_child, golden, point_id, signum, workspace, store_factory, handlers=handlers)
+    ended, ledger = child(cut)
     if ended.code == NOT_FIRED and cut is not None:
         # concurrent units interleave: the prefix may already hold the point's own commit (another unit's commit
         # came between its write and its after_commit point); such a point is reached from the start
         cut = None
-        ended, ledger = _crash_child(golden, point_id, signum, workspace, store_factory, cut)
+        ended, ledger = child(cut)
     outcome.start_index = cut.index if cut is not None else 0
     run.outcomes["started-at-prefix" if cut is not None else "started-from-scratch"] += 1
     run.explore_at(point_id)
@@ -184,6 +192,8 @@ def _crash_child(
     workspace: Path,
     store_factory: Callable[[Path], Any],
     cut: GoldenPoint | None,
+    *,
+    handlers: type[StopSignals] = StopSignals,
 ) -> tuple[ChildExit, ToolLedger]:
     """Fork the child that dies at `point_id`: from the golden journal prefix before `cut` (the ledger then
     starts with the prefix's tool points), or from scratch when there is no cut."""
@@ -210,6 +220,7 @@ def _crash_child(
             from_prefix=cut is not None,
             report=workspace / FIRED_REPORT,
             scratch=scratch,
+            handlers=handlers,
         )
     )
     mark_death(sessions)
@@ -227,9 +238,18 @@ def _named_point(report: Path, golden: WorkflowGoldenRun, start_index: int) -> s
 
 
 def kill_at_random(
-    golden: WorkflowGoldenRun, signal_name: str, delay: float, workspace: Path, run: FaultRun, latency_ms: int
+    golden: WorkflowGoldenRun,
+    signal_name: str,
+    delay: float,
+    workspace: Path,
+    run: FaultRun,
+    latency_ms: int,
+    *,
+    handlers: type[StopSignals] = StopSignals,
 ) -> None:
-    """One child (with model latency, from scratch) signalled by the parent `delay` seconds after it started."""
+    """One child (with model latency, from scratch) signalled by the parent `delay` seconds after its stop
+    handlers are in (`handlers`: the CLI's, or a deliberately broken subclass in the harness's tests). A child
+    that ends before it gets there never started its run: the harness failed, not the product."""
     signum = SIGNALS[signal_name]
     reset_dir(workspace)
     sessions, out_dir, ledger = (
@@ -238,17 +258,28 @@ def kill_at_random(
         ToolLedger(workspace / "tools.log", durable=False),
     )
     scratch = golden.seed_workspace(workspace / "workspace")
-    env = {"STRANDS_SYNTHETIC_LATENCY_MS": str(latency_ms)}
-    pid = fork_child(
-        lambda: crashing_run(golden.target, sessions, out_dir, ledger, None, signum, scratch=scratch), env=env
-    )
-    time.sleep(delay)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signum)
-    ended = wait_child(pid)
-    mark_death(sessions)
     point = f"random[{delay * 1000:.0f}ms]"
     run.explore_at(point)
+    started = _fork_when_ready(
+        lambda ready: crashing_run(
+            golden.target, sessions, out_dir, ledger, None, signum, scratch=scratch, ready_pipe=ready, handlers=handlers
+        ),
+        env={"STRANDS_SYNTHETIC_LATENCY_MS": str(latency_ms)},
+    )
+    if isinstance(started, ChildExit):
+        detail = f"the child ended with {started.describe()} before its run started (no signal was sent)"
+        run.add(point, signal_name, "harness-error", detail)
+        return
+    try:
+        time.sleep(delay)
+        os.kill(started, signum)
+    except ProcessLookupError:
+        pass  # it has ended already (not reaped yet)
+    except BaseException:  # Ctrl+C: the child must not outlive the exploration (its scratch is removed next)
+        end_child(started)
+        raise
+    ended = wait_child(started)
+    mark_death(sessions)
     if ended not in _expected_exits(signum) | {ChildExit(0, None)}:
         run.add(point, signal_name, "unclean-stop", f"the child ended with {ended.describe()}")
         return
@@ -256,6 +287,30 @@ def kill_at_random(
         run.outcomes["killed-before-the-session-existed"] += 1
         return
     _after_death(golden, point, signal_name, workspace, ledger, run, graceful=signum != signal.SIGKILL)
+
+
+def _fork_when_ready(
+    body: Callable[[int], int], *, env: dict[str, str], timeout: float = READY_WITHIN_S
+) -> int | ChildExit:
+    """Fork a child running `body(ready)`, where `ready` is a pipe's write end the child writes one byte to once its
+    stop handlers are in (`crashing_run`); the child's pid once that byte came, else how it ended (one that is
+    not ready within `timeout` is killed)."""
+    read_end, write_end = os.pipe()
+    try:
+        pid = fork_child(lambda: body(write_end), env=env)
+    finally:
+        os.close(write_end)  # the parent's copy: the pipe reads as ended once the child's is closed too
+    try:
+        readable, _, _ = select.select([read_end], [], [], timeout)
+        byte = os.read(read_end, 1) if readable else b""
+    except BaseException:
+        end_child(pid)
+        raise
+    finally:
+        os.close(read_end)
+    if byte:
+        return pid
+    return end_child(pid) if not readable else wait_child(pid)
 
 
 def _expected_exits(signum: int) -> set[ChildExit]:
@@ -344,15 +399,23 @@ def _judge_converged(
 
 
 def _calibrate(target: ChaosTarget, workspace: Path, latency_ms: int) -> float:
-    """Seconds one whole run takes in a child with the given model latency (the range of random kill times)."""
+    """Seconds one whole run takes in a child with the given model latency, from the moment its stop handlers are
+    in (the range of random kill times)."""
     reset_dir(workspace)
     ledger = ToolLedger(workspace / "tools.log", durable=False)
-    started = time.monotonic()
-    run_in_child(
-        lambda: crashing_run(target, workspace / "sessions", workspace / "out", ledger, None, signal.SIGKILL),
+    started = _fork_when_ready(
+        lambda ready: crashing_run(
+            target, workspace / "sessions", workspace / "out", ledger, None, signal.SIGKILL, ready_pipe=ready
+        ),
         env={"STRANDS_SYNTHETIC_LATENCY_MS": str(latency_ms)},
     )
-    return time.monotonic() - started
+    if isinstance(started, ChildExit):
+        raise RuntimeError(f"calibrating random kill times: the child ended with {started.describe()} before its run")
+    ready_at = time.monotonic()
+    ended = wait_child(started)
+    if ended != ChildExit(0, None):
+        raise RuntimeError(f"calibrating random kill times: the child's run ended with {ended.describe()}")
+    return time.monotonic() - ready_at
 
 
 FAULT_CLASS = FaultClass(

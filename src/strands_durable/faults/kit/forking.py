@@ -5,16 +5,20 @@ flushing of the parent's buffers). The parent must not hold a session or lease o
 child shares the parent's open file descriptions, so its flock would be the parent's. `fork_child` refuses to
 fork while other threads run (a forked child would inherit their locks in whatever state they were in), and
 freezes the parent's objects across the fork so the child's garbage collector does not touch (and copy) every
-page of the warm heap. `wait_child` wakes on a pidfd the moment the child ends.
+page of the warm heap. `wait_child` wakes on a pidfd the moment the child ends. No child outlives the wait for
+it: on Linux it dies with its parent, and a wait that ends in an exception kills and reaps it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import gc
 import logging
 import os
 import select
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -68,6 +72,7 @@ def fork_child(
     if witness is not None:
         witness.extend(t.name for t in threading.enumerate() if t is not threading.current_thread())
     outer_freeze = gc.get_freeze_count()  # a caller's own freeze (the explorer's) is left as it was
+    die_with_parent, parent = _parent_death_signal(), os.getpid()
     gc.freeze()  # the parent's objects leave the collector's reach in the child: no copy-on-write of all pages
     pid = os.fork()
     if pid:
@@ -76,6 +81,8 @@ def fork_child(
         return pid
     code = CHILD_CRASHED
     try:
+        if die_with_parent is not None and (die_with_parent() != 0 or os.getppid() != parent):
+            return  # the parent is gone already (the `finally` leaves)
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
             signal.signal(signum, signal.SIG_DFL)
         if quiet:  # injected failures make the SDK log errors; the parent judges outcomes, not logs
@@ -90,9 +97,44 @@ def fork_child(
         os._exit(code)
 
 
+_PR_SET_PDEATHSIG = 1
+
+
+@functools.cache
+def _parent_death_signal() -> Callable[[], int] | None:
+    """Linux: a call that makes the calling process receive SIGKILL when its parent ends, so a child never outlives
+    the process that would wait for it (a forked worker killed at the end of a session leaves no kill child of
+    its own writing on into a scratch directory being removed). None elsewhere. Resolved once, in the parent."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    return functools.partial(prctl, _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
 def wait_child(pid: int, timeout: float = 120.0) -> ChildExit:
     """Wait for a child; one that outlives `timeout` is killed (and reported as killed by SIGKILL). Where the
-    kernel has pidfds the wait wakes the moment the child ends (a poll's sleep would add milliseconds a child)."""
+    kernel has pidfds the wait wakes the moment the child ends (a poll's sleep would add milliseconds a child).
+    A wait that ends in an exception (Ctrl+C) kills and reaps the child first: it must not go on writing into
+    scratch directories its parent is about to remove."""
+    try:
+        return _wait_child(pid, timeout)
+    except BaseException:
+        with contextlib.suppress(ChildProcessError):  # already reaped when the exception came after the wait
+            end_child(pid)
+        raise
+
+
+def end_child(pid: int) -> ChildExit:
+    """Kill a child with SIGKILL (if it still runs) and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    return _decode(status)
+
+
+def _wait_child(pid: int, timeout: float) -> ChildExit:
     descriptor = _pidfd(pid)
     if descriptor is not None:
         try:

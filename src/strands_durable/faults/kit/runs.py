@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from strands_durable.store.wrapping import WrappingStore
 NOT_FIRED = 99  # the child finished without reaching its crash point
 _NO_NOTICE = -1  # a descriptor that is never open: the handlers' notice is dropped (they ignore OSError)
 _OPS = FileOps()  # chaos scratch files go through the project's one file-operations layer too
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 # -- the golden run ---------------------------------------------------------------------------------------------
@@ -213,11 +215,20 @@ def crashing_run(
     from_prefix: bool = False,
     report: Path | None = None,
     scratch: Path | None = None,
+    ready_pipe: int | None = None,
+    handlers: type[StopSignals] = StopSignals,
 ) -> int:
     """A child's run that raises `signum` on itself at `crash_at` (a point id, or a `Trigger`; None: never):
     from scratch, or with `from_prefix` a resume of the session already in `sessions` (a golden journal
     prefix). Before the signal it names the point in `report` (the kernel keeps a killed process's writes).
-    `scratch` is the run's copy of the tools' workspace."""
+    `scratch` is the run's copy of the tools' workspace.
+
+    `ready_pipe` is the write end of a pipe for a parent that signals the child from outside: one byte is written to
+    it (and it is closed) once the stop handlers are in, and the parent times its signal from that byte (a signal
+    before it would end the child by the default action of a signal without a handler, before the run started).
+    Once the run has returned, such a child holds SIGINT and SIGTERM back, so one arriving while it leaves finds
+    it leaving with its run's exit code (what the session holds is then final either way). `handlers` are the
+    CLI's two-stage handlers (a deliberately broken subclass in the harness's tests)."""
     bus = CrashPoints()
     ledger.subscribe(bus)
     fired: list[CrashPoint] = []
@@ -239,9 +250,12 @@ def crashing_run(
             os.kill(os.getpid(), signum)
 
     bus.subscribe(at_point)
-    stops = StopSignals(notice_fd=_NO_NOTICE)  # the CLI's handlers, without their notice on the terminal
+    stops = handlers(notice_fd=_NO_NOTICE)  # the CLI's handlers, without their notice on the terminal
     options = run_options(target, out_dir, bus, scratch_dir=scratch, stop_requested=stops.requested)
     with stops:
+        if ready_pipe is not None:
+            os.write(ready_pipe, b"r")
+            os.close(ready_pipe)
         try:
             if from_prefix:
                 resume(target.session_id, options, store=store_factory(sessions))
@@ -249,6 +263,9 @@ def crashing_run(
                 run_workflow(target.spec_path, options, store=store_factory(sessions), session_id=target.session_id)
         except (StopRequested, KeyboardInterrupt):
             return stops.exit_code
+        finally:
+            if ready_pipe is not None:  # before `stops` gives the signals back to their default action
+                signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     return 0 if fired or crash_at is None else NOT_FIRED
 
 

@@ -158,6 +158,7 @@ class SnapshotDigest:
         self._histories: dict[str, list[_EncodedHistory]] = {}  # per key, the last used first
         self._units: dict[str, tuple[Any, bytes]] = {}  # unit -> (the record encoded, `"<unit>":<record>`)
         self._pattern: tuple[Any, bytes] | None = None  # (the pattern state encoded, its encoding)
+        self._parts: dict[str, tuple[str, bytes]] = {}  # conversation key -> (its digest, `"<key>":"<digest>"`)
 
     @staticmethod
     def _marker(conv: Conversation) -> tuple[Any, ...]:
@@ -243,17 +244,19 @@ class SnapshotDigest:
 
     def digest(self, state: SessionState) -> str:
         """`_hash` of the snapshot's parts, each unit's record and the pattern state encoded once per object they
-        are (the reducer replaces both whole, never changes them in place)."""
-        conversations = {key: self._conversation(conv) for key, conv in list(state.conversations.items())}
+        are (the reducer replaces both whole, never changes them in place), each conversation's `"<key>":"<digest>"`
+        once per digest."""
+        conversations = sorted(list(state.conversations.items()))  # keys are unique: conversations never compared
         units = state.units
-        # the small parts in two encodings, each a dict's canonical bytes without its closing or opening brace
-        before = {"artifacts": {path: info.get("sha256") for path, info in state.artifacts.items()}}
-        before["conversations"] = conversations
-        after = {"status": state.status, "tokens": state.usage()}
+        artifacts = state.artifacts
+        after = {"status": state.status, "tokens": state.usage()}  # encoded without its braces
         encoded = b"".join(
             [
-                _canonical(before)[:-1],
-                b',"pattern_state":',
+                b'{"artifacts":',
+                _canonical({path: info.get("sha256") for path, info in artifacts.items()}) if artifacts else b"{}",
+                b',"conversations":{',
+                b",".join([self._conversation_part(key, conv) for key, conv in conversations]),
+                b'},"pattern_state":',
                 self._pattern_state(state),
                 b",",
                 _canonical(after)[1:-1],
@@ -263,6 +266,14 @@ class SnapshotDigest:
             ]
         )
         return hashlib.sha256(encoded).hexdigest()
+
+    def _conversation_part(self, key: str, conv: Conversation) -> bytes:
+        """`"<key>":"<the conversation's digest>"`, encoded once per digest."""
+        digest = self._conversation(conv)
+        cached = self._parts.get(key)
+        if cached is None or cached[0] != digest:
+            cached = self._parts[key] = (digest, _canonical(key) + b':"' + digest.encode() + b'"')
+        return cached[1]
 
     def _pattern_state(self, state: SessionState) -> bytes:
         cached = self._pattern

@@ -12,10 +12,10 @@ and only when it changed.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import os
 from collections import Counter
-from collections.abc import Collection
 from pathlib import Path
 
 from strands_durable.faults.kit.oracle import readable_difference
@@ -32,47 +32,57 @@ _OPS = FileOps()  # workspace copies are scratch files: written through the file
 def read_files(directory: Path | None) -> Files:
     """Every file under `directory` (none when it does not exist), by relative path in path order: what
     `directory.rglob("*")` finds (links to files followed, links to directories not entered), listed with
-    `os.scandir` (the explorer reads a workspace after every crash point)."""
-    if directory is None or not directory.is_dir():
+    `os.scandir` and read without buffering (the explorer reads a workspace after every crash point)."""
+    if directory is None:
         return {}
-    found: list[tuple[tuple[str, ...], str]] = []
-    _list_files(str(directory), (), found)
-    found.sort()
-    files: Files = {}
-    for parts, path in found:
-        with open(path, "rb") as handle:
-            files[os.sep.join(parts)] = handle.read()
-    return files
-
-
-def _list_files(directory: str, parts: tuple[str, ...], found: list[tuple[tuple[str, ...], str]]) -> None:
     try:
         with os.scandir(directory) as entries:
             listed = list(entries)
-    except PermissionError:
-        return
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return {}
+    found: list[tuple[tuple[str, ...], str]] = []
+    _list_entries(listed, (), found)
+    found.sort()
+    return {os.sep.join(parts): _OPS.read_bytes(path) for parts, path in found}
+
+
+def _list_entries(
+    listed: list[os.DirEntry[str]], parts: tuple[str, ...], found: list[tuple[tuple[str, ...], str]]
+) -> None:
     for entry in listed:
         if entry.is_dir(follow_symlinks=False):
-            _list_files(entry.path, (*parts, entry.name), found)
+            try:
+                with os.scandir(entry.path) as entries:
+                    inner = list(entries)
+            except PermissionError:
+                continue
+            _list_entries(inner, (*parts, entry.name), found)
         elif entry.is_file():
             found.append(((*parts, entry.name), entry.path))
 
 
-def prune(directory: Path, files: Collection[str], dirs: Collection[str] = ()) -> None:
+def prune(directory: Path, files: frozenset[str], dirs: frozenset[str] = frozenset()) -> None:
     """Leave in `directory` only the regular files `files` names and the directories `dirs` names or that lead to
     one of them (paths relative to `directory`): every other entry (a file, a link, a directory with all it holds,
     an entry of another kind) is removed, so a scratch tree a run used can be seeded again in place, by
-    difference, instead of being removed and made anew. The files kept are for the caller to rewrite."""
-    wanted_dirs = set(dirs)
+    difference, instead of being removed and made anew. The files kept are for the caller to rewrite.
+    FileNotFoundError when `directory` does not exist."""
+    _prune(str(directory), "", files, _leading_dirs(files, dirs))
+
+
+@functools.lru_cache(maxsize=64)
+def _leading_dirs(files: frozenset[str], dirs: frozenset[str]) -> frozenset[str]:
+    """`dirs` and every directory that leads to one of `files` (a seed's are the same at every crash point)."""
+    wanted = set(dirs)
     for name in files:
         parent = os.path.dirname(name)
-        while parent and parent not in wanted_dirs:
-            wanted_dirs.add(parent)
+        while parent and parent not in wanted:
+            wanted.add(parent)
             parent = os.path.dirname(parent)
-    _prune(str(directory), "", frozenset(files), wanted_dirs)
+    return frozenset(wanted)
 
 
-def _prune(directory: str, prefix: str, files: frozenset[str], dirs: set[str]) -> None:
+def _prune(directory: str, prefix: str, files: frozenset[str], dirs: frozenset[str]) -> None:
     with os.scandir(directory) as entries:
         listed = list(entries)
     for entry in listed:
@@ -87,7 +97,8 @@ def _prune(directory: str, prefix: str, files: frozenset[str], dirs: set[str]) -
 
 
 def write_files(directory: Path, files: Files) -> None:
-    """Create `directory` holding exactly `files` (it must not hold anything else yet)."""
+    """Make `directory` hold exactly `files` (it must not hold anything else yet; a file it holds that `files`
+    names is rewritten whole)."""
     _OPS.makedirs(directory, durable=False)
     for name, data in files.items():
         target = directory / name
