@@ -182,18 +182,18 @@ def complete_unit(
 
 
 def skip_unit(ctx: RunContext, ref: UnitRef) -> dict[str, Any] | None:
-    record = completed(ctx, ref.unit)
+    return skip_committed(ctx, ref.unit, ref.label, ref.index, ref.total)
+
+
+def skip_committed(ctx: RunContext, unit: str, label: str, index: int, total: int | None) -> dict[str, Any] | None:
+    """`skip_unit` for a unit not yet described by a `UnitRef`: its record when it is committed (the reporter and the
+    telemetry told it is not run again), else None. A resume passes every committed step of a chain through this."""
+    record = completed(ctx, unit)
     if record is not None:
-        report_skipped(ctx, ref.index, ref.label, ref.unit, ref.total)
+        ctx.reporter.unit_skipped(index, label, unit, total=total)
+        if ctx.telemetry is not None:
+            ctx.telemetry.unit_skipped(unit, label)
     return record
-
-
-def report_skipped(ctx: RunContext, index: int, label: str, unit: str, total: int | None) -> None:
-    """Tell the reporter and the telemetry that a committed unit is not run again (`skip_unit`, or a pattern that
-    found the unit committed itself)."""
-    ctx.reporter.unit_skipped(index, label, unit, total=total)
-    if ctx.telemetry is not None:
-        ctx.telemetry.unit_skipped(unit, label)
 
 
 def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str, Any], where: str) -> str:

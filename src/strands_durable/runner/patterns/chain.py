@@ -6,7 +6,7 @@ from typing import Any
 
 from strands_durable.runner.context import RunContext
 from strands_durable.runner.patterns.steps import is_hitl, step_view
-from strands_durable.runner.units import UnitRef, complete_unit, completed, hitl_answer, report_skipped, run_agent_unit
+from strands_durable.runner.units import UnitRef, complete_unit, hitl_answer, run_agent_unit, skip_committed
 
 
 def run_chain(ctx: RunContext) -> dict[str, Any]:
@@ -18,9 +18,8 @@ def run_chain(ctx: RunContext) -> dict[str, Any]:
     for index, step in enumerate(steps):
         hitl, unit = is_hitl(step), f"step[{index}]"
         label = "hitl" if hitl else step.agent
-        record = completed(ctx, unit)  # a resume passes every committed step: no more than this and the report
+        record = skip_committed(ctx, unit, label, index, total)  # a resume passes each committed step: no UnitRef
         if record is not None:
-            report_skipped(ctx, index, label, unit, total)
             if hitl:
                 hitl_response = record["response"]
             continue
