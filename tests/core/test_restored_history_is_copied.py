@@ -5,6 +5,7 @@ restored message carries the tracking id its position names (the journal keeps n
 from __future__ import annotations
 
 import copy
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,11 @@ def test_an_agents_changes_to_its_restored_messages_and_state_never_reach_the_se
     assert restored == conv.messages[-len(agent.messages) :] and agent.state.get() == conv.agent_state
     # each restored message is named by its place in the conversation, so the SDK draws no random id for it
     first = len(conv.messages) - len(agent.messages)
-    assert [m["tracking_id"] for m in agent.messages] == [f"{conv.key}#{i}" for i in range(first, len(conv.messages))]
+    ids = [m["tracking_id"] for m in agent.messages]
+    assert [uuid.UUID(i).int & 0xFFFFFFFFFFFF for i in ids] == list(range(first, len(conv.messages)))
+    assert len({i[:-12] for i in ids}) == 1 and all(str(uuid.UUID(i)) == i for i in ids)  # the SDK's UUID form
+    again, _ = DurableInvoker(session, CrashPoints())._build_agent(invocation, conv, started=False)
+    assert [m["tracking_id"] for m in again.messages] == ids  # the same message, the same id in every unit
     stored = {id(item) for item in containers(conv.messages) + containers(conv.agent_state)}
     assert not [item for item in containers(agent.messages) if id(item) in stored]
     vandalise(agent.messages)

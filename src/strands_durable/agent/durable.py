@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -198,7 +199,7 @@ class DurableInvoker:
                 prepend = _restore_manager(manager, conv.cm_state, inv.conv_key)
             # the agent's own copy (the session's messages are shared with its earlier states), made once per unit
             restored = copy_json_data(conv.messages[manager.removed_message_count :])
-            _name_restored(restored, inv.conv_key, manager.removed_message_count)
+            _name_restored(restored, f"{self.session.state.session_id}/{inv.conv_key}", manager.removed_message_count)
             messages = prepend + restored
             agent_state = copy_json_data(conv.agent_state)
         agent = Agent(
@@ -228,12 +229,19 @@ class DurableInvoker:
         return agent, hooks
 
 
-def _name_restored(messages: list[dict[str, Any]], conv_key: str, first: int) -> None:
-    """Give each restored message the tracking id its place in the conversation names (`<conversation>#<position>`),
-    the same for the same message in every unit and every resume. The journal keeps no tracking id (a live agent's
-    are random), and without one the SDK draws a random UUID for every message of the window at every invocation."""
+_TRACKING_NAMESPACE = uuid.UUID("5d6c1a8e-3f0b-4c2e-9a71-0b7e4f2d8c13")  # names restored messages' tracking ids
+
+
+def _name_restored(messages: list[dict[str, Any]], conversation: str, first: int) -> None:
+    """Give each restored message a tracking id its place names, the same for the same message in every unit and
+    every resume: the journal keeps no tracking id (a live agent's are random), and without one the SDK draws a
+    random UUID for every message of the window at every invocation. The ids keep the SDK's UUID form (hex and
+    hyphens only: its context stash uses them as storage keys) and are unique across sessions and conversations:
+    the uuid5 of `conversation` (`<session id>/<conversation key>`) with the message's position as its last 12 hex
+    digits."""
+    stem = str(uuid.uuid5(_TRACKING_NAMESPACE, conversation))[:-12]
     for position, message in enumerate(messages, start=first):
-        message["tracking_id"] = f"{conv_key}#{position}"
+        message["tracking_id"] = f"{stem}{position:012x}"
 
 
 def _restore_manager(manager: Any, cm_state: dict[str, Any], conv_key: str) -> list[dict[str, Any]]:
