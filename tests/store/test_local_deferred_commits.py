@@ -153,7 +153,7 @@ def test_close_waits_for_deferred_commits_and_no_thread_outlives_it(tmp_path: Pa
     for index in range(20):
         session.commit([_message(index)], wait=False)
     session.close()
-    assert _threads() == []
+    assert _syncers() == [] and _eventually(lambda: _threads() == [])  # the views' thread once idle
     data = store.journal_path(session.session_id).read_bytes()
     assert len(read_journal_bytes(data).records) == 1 + 20 + 1  # header, the commits, the close mark
 
@@ -164,7 +164,7 @@ def test_an_abandoned_session_leaves_no_syncer_running(tmp_path: Path) -> None:
     for index in range(20):
         session.commit([_message(index)], wait=False)
     session.abandon()  # as a crashed run: no barrier, no close record
-    assert _threads() == []
+    assert _syncers() == [] and _eventually(lambda: _threads() == [])  # the views' thread once idle
 
 
 def test_a_deferred_commit_is_promised_when_a_barrier_covers_it_not_when_it_returns(tmp_path: Path) -> None:

@@ -105,9 +105,7 @@ class LocalSession(Session):
         self._views_lock = threading.Lock()  # whoever writes readable files; taken after `_lock`, never before
         # at most every VIEW_INTERVAL_S, like the flushes: each new file's metadata rides the journal's next
         # fdatasync (one ext4 journal commit), so files written in batches keep the fdatasyncs cheap
-        self._writer = WriterThread(
-            self._write_durable_messages, name=f"views-{state.session_id[:8]}", min_interval_s=VIEW_INTERVAL_S
-        )
+        self._writer = WriterThread(self._write_durable_messages, min_interval_s=VIEW_INTERVAL_S)
         self._syncer = SyncerThread(
             self._sync_journal,
             self._became_durable,
