@@ -47,7 +47,8 @@ class _Runs:
             self.cond.notify()
 
     def dropped(self, writer: WriterThread) -> None:
-        """`writer` will not run: wake the thread if it waits for that run (its idle time then starts)."""
+        """`writer`'s due run will not be made: wake the thread if it waits for that run (its idle time then
+        starts, and a process that forks waits no longer than that)."""
         if self.due and self.due[0][2] is writer:
             self.cond.notify()
 
@@ -139,7 +140,8 @@ class WriterThread:
         """As `stop`, without waiting: what a crashed process leaves (a run in progress ends, one waiting for its
         interval never runs). Safe to call from any thread, the writer's own included."""
         with _runs.cond:
-            _runs.dropped(self)
+            if self.due_at is not None:
+                _runs.dropped(self)
             self._stopped = True
             self.due_at = None
 
@@ -147,7 +149,8 @@ class WriterThread:
         """Refuse later wakes, drop a run still waiting for its interval, and wait for a run in progress to end."""
         runs = _runs
         with runs.cond:
-            runs.dropped(self)
+            if self.due_at is not None:
+                runs.dropped(self)
             self._stopped = True
             self.due_at = None
             while self.running and runs.thread is not threading.current_thread():
