@@ -1,7 +1,9 @@
 """Deferred commits and the barrier (`commit(wait=False)`, `wait_durable`): the record is appended at once, a
 syncer thread fdatasyncs it, records appended while an fdatasync is in flight share the next one, a failed
-fdatasync surfaces at the barrier as exit 12 and breaks the session, and no thread outlives the session. The
-fdatasyncs are observed through the FileOps seam: the real operations, with the journal's sync held or failed."""
+fdatasync surfaces at the barrier as exit 12 and breaks the session, and no thread outlives the session. Where the
+journal's last timed fdatasync was cheaper than a handover, the sync runs inline instead, with the same barrier and
+the same failure. The fdatasyncs are observed through the FileOps seam: the real operations, with the journal's
+sync held or failed."""
 
 from __future__ import annotations
 
@@ -73,8 +75,9 @@ def _result(tool_use_id: str) -> dict[str, Any]:
     return {"type": "tool_result", "conv": "c.a", "result": {"toolUseId": tool_use_id, "content": [{"text": "4"}]}}
 
 
-def _open(tmp_path: Path, ops: FileOps, bus: CrashPoints | None = None) -> Any:
-    store = LocalStore(tmp_path, fileops=ops)
+def _open(tmp_path: Path, ops: FileOps, bus: CrashPoints | None = None, *, inline_below_s: float = 0.0) -> Any:
+    """A store and a new session; by default every deferred commit goes to the syncer thread (never inline)."""
+    store = LocalStore(tmp_path, fileops=ops, inline_sync_below_s=inline_below_s)
     meta = {"session_id": new_session_id(), "workflow_name": "w", "pattern": "chain"}
     return store, store.create(meta, b"", crash_points=bus)
 
@@ -150,7 +153,7 @@ def test_close_waits_for_deferred_commits_and_no_thread_outlives_it(tmp_path: Pa
     for index in range(20):
         session.commit([_message(index)], wait=False)
     session.close()
-    assert _threads() == []
+    assert _syncers() == [] and _eventually(lambda: _threads() == [])  # the views' thread once idle
     data = store.journal_path(session.session_id).read_bytes()
     assert len(read_journal_bytes(data).records) == 1 + 20 + 1  # header, the commits, the close mark
 
@@ -161,7 +164,7 @@ def test_an_abandoned_session_leaves_no_syncer_running(tmp_path: Path) -> None:
     for index in range(20):
         session.commit([_message(index)], wait=False)
     session.abandon()  # as a crashed run: no barrier, no close record
-    assert _threads() == []
+    assert _syncers() == [] and _eventually(lambda: _threads() == [])  # the views' thread once idle
 
 
 def test_a_deferred_commit_is_promised_when_a_barrier_covers_it_not_when_it_returns(tmp_path: Path) -> None:
@@ -194,4 +197,68 @@ def test_stores_whose_commits_are_durable_at_once_take_wait_and_the_barrier_as_n
     session.wait_durable()
     session.wait_durable(seq)
     assert session.state.seq == seq
+    session.close()
+
+
+def _syncers() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("sync-")]
+
+
+def test_where_the_last_timed_fdatasync_was_cheap_a_deferred_commit_is_synced_inline_without_a_thread(
+    tmp_path: Path,
+) -> None:
+    ops = HeldSyncs()
+    bus = CrashPoints()
+    promised: list[int] = []
+    bus.subscribe(Durable, lambda e: promised.append(e.seq))
+    store, session = _open(tmp_path, ops, bus, inline_below_s=60.0)  # any timed sync counts as cheap here
+    first = session.commit([_message(0)], wait=False)  # no sync timed yet for this file layer: the thread's
+    session.wait_durable()
+    session.commit([_message(1)])  # a synchronous commit's own fdatasync is timed
+    assert _eventually(lambda: _syncers() == [])  # the first one's thread, idle, has ended
+    before = ops.syncs
+    seqs = [session.commit([_message(index)], wait=False) for index in range(2, 6)]
+    assert ops.syncs == before + 4 and _syncers() == []  # each synced before its commit returned, on this thread
+    assert session._syncer.durable == seqs[-1]
+    assert first < seqs[0] and promised[-1] < seqs[0]  # announced at the barrier, not when it returned
+    session.wait_durable()
+    assert promised[-1] == seqs[-1]
+    session.close()
+    assert len(store.load(session.session_id).conversations["c.a"].messages) == 6
+
+
+def test_a_failed_inline_fdatasync_surfaces_at_the_barrier_with_exit_12_and_breaks_the_session(
+    tmp_path: Path,
+) -> None:
+    ops = HeldSyncs()
+    _, session = _open(tmp_path, ops, inline_below_s=60.0)
+    session.commit([_message(0)])  # timed: cheap
+    ops.fail = OSError(errno.EIO, "Input/output error")
+    session.commit([_message(1)], wait=False)  # the commit itself succeeds: its failure is the barrier's to say
+    assert _syncers() == []
+    with pytest.raises(StorageIOError) as raised:
+        session.wait_durable()
+    assert exit_code_for(raised.value) == 12 and "EIO" in str(raised.value)
+    with pytest.raises(StorageIOError, match="cannot commit after an I/O failure"):
+        session.commit([_message(2)])
+    session.close()
+
+
+def test_where_the_last_timed_fdatasync_was_slow_the_thread_syncs_again(tmp_path: Path) -> None:
+    ops = HeldSyncs()
+    _, session = _open(tmp_path, ops, inline_below_s=0.1)
+    session.commit([_message(0)])  # timed: cheaper than 0.1 s, so a deferred commit now would be synced inline
+    ops.hold()
+    slow = threading.Thread(target=session.commit, args=([_message(1)],))  # a synchronous commit, held 0.2 s
+    slow.start()
+    assert ops.in_flight.wait(5)
+    time.sleep(0.2)
+    ops.release()
+    slow.join(5)
+    ops.hold()  # the held sync took 0.2 s: the next one is the thread's
+    ops.in_flight.clear()
+    session.commit([_message(2)], wait=False)  # returns with its fdatasync held on the thread
+    assert ops.in_flight.wait(5) and _syncers() != []
+    ops.release()
+    session.wait_durable()
     session.close()

@@ -1,7 +1,7 @@
 """The background writer of message files: it writes the message files of durable commits while the session runs,
 at most every `VIEW_INTERVAL_S` (each new file's metadata rides the journal's next fdatasync, so they are written
-in batches), never those of records not yet durable, and leaves no thread behind when the session closes or is
-abandoned."""
+in batches), never those of records not yet durable, and runs nothing of a session once it is closed or abandoned.
+One thread runs every session's writer, and ends soon after no run is due."""
 
 from __future__ import annotations
 
@@ -22,6 +22,15 @@ def _message(index: int) -> dict[str, Any]:
     role = "user" if index % 2 == 0 else "assistant"
     message = {"role": role, "content": [{"text": f"message {index}"}]}
     return {"type": "message", "conv": "c.a", "agent": "a", "unit": "u", "index": index, "message": message}
+
+
+def _writer_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("views-")]
+
+
+def _no_writer_thread_soon() -> bool:
+    """The writer thread ends within its idle time once no run is due (a fork or an exit waits no longer)."""
+    return _eventually(lambda: _writer_threads() == [], timeout=1.0)
 
 
 def _files(directory: Path) -> list[str]:
@@ -56,7 +65,7 @@ def test_message_files_of_durable_commits_are_written_before_close_and_never_ahe
     assert _files(directory) == ["message_0.json", "message_1.json", "message_2.json"]
     session.close()
     assert _files(directory) == ["message_0.json", "message_1.json", "message_2.json", "message_3.json"]
-    assert [t for t in threading.enumerate() if t.name.startswith("views-")] == []
+    assert _no_writer_thread_soon()
 
 
 def test_an_abandoned_session_leaves_no_writer_running(tmp_path: Path) -> None:
@@ -65,7 +74,7 @@ def test_an_abandoned_session_leaves_no_writer_running(tmp_path: Path) -> None:
     for index in range(50):
         session.commit([_message(index)])
     session.abandon()
-    assert [t for t in threading.enumerate() if t.name.startswith("views-")] == []
+    assert _no_writer_thread_soon()
     reopened = store.open(session.session_id)  # what the writer had written is whole: the reopen accepts it
     assert len(reopened.state.conversations["c.a"].messages) == 50
     reopened.close()
@@ -92,7 +101,7 @@ def test_after_a_crash_the_writer_rederives_nothing_before_the_interval_and_clos
     assert _files(directory) == []  # what the crash left is re-derived after the interval, not at once
     resumed.close()
     assert _files(directory) == [f"message_{index}.json" for index in range(5)]
-    assert [t for t in threading.enumerate() if t.name.startswith("views-")] == []
+    assert _no_writer_thread_soon()
 
 
 class CountedWork:
@@ -105,7 +114,7 @@ class CountedWork:
 
 def test_wakes_within_the_interval_fold_into_one_run_at_its_end_and_stop_drops_it() -> None:
     work = CountedWork()
-    writer = WriterThread(work, name="views-test", min_interval_s=60.0)
+    writer = WriterThread(work, min_interval_s=60.0)
     writer.wake()
     assert _eventually(lambda: len(work.starts) == 1)  # the first wake runs at once
     for _ in range(5):
@@ -115,12 +124,12 @@ def test_wakes_within_the_interval_fold_into_one_run_at_its_end_and_stop_drops_i
     began = time.monotonic()
     writer.stop()  # a run waiting for its interval is dropped: the session's close writes what is left
     assert time.monotonic() - began < 5 and len(work.starts) == 1
-    assert [t for t in threading.enumerate() if t.name == "views-test"] == []
+    assert _no_writer_thread_soon()
 
 
 def test_a_wake_during_the_interval_runs_once_the_interval_has_passed() -> None:
     work = CountedWork()
-    writer = WriterThread(work, name="views-test", min_interval_s=0.2)
+    writer = WriterThread(work, min_interval_s=0.2)
     first_wake = time.monotonic()  # the first run began after this
     writer.wake()
     assert _eventually(lambda: len(work.starts) == 1)
@@ -154,9 +163,39 @@ def test_an_injected_crash_ends_the_writer_at_once_and_it_writes_nothing_more(tm
     with pytest.raises(InjectedCrash):
         bus.emit("unit.before", "u")
     started = time.monotonic()
-    for thread in [t for t in threading.enumerate() if t.name.startswith("views-")]:
+    for thread in _writer_threads():
         thread.join(5.0)
     assert time.monotonic() - started < local_session.VIEW_INTERVAL_S / 2
     time.sleep(local_session.VIEW_INTERVAL_S + 0.1)
     assert _files(directory) == []  # what the crash left is what a dead process leaves: the journal, no new views
     session.abandon()
+
+
+def test_one_thread_runs_every_sessions_writer_and_outlives_a_closed_one_only_while_idle(tmp_path: Path) -> None:
+    """Starting a thread costs 0.5-1 ms: sessions opened one after another (a resume per crash point) share the one
+    writer thread, which runs nothing of a closed session and ends after its idle time."""
+    ran_on: list[tuple[str, threading.Thread]] = []
+    first = WriterThread(lambda: ran_on.append(("first", threading.current_thread())))
+    second = WriterThread(lambda: ran_on.append(("second", threading.current_thread())))
+    first.wake()
+    second.wake()
+    assert _eventually(lambda: len(ran_on) == 2)
+    assert ran_on[0][1] is ran_on[1][1] and ran_on[0][1] is not threading.current_thread()
+    first.stop()
+    second.stop()
+    keeper = WriterThread(lambda: None, min_interval_s=60.0)  # a run due in a minute keeps the thread meanwhile
+    keeper.wake()
+    keeper.wake()
+    store = LocalStore(tmp_path)
+    threads = set()
+    for _ in range(3):  # sessions opened, committing and closed one after another
+        session = store.create({"session_id": new_session_id(), "workflow_name": "w", "pattern": "chain"}, b"")
+        session.commit([_message(0)])  # durable: wakes the writer, whose first run is due at once
+        directory = store.directory_of(session.session_id)
+        assert _eventually(lambda at=directory: _files(at) == ["message_0.json"])  # written by the writer thread
+        threads.update(_writer_threads())
+        session.close()
+    assert len(threads) == 1 and ran_on[0][1] in threads
+    keeper.stop()
+    first.wake()  # stopped: refused
+    assert _no_writer_thread_soon() and [name for name, _ in ran_on] == ["first", "second"]

@@ -52,6 +52,7 @@ from strands_durable.store.listing import (
 from strands_durable.store.local_create import create_session_directory
 from strands_durable.store.local_session import VIEW_INTERVAL_S, LocalSession
 from strands_durable.store.state import SCHEMA_VERSION, SessionState, copy_state, fold
+from strands_durable.store.syncer_thread import INLINE_SYNC_BELOW_S
 from strands_durable.store.verify import (
     damaged_last_proof,
     hand_edited_variables,
@@ -77,15 +78,19 @@ class LocalStore(SessionStore):
         fileops: FileOps | None = None,
         strict: bool | None = None,
         checkpoint_min_bytes: int = CHECKPOINT_MIN_BYTES,
+        inline_sync_below_s: float = INLINE_SYNC_BELOW_S,
     ) -> None:
         """`strict` validates every conversation a commit touches (`mode="stored"`); it defaults to the
         environment variable STRANDS_DURABLE_STRICT (the test suite turns it on). `checkpoint_min_bytes`: the least
-        history a checkpoint compacts (store/checkpoint.py)."""
+        history a checkpoint compacts (store/checkpoint.py). `inline_sync_below_s`: a deferred commit is synced
+        inline, without the syncer thread, where the journal's last timed fdatasync took less (0: never;
+        store/syncer_thread.py)."""
         self.root = Path(root).expanduser() if root is not None else layout.default_sessions_dir()
         self.fileops = fileops or FileOps()
         self.strict = strict if strict is not None else os.environ.get("STRANDS_DURABLE_STRICT", "") not in ("", "0")
         self._known: KnownJournal | None = None  # `knowing`: a prefix whose records are not folded again
         self.checkpoint_min_bytes = checkpoint_min_bytes
+        self.inline_sync_below_s = inline_sync_below_s
 
     # -- creating and opening ------------------------------------------------------------------------
     def create(
@@ -338,7 +343,11 @@ class LocalStore(SessionStore):
     # -- replaying (`SessionStore.replayable`), and the files for harnesses that damage them (faults/) ----------
     def knowing(self, known: KnownJournal) -> LocalStore:
         twin = LocalStore(
-            self.root, fileops=self.fileops, strict=self.strict, checkpoint_min_bytes=self.checkpoint_min_bytes
+            self.root,
+            fileops=self.fileops,
+            strict=self.strict,
+            checkpoint_min_bytes=self.checkpoint_min_bytes,
+            inline_sync_below_s=self.inline_sync_below_s,
         )
         twin._known = known
         return twin

@@ -50,6 +50,7 @@ class StoreSettings(Protocol):
     fileops: FileOps
     strict: bool
     checkpoint_min_bytes: int
+    inline_sync_below_s: float
 
 
 # events whose commit refreshes the readable files at once; a unit's progress refreshes them at most every
@@ -104,11 +105,15 @@ class LocalSession(Session):
         self._views_lock = threading.Lock()  # whoever writes readable files; taken after `_lock`, never before
         # at most every VIEW_INTERVAL_S, like the flushes: each new file's metadata rides the journal's next
         # fdatasync (one ext4 journal commit), so files written in batches keep the fdatasyncs cheap
-        self._writer = WriterThread(
-            self._write_durable_messages, name=f"views-{state.session_id[:8]}", min_interval_s=VIEW_INTERVAL_S
-        )
+        self._writer = WriterThread(self._write_durable_messages, min_interval_s=VIEW_INTERVAL_S)
         self._syncer = SyncerThread(
-            self._sync_journal, self._became_durable, durable=state.seq, name=f"sync-{state.session_id[:8]}"
+            self._sync_journal,
+            self._became_durable,
+            durable=state.seq,
+            name=f"sync-{state.session_id[:8]}",
+            # a file layer that wraps the sync (recording, faulting) has costs of its own, a device its own too
+            cost_key=(type(self._ops), found.st_dev),
+            inline_below_s=store.inline_sync_below_s,
         )
         # an injected crash ends the process in all but name: its views writer does not wake again (the next open
         # re-derives what it had not written, as after a real crash)
@@ -223,10 +228,13 @@ class LocalSession(Session):
         line = encode_line(record)
         data = line.data
         self._emit_commit(self._crash, "store.before_commit", path, events, durable=durable, synced=synced)
+        sync_s: float | None = None
         try:
             self._appender.append(data)
             if durable:
+                started = time.perf_counter()
                 self._appender.sync()
+                sync_s = time.perf_counter() - started
         except OSError as exc:
             self._undo_partial_append(exc)
             raise io_error(exc, f"cannot commit to session {self.state.session_id} ({self._journal_path})") from exc
@@ -238,7 +246,7 @@ class LocalSession(Session):
             self._check_histories(events)
         if durable:
             self._durable_seq = int(record["seq"])
-            self._syncer.synced(self._durable_seq)
+            self._syncer.synced(self._durable_seq, cost_s=sync_s)
             if self._unpromised:  # its fdatasync covered the deferred commits before it
                 self._promise(self._durable_seq)
             self._writer.wake()
