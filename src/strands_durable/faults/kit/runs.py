@@ -226,8 +226,8 @@ def crashing_run(
     `ready_pipe` is the write end of a pipe for a parent that signals the child from outside: one byte is written to
     it (and it is closed) once the stop handlers are in, and the parent times its signal from that byte (a signal
     before it would end the child by the default action of a signal without a handler, before the run started).
-    Once the run has returned, such a child holds SIGINT and SIGTERM back, so one arriving while it leaves finds
-    it leaving with its run's exit code (what the session holds is then final either way). `handlers` are the
+    Once the run has returned, such a child ignores SIGINT and SIGTERM (process-wide), so one arriving while it leaves
+    finds it leaving with its run's exit code (what the session holds is then final either way). `handlers` are the
     CLI's two-stage handlers (a deliberately broken subclass in the harness's tests)."""
     bus = CrashPoints()
     ledger.subscribe(bus)
@@ -252,6 +252,11 @@ def crashing_run(
     bus.subscribe(at_point)
     stops = handlers(notice_fd=_NO_NOTICE)  # the CLI's handlers, without their notice on the terminal
     options = run_options(target, out_dir, bus, scratch_dir=scratch, stop_requested=stops.requested)
+    if ready_pipe is not None:
+        # what `stops` gives the signals back to when it ends: ignored, in every thread of the process (a store's
+        # background thread, still alive, would otherwise take a signal sent to the process by its default action)
+        for signum in _STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
     with stops:
         if ready_pipe is not None:
             os.write(ready_pipe, b"r")
@@ -263,9 +268,6 @@ def crashing_run(
                 run_workflow(target.spec_path, options, store=store_factory(sessions), session_id=target.session_id)
         except (StopRequested, KeyboardInterrupt):
             return stops.exit_code
-        finally:
-            if ready_pipe is not None:  # before `stops` gives the signals back to their default action
-                signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     return 0 if fired or crash_at is None else NOT_FIRED
 
 
