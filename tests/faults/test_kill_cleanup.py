@@ -113,18 +113,20 @@ def test_a_new_chaos_scratch_root_removes_those_whose_owner_was_killed(tmp_path:
     the next run removes it, and leaves alone the roots of live runs and those it cannot tell the owner of."""
     dead = fork_child(lambda: 0)
     assert wait_child(dead) == ChildExit(0, None)
-    killed, live, unknown = (tmp_path / f"strands-chaos-{name}" for name in ("killed", "live", "unknown"))
-    for root in (killed, live, unknown):
-        (root / "0001-chain" / "kill").mkdir(parents=True)
-    namespace = os.readlink("/proc/self/ns/pid")
-    (killed / ".owner").write_text(f"{dead}  {namespace}")
-    (live / ".owner").write_text(f"{os.getpid()}  {namespace}")
-    elsewhere = tmp_path / "strands-chaos-in-another-pid-namespace"  # its pid may be a live process there
-    elsewhere.mkdir()
-    (elsewhere / ".owner").write_text(f"{dead}  pid:[1]")
+    namespace = "".join(c for c in os.readlink("/proc/self/ns/pid") if c.isdigit())
+    start = Path(f"/proc/{os.getpid()}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    names = {
+        "killed": f"strands-chaos-{dead}.0.{namespace}-x1",
+        "live": f"strands-chaos-{os.getpid()}.{start}.{namespace}-x2",
+        "unknown": "strands-chaos-made-by-an-older-version",
+        "elsewhere": f"strands-chaos-{dead}.0.1-x3",  # another pid namespace: its pid may be a live process there
+    }
+    for name in names.values():
+        (tmp_path / name / "0001-chain" / "kill").mkdir(parents=True)
     monkeypatch.setenv("STRANDS_CHAOS_TMPDIR", str(tmp_path))
     fresh = default_workdir()
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([fresh.name, live.name, unknown.name, elsewhere.name])
-    assert (fresh / ".owner").read_text().split()[0] == str(os.getpid())
+    kept = [names["live"], names["unknown"], names["elsewhere"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([fresh.name, *kept])
+    assert fresh.name.startswith(f"strands-chaos-{os.getpid()}.{start}.{namespace}-")
     default_workdir()  # this process is alive: its own roots stay
-    assert fresh.exists() and live.exists()
+    assert fresh.exists() and (tmp_path / names["live"]).exists()
