@@ -19,7 +19,8 @@ from tests.plugin.support import MUTATIONS, add_research_spec, summary
 
 BASE = ("--strands-chaos", "--strands-chaos-schedules=2", "-p", "no:randomly", "-n", "0")
 _TIMES = re.compile(r'\s(time|timestamp|hostname)="[^"]*"')
-_SCRATCH = re.compile(r"strands-chaos-[A-Za-z0-9_]{8}\b")  # each session's own scratch directory (tempfile's names)
+# each session's own scratch directory: its owner (pid, start time, pid namespace) and tempfile's random part
+_SCRATCH = re.compile(r"strands-chaos-\d+\.\d+\.\d+-[A-Za-z0-9_]{8}\b")
 
 
 def _unscratched(text: str) -> str:
