@@ -18,6 +18,7 @@ no committed tool ran again.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -34,7 +35,14 @@ from strands_durable.crashpoints import CrashPoint
 from strands_durable.errors import DurableError, ExitCode
 from strands_durable.faults.kit import judge
 from strands_durable.faults.kit.findings import FaultClass, FaultRun
-from strands_durable.faults.kit.forking import ChildExit, end_child, fork_child, run_in_child, wait_child
+from strands_durable.faults.kit.forking import (
+    ChildExit,
+    end_child,
+    fork_child,
+    reaped_on_error,
+    run_in_child,
+    wait_child,
+)
 from strands_durable.faults.kit.golden import GoldenPoint, WorkflowGoldenRun, cut_for, seed_session, skip_count
 from strands_durable.faults.kit.ledger import ToolLedger
 from strands_durable.faults.kit.observe import observed_store
@@ -270,14 +278,10 @@ def kill_at_random(
         detail = f"the child ended with {started.describe()} before its run started (no signal was sent)"
         run.add(point, signal_name, "harness-error", detail)
         return
-    try:
+    with reaped_on_error(started):  # Ctrl+C: the child must not outlive the exploration (its scratch goes next)
         time.sleep(delay)
-        os.kill(started, signum)
-    except ProcessLookupError:
-        pass  # it has ended already (not reaped yet)
-    except BaseException:  # Ctrl+C: the child must not outlive the exploration (its scratch is removed next)
-        end_child(started)
-        raise
+        with contextlib.suppress(ProcessLookupError):  # it has ended already (not reaped yet)
+            os.kill(started, signum)
     ended = wait_child(started)
     mark_death(sessions)
     if ended not in _expected_exits(signum) | {ChildExit(0, None)}:
@@ -301,11 +305,9 @@ def _fork_when_ready(
     finally:
         os.close(write_end)  # the parent's copy: the pipe reads as ended once the child's is closed too
     try:
-        readable, _, _ = select.select([read_end], [], [], timeout)
-        byte = os.read(read_end, 1) if readable else b""
-    except BaseException:
-        end_child(pid)
-        raise
+        with reaped_on_error(pid):
+            readable, _, _ = select.select([read_end], [], [], timeout)
+            byte = os.read(read_end, 1) if readable else b""
     finally:
         os.close(read_end)
     if byte:

@@ -21,7 +21,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from strands_durable.agent.loop import stop_pool_threads
@@ -118,10 +118,18 @@ def wait_child(pid: int, timeout: float = 120.0) -> ChildExit:
     kernel has pidfds the wait wakes the moment the child ends (a poll's sleep would add milliseconds a child).
     A wait that ends in an exception (Ctrl+C) kills and reaps the child first: it must not go on writing into
     scratch directories its parent is about to remove."""
-    try:
+    with reaped_on_error(pid):
         return _wait_child(pid, timeout)
+
+
+@contextlib.contextmanager
+def reaped_on_error(pid: int) -> Iterator[None]:
+    """An exception in the block (Ctrl+C while the parent waits, sleeps or reads from the child) kills and reaps
+    child `pid` before it goes on: the child must not outlive its parent's interest in it."""
+    try:
+        yield
     except BaseException:
-        with contextlib.suppress(ChildProcessError):  # already reaped when the exception came after the wait
+        with contextlib.suppress(ChildProcessError):  # already reaped when the exception came after a wait
             end_child(pid)
         raise
 
