@@ -159,6 +159,7 @@ def test_a_second_process_is_refused_while_the_first_lives_and_takes_over_once_i
     finally:
         holder.kill()
         holder.wait()
+        holder.stdout.close()
     deadline = time.monotonic() + 10
     while store.holder(session_id) is not None and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -130,3 +130,20 @@ def test_a_new_chaos_scratch_root_removes_those_whose_owner_was_killed(tmp_path:
     assert fresh.name.startswith(f"strands-chaos-{os.getpid()}.{start}.{namespace}-")
     default_workdir()  # this process is alive: its own roots stay
     assert fresh.exists() and (tmp_path / names["live"]).exists()
+
+
+def test_a_soak_puts_its_scratch_root_where_the_plugin_does_and_sweeps_those_of_killed_runs(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`strands chaos` (the soak) makes its scratch root like the pytest plugin: owned by name, so a soak killed
+    before its cleanup leaves a root the next chaos run removes; its own root is removed when it ends."""
+    from strands_durable.faults.soak import soak
+
+    dead = fork_child(lambda: 0)
+    assert wait_child(dead) == ChildExit(0, None)
+    namespace = "".join(c for c in os.readlink("/proc/self/ns/pid") if c.isdigit())
+    (tmp_path / f"strands-chaos-{dead}.0.{namespace}-x1" / "chain").mkdir(parents=True)
+    monkeypatch.setenv("STRANDS_CHAOS_TMPDIR", str(tmp_path))
+    spec = Path(__file__).parents[2] / "examples" / "chain-research.strands.yaml"
+    soak([spec], faults=["interrupt"], progress=False, max_rounds=0)
+    assert list(tmp_path.iterdir()) == []  # the killed run's root swept, the soak's own removed at its end

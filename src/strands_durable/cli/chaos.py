@@ -41,7 +41,12 @@ def chaos(
         int, typer.Option("--seed", metavar="N", help="Seed of the synthetic model and of random kills.")
     ] = 0,
     workdir: Annotated[
-        Path | None, typer.Option("--workdir", metavar="DIR", help="Scratch directory (default: a new temporary one).")
+        Path | None,
+        typer.Option(
+            "--workdir",
+            metavar="DIR",
+            help="Scratch directory (default: a new one in STRANDS_CHAOS_TMPDIR, /dev/shm or the temp dir).",
+        ),
     ] = None,
     rounds: Annotated[
         int | None, typer.Option("--rounds", metavar="N", help="Stop after this many rounds (0: gate only).")

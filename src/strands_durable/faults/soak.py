@@ -22,7 +22,6 @@ import logging
 import os
 import pickle
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -37,6 +36,7 @@ from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.scratch import reset_dir, write_scratch
 from strands_durable.faults.kit.target import NotExplorable, spec_target
+from strands_durable.faults.suite import default_workdir
 from strands_durable.store.fileops import FileOps
 from strands_durable.wording import counted
 
@@ -207,7 +207,7 @@ def soak(
     faults = list(faults or fault_class_names())
     logging.getLogger("strands").setLevel(logging.CRITICAL)  # injected failures are expected; findings report them
     result = SoakResult([str(s) for s in specs], faults, seed, budget_s)
-    root = workdir or Path(tempfile.mkdtemp(prefix="strands-chaos-"))
+    root = workdir or default_workdir()  # where the pytest plugin puts its scratch; a killed soak's is swept next time
     goldens: dict[Path, WorkflowGoldenRun | None] = {}
     started = time.monotonic()
     display = _Display(budget_s, enabled=progress)
