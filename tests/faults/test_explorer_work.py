@@ -311,23 +311,44 @@ def test_the_tools_files_a_seed_writes_are_rewritten_in_place_and_nothing_else_o
     assert sorted(_tree(sessions)) == ["session_x", os.path.join("session_x", "journal.log")]
 
 
-def test_a_local_store_is_made_once_per_root_and_known_prefix_and_opens_new_sessions(
+def test_the_explorer_makes_at_most_one_store_per_point_and_the_kit_keeps_none(
     chain_golden: WorkflowGoldenRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A run directory holds the store of its sessions root and hands it to the seed, the checks and every resume
+    (a local store is its configuration only); `store_at` keeps nothing, so a store is held by whoever asked."""
     from strands_durable.store.base import KnownJournal
+    from strands_durable.store.local import LocalStore
+
+    made: list[LocalStore] = []
+    init = LocalStore.__init__
+
+    def counted(self: LocalStore, *args: Any, **options: Any) -> None:
+        made.append(self)
+        init(self, *args, **options)
+
+    monkeypatch.setattr(LocalStore, "__init__", counted)
+    ids = [pid for pid in explore.iter_points(chain_golden) if chain_golden.point(pid).point.site != "unit.before"]
+    points = tmp_path / "points"
+    explore_point(chain_golden, ids[0], points)  # the root's run directories and its sample's, made once
+    made.clear()
+    for point_id in ids[1:]:
+        assert explore_point(chain_golden, point_id, points).ok
+    assert len(made) <= len(ids) - 1, f"{len(made)} stores for {len(ids) - 1} points"
 
     sessions = tmp_path / "run1" / "sessions"
-    explore._Exploration(chain_golden, tmp_path, explore.PointOutcome(["x"])).seed_prefix(None)
     sid = chain_golden.target.session_id
-    first, again = KnownJournal(sid, b"", SessionState()), KnownJournal(sid, b"", SessionState())
-    assert store_at(sessions) is store_at(sessions)
-    assert store_at(sessions, known=first) is store_at(sessions, known=first) is not store_at(sessions)
-    assert store_at(sessions, known=again) is not store_at(sessions, known=first)
+    assert store_at(sessions) is not store_at(sessions)  # nothing kept by the kit
+    known = KnownJournal(sid, b"", SessionState())
+    assert store_at(sessions, known=known) is not store_at(sessions, known=known)
     monkeypatch.setenv("STRANDS_DURABLE_STRICT", "0" if os.environ.get("STRANDS_DURABLE_STRICT") else "1")
     assert store_at(sessions).strict == (os.environ["STRANDS_DURABLE_STRICT"] == "1")  # as the environment says
+    run = explore._workspace_of(chain_golden, points).run(1)
+    assert run.store() is run.store()
+    assert run.store().strict == (os.environ["STRANDS_DURABLE_STRICT"] == "1")  # made again when it changes
+    explore._Exploration(chain_golden, tmp_path, explore.PointOutcome(["x"])).seed_prefix(None)
     opened = []
-    for _ in range(2):  # one after the other, each with its lease and state
-        opened.append(store_at(sessions).open(sid))
+    for _ in range(2):  # one after the other from the run directory's one store, each with its lease and state
+        opened.append(explore._workspace_of(chain_golden, tmp_path).run(1).store().open(sid))
         opened[-1].abandon()
     assert opened[0] is not opened[1] and opened[0].state is not opened[1].state
 
