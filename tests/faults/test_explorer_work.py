@@ -24,6 +24,7 @@ from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.faults.kit.workspace import Files, WorkspaceHistory, read_files
 from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.state import SessionState, fold
+from tests.conftest import EXAMPLES
 
 
 def _counting_judge(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
@@ -364,3 +365,39 @@ def test_a_digest_encodes_artifacts_and_conversation_keys_as_the_snapshot_reads_
     state.conversation("a.ünïcode").messages.append({"role": "assistant", "content": [{"text": "hi"}]})
     state.artifacts = {}
     assert digester.digest(state) == _digest_from_scratch(state)
+
+
+def _garbage_of(run: Any) -> list[Any]:
+    """What the cyclic collector finds unreachable once `run()` is over: the objects only a cycle kept alive."""
+    import gc
+
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        run()
+        gc.collect()
+        return list(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+
+
+def test_the_units_a_crash_stopped_leave_no_frames_for_the_collector(tmp_path: Path) -> None:
+    """A crash in one job of a parallel layer stops its siblings at their safe points (StopRequested) in their
+    threads; the group raises the crash and drops the siblings' exceptions, and with them the frames they unwound,
+    which the SDK's frames held in a cycle (its agent, session and state with them) until a collection."""
+    golden = run_golden(ChaosTarget(EXAMPLES / "parallel-market-scan.strands.yaml"), tmp_path / "golden")
+    ids = [pid for pid in explore.iter_points(golden) if golden.point(pid).point.site == "model.answered"]
+    assert len(ids) >= 4
+    points = tmp_path / "points"
+    explore_point(golden, ids[0], points)  # the sample's real segments run first, once
+
+    def explore_all() -> None:
+        for point_id in ids:
+            assert explore_point(golden, point_id, points).ok
+
+    garbage = _garbage_of(explore_all)
+    frames = [f"{o.f_code.co_filename}:{o.f_code.co_name}" for o in garbage if type(o).__name__ == "frame"]
+    assert not frames, f"{len(frames)} frames in cycles after {len(ids)} points, e.g. {frames[:5]}"
