@@ -344,12 +344,12 @@ def test_the_explorer_makes_at_most_one_store_per_point_and_the_kit_keeps_none(
     monkeypatch.setenv("STRANDS_DURABLE_STRICT", "0" if os.environ.get("STRANDS_DURABLE_STRICT") else "1")
     assert store_at(sessions).strict == (os.environ["STRANDS_DURABLE_STRICT"] == "1")  # as the environment says
     run = explore._workspace_of(chain_golden, points).run(1)
-    assert run.store() is run.store()
-    assert run.store().strict == (os.environ["STRANDS_DURABLE_STRICT"] == "1")  # made again when it changes
+    assert run.store(True) is run.store(True)
+    assert run.store(True).strict == (os.environ["STRANDS_DURABLE_STRICT"] == "1")  # made again when it changes
     explore._Exploration(chain_golden, tmp_path, explore.PointOutcome(["x"])).seed_prefix(None)
     opened = []
     for _ in range(2):  # one after the other from the run directory's one store, each with its lease and state
-        opened.append(explore._workspace_of(chain_golden, tmp_path).run(1).store().open(sid))
+        opened.append(explore._workspace_of(chain_golden, tmp_path).run(1).store(True).open(sid))
         opened[-1].abandon()
     assert opened[0] is not opened[1] and opened[0].state is not opened[1].state
 

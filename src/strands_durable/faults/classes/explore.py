@@ -138,12 +138,13 @@ class _RunDirectory:
         self.sessions, self.out_dir, self.scratch = base / _SESSIONS, base / _OUT, base / _TOOLS
         self._store: tuple[str, SessionStore] | None = None  # (the strictness it was made under, the store)
 
-    def store(self) -> SessionStore:
+    def store(self, in_place: bool) -> SessionStore:
         """The store on the sessions root (faults/kit/stores.py). A local one is kept while the root is seeded again
-        in place: a local store is its configuration only (root, file layer, strictness as the environment set it
-        when it was made), and every session it opens, with its state and lease, is new. A root on S3 is made anew
-        for each seed, with a prefix of its own, so it gets a store of its own."""
-        if not seeds_in_place():
+        in place (`in_place`, `seeds_in_place`): a local store is its configuration only (root, file layer,
+        strictness as the environment set it when it was made), and every session it opens, with its state and
+        lease, is new. A root on S3 is made anew for each seed, with a prefix of its own, so it gets a store of its
+        own."""
+        if not in_place:
             return store_at(self.sessions)
         strictness = os.environ.get(_STRICT_ENV, "")
         if self._store is None or self._store[0] != strictness:
@@ -214,7 +215,7 @@ class _Exploration:
         known_files = self.golden.seed_files if in_place else None
         self.workspace.clear(self.sessions, known_files, files.keys())
         write_files(self.scratch, files)
-        store = run.store()
+        store = run.store(in_place)
         self.seed, meta = seed_session(self.golden, store, self.out_dir, self.golden.journal[header_end:length])
         if known_files is None and in_place:  # what a seed writes, as seen once in a fresh directory
             self.golden.seed_files = frozenset(read_files(self.sessions))
