@@ -22,7 +22,8 @@ examples/ (issue 18 pins the workload: the 7 examples as at 5526c56, `git archiv
 faults/kit/collector.py) as one more tree of the comparison. Each summary line ends with the issue's target for it.
 
 `--own-work` (issue 37) prints, `--rounds` times in one process, the explorer's own CPU per crash point of the
-examples: its thread's CPU in `explore_point` less that in the resumes it starts.
+examples: its thread's CPU in `explore_point` less that in the resumes it starts; then that thread's CPU per point
+split into the seeds, the checks' reads, judging and the rest, the resumes' store opens and runs, and the collector.
 
 `--segments` (issue 37) measures, in one process over the same golden runs and alternating `--rounds` times, the
 examples' points/s with every crash state reached by its real segment against the default (derived from the golden
