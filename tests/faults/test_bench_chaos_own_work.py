@@ -4,27 +4,16 @@ runs, the collector), measured on real explorations and restored afterwards."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from strands_durable.faults.classes import explore
 from strands_durable.store.local import LocalStore
 from tests.conftest import EXAMPLES
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_chaos_own_work_under_test", BENCH / "bench_chaos.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.faults.test_bench_chaos_whole import _bench  # the bench module, loaded from its file
 
 
 def test_own_work_splits_the_explorers_cpu_per_point_and_puts_back_what_it_timed(
