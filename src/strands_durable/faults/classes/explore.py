@@ -12,8 +12,9 @@ How one crash point is explored (`explore_point`):
    would leave can be read off the golden run (faults/kit/derived.py); a seeded sample of those points runs it as
    well and compares the two states.
 2. Right after the crash the stored histories must be valid (`mode="stored"`).
-3. A resume in fresh objects (a new store on the session, as a new process would) runs until it reaches
-   a checkpoint (a commit) whose normalised snapshot equals the golden run's at one of its checkpoints (the
+3. A resume in fresh objects (the session opened anew, its state read from disk, as a new process would; the
+   store it is opened through is the run directory's, which holds configuration only) runs until it reaches a
+   checkpoint (a commit) whose normalised snapshot equals the golden run's at one of its checkpoints (the
    convergence shortcut), or to the end with `full=True` or when it never converges, where the whole comparable
    view, request validity of every history and the completed status are checked. Committed tools must not run
    again, committed model turns must not be requested again, and the durable state must match, not just the
