@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from strands_durable import LocalStore
 from strands_durable.faults.classes import explore
-from strands_durable.store.local import LocalStore
 from tests.conftest import EXAMPLES
 from tests.faults.test_bench_chaos_whole import _bench  # the bench module, loaded from its file
 

@@ -317,8 +317,8 @@ def test_the_explorer_makes_at_most_one_store_per_point_and_the_kit_keeps_none(
 ) -> None:
     """A run directory holds the store of its sessions root and hands it to the seed, the checks and every resume
     (a local store is its configuration only); `store_at` keeps nothing, so a store is held by whoever asked."""
+    from strands_durable import LocalStore
     from strands_durable.store.base import KnownJournal
-    from strands_durable.store.local import LocalStore
 
     made: list[LocalStore] = []
     init = LocalStore.__init__
