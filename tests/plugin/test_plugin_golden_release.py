@@ -72,3 +72,41 @@ def test_a_workflows_golden_runs_are_freed_once_its_last_item_has_run(pytester: 
     assert at_first[FIRST] >= 1 and at_first[SECOND] >= 2  # the scan's golden run and its orders' are held
     assert at_second == {FIRST: 0, SECOND: at_first[SECOND]}  # the research workflow's have been let go
     assert at_end == {FIRST: 0, SECOND: 0}
+
+
+TOTALS_PROBE = """
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    from pytest_strands.plugin import TOTALS
+
+    totals = config.stash[TOTALS]
+    recorded = getattr(totals, "recorded", len(totals.items))  # before the count: every record was kept
+    (config.rootpath / "kept.txt").write_text(f"{len(totals.items)} {recorded}")
+"""
+
+
+@pytest.mark.parametrize("report", [False, True], ids=["no-report", "json-report"])
+def test_the_session_keeps_per_item_records_only_for_a_report(pytester: pytest.Pytester, report: bool) -> None:
+    """The totals' per-item records are read only by the JSON and HTML reports: without either, the session adds
+    up each item and keeps nothing of it to its end."""
+    add_research_spec(pytester)
+    pytester.makeconftest(TOTALS_PROBE)
+    out = pytester.path / "chaos.json"
+    result = pytester.runpytest_subprocess(
+        "--strands-chaos",
+        "--strands-chaos-max-points=2",
+        "--strands-chaos-schedules=0",
+        "-p",
+        "no:cacheprovider",
+        *([f"--strands-chaos-report={out}"] if report else []),
+    )
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert summary(result)["points"] == 2
+    kept, recorded = map(int, (pytester.path / "kept.txt").read_text().split())
+    assert recorded == 3  # the golden item and its two points
+    assert kept == (recorded if report else 0)
+    if report:
+        assert len(json.loads(out.read_text())["items"]) == recorded
