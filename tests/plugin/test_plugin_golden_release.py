@@ -49,6 +49,7 @@ def pytest_sessionfinish(session):
     (session.config.rootpath / "alive.json").write_text(json.dumps(SEEN))
 """
 FIRST, SECOND = "a-research.strands.yaml", "b-scan.strands.yaml"
+CHAOS = ("--strands-chaos", "--strands-chaos-max-points=2", "-p", "no:cacheprovider")
 
 
 @pytest.mark.parametrize("workers", [0, 2], ids=["serial", "forked-workers"])
@@ -56,14 +57,7 @@ def test_a_workflows_golden_runs_are_freed_once_its_last_item_has_run(pytester: 
     add_research_spec(pytester, FIRST)
     add_research_spec(pytester, SECOND, source=EXAMPLES / "parallel-market-scan.strands.yaml")  # has unit orders
     pytester.makeconftest(PROBE)
-    result = pytester.runpytest_subprocess(
-        "--strands-chaos",
-        "--strands-chaos-max-points=2",
-        "--strands-chaos-schedules=1",
-        f"--strands-chaos-workers={workers}",
-        "-p",
-        "no:cacheprovider",
-    )
+    result = pytester.runpytest_subprocess(*CHAOS, "--strands-chaos-schedules=1", f"--strands-chaos-workers={workers}")
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert summary(result)["workflows"] == 2
     seen = json.loads((pytester.path / "alive.json").read_text())
@@ -95,14 +89,8 @@ def test_the_session_keeps_per_item_records_only_for_a_report(pytester: pytest.P
     add_research_spec(pytester)
     pytester.makeconftest(TOTALS_PROBE)
     out = pytester.path / "chaos.json"
-    result = pytester.runpytest_subprocess(
-        "--strands-chaos",
-        "--strands-chaos-max-points=2",
-        "--strands-chaos-schedules=0",
-        "-p",
-        "no:cacheprovider",
-        *([f"--strands-chaos-report={out}"] if report else []),
-    )
+    reported = [f"--strands-chaos-report={out}"] if report else []
+    result = pytester.runpytest_subprocess(*CHAOS, "--strands-chaos-schedules=0", *reported)
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert summary(result)["points"] == 2
     kept, recorded = map(int, (pytester.path / "kept.txt").read_text().split())
