@@ -22,7 +22,8 @@ examples/ (issue 18 pins the workload: the 7 examples as at 5526c56, `git archiv
 faults/kit/collector.py) as one more tree of the comparison. Each summary line ends with the issue's target for it.
 
 `--own-work` (issue 37) prints, `--rounds` times in one process, the explorer's own CPU per crash point of the
-examples: its thread's CPU in `explore_point` less that in the resumes it starts.
+examples: its thread's CPU in `explore_point` less that in the resumes it starts; then that thread's CPU per point
+split into the seeds, the checks' reads, judging and the rest, the resumes' store opens and runs, and the collector.
 
 `--segments` (issue 37) measures, in one process over the same golden runs and alternating `--rounds` times, the
 examples' points/s with every crash state reached by its real segment against the default (derived from the golden
@@ -60,6 +61,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from strands_durable.faults.suite import default_workdir
 
@@ -119,40 +121,80 @@ TARGET_XDIST = 1.6  # serial / -n 2 on 2 cores
 def own_work(workdir: Path, examples: Path) -> None:
     """The explorer's own CPU per crash point over every point of the examples (golden runs and exactness samples
     first, not counted): this thread's CPU in `explore_point` less its CPU in the resumes it starts (seeding, reading
-    back, judging, and the collections that fall in them), and all of this process's CPU per point."""
+    back, judging, and the collections that fall in them), and all of this process's CPU per point. Then where this
+    thread's CPU went, per point: the seeds (the run directory pruned, the journal prefix and workspace written), the
+    checks' reads of the session, the rest of the explorer (judging, derivation, observers), the resumes' store
+    opens and the rest of the resumes (the runs), and the cyclic collector's passes wherever they fell."""
+    import gc
+
     import strands_durable.runner.run as runner_run
-    from strands_durable.faults.classes.explore import _sample_verdicts
+    from strands_durable.faults.classes import explore as explorer
+    from strands_durable.store.local import LocalStore
 
     goldens = []
     for spec in sorted(examples.glob("*.strands.yaml")):
         golden = run_golden(ChaosTarget(spec), workdir / spec.stem / "golden")
-        _sample_verdicts(golden, workdir / spec.stem / "points" / "real-segment")
+        explorer._sample_verdicts(golden, workdir / spec.stem / "points" / "real-segment")
         goldens.append((golden, workdir / spec.stem / "points"))
-    in_runs = [0.0]
-    resume = runner_run.resume
+    spent: dict[str, float] = dict.fromkeys(("resumes", "seeds", "reads", "opens", "collector"), 0.0)
+    timed = [("resumes", runner_run, "resume"), ("seeds", explorer._Exploration, "_seed")]
+    timed += [("reads", explorer._Exploration, "load"), ("opens", LocalStore, "open")]
+    originals = [(owner, name, getattr(owner, name)) for _, owner, name in timed]
+    for (part, owner, name), (_, _, original) in zip(timed, originals, strict=True):
+        setattr(owner, name, _thread_timed(original, spent, part))  # timed, not replaced: the explorer's own calls
+    started = [0.0]
 
-    def timed_resume(*args: object, **options: object) -> object:
-        start = time.thread_time()
-        try:
-            return resume(*args, **options)  # type: ignore[arg-type]
-        finally:
-            in_runs[0] += time.thread_time() - start
+    def collecting(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.thread_time()
+        else:
+            spent["collector"] += time.thread_time() - started[0]
 
-    runner_run.resume = timed_resume  # type: ignore[assignment]  # timed, not replaced: the explorer's own calls
+    gc.callbacks.append(collecting)
     try:
         points, start, cpu = 0, time.thread_time(), time.process_time()
         for golden, points_dir in goldens:
             for point_id in iter_points(golden, None, 0):
                 explore_point(golden, point_id, points_dir)
                 points += 1
-        explorer, process = time.thread_time() - start, time.process_time() - cpu
+        explorer_cpu, process = time.thread_time() - start, time.process_time() - cpu
     finally:
-        runner_run.resume = resume
-    own, runs, everything = ((explorer - in_runs[0]) / points, in_runs[0] / points, process / points)
+        gc.callbacks.remove(collecting)
+        for owner, name, original in originals:
+            setattr(owner, name, original)
+    own, runs, everything = ((explorer_cpu - spent["resumes"]) / points, spent["resumes"] / points, process / points)
     print(
         f"examples: {points} crash points; the explorer's own CPU {own * 1000:.2f} ms per point (its resumes "
         f"{runs * 1000:.2f} ms in this thread); all CPU {everything * 1000:.2f} ms per point (target: half of ~1.4 ms)"
     )
+    rest = explorer_cpu - spent["resumes"] - spent["seeds"] - spent["reads"]
+    split = {
+        "seeds": spent["seeds"],
+        "reads": spent["reads"],
+        "judging and the rest": rest,
+        "resumes' opens": spent["opens"],  # a check's read opens nothing
+        "resumes' runs": spent["resumes"] - spent["opens"],
+        "collector (in all of them)": spent["collector"],
+    }
+    print("  per point, this thread (ms): " + ", ".join(f"{k} {v / points * 1000:.2f}" for k, v in split.items()))
+
+
+def _thread_timed(function: Any, spent: dict[str, float], part: str) -> Any:
+    """`function`, adding this thread's CPU in it to `spent[part]` (calls from other threads are not counted)."""
+    import threading
+
+    main = threading.get_ident()
+
+    def timed(*args: Any, **options: Any) -> Any:
+        if threading.get_ident() != main:
+            return function(*args, **options)
+        start = time.thread_time()
+        try:
+            return function(*args, **options)
+        finally:
+            spent[part] += time.thread_time() - start
+
+    return timed
 
 
 def examples_rate(workdir: Path, examples: Path, *, quiet: bool = False) -> tuple[float, float]:

@@ -24,6 +24,7 @@ from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.faults.kit.workspace import Files, WorkspaceHistory, read_files
 from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.state import SessionState, fold
+from tests.conftest import EXAMPLES
 
 
 def _counting_judge(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
@@ -311,23 +312,44 @@ def test_the_tools_files_a_seed_writes_are_rewritten_in_place_and_nothing_else_o
     assert sorted(_tree(sessions)) == ["session_x", os.path.join("session_x", "journal.log")]
 
 
-def test_a_local_store_is_made_once_per_root_and_known_prefix_and_opens_new_sessions(
+def test_the_explorer_makes_at_most_one_store_per_point_and_the_kit_keeps_none(
     chain_golden: WorkflowGoldenRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A run directory holds the store of its sessions root and hands it to the seed, the checks and every resume
+    (a local store is its configuration only); `store_at` keeps nothing, so a store is held by whoever asked."""
     from strands_durable.store.base import KnownJournal
+    from strands_durable.store.local import LocalStore
+
+    made: list[LocalStore] = []
+    init = LocalStore.__init__
+
+    def counted(self: LocalStore, *args: Any, **options: Any) -> None:
+        made.append(self)
+        init(self, *args, **options)
+
+    monkeypatch.setattr(LocalStore, "__init__", counted)
+    ids = [pid for pid in explore.iter_points(chain_golden) if chain_golden.point(pid).point.site != "unit.before"]
+    points = tmp_path / "points"
+    explore_point(chain_golden, ids[0], points)  # the root's run directories and its sample's, made once
+    made.clear()
+    for point_id in ids[1:]:
+        assert explore_point(chain_golden, point_id, points).ok
+    assert len(made) <= len(ids) - 1, f"{len(made)} stores for {len(ids) - 1} points"
 
     sessions = tmp_path / "run1" / "sessions"
-    explore._Exploration(chain_golden, tmp_path, explore.PointOutcome(["x"])).seed_prefix(None)
     sid = chain_golden.target.session_id
-    first, again = KnownJournal(sid, b"", SessionState()), KnownJournal(sid, b"", SessionState())
-    assert store_at(sessions) is store_at(sessions)
-    assert store_at(sessions, known=first) is store_at(sessions, known=first) is not store_at(sessions)
-    assert store_at(sessions, known=again) is not store_at(sessions, known=first)
+    assert store_at(sessions) is not store_at(sessions)  # nothing kept by the kit
+    known = KnownJournal(sid, b"", SessionState())
+    assert store_at(sessions, known=known) is not store_at(sessions, known=known)
     monkeypatch.setenv("STRANDS_DURABLE_STRICT", "0" if os.environ.get("STRANDS_DURABLE_STRICT") else "1")
     assert store_at(sessions).strict == (os.environ["STRANDS_DURABLE_STRICT"] == "1")  # as the environment says
+    run = explore._workspace_of(chain_golden, points).run(1)
+    assert run.store(True) is run.store(True)
+    assert run.store(True).strict == (os.environ["STRANDS_DURABLE_STRICT"] == "1")  # made again when it changes
+    explore._Exploration(chain_golden, tmp_path, explore.PointOutcome(["x"])).seed_prefix(None)
     opened = []
-    for _ in range(2):  # one after the other, each with its lease and state
-        opened.append(store_at(sessions).open(sid))
+    for _ in range(2):  # one after the other from the run directory's one store, each with its lease and state
+        opened.append(explore._workspace_of(chain_golden, tmp_path).run(1).store(True).open(sid))
         opened[-1].abandon()
     assert opened[0] is not opened[1] and opened[0].state is not opened[1].state
 
@@ -343,3 +365,39 @@ def test_a_digest_encodes_artifacts_and_conversation_keys_as_the_snapshot_reads_
     state.conversation("a.ünïcode").messages.append({"role": "assistant", "content": [{"text": "hi"}]})
     state.artifacts = {}
     assert digester.digest(state) == _digest_from_scratch(state)
+
+
+def _garbage_of(run: Any) -> list[Any]:
+    """What the cyclic collector finds unreachable once `run()` is over: the objects only a cycle kept alive."""
+    import gc
+
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        run()
+        gc.collect()
+        return list(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+
+
+def test_the_units_a_crash_stopped_leave_no_frames_for_the_collector(tmp_path: Path) -> None:
+    """A crash in one job of a parallel layer stops its siblings at their safe points (StopRequested) in their
+    threads; the group raises the crash and drops the siblings' exceptions, and with them the frames they unwound,
+    which the SDK's frames held in a cycle (its agent, session and state with them) until a collection."""
+    golden = run_golden(ChaosTarget(EXAMPLES / "parallel-market-scan.strands.yaml"), tmp_path / "golden")
+    ids = [pid for pid in explore.iter_points(golden) if golden.point(pid).point.site == "model.answered"]
+    assert len(ids) >= 4
+    points = tmp_path / "points"
+    explore_point(golden, ids[0], points)  # the sample's real segments run first, once
+
+    def explore_all() -> None:
+        for point_id in ids:
+            assert explore_point(golden, point_id, points).ok
+
+    garbage = _garbage_of(explore_all)
+    frames = [f"{o.f_code.co_filename}:{o.f_code.co_name}" for o in garbage if type(o).__name__ == "frame"]
+    assert not frames, f"{len(frames)} frames in cycles after {len(ids)} points, e.g. {frames[:5]}"

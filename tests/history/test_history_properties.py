@@ -201,3 +201,16 @@ def test_generator_produces_every_rule_violation_and_fault_many_times() -> None:
         assert tally[rule] >= 20, (rule, tally)
     for fault in FAULTS:
         assert tally[fault] >= 10, (fault, tally)
+
+
+@deterministic
+@given(histories(), strategies)
+def test_every_start_of_a_history_valid_as_stored_is_valid_as_stored(case: Case, strategy: str) -> None:
+    """What the chaos judge relies on to validate a long conversation once per crash point's length
+    (faults/kit/judge.py `_starts_a_valid_history`): under every provider's rules, a history valid as stored stays
+    valid cut after any message."""
+    repaired, _ = repair(case.messages, case.journal, strategy, pending_interrupts=case.pending)
+    for history in (case.messages, repaired):
+        if validate(history, "all", "stored") == []:
+            for length in range(len(history)):
+                assert validate(history[:length], "all", "stored") == [], length

@@ -1,5 +1,5 @@
 """Which folders are sessions (`listing.folder_kind`) is decided by the journal's first line as it is on disk at each
-call: a process that has seen a session's header before (the chaos explorer asks it several times per crash point,
+call: a process that has seen a session's header before (the chaos explorer opens a session at every crash point,
 and remembers verdicts by the exact bytes) still finds a header damaged since, and a header longer than the first
 read is read whole."""
 
@@ -56,3 +56,45 @@ def test_a_header_longer_than_the_first_read_is_read_whole(tmp_path: Path) -> No
     assert folder_kind(directory) == OURS
     assert store.load(session_id).meta["variables"]["long"] == "x" * 20_000
     assert store.session_ids() == [session_id]
+
+
+def test_load_reads_the_journal_once_and_workspace_reads_nothing_yet_each_folder_kind_is_told_as_before(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`load` (the chaos kit reads every crash point back with it) decides the folder is ours from the journal's
+    first line in the bytes it reads, not by reading that line first; `workspace` is a path. What is not plainly
+    ours is still told by `folder_kind`: a damaged header is corrupt (exit 17), a folder that merely has the
+    name is not found, a session whose journal is gone is corrupt naming the journal."""
+    import strands_durable.store.local as local_module
+    from strands_durable.errors import SessionNotFound
+
+    store = LocalStore(tmp_path)
+    session_id, directory = _session(store, {"a": "1"})
+    asked: list[Path] = []
+    monkeypatch.setattr(local_module, "folder_kind", lambda d: asked.append(d) or folder_kind(d))
+    opened: list[str] = []
+    real_open = local_module.FileOps.read_bytes
+    monkeypatch.setattr(local_module.FileOps, "read_bytes", lambda ops, p: opened.append(p.name) or real_open(ops, p))
+    assert store.load(session_id).meta["variables"] == {"a": "1"}
+    assert store.workspace(session_id).scratch_dir == directory / "scratch"
+    assert asked == [] and opened == [JOURNAL_NAME]
+    store.open(session_id).close()
+    assert asked == [directory]  # open still asks before it writes the lease into the folder
+
+    journal = directory / JOURNAL_NAME
+    data = journal.read_bytes()
+    journal.write_bytes(data.replace(b'"a":"1"', b'"a":"2"', 1))  # the header's checksum no longer holds
+    with pytest.raises(CorruptSession, match=JOURNAL_NAME) as caught:
+        store.load(session_id)
+    assert caught.value.exit_code == 17
+    journal.unlink()
+    with pytest.raises(CorruptSession, match=f"{JOURNAL_NAME}.*missing"):
+        store.load(session_id)  # pattern_state.json or our session.json says it was a session of ours
+
+    other = tmp_path / f"session_{session_id[:-1]}{'0' if session_id[-1] != '0' else '1'}"
+    other.mkdir()
+    (other / JOURNAL_NAME).write_text("another program's log\n")
+    with pytest.raises(SessionNotFound):
+        store.load(other.name[len("session_") :])
+    with pytest.raises(SessionNotFound):
+        store.workspace("../elsewhere")

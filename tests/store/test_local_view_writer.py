@@ -174,6 +174,11 @@ def test_an_injected_crash_ends_the_writer_at_once_and_it_writes_nothing_more(tm
 def test_one_thread_runs_every_sessions_writer_and_outlives_a_closed_one_only_while_idle(tmp_path: Path) -> None:
     """Starting a thread costs 0.5-1 ms: sessions opened one after another (a resume per crash point) share the one
     writer thread, which runs nothing of a closed session and ends after its idle time."""
+    # a run due in a minute keeps the thread meanwhile (from the start: a thread idle for its idle time while this
+    # test waits for the CPU would end, and the next wake would rightly start another)
+    keeper = WriterThread(lambda: None, min_interval_s=60.0)
+    keeper.wake()
+    keeper.wake()
     ran_on: list[tuple[str, threading.Thread]] = []
     first = WriterThread(lambda: ran_on.append(("first", threading.current_thread())))
     second = WriterThread(lambda: ran_on.append(("second", threading.current_thread())))
@@ -183,9 +188,6 @@ def test_one_thread_runs_every_sessions_writer_and_outlives_a_closed_one_only_wh
     assert ran_on[0][1] is ran_on[1][1] and ran_on[0][1] is not threading.current_thread()
     first.stop()
     second.stop()
-    keeper = WriterThread(lambda: None, min_interval_s=60.0)  # a run due in a minute keeps the thread meanwhile
-    keeper.wake()
-    keeper.wake()
     store = LocalStore(tmp_path)
     threads = set()
     for _ in range(3):  # sessions opened, committing and closed one after another

@@ -161,6 +161,13 @@ class Lockstep:
             self._wakeups[key].notify()
 
 
+def _drop_frames(exc: BaseException) -> None:
+    """Let go of the frames a job's exception that nobody raises unwound (a sibling stopped at its safe point after
+    the crash, a later failure): the SDK's frames it passed through hold the exception in their locals, a cycle that
+    would keep the job's agent, session and state alive until a collection finds it."""
+    exc.__traceback__ = None
+
+
 class _Group:
     def __init__(self, ctx: RunContext, ready: ReadyJobs, max_parallel: int) -> None:
         self.ctx = ctx
@@ -245,8 +252,12 @@ class _Group:
             self.pause = self.pause or exc
         elif isinstance(exc, Exception):
             self.failure = self.failure or exc
+            if self.failure is not exc:  # a later failure, never raised
+                _drop_frames(exc)
         else:
             self._fail_hard(exc)
+            if self.fatal is not exc:  # a sibling stopped after the crash (StopRequested), never raised
+                _drop_frames(exc)
 
     def _fail_hard(self, exc: BaseException) -> None:
         if self.fatal is None:

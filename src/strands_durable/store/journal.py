@@ -319,6 +319,13 @@ def _last_complete_record(data: bytes, *, cut: bool) -> dict[str, Any] | None:
     return None
 
 
+def header_of(data: bytes) -> bytes:
+    """The first line of a journal's bytes, newline included (b"" when they hold no complete first line): what
+    `header_line` reads from the file."""
+    end = data.find(b"\n")
+    return data[: end + 1] if end >= 0 else b""
+
+
 def header_line(path: Path) -> bytes:
     """The journal's first line, newline included (b"" when it has no complete first line). Raises OSError."""
     first = first_line(path)
@@ -330,7 +337,7 @@ _FIRST_READ = 8192  # one read holds a header (~1 KB); a longer first line is re
 
 def first_line(path: str | Path) -> bytes:
     """The file's first line, its newline included (the whole file, or its first 16 MB, when it has none): one
-    unbuffered read for a journal's header (asked about 5 times per crash point of the chaos kit), the buffered
+    unbuffered read for a journal's header (asked at every open of a session), the buffered
     `readline` only when that read holds no newline. Raises OSError."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:

@@ -36,6 +36,8 @@ from strands_durable.store.journal import (
     JOURNAL_NAME,
     JournalEnds,
     encode_line,
+    header_of,
+    is_header_line,
     journal_ends,
     read_journal,
     refuse_damaged_last,
@@ -143,15 +145,17 @@ class LocalStore(SessionStore):
         return directory
 
     def _read(
-        self, directory: Path, *, repair_tail: bool, upto_seq: int | None = None
+        self, directory: Path, *, repair_tail: bool, upto_seq: int | None = None, data: bytes | None = None
     ) -> tuple[SessionState, SessionState | None, int]:
         """The journal's state (as of record `upto_seq`), the known state it was folded onto (None: read from
-        the first byte), and where its checkpoint record ends (0: none read)."""
+        the first byte), and where its checkpoint record ends (0: none read). `data`: the journal's bytes when
+        the caller read them already."""
         path = directory / JOURNAL_NAME
-        try:
-            data = self.fileops.read_bytes(path)
-        except OSError as exc:
-            raise file_error(exc, path) from exc
+        if data is None:
+            try:
+                data = self.fileops.read_bytes(path)
+            except OSError as exc:
+                raise file_error(exc, path) from exc
         known = self._known
         if (
             known is not None
@@ -230,8 +234,19 @@ class LocalStore(SessionStore):
                 raise io_error(exc, f"cannot remove leftover temp files of session {session_id}") from exc
 
     def load(self, session_id: str, *, upto_seq: int | None = None) -> SessionState:
-        """The session's state; with `upto_seq`, as it was after that journal record."""
-        return self._read(self._directory(session_id), repair_tail=False, upto_seq=upto_seq)[0]
+        """The session's state; with `upto_seq`, as it was after that journal record. The journal is read once:
+        when its first line is our header the folder is ours (what `_directory` would read it for); otherwise
+        `_directory` says what the folder is, and raises for anything but a damaged session of ours."""
+        if not is_session_id(session_id):
+            raise SessionNotFound(session_id)
+        directory = layout.session_dir(self.root, session_id)
+        try:
+            data: bytes | None = self.fileops.read_bytes(directory / JOURNAL_NAME)
+        except OSError:
+            data = None
+        if data is None or not is_header_line(header_of(data)):
+            directory, data = self._directory(session_id), None  # `_read` reads it again and names what is wrong
+        return self._read(directory, repair_tail=False, upto_seq=upto_seq, data=data)[0]
 
     # -- listing and housekeeping ---------------------------------------------------------------------
     def _root_names(self) -> list[str]:
@@ -333,7 +348,11 @@ class LocalStore(SessionStore):
         return Inspection(session_id, state, findings, holder)
 
     def workspace(self, session_id: str) -> Workspace:
-        return Workspace(scratch_dir=self._directory(session_id) / "scratch", fileops=self.fileops)
+        # a path, as the S3 store's: asked for a session already opened or inspected, so its folder is not read
+        # again to tell whether it is ours (`_directory`)
+        if not is_session_id(session_id):
+            raise SessionNotFound(session_id)
+        return Workspace(scratch_dir=layout.session_dir(self.root, session_id) / "scratch", fileops=self.fileops)
 
     def directory_of(self, session_id: str) -> Path:
         """The session's directory (the local store's own; above `store/` only the fault kit, which faults its

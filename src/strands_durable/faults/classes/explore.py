@@ -12,8 +12,9 @@ How one crash point is explored (`explore_point`):
    would leave can be read off the golden run (faults/kit/derived.py); a seeded sample of those points runs it as
    well and compares the two states.
 2. Right after the crash the stored histories must be valid (`mode="stored"`).
-3. A resume in fresh objects (a new store on the session, as a new process would) runs until it reaches
-   a checkpoint (a commit) whose normalised snapshot equals the golden run's at one of its checkpoints (the
+3. A resume in fresh objects (the session opened anew, its state read from disk, as a new process would; the
+   store it is opened through is the run directory's, which holds configuration only) runs until it reaches a
+   checkpoint (a commit) whose normalised snapshot equals the golden run's at one of its checkpoints (the
    convergence shortcut), or to the end with `full=True` or when it never converges, where the whole comparable
    view, request validity of every history and the completed status are checked. Committed tools must not run
    again, committed model turns must not be requested again, and the durable state must match, not just the
@@ -46,7 +47,7 @@ from strands_durable.faults.kit.golden import (
     seed_session,
     skip_count,
 )
-from strands_durable.faults.kit.observe import Phase, observe, observed_store, run_options, watch_convergence
+from strands_durable.faults.kit.observe import Phase, observe, run_options, watch_convergence
 from strands_durable.faults.kit.observe import arm as _arm
 from strands_durable.faults.kit.stores import seeds_in_place, store_at
 from strands_durable.faults.kit.workspace import prune, read_files, write_files
@@ -54,6 +55,7 @@ from strands_durable.store import SessionStore
 from strands_durable.store.base import KnownJournal
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.state import SessionState
+from strands_durable.store.wrapping import WrappingStore
 
 _OPS = FileOps()  # chaos scratch files go through the project's one file-operations layer too
 
@@ -89,20 +91,22 @@ class PointOutcome:
 
 
 class _Workspace:
-    """The directories of an exploration's runs (each a sessions root, an output directory and the tools'
-    workspace), one per seed. A directory an earlier exploration of the same golden run used is seeded again in
-    place: `clear` leaves in it only the files its next seed rewrites (`WorkflowGoldenRun.seed_files`, and the tools'
-    files it writes), which costs what the last runs left there, not removing and creating the whole tree. So every
-    seed starts from exactly the tree a fresh directory would hold: the seed's files, the workspace's and the empty
-    output directory."""
+    """The directories of an exploration's runs under one root (each a sessions root, an output directory and the
+    tools' workspace), one per seed, made once per golden run and root (`_workspace_of`): every exploration under
+    the root seeds the same few. A directory an earlier exploration used is seeded again in place: `clear` leaves in
+    it only the files its next seed rewrites (`WorkflowGoldenRun.seed_files`, and the tools' files it writes), which
+    costs what the last runs left there, not removing and creating the whole tree. So every seed starts from exactly
+    the tree a fresh directory would hold: the seed's files, the workspace's and the empty output directory."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.count = 0
+        self.runs: list[_RunDirectory] = []
 
-    def new(self) -> tuple[Path, Path, Path]:
-        self.count += 1
-        return _run_paths(self.root, self.count)
+    def run(self, number: int) -> _RunDirectory:
+        """The directory of an exploration's `number`-th seed (1: its first)."""
+        while len(self.runs) < number:
+            self.runs.append(_RunDirectory(self.root / f"run{len(self.runs) + 1}"))
+        return self.runs[number - 1]
 
     @staticmethod
     def clear(sessions: Path, seed_files: frozenset[str] | None, tools_files: Collection[str] = ()) -> None:
@@ -114,7 +118,7 @@ class _Workspace:
             if seed_files is None:
                 _OPS.remove_tree(base)
                 return
-            kept = _kept_seed_files(seed_files)
+            kept = frozenset(os.path.join(_SESSIONS, name) for name in seed_files)
             if tools_files:
                 kept = kept | {os.path.join(_TOOLS, name) for name in tools_files}
             prune(base, kept, _RUN_PARTS)
@@ -122,22 +126,39 @@ class _Workspace:
             return  # nothing there yet
 
 
-_SESSIONS, _OUT, _TOOLS = "sessions", "out", "workspace"  # a run directory's parts (`_Workspace.new`)
+_SESSIONS, _OUT, _TOOLS = "sessions", "out", "workspace"  # a run directory's parts (`_RunDirectory`)
 _RUN_PARTS = frozenset((_SESSIONS, _OUT, _TOOLS))
+_STRICT_ENV = "STRANDS_DURABLE_STRICT"  # a local store's default strictness (`_RunDirectory.store`)
 
 
-@functools.lru_cache(maxsize=64)
-def _run_paths(root: Path, count: int) -> tuple[Path, Path, Path]:
-    """The sessions root, output directory and tools' workspace of run `count` under `root` (every crash point
-    explored under `root` uses the same few)."""
-    base = root / f"run{count}"
-    return base / _SESSIONS, base / _OUT, base / _TOOLS
+class _RunDirectory:
+    """One run directory of an exploration root: its sessions root, output directory and tools' workspace, and the
+    store on its sessions root, which it hands to the seed, the checks' reads and every resume (`store`)."""
+
+    def __init__(self, base: Path) -> None:
+        self.sessions, self.out_dir, self.scratch = base / _SESSIONS, base / _OUT, base / _TOOLS
+        self._store: tuple[str, SessionStore] | None = None  # (the strictness it was made under, the store)
+
+    def store(self, in_place: bool) -> SessionStore:
+        """The store on the sessions root (faults/kit/stores.py). A local one is kept while the root is seeded again
+        in place (`in_place`, `seeds_in_place`): a local store is its configuration only (root, file layer,
+        strictness as the environment set it when it was made), and every session it opens, with its state and
+        lease, is new. A root on S3 is made anew for each seed, with a prefix of its own, so it gets a store of its
+        own."""
+        if not in_place:
+            return store_at(self.sessions)
+        strictness = os.environ.get(_STRICT_ENV, "")
+        if self._store is None or self._store[0] != strictness:
+            self._store = (strictness, store_at(self.sessions))
+        return self._store[1]
 
 
-@functools.lru_cache(maxsize=64)
-def _kept_seed_files(seed_files: frozenset[str]) -> frozenset[str]:
-    """A seed's files under a sessions root, as paths in its run directory."""
-    return frozenset(os.path.join(_SESSIONS, name) for name in seed_files)
+def _workspace_of(golden: WorkflowGoldenRun, root: Path) -> _Workspace:
+    """The run directories of the explorations of `golden` under `root`, made once (kept by the golden run)."""
+    found = golden.explorer_workspaces.get(root)
+    if found is None:
+        found = golden.explorer_workspaces[root] = _Workspace(root)
+    return found
 
 
 # -- exploring ----------------------------------------------------------------------------------------------------
@@ -148,7 +169,8 @@ class _Exploration:
 
     def __init__(self, golden: WorkflowGoldenRun, workdir: Path, outcome: PointOutcome) -> None:
         self.golden = golden
-        self.workspace = _Workspace(workdir)
+        self.workspace = _workspace_of(golden, workdir)
+        self.seeds = 0  # the seeds written so far (each into a run directory of its own)
         self.outcome = outcome
         self.sessions: Path | None = None
         self.out_dir: Path | None = None
@@ -158,7 +180,8 @@ class _Exploration:
         self.seed = b""  # the journal this exploration started from, as written
         self.seed_state: SessionState | None = None  # its state
         self.known: KnownJournal | None = None  # both, for the stores of its runs (None: they read it all)
-        self.reader: SessionStore | None = None  # what the checks read the session with (the runs open their own)
+        # the store of the session: what the checks read it with, and what every resume opens it with (wrapped)
+        self.store: SessionStore | None = None
         self.runs_at_seed = 0  # `outcome.runs` when the seed was written (more: a run has touched the session)
         self.session_id = golden.target.session_id  # asked several times per point: looked up once
 
@@ -185,13 +208,16 @@ class _Exploration:
 
     def _seed(self, length: int, files: dict[str, bytes]) -> None:
         header_end = self.golden.journal.index(b"\n") + 1
-        self.sessions, self.out_dir, self.scratch = self.workspace.new()
+        self.seeds += 1
+        run = self.workspace.run(self.seeds)
+        self.sessions, self.out_dir, self.scratch = run.sessions, run.out_dir, run.scratch
         self.runs_at_seed = self.outcome.runs
         in_place = seeds_in_place()
         known_files = self.golden.seed_files if in_place else None
         self.workspace.clear(self.sessions, known_files, files.keys())
         write_files(self.scratch, files)
-        self.seed, meta = seed_session(self.golden, self.sessions, self.out_dir, self.golden.journal[header_end:length])
+        store = run.store(in_place)
+        self.seed, meta = seed_session(self.golden, store, self.out_dir, self.golden.journal[header_end:length])
         if known_files is None and in_place:  # what a seed writes, as seen once in a fresh directory
             self.golden.seed_files = frozenset(read_files(self.sessions))
         self.seed_state = self.golden.state_at(length)
@@ -202,7 +228,7 @@ class _Exploration:
             length, lambda state: judge.stored_valid(state, "seed", self.golden.valid_histories)
         )
         self.known = None if invalid else KnownJournal(self.session_id, self.seed, self.seed_state)
-        self.reader = store_at(self.sessions, known=self.known)
+        self.store = store.knowing(self.known) if self.known is not None else store
         self.committed_tools.update(self.golden.committed_tools_at(length))
 
     def seeded(self) -> SessionState:
@@ -216,8 +242,8 @@ class _Exploration:
     def load(self, *, upto_seq: int | None = None) -> SessionState:
         """The session's durable state, read from its journal on disk (up to record `upto_seq`) as the runs' stores
         read it: only the records after the seeded prefix are decoded when the journal still begins with it."""
-        assert self.reader is not None
-        return self.reader.load(self.session_id, upto_seq=upto_seq)
+        assert self.store is not None
+        return self.store.load(self.session_id, upto_seq=upto_seq)
 
     def stored_upto(self, stored: SessionState, seq: int | None) -> SessionState:
         """The durable state up to record `seq`, given `stored`, the whole journal's state as just read: that very
@@ -241,10 +267,10 @@ class _Exploration:
         `off_the_record`: a crash made a non-idempotent call's outcome unknown (see `run_options`)."""
         from strands_durable.runner.run import resume
 
-        assert self.sessions is not None and self.out_dir is not None and self.scratch is not None
+        assert self.store is not None and self.out_dir is not None and self.scratch is not None
         phase = Phase()
         bus = CrashPoints()
-        store = observed_store(self.sessions, known=self.known)
+        store = WrappingStore(self.store)  # as `observe.observed_store` wraps one: the run's own, fresh wrapper
         observe(bus, phase)
         if arm is not None:
             _arm(bus, phase, *arm)
@@ -467,12 +493,12 @@ def segment_verdict(golden: WorkflowGoldenRun, point_id: str, workdir: Path) -> 
     if phase.fired is None:
         return "the real segment never reached the point", real.outcome.problems
     assert real.scratch is not None and derived.scratch is not None
-    assert real.reader is not None and derived.reader is not None
+    assert real.store is not None and derived.store is not None
     assert real.out_dir is not None and derived.out_dir is not None
     sid = golden.target.session_id
     difference = segment_difference(
-        (derived.reader.journal_bytes(sid), read_files(derived.scratch), read_files(derived.out_dir), derived.load()),
-        (real.reader.journal_bytes(sid), read_files(real.scratch), read_files(real.out_dir), real.load()),
+        (derived.store.journal_bytes(sid), read_files(derived.scratch), read_files(derived.out_dir), derived.load()),
+        (real.store.journal_bytes(sid), read_files(real.scratch), read_files(real.out_dir), real.load()),
     )
     return difference, real.outcome.problems
 

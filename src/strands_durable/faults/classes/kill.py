@@ -213,7 +213,7 @@ def _crash_child(
     if cut is not None:
         target = golden.point(point_id)
         header_end = golden.journal.index(b"\n") + 1
-        seed_session(golden, sessions, out_dir, golden.journal[header_end : cut.journal_length])
+        seed_session(golden, store_at(sessions), out_dir, golden.journal[header_end : cut.journal_length])
         ledger.record_points(p.point for p in golden.points[: cut.index])
         crash_at = Trigger(target.point.site, target.point.path, skip_count(golden, target, cut.index))
     ended = run_in_child(

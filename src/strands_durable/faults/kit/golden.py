@@ -24,10 +24,9 @@ from strands_durable.errors import BudgetExceeded, DurableError, WorkflowFailed
 from strands_durable.faults.kit.derived import SegmentFacts, SegmentPolicy, segment_facts
 from strands_durable.faults.kit.findings import Finding
 from strands_durable.faults.kit.snapshot import SnapshotDigest, snapshot_view
-from strands_durable.faults.kit.stores import store_at
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.faults.kit.workspace import WorkspaceHistory, write_files
-from strands_durable.store.base import read_journal_bytes
+from strands_durable.store.base import SessionStore, read_journal_bytes
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.state import SessionState, copy_state, fold
 
@@ -182,6 +181,8 @@ class WorkflowGoldenRun(GoldenRun):
     # the files a seed writes under a sessions root (faults/classes/explore.py seeds a directory again in place)
     seed_files: frozenset[str] | None = field(default=None, init=False, repr=False)
     warm_resumes: bool = True  # its explorations resume with `prepared_resume()`
+    # exploration root -> its run directories and their stores (faults/classes/explore.py `_workspace_of`)
+    explorer_workspaces: dict[Path, Any] = field(default_factory=dict, init=False, repr=False)
     _prepared: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -345,18 +346,16 @@ def skip_count(golden: WorkflowGoldenRun, target: GoldenPoint, start_index: int)
 
 
 def seed_session(
-    golden: WorkflowGoldenRun, sessions: Path, out_dir: Path, journal_tail: bytes
+    golden: WorkflowGoldenRun, store: SessionStore, out_dir: Path, journal_tail: bytes
 ) -> tuple[bytes, dict[str, Any]]:
-    """A session of the run's store (sessions root `sessions`, `kit/stores.py`) holding the golden header (with
-    this run's output directory) and `journal_tail`; returns the journal's bytes and the session's metadata."""
+    """A session of the run's store (`kit/stores.py`) holding the golden header (with this run's output directory)
+    and `journal_tail`; returns the journal's bytes and the session's metadata."""
     _OPS.makedirs(out_dir, durable=False)
     golden_header = golden.header_record()
     meta = dict(golden_header["events"][0]["meta"])
     meta["runtime"] = {**meta["runtime"], "out_dir": golden.resolved(out_dir)}
     header = {**golden_header, "events": [{**golden_header["events"][0], "meta": meta}, *golden_header["events"][1:]]}
-    journal = store_at(sessions).seed(
-        golden.target.session_id, header=header, tail=journal_tail, spec_snapshot=golden.spec_snapshot
-    )
+    journal = store.seed(golden.target.session_id, header=header, tail=journal_tail, spec_snapshot=golden.spec_snapshot)
     return journal, meta
 
 

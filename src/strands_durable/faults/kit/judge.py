@@ -61,7 +61,8 @@ _VALID_KEPT = 1024  # validated lengths kept per conversation key (the oldest fo
 def stored_valid(state: SessionState, when: str, valid: ValidHistories | None = None) -> list[Problem]:
     """Every stored history is valid as stored. `valid` caches the conversations found valid before (by key and
     length), so a history many runs share is validated once: the very list validated at that length (a state's
-    messages list only grows by appending, and a repair replaces it whole), or a list of equal messages."""
+    messages list only grows by appending, and a repair replaces it whole), or a list of equal messages, or one
+    equal to the start of a longer history found valid (`_starts_a_valid_history`)."""
     found: list[tuple[str, list[str]]] = []
     for key, conv in list(state.conversations.items()):
         messages = conv.messages
@@ -73,6 +74,9 @@ def stored_valid(state: SessionState, when: str, valid: ValidHistories | None = 
             if copied == messages:  # equal messages: this very list and its objects, compared by identity next time
                 known[len(messages)] = (messages, list(messages))
                 continue
+        if known is not None and _starts_a_valid_history(known, messages):
+            known[len(messages)] = (messages, list(messages))
+            continue
         violations = history_violations(key, messages)
         if violations:
             found.append((key, violations))
@@ -81,6 +85,18 @@ def stored_valid(state: SessionState, when: str, valid: ValidHistories | None = 
             if len(known) > _VALID_KEPT:
                 del known[next(iter(known))]
     return [(INVALID_HISTORY, f"{when}: {v}") for _, violations in sorted(found) for v in violations]
+
+
+def _starts_a_valid_history(known: dict[int, tuple[list[Any], list[Any]]], messages: list[Any]) -> bool:
+    """Whether `messages` equals the start of the longest history of its key found valid as stored. Such a list is
+    valid as stored too (`history_violations` validates under every provider's rules): no two messages in a row
+    have the same role (V2), so a cut falls between turns, where the longer history's scan already made every check
+    the cut's end makes (tests/history/test_history_properties.py holds it over generated histories). A crash point
+    of a long conversation is read back at a new length each time, a cut of the history validated before it."""
+    if not known:
+        return False
+    longest = max(known)
+    return len(messages) < longest and known[longest][1][: len(messages)] == messages
 
 
 def continuable(state: SessionState) -> list[str]:

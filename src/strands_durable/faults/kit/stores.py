@@ -71,36 +71,12 @@ def check_location(value: str) -> str:
 
 
 def store_at(sessions: Path, *, known: KnownJournal | None = None) -> SessionStore:
-    """The store of the run whose sessions root is `sessions`. `known`: a journal prefix the kit already read
-    (the store folds only what follows it). A local one is made once per root and prefix (`_local_store`)."""
+    """The store of the run whose sessions root is `sessions`, new at each call. `known`: a journal prefix the kit
+    already read (the store folds only what follows it). A caller that opens the root's sessions many times keeps
+    the store it got and hands it on (the explorer's run directories: faults/classes/explore.py)."""
     location = chaos_sessions()
-    if location is None:
-        return _local_store(sessions, known)
-    store = _s3_store(location, sessions)
+    store = LocalStore(sessions) if location is None else _s3_store(location, sessions)
     return store.knowing(known) if known is not None else store
-
-
-_LOCAL_KEPT = 8  # sessions roots whose local stores are kept (`_local_store`)
-_LOCAL: dict[tuple[Path, str], list[Any]] = {}  # (root, strictness) -> [its store, (a known prefix, its store)]
-
-
-def _local_store(sessions: Path, known: KnownJournal | None) -> LocalStore:
-    """The `LocalStore` on `sessions` (knowing `known`), made once per root and prefix: a local store is its
-    configuration only (root, file layer, strictness as the environment sets it, the known prefix), and every
-    session it opens, with its state and lease, is new. The chaos explorer asks for a run directory's store several
-    times per crash point (its seed, its reader, each resume's), all but the seed's knowing the same prefix."""
-    key = (sessions, os.environ.get("STRANDS_DURABLE_STRICT", ""))
-    kept = _LOCAL.get(key)
-    if kept is None:
-        if len(_LOCAL) >= _LOCAL_KEPT:
-            _LOCAL.clear()  # one step, safe beside another thread's lookup
-        kept = _LOCAL[key] = [LocalStore(sessions), (None, None)]
-    if known is None:
-        return kept[0]
-    knowing = kept[1]  # read once: another thread may replace it
-    if knowing[0] is not known:
-        knowing = kept[1] = (known, kept[0].knowing(known))
-    return knowing[1]
 
 
 def seeds_in_place() -> bool:
