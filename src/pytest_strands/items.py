@@ -58,6 +58,10 @@ class ChaosItem(pytest.Item):
     def workflow(self) -> str:
         return self.path.name
 
+    def release(self) -> None:
+        """Let go of the golden runs: every item of the workflow has run (pytest_strands/release.py)."""
+        self.golden = None
+
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ChaosFailure):
             from pytest_strands.reproduce import reproduce_line
@@ -92,6 +96,10 @@ class UnitOrderItem(ChaosItem):
     def __init__(self, *, run: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.run = run
+
+    def release(self) -> None:
+        super().release()
+        self.run = None
 
     def runtest(self) -> None:
         from strands_durable.faults.suite import order_properties
@@ -160,6 +168,10 @@ class ScheduleItem(DealtItem):
     def __init__(self, *, orders: list[Any] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.orders = orders or []  # the golden runs of the unit orders explored, a schedule may run in one
+
+    def release(self) -> None:
+        super().release()
+        self.orders = []
 
     def work(self) -> ItemResult:
         from strands_durable.faults.classes.schedule import explore_schedules

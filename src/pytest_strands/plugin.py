@@ -140,10 +140,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SUITE] = suite = ChaosSuite(settings, shared=Path(shared) if shared else None)
     config.stash[SELECTION] = selection
     config.stash[WORKERS] = workers
-    config.stash[TOTALS] = ChaosTotals(seed=settings.seed, faults=settings.faults, mode=settings.mode)
+    config.stash[TOTALS] = ChaosTotals(
+        seed=settings.seed,
+        faults=settings.faults,
+        mode=settings.mode,
+        keep_items=settings.report is not None or settings.html is not None,  # read only by the reports
+    )
     from pytest_strands.reproduce import ReproduceLines
 
     config.pluginmanager.register(ReproduceLines(), "strands-chaos-reproduce")
+    from pytest_strands.release import GoldenRelease
+
+    config.pluginmanager.register(GoldenRelease(), "strands-chaos-golden-release")
+    from pytest_strands.release import GoldenRelease
+
+    pass  # config.pluginmanager.register(GoldenRelease(), "strands-chaos-golden-release")
     if worker is None:  # a worker's reports reach the controller, which adds them up
         config.pluginmanager.register(ChaosReporting(config), "strands-chaos-reporting")
     elif packs_properties(config):
@@ -416,7 +427,7 @@ class ChaosReporting:
                 terminalreporter.write_line(line)
         for line in totals.coverage.lines():
             terminalreporter.write_line(line)
-        if not self.totals.items:
+        if not self.totals.recorded:
             from pytest_strands.collect import nothing_collected_line
 
             why = nothing_collected_line(self.config, self.config.stash[SELECTION])

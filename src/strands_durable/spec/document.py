@@ -137,8 +137,7 @@ class _YamlBuilder:
         return SpecError(self.file, detail, line=_mark_line(mark))
 
     def build(self) -> Document:
-        self._check_events()
-        loader = yaml.SafeLoader(self.text)
+        loader = _RecordedEvents(self._checked_events())
         try:
             node = loader.get_single_node()
             if node is None:
@@ -160,8 +159,10 @@ class _YamlBuilder:
             detail += f" ({exc.context} on line {exc.context_mark.line + 1})"
         return self.fail(detail, mark)
 
-    def _check_events(self) -> None:
-        """Refuse deep nesting before composing (the composer recurses once per level)."""
+    def _checked_events(self) -> list[yaml.Event]:
+        """The document's parse events, the whole text parsed once; deep nesting is refused here, before
+        composing (the composer recurses once per level), and `build` composes from these same events."""
+        events: list[yaml.Event] = []
         depth = 0
         try:
             for event in yaml.parse(self.text, Loader=yaml.SafeLoader):
@@ -171,12 +172,14 @@ class _YamlBuilder:
                         raise self.fail(f"nesting deeper than {MAX_DEPTH} levels", event.start_mark)
                 elif isinstance(event, yaml.CollectionEndEvent):
                     depth -= 1
+                events.append(event)
         except yaml.MarkedYAMLError as exc:
             raise self._yaml_error(exc) from None
         except yaml.YAMLError as exc:
             raise self.fail(f"invalid YAML: {exc}") from None
+        return events
 
-    def _value(self, loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, depth: int) -> Any:
+    def _value(self, loader: _RecordedEvents, node: yaml.Node, path: KeyPath, depth: int) -> Any:
         self.count += 1
         if self.count > MAX_VALUES:
             raise self.fail(f"more than {MAX_VALUES} values after expanding aliases (an alias bomb?)", node.start_mark)
@@ -198,7 +201,7 @@ class _YamlBuilder:
             self.text_lines.setdefault(path, node.start_mark.line + 1 + block)
         return self._scalar(loader, node, path)
 
-    def _scalar(self, loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath) -> Any:
+    def _scalar(self, loader: _RecordedEvents, node: yaml.Node, path: KeyPath) -> Any:
         """A scalar's value; a number too long to convert (Python refuses integers of more than
         `sys.get_int_max_str_digits()` digits) is a SpecError naming its key."""
         try:
@@ -213,7 +216,7 @@ class _YamlBuilder:
             key = format_key_path(path) or None
             raise SpecError(self.file, detail, key_path=key, line=_mark_line(node.start_mark)) from None
 
-    def _mapping(self, loader: yaml.SafeLoader, node: yaml.MappingNode, path: KeyPath, depth: int) -> Any:
+    def _mapping(self, loader: _RecordedEvents, node: yaml.MappingNode, path: KeyPath, depth: int) -> Any:
         out: dict[Any, Any] = {}
         for key, key_node, value_node in self._pairs(loader, node, set()):
             key_path = (*path, key if isinstance(key, str) else str(key))
@@ -221,7 +224,7 @@ class _YamlBuilder:
             out[key] = self._value(loader, value_node, key_path, depth + 1)
         return out
 
-    def _pairs(self, loader: yaml.SafeLoader, node: yaml.MappingNode, seen: set[int]) -> list[tuple]:
+    def _pairs(self, loader: _RecordedEvents, node: yaml.MappingNode, seen: set[int]) -> list[tuple]:
         """(key, key node, value node) of a mapping: its own keys, then `<<` merged keys it lacks.
 
         Merged keys are deduplicated as they are collected, so merging one mapping many times costs no
@@ -266,3 +269,32 @@ class _YamlBuilder:
 
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_VALUES", "Document", "KeyPath", "format_key_path", "parse_document"]
+
+
+class _RecordedEvents(yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+    """PyYAML's safe loader without its reader, scanner and parser: composes nodes (and constructs scalars) from
+    events already parsed, in the order the parser gave them, so the composer's errors are the same as when it
+    pulls them from a parser of its own."""
+
+    def __init__(self, events: list[yaml.Event]) -> None:
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+        self.events = events
+        self.next = 0
+
+    def check_event(self, *choices: type[yaml.Event]) -> bool:
+        if self.next >= len(self.events):
+            return False
+        return not choices or isinstance(self.events[self.next], choices)
+
+    def peek_event(self) -> yaml.Event | None:
+        return self.events[self.next] if self.next < len(self.events) else None
+
+    def get_event(self) -> yaml.Event | None:
+        event = self.peek_event()
+        self.next += 1
+        return event
+
+    def dispose(self) -> None:
+        self.events = []

@@ -38,7 +38,9 @@ class ChaosTotals:
     points: int = 0
     divergences: int = 0
     invalid: int = 0
-    items: list[dict[str, Any]] = field(default_factory=list)
+    items: list[dict[str, Any]] = field(default_factory=list)  # one record per item's run or point, when kept
+    keep_items: bool = True  # False: no JSON or HTML report will read `items`, so only the totals are kept
+    recorded: int = 0  # records added, kept or not
     not_explorable: list[str] = field(default_factory=list)  # workflows whose network tools have no cassette
     failing_golden: dict[str, str] = field(default_factory=dict)  # workflow -> the deterministic failure explored
     untaken_edges: dict[str, str] = field(default_factory=dict)  # graph workflow -> edges its golden run never took
@@ -70,18 +72,9 @@ class ChaosTotals:
             if record.get("segment"):
                 self.segments[str(record["segment"])] += 1
             self.coverage.add_orders(record.get("orders"))
-            problems = record.get("problems")
-            schedules = record.get("schedules")
-            self.items.append(
-                {
-                    "nodeid": nodeid,
-                    "kind": record_kind(nodeid, record),
-                    "outcome": outcome,
-                    **{k: v for k, v in record.items() if k not in ("problems", "schedules", "coverage", "orders")},
-                    "problems": json.loads(problems) if isinstance(problems, str) else [],
-                    **({"schedules": json.loads(schedules)} if isinstance(schedules, str) else {}),
-                }
-            )
+            self.recorded += 1
+            if self.keep_items:
+                self.items.append(item_record(nodeid, outcome, record))
 
     def line(self) -> str:
         return summary_line(
@@ -167,6 +160,20 @@ def write_report_file(path: Path, text: str) -> None:
     ops = FileOps()
     ops.makedirs(path.parent.resolve())
     ops.write_atomic(path, text.encode("utf-8"))
+
+
+def item_record(nodeid: str, outcome: str, record: dict[str, Any]) -> dict[str, Any]:
+    """One record of an item as the JSON report lists it under `items`."""
+    problems = record.get("problems")
+    schedules = record.get("schedules")
+    return {
+        "nodeid": nodeid,
+        "kind": record_kind(nodeid, record),
+        "outcome": outcome,
+        **{k: v for k, v in record.items() if k not in ("problems", "schedules", "coverage", "orders")},
+        "problems": json.loads(problems) if isinstance(problems, str) else [],
+        **({"schedules": json.loads(schedules)} if isinstance(schedules, str) else {}),
+    }
 
 
 def report_path_problem(path: Path) -> str | None:
