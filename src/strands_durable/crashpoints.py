@@ -233,6 +233,15 @@ class CrashPoints:
             if isinstance(event, event_type):
                 callback(event)
 
+    def close(self) -> None:
+        """The run is over: let go of the subscribers and crash callbacks (they hold what the run observed) and of
+        the frames the injected crash unwound (its traceback held them, and they held this bus); the crash itself
+        stays."""
+        self._subscribers = []
+        self._on_crash = []
+        if self.crashed is not None:
+            self.crashed.__traceback__ = self.crashed.__context__ = None
+
     def raise_if_crashed(self) -> None:
         """Raise the crash injected into this run, if any (for entry points whose executors may have dropped it)."""
         if self.crashed is not None:

@@ -304,6 +304,11 @@ class _Exploration:
                 phase.error = exc
                 expected = f" (the golden run failed with {self.golden.failure})" if self.golden.failure else ""
                 self.problem("resume-failed", f"{label} failed: {failure_of(exc)}{expected}")
+        finally:
+            # the run is over: its bus's subscribers (closures over the phase and the store) and the wrapper's
+            # sessions made cycles with the session that held the bus, kept until a collection found them
+            bus.close()
+            store.sessions.clear()
         self.judged(judge.tools_not_rerun(phase.tools_run, self.committed_tools, self.executed, label))
         self.judged(judge.model_not_rerequested(before, phase.requests.requests, label))
         for results in phase.commits:
