@@ -26,14 +26,25 @@ deferred commit synced inline is durable earlier than the thread would make it, 
 
 from __future__ import annotations
 
+import errno
 import threading
 import time
 from collections.abc import Callable, Hashable
+
+from strands_durable.store.weak_calls import weakly
 
 __all__ = ["INLINE_SYNC_BELOW_S", "SyncerThread"]
 
 INLINE_SYNC_BELOW_S = 50e-6  # a sync timed below this is run inline (module docstring); tmpfs: ~0.3 us, ext4: 0.1+ ms
 _sync_costs: dict[Hashable, float] = {}  # cost key -> the seconds the last sync timed on a committing thread took
+
+
+def _object_gone() -> None:
+    raise OSError(errno.EBADF, "the session whose journal this syncs was dropped")
+
+
+def _told_nobody(seq: int) -> None:
+    """What the end of a sync tells a session that is gone."""
 
 
 class SyncerThread:
@@ -49,11 +60,13 @@ class SyncerThread:
         inline_below_s: float = 0.0,
     ) -> None:
         """`durable`: the seq already durable; `on_durable(seq)` runs after each successful sync (on the syncer, or
-        inline on the requesting thread). `cost_key` names what the sync's cost depends on (None: never inline)."""
-        self._sync = sync
+        inline on the requesting thread). `cost_key` names what the sync's cost depends on (None: never inline).
+        Bound methods are held weakly (store/weak_calls.py): once their object is gone, a sync fails (nothing can
+        wait for it any more) and nothing is told."""
+        self._sync = weakly(sync, _object_gone)
         self._cost_key = cost_key
         self._inline_below_s = inline_below_s
-        self._on_durable = on_durable
+        self._on_durable = weakly(on_durable, _told_nobody)
         self._name = name
         self._idle_s = idle_s
         self._cond = threading.Condition()

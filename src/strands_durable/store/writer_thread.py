@@ -21,6 +21,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from strands_durable.store.weak_calls import weakly
+
 __all__ = ["WriterThread"]
 
 _IDLE_S = 0.05  # how long the thread waits with no run due before it ends (as long as a session's syncer thread)
@@ -110,9 +112,14 @@ def _forget_after_fork() -> None:
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
+def _nothing() -> None:
+    """The work of a writer whose session is gone: the next open re-derives what it had not written."""
+
+
 class WriterThread:
     def __init__(self, work: Callable[[], None], *, min_interval_s: float = 0.0) -> None:
-        self.work = work
+        """`work`: a bound method is held weakly (store/weak_calls.py): once its object is gone, nothing is run."""
+        self.work = weakly(work, _nothing)
         self._min_interval_s = min_interval_s
         self._stopped = False
         self.due_at: float | None = None  # when its run is due (None: no run is)
