@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from strands_durable.faults.classes.explore import explore_point, iter_points
+from strands_durable.faults.classes.explore import iter_points
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.target import ChaosTarget
 from tests.conftest import EXAMPLES
-from tests.faults.test_explorer_work import _garbage_of
+from tests.faults.test_explorer_work import garbage_of_points
 
 _RUN_OBJECTS = {"LocalSession", "CrashPoints", "WrappingStore", "WrappedSession", "WriterThread", "SyncerThread"}
 
@@ -19,13 +19,6 @@ _RUN_OBJECTS = {"LocalSession", "CrashPoints", "WrappingStore", "WrappedSession"
 def test_a_crash_points_runs_leave_no_session_bus_or_store_in_a_cycle(tmp_path: Path) -> None:
     golden = run_golden(ChaosTarget(EXAMPLES / "chain-research.strands.yaml"), tmp_path / "golden")
     ids = list(iter_points(golden))[:24]
-    points = tmp_path / "points"
-    explore_point(golden, ids[0], points)  # the sample's real segments run first, once
-
-    def explore_all() -> None:
-        for point_id in ids:
-            assert explore_point(golden, point_id, points).ok
-
-    garbage = _garbage_of(explore_all)
+    garbage = garbage_of_points(golden, ids, tmp_path / "points")
     left = sorted({type(o).__name__ for o in garbage} & _RUN_OBJECTS)
     assert not left, f"{left} in cycles after {len(ids)} points ({len(garbage)} objects in all)"
