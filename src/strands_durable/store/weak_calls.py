@@ -8,7 +8,7 @@ Held weakly, the session goes as soon as its last user lets go of it.
 
 from __future__ import annotations
 
-import inspect
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +19,7 @@ __all__ = ["weakly"]
 def weakly(method: Callable[..., Any], gone: Callable[..., Any]) -> Callable[..., Any]:
     """`method` called through a weak reference to its object when it is a bound method (anything else is returned
     as it is). Once that object is gone, `gone` is called with the same arguments instead."""
-    if not inspect.ismethod(method):
+    if not isinstance(method, types.MethodType):
         return method
     reference = weakref.WeakMethod(method)
 
