@@ -12,7 +12,7 @@ import pytest
 
 from strands_durable import CrashPoints, InjectedCrash, LocalStore, resume, run_workflow
 from strands_durable.crashpoints import CrashPoint
-from strands_durable.errors import SessionInUse
+from strands_durable.errors import SessionInUse, SpecError
 from strands_durable.faults.classes.explore import explore_point
 from strands_durable.faults.kit.oracle import RequestLog, comparable, first_difference
 from strands_durable.faults.kit.runs import run_golden
@@ -20,6 +20,7 @@ from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.runner.prepared import prepare
 from strands_durable.runner.reporter import RecordingReporter
 from strands_durable.runner.run import SPEC_CHANGED_WARNING
+from strands_durable.store.state import copy_state
 from tests.conftest import REPO
 from tests.core.support import ExecutionLog, counted_options
 
@@ -119,3 +120,22 @@ def test_a_prepared_workflow_serves_only_its_session_and_the_spec_bytes_it_was_c
     assert resume(session_id, options, store=store, prepared=prepared).status == "completed"
     warnings = [call[1] for call in reporter.calls if call[0] == "warning"]
     assert any(w.startswith(SPEC_CHANGED_WARNING) for w in warnings), warnings
+
+
+def test_a_warm_resume_looks_each_committed_unit_up_once_and_still_refuses_one_the_spec_does_not_name(
+    tmp_path: Path,
+) -> None:
+    store, session_id = _crashed_at(tmp_path, "step[2]:writer/turn[0]/model.before")
+    prepared = prepare(session_id, SPEC)
+    state = store.load(session_id)
+    assert {"step[0]", "step[1]"} <= set(state.units)
+    prepared.check_positions(state)
+    prepared.check_positions(state)  # the pairs found are remembered, and a second look finds the same
+    renamed = copy_state(state)
+    renamed.units["step[1]"] = {**renamed.units["step[1]"], "agent": "someone-else"}
+    with pytest.raises(SpecError, match="committed step 1 ran agent 'someone-else'"):
+        prepared.check_positions(renamed)
+    beyond = copy_state(state)
+    beyond.units["step[9]"] = {"status": "completed", "agent": "writer"}
+    with pytest.raises(SpecError, match="committed step 9 no longer exists"):
+        prepared.check_positions(beyond)

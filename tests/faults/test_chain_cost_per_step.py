@@ -10,7 +10,9 @@ load, over crash points in the last steps of an 8-step and a 40-step chain with 
 - the chaos kit records the requests a phase makes without hashing the whole window at each model call;
 - each restored message carries the tracking id its position names, so the SDK draws a random one only for the
   messages an invocation adds, not for every message of the window at every invocation;
-- the messages of a unit are found in its conversation by a search in C (`unit_messages`), as a scan finds them.
+- the messages of a unit are found in its conversation by a search in C (`unit_messages`), as a scan finds them;
+- a warm resume looks each committed unit up in the spec once per workflow, not once per resume (`check_positions`);
+- whether the exactness sample disproved derivation is known at once, not found by walking the sample per point.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ TERMS = {  # (a file the function is in, its name) -> the term
     ("history/copying.py", "copy_message_data"): "a window copied in Python",
     ("faults/kit/oracle.py", "_digest"): "a request hashed",
     ("uuid.py", "uuid4"): "a random tracking id drawn",
+    ("runner/positions.py", "_static_positions"): "a committed unit looked up in the spec",
+    ("faults/classes/explore.py", "<genexpr>"): "a generator run by the explorer (the exactness sample walked)",
 }
 
 
@@ -98,6 +102,12 @@ def test_a_crash_point_of_a_long_one_agent_chain_does_no_python_work_per_step(
     assert short["a request hashed"] == long["a request hashed"] == 0, (short, long)
     assert short["a window copied in Python"] < 40 and long["a window copied in Python"] < 40, (short, long)
     assert short["a random tracking id drawn"] < 10 and long["a random tracking id drawn"] < 10, (short, long)
+    # a warm resume looks each committed (unit, agent) pair up in the frozen spec once, not once per resume
+    assert short["a committed unit looked up in the spec"] < 1 and long["a committed unit looked up in the spec"] < 1
+    # whether the workflow's exactness sample disproved derivation is decided once, not by walking it per point
+    assert long["a generator run by the explorer (the exactness sample walked)"] <= short[
+        "a generator run by the explorer (the exactness sample walked)"
+    ]
 
 
 def test_a_units_messages_are_where_a_scan_of_the_owners_finds_them() -> None:

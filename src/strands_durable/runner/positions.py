@@ -8,7 +8,10 @@ from strands_durable.errors import SpecError
 from strands_durable.store.state import SessionState
 
 
-def check_committed_positions(spec: Any, state: SessionState) -> None:
+def check_committed_positions(spec: Any, state: SessionState, checked: set[tuple[str, str]] | None = None) -> None:
+    """Raise SpecError (exit 3) naming the first committed conversation or unit the spec no longer has, or whose
+    agent it now names differently. `checked`: the (unit, agent) pairs already found in this very spec, skipped and
+    added to (a warm resume's memo, runner/prepared.py: the spec is frozen, so a pair found once stays found)."""
     file = str(spec.source_path or "<spec>")
     for conv in state.conversations.values():
         if conv.agent not in spec.agents:
@@ -17,40 +20,46 @@ def check_committed_positions(spec: Any, state: SessionState) -> None:
                 f"the session has a committed conversation for agent '{conv.agent}', which the spec no longer defines",
                 key_path=f"agents.{conv.agent}",
             )
-    positions = _static_positions(spec)
+    positions: dict[str, str] | None | bool = False  # not computed yet: only a unit not checked before needs them
+    for unit, record in state.units.items():
+        recorded = record.get("agent") or "hitl"
+        if checked is not None and (unit, recorded) in checked:
+            continue
+        if positions is False:
+            positions = _static_positions(spec)
+        _check_unit(spec, file, positions, unit, recorded)
+        if checked is not None:
+            checked.add((unit, recorded))
+
+
+def _check_unit(spec: Any, file: str, positions: dict[str, str] | None, unit: str, recorded: str) -> None:
     if positions is not None:
-        for unit, record in state.units.items():
-            if unit in positions:
-                expected = positions[unit]
-                recorded = record.get("agent") or "hitl"
-                if recorded != expected:
-                    raise SpecError(
-                        file,
-                        f"committed unit {unit} ran agent '{recorded}' but the spec now names '{expected}'",
-                        key_path="pattern.config",
-                    )
-            elif unit.split("/")[0].split(":")[0] in ("task", "branch", "route") and unit != "reduce":
-                raise SpecError(file, f"committed unit {unit} no longer exists in the spec", key_path="pattern.config")
-    if spec.pattern.type == "chain":
+        if unit in positions:
+            expected = positions[unit]
+            if recorded != expected:
+                raise SpecError(
+                    file,
+                    f"committed unit {unit} ran agent '{recorded}' but the spec now names '{expected}'",
+                    key_path="pattern.config",
+                )
+        elif unit.split("/")[0].split(":")[0] in ("task", "branch", "route") and unit != "reduce":
+            raise SpecError(file, f"committed unit {unit} no longer exists in the spec", key_path="pattern.config")
+    if spec.pattern.type == "chain" and unit.startswith("step["):
         steps = spec.pattern.config.steps
-        for unit, record in state.units.items():
-            if not unit.startswith("step["):
-                continue
-            index = int(unit[5:-1])
-            if index >= len(steps):
-                raise SpecError(
-                    file,
-                    f"committed step {index} no longer exists (the chain has {len(steps)} steps)",
-                    key_path="pattern.config.steps",
-                )
-            expected = getattr(steps[index], "agent", None) or "hitl"
-            recorded = record.get("agent") or "hitl"
-            if expected != recorded:
-                raise SpecError(
-                    file,
-                    f"committed step {index} ran agent '{recorded}' but the spec now names '{expected}'",
-                    key_path=f"pattern.config.steps[{index}].agent",
-                )
+        index = int(unit[5:-1])
+        if index >= len(steps):
+            raise SpecError(
+                file,
+                f"committed step {index} no longer exists (the chain has {len(steps)} steps)",
+                key_path="pattern.config.steps",
+            )
+        expected = getattr(steps[index], "agent", None) or "hitl"
+        if expected != recorded:
+            raise SpecError(
+                file,
+                f"committed step {index} ran agent '{recorded}' but the spec now names '{expected}'",
+                key_path=f"pattern.config.steps[{index}].agent",
+            )
 
 
 def _agent_of(step: Any) -> str:

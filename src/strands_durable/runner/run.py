@@ -157,7 +157,10 @@ def resume(
             prepared = None  # another session, or one created from another spec: resumed from its own
         # prepared: the spec file as read when prepared, with the bytes this session recorded
         spec = prepared.spec if prepared is not None else _recorded_spec(session, reporter)
-        check_committed_positions(spec, state)
+        if prepared is not None:
+            prepared.check_positions(state)
+        else:
+            check_committed_positions(spec, state)
         runtime = meta.get("runtime", {})
         options = replace(
             options,

@@ -40,6 +40,7 @@ from strands_durable.faults.kit.derived import SEGMENT_RULE, crash_workspace, fa
 from strands_durable.faults.kit.findings import INVALID_HISTORY, Finding
 from strands_durable.faults.kit.golden import (
     GoldenPoint,
+    SampleVerdicts,
     WorkflowGoldenRun,
     cut_for,
     failure_of,
@@ -444,11 +445,11 @@ def _derived_crash(ex: _Exploration, target: GoldenPoint, cut: GoldenPoint | Non
     policy = golden.segments
     reason = fallback_reason(golden, target, cut) if policy.derive else "real segments asked for"
     if reason is None:
-        verdicts = _sample_verdicts(golden, workdir / "real-segment")
-        difference, findings = verdicts.get(target.id, (None, []))
+        sample = _sample_verdicts(golden, workdir / "real-segment")
+        difference, findings = sample.by_point.get(target.id, (None, []))
         if difference is not None:
             ex.problem(SEGMENT_RULE, f"{target.id}: derived crash state differs from the real segment: {difference}")
-        if any(found is not None for found, _ in verdicts.values()):
+        if sample.disproved:
             reason = "derivation disproved"  # the point runs its real segment, which finds what it finds
         else:
             outcome.problems += findings
@@ -466,18 +467,19 @@ def run_sample(golden: WorkflowGoldenRun, workdir: Path) -> None:
         _sample_verdicts(golden, workdir / "real-segment")
 
 
-def _sample_verdicts(golden: WorkflowGoldenRun, workdir: Path) -> dict[str, tuple[str | None, list[Finding]]]:
+def _sample_verdicts(golden: WorkflowGoldenRun, workdir: Path) -> SampleVerdicts:
     """For each derivable point of the workflow's seeded sample: the first difference between its derived crash
     state and its real segment's (None: the same), and the real segment's own findings. Computed once per process."""
-    if golden.segment_verdicts is not None and golden.segment_verdicts[0] == golden.segments:
-        return golden.segment_verdicts[1]
+    if golden.segment_verdicts is not None and golden.segment_verdicts.policy == golden.segments:
+        return golden.segment_verdicts
     verdicts: dict[str, tuple[str | None, list[Finding]]] = {}
     for point_id in sorted(golden.checked_points(), key=natural_key):
         target = golden.point(point_id)
         if fallback_reason(golden, target, cut_for(golden, target)) is None:
             verdicts[point_id] = segment_verdict(golden, point_id, workdir)
-    golden.segment_verdicts = (golden.segments, verdicts)
-    return verdicts
+    disproved = any(difference is not None for difference, _ in verdicts.values())
+    golden.segment_verdicts = SampleVerdicts(golden.segments, verdicts, disproved)
+    return golden.segment_verdicts
 
 
 def segment_verdict(golden: WorkflowGoldenRun, point_id: str, workdir: Path) -> tuple[str | None, list[Finding]]:

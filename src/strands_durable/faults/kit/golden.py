@@ -144,6 +144,17 @@ class AgentGoldenRun(GoldenRun):
     turns: Counter[str] = field(default_factory=Counter)
 
 
+@dataclass(frozen=True)
+class SampleVerdicts:
+    """What a workflow's seeded sample found under `policy`: for each sampled point, the first difference between
+    its derived crash state and its real segment's (None: the same) and the real segment's findings; `disproved`:
+    some point differed, so nothing of the workflow is derived (asked once per crash point, told once)."""
+
+    policy: SegmentPolicy
+    by_point: dict[str, tuple[str | None, list[Finding]]]
+    disproved: bool
+
+
 @dataclass(kw_only=True)
 class WorkflowGoldenRun(GoldenRun):
     """A workflow's golden run (faults/kit/runs.py `run_golden`): also its journal, the durable state at each
@@ -172,11 +183,8 @@ class WorkflowGoldenRun(GoldenRun):
     segments: SegmentPolicy = field(default_factory=SegmentPolicy)  # how its interrupts reach their points
     _checked: tuple[SegmentPolicy, frozenset[str]] | None = field(default=None, init=False, repr=False)
     _segment_facts: SegmentFacts | None = field(default=None, init=False, repr=False)
-    # the seeded sample's real segments under a policy, once per process (faults/classes/explore.py): point id ->
-    # (the first difference from the derived state, None when equal; the real segment's findings)
-    segment_verdicts: tuple[SegmentPolicy, dict[str, tuple[str | None, list[Finding]]]] | None = field(
-        default=None, init=False, repr=False
-    )
+    # the seeded sample's real segments under a policy, once per process (faults/classes/explore.py)
+    segment_verdicts: SampleVerdicts | None = field(default=None, init=False, repr=False)
 
     # the files a seed writes under a sessions root (faults/classes/explore.py seeds a directory again in place)
     seed_files: frozenset[str] | None = field(default=None, init=False, repr=False)
