@@ -105,9 +105,10 @@ def test_a_crash_point_of_a_long_one_agent_chain_does_no_python_work_per_step(
     # a warm resume looks each committed (unit, agent) pair up in the frozen spec once, not once per resume
     assert short["a committed unit looked up in the spec"] < 1 and long["a committed unit looked up in the spec"] < 1
     # whether the workflow's exactness sample disproved derivation is decided once, not by walking it per point
-    assert long["a generator run by the explorer (the exactness sample walked)"] <= short[
-        "a generator run by the explorer (the exactness sample walked)"
-    ]
+    assert (
+        long["a generator run by the explorer (the exactness sample walked)"]
+        <= short["a generator run by the explorer (the exactness sample walked)"]
+    )
 
 
 def test_a_units_messages_are_where_a_scan_of_the_owners_finds_them() -> None:

@@ -20,13 +20,12 @@ def check_committed_positions(spec: Any, state: SessionState, checked: set[tuple
                 f"the session has a committed conversation for agent '{conv.agent}', which the spec no longer defines",
                 key_path=f"agents.{conv.agent}",
             )
-    positions: dict[str, str] | None | bool = False  # not computed yet: only a unit not checked before needs them
-    for unit, record in state.units.items():
-        recorded = record.get("agent") or "hitl"
-        if checked is not None and (unit, recorded) in checked:
-            continue
-        if positions is False:
-            positions = _static_positions(spec)
+    pairs = ((unit, record.get("agent") or "hitl") for unit, record in state.units.items())
+    unchecked = [pair for pair in pairs if checked is None or pair not in checked]
+    if not unchecked:
+        return
+    positions = _static_positions(spec)
+    for unit, recorded in unchecked:
         _check_unit(spec, file, positions, unit, recorded)
         if checked is not None:
             checked.add((unit, recorded))
