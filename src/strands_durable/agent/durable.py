@@ -206,7 +206,7 @@ class DurableInvoker:
             model=inv.model,
             aux_model=inv.compaction.summarization_model if inv.compaction is not None else None,
             messages=messages,
-            tools=list(inv.tools),
+            tools=None,  # registered below
             system_prompt=inv.system_prompt,
             callback_handler=None,
             conversation_manager=manager,
@@ -214,6 +214,7 @@ class DurableInvoker:
             agent_id=_agent_id_for_sdk(inv.agent_id),
             state=agent_state,
         )
+        _register_tools(agent, inv.tools)
         if messages and not started:
             # the uninterrupted run trimmed the window when the previous invocation ended, and that trim is only
             # committed with this unit's first message: apply it again (a pure function of the messages). A unit
@@ -227,6 +228,20 @@ class DurableInvoker:
         agent.hooks.add_callback(MessageAddedEvent, hooks.message_added)
         agent.add_middleware(ExecuteToolStage, hooks.execute_tool)
         return agent, hooks
+
+
+def _register_tools(agent: Any, tools: Any) -> None:
+    """Give the agent its tools: each `AgentTool` registered as the SDK's `process_tools` registers one, in order,
+    without its nested `add_tool` (a closure over itself and the registry: a cycle left for the collector by every
+    agent built, even one without tools). Anything else (a module of tools) goes through `process_tools`."""
+    from strands.types.tools import AgentTool
+
+    tools = list(tools)
+    if not all(isinstance(tool, AgentTool) for tool in tools):
+        agent.tool_registry.process_tools(tools)
+        return
+    for tool in tools:
+        agent.tool_registry.register_tool(tool)
 
 
 _TRACKING_NAMESPACE = uuid.UUID("5d6c1a8e-3f0b-4c2e-9a71-0b7e4f2d8c13")  # names restored messages' tracking ids

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import weakref
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import TypeVar
 
@@ -19,50 +20,68 @@ POLL_S = 0.05
 _interrupting: set[asyncio.Task[object]] = set()  # tasks one watcher is cancelling (nested wrappers share one)
 
 
+class _Watch:
+    """One stream's watch over its cancel signal, polled by a timer, not a task: polling costs no task per call
+    (three wrappers nest per model call, and a loop cancels every task left when an invocation ends). The timer
+    holds the watch weakly: a handle holding it (or a closure over it) while it holds the handle is a cycle, left
+    for the collector whenever the loop dropped a timer that never fired (a loop closed at the end of a crashed
+    invocation)."""
+
+    __slots__ = ("__weakref__", "interrupted", "loop", "signal", "task", "timer", "waiting")
+
+    def __init__(self, signal: threading.Event) -> None:
+        self.task = asyncio.current_task()
+        self.loop = asyncio.get_running_loop()
+        self.signal = signal
+        self.waiting = self.interrupted = False
+        self.timer = self.loop.call_later(POLL_S, _poll, weakref.ref(self))
+
+    def check(self) -> None:
+        task = self.task
+        if task is None or task.done():
+            return  # the call ended without closing this stream (a crash): nothing left to interrupt
+        if not self.signal.is_set():
+            self.timer = self.loop.call_later(POLL_S, _poll, weakref.ref(self))
+        elif self.waiting and task not in _interrupting:
+            _interrupting.add(task)
+            self.interrupted = True
+            task.cancel()
+
+
+def _poll(watch: weakref.ref[_Watch]) -> None:
+    alive = watch()
+    if alive is not None:
+        alive.check()
+
+
 async def until_cancelled(events: AsyncIterable[T], cancel_signal: threading.Event | None) -> AsyncIterator[T]:
     """Yield `events` until `cancel_signal` is set, interrupting a pending await when it is."""
     if cancel_signal is None:
         async for event in events:
             yield event
         return
-    task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
     iterator = events.__aiter__()
-    waiting = interrupted = False
-
-    def check() -> None:
-        """A timer, not a task: polling costs no task per call (three wrappers nest per model call, and a loop
-        cancels every task left when an invocation ends)."""
-        nonlocal interrupted, timer
-        if task is None or task.done():
-            return  # the call ended without closing this stream (a crash): nothing left to interrupt
-        if not cancel_signal.is_set():
-            timer = loop.call_later(POLL_S, check)
-        elif waiting and task not in _interrupting:
-            _interrupting.add(task)
-            interrupted = True
-            task.cancel()
-
-    timer = loop.call_later(POLL_S, check)
+    watch = _Watch(cancel_signal)
     try:
         while not cancel_signal.is_set():
-            waiting = True
+            watch.waiting = True
             try:
                 event = await iterator.__anext__()
             except StopAsyncIteration:
                 return
             except asyncio.CancelledError:
-                if not interrupted:
+                if not watch.interrupted:
                     raise
+                task = watch.task
                 _interrupting.discard(task)  # type: ignore[arg-type]
                 if hasattr(task, "uncancel"):
                     task.uncancel()  # type: ignore[union-attr]
                 return
             finally:
-                waiting = False
+                watch.waiting = False
             yield event
     finally:
-        timer.cancel()
+        watch.timer.cancel()
         aclose = getattr(iterator, "aclose", None)
         if aclose is not None:
             with contextlib.suppress(Exception):

@@ -55,25 +55,27 @@ def _check_result_size(op: ast.operator, left: Any, right: Any) -> None:
 def evaluate_arithmetic(expression: str) -> float | int:
     """Evaluate + - * / // % ** and parentheses over numbers; anything else is a ValueError, and so is an
     integer result larger than MAX_RESULT_BITS (refused before it is computed)."""
-
-    def walk(node: ast.AST) -> Any:
-        if isinstance(node, ast.Expression):
-            return walk(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-            left, right = walk(node.left), walk(node.right)
-            if isinstance(node.op, ast.Pow) and abs(right) > 100:
-                raise ValueError("exponent too large")
-            _check_result_size(node.op, left, right)
-            return _BINARY[type(node.op)](left, right)
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-            return _UNARY[type(node.op)](walk(node.operand))
-        raise ValueError(f"unsupported expression element: {type(node).__name__}")
-
     if len(expression) > 500:
         raise ValueError("expression too long")
-    return walk(ast.parse(expression.strip() or "0", mode="eval"))
+    return _arithmetic(ast.parse(expression.strip() or "0", mode="eval"))
+
+
+def _arithmetic(node: ast.AST) -> Any:
+    """The value of one node of an arithmetic expression (a module function: a nested one calling itself is a
+    cycle, its closure holding it, left for the collector by every evaluation)."""
+    if isinstance(node, ast.Expression):
+        return _arithmetic(node.body)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _arithmetic(node.left), _arithmetic(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > 100:
+            raise ValueError("exponent too large")
+        _check_result_size(node.op, left, right)
+        return _BINARY[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_arithmetic(node.operand))
+    raise ValueError(f"unsupported expression element: {type(node).__name__}")
 
 
 @dataclass(frozen=True)
