@@ -7,12 +7,14 @@ golden order the earlier task always finishes first, so only another completion 
 (the session runs in its own process, or pytester forgets the modules it imported)."""
 
 SLOWER_REISSUED = """
+import weakref
+
 from strands_durable.runner import units
 from strands_durable.runner.patterns import workflow
 
 _completed = units.completed
 _execute_step = workflow.execute_step
-_REISSUED = set()
+_REISSUED = {}  # (id(ctx), unit) -> that ctx, weakly: a later run's context may reuse a freed one's id
 
 
 def _taken_for_the_slower(ctx, unit):
@@ -24,13 +26,14 @@ def _taken_for_the_slower(ctx, unit):
     me = tasks[ids.index(unit.removeprefix("task:"))]
     for sibling in tasks[: ids.index(me.id)]:
         if list(sibling.deps) == list(me.deps) and _completed(ctx, f"task:{sibling.id}") is None:
-            _REISSUED.add((id(ctx), unit))
+            _REISSUED[(id(ctx), unit)] = weakref.ref(ctx)
             return None
     return record
 
 
 def _issued_again(ctx, ref, task, *, conv_key, **kwargs):
-    if (id(ctx), ref.unit) in _REISSUED:
+    held = _REISSUED.get((id(ctx), ref.unit))
+    if held is not None and held() is ctx:
         conv_key = (lambda key: lambda agent: key(agent) + "_again")(conv_key)
     return _execute_step(ctx, ref, task, conv_key=conv_key, **kwargs)
 
