@@ -17,6 +17,7 @@ from strands_durable.faults.classes.explore import explore_point
 from strands_durable.faults.kit.oracle import RequestLog, comparable, first_difference
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.target import ChaosTarget
+from strands_durable.runner.positions import check_committed_positions
 from strands_durable.runner.prepared import prepare
 from strands_durable.runner.reporter import RecordingReporter
 from strands_durable.runner.run import SPEC_CHANGED_WARNING
@@ -129,13 +130,14 @@ def test_a_warm_resume_looks_each_committed_unit_up_once_and_still_refuses_one_t
     prepared = prepare(session_id, SPEC)
     state = store.load(session_id)
     assert {"step[0]", "step[1]"} <= set(state.units)
-    prepared.check_positions(state)
-    prepared.check_positions(state)  # the pairs found are remembered, and a second look finds the same
+    check_committed_positions(prepared.spec, state, prepared.found_positions)
+    assert {("step[0]", "analyst"), ("step[1]", "analyst")} <= prepared.found_positions  # remembered for the workflow
+    check_committed_positions(prepared.spec, state, prepared.found_positions)  # and a second look finds the same
     renamed = copy_state(state)
     renamed.units["step[1]"] = {**renamed.units["step[1]"], "agent": "someone-else"}
     with pytest.raises(SpecError, match="committed step 1 ran agent 'someone-else'"):
-        prepared.check_positions(renamed)
+        check_committed_positions(prepared.spec, renamed, prepared.found_positions)
     beyond = copy_state(state)
     beyond.units["step[9]"] = {"status": "completed", "agent": "writer"}
     with pytest.raises(SpecError, match="committed step 9 no longer exists"):
-        prepared.check_positions(beyond)
+        check_committed_positions(prepared.spec, beyond, prepared.found_positions)

@@ -11,7 +11,7 @@ load, over crash points in the last steps of an 8-step and a 40-step chain with 
 - each restored message carries the tracking id its position names, so the SDK draws a random one only for the
   messages an invocation adds, not for every message of the window at every invocation;
 - the messages of a unit are found in its conversation by a search in C (`unit_messages`), as a scan finds them;
-- a warm resume looks each committed unit up in the spec once per workflow, not once per resume (`check_positions`);
+- a warm resume looks each committed unit up in the spec once per workflow, not once per resume (`found_positions`);
 - whether the exactness sample disproved derivation is known at once, not found by walking the sample per point.
 """
 

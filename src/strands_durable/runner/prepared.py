@@ -13,7 +13,7 @@ Reused, and why none of it can carry state from one resume to the next:
   scratch directory and file layer);
 - the skills' directories and which tool names nothing defines (the run's warnings): values computed from the
   spec and the names of the caller's tools, read-only mappings;
-- the committed (unit, agent) pairs already found in the spec (`check_positions`): facts about the frozen spec;
+- the committed (unit, agent) pairs already found in the spec (`found_positions`): facts about the frozen spec;
 - the native tools were already built once per process (runner/native_tools.py): they read everything of a run
   from the agent call's `invocation_state`, which each run builds anew.
 
@@ -46,7 +46,8 @@ class PreparedWorkflow:
     tools: ToolCatalog
     skills: Mapping[str, Path]
     _unknown: dict[frozenset[str], Mapping[str, str]] = field(default_factory=dict, compare=False, repr=False)
-    _positions: set[tuple[str, str]] = field(default_factory=set, compare=False, repr=False)
+    # the committed (unit, agent) pairs found in `spec` so far (`check_committed_positions`' memo)
+    found_positions: set[tuple[str, str]] = field(default_factory=set, compare=False, repr=False)
 
     def serves(self, session_id: str, meta: Mapping[str, Any]) -> bool:
         """Whether a resume of `session_id`, whose recorded metadata is `meta`, may use this: the same session,
@@ -56,13 +57,6 @@ class PreparedWorkflow:
             and meta.get("spec_path") == self.spec_path
             and meta.get("spec_hash") == self.spec_hash
         )
-
-    def check_positions(self, state: Any) -> None:
-        """`check_committed_positions` for a resume with this spec: each committed (unit, agent) pair is looked up
-        in the spec once, not once per resume (a pure function of the frozen spec and the pair)."""
-        from strands_durable.runner.positions import check_committed_positions
-
-        check_committed_positions(self.spec, state, self._positions)
 
     def unknown_tool_names(self, extra: Mapping[str, Any], native: Mapping[str, Any]) -> Mapping[str, str]:
         """`ToolResolver.unknown_names` for a run given the caller's tools `extra` (a pure function of the spec and

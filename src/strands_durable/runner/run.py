@@ -157,10 +157,7 @@ def resume(
             prepared = None  # another session, or one created from another spec: resumed from its own
         # prepared: the spec file as read when prepared, with the bytes this session recorded
         spec = prepared.spec if prepared is not None else _recorded_spec(session, reporter)
-        if prepared is not None:
-            prepared.check_positions(state)
-        else:
-            check_committed_positions(spec, state)
+        check_committed_positions(spec, state, prepared.found_positions if prepared is not None else None)
         runtime = meta.get("runtime", {})
         options = replace(
             options,

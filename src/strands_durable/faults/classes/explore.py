@@ -477,8 +477,7 @@ def _sample_verdicts(golden: WorkflowGoldenRun, workdir: Path) -> SampleVerdicts
         target = golden.point(point_id)
         if fallback_reason(golden, target, cut_for(golden, target)) is None:
             verdicts[point_id] = segment_verdict(golden, point_id, workdir)
-    disproved = any(difference is not None for difference, _ in verdicts.values())
-    golden.segment_verdicts = SampleVerdicts(golden.segments, verdicts, disproved)
+    golden.segment_verdicts = SampleVerdicts(golden.segments, verdicts)
     return golden.segment_verdicts
 
 

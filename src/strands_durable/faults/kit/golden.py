@@ -16,6 +16,7 @@ import json
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -147,12 +148,16 @@ class AgentGoldenRun(GoldenRun):
 @dataclass(frozen=True)
 class SampleVerdicts:
     """What a workflow's seeded sample found under `policy`: for each sampled point, the first difference between
-    its derived crash state and its real segment's (None: the same) and the real segment's findings; `disproved`:
-    some point differed, so nothing of the workflow is derived (asked once per crash point, told once)."""
+    its derived crash state and its real segment's (None: the same) and the real segment's findings."""
 
     policy: SegmentPolicy
     by_point: dict[str, tuple[str | None, list[Finding]]]
-    disproved: bool
+
+    @cached_property
+    def disproved(self) -> bool:
+        """Some sampled point differed, so nothing of the workflow is derived (asked at every crash point, found
+        once)."""
+        return any(difference is not None for difference, _ in self.by_point.values())
 
 
 @dataclass(kw_only=True)
