@@ -145,3 +145,14 @@ class Child:
         for thread in self._threads:
             thread.join(timeout=10)
         return code
+
+
+def wait_for_nap(nap_spec: Path, timeout: float = 60.0) -> None:
+    """Wait until the nap tool of `nap_spec` (tests/cli/conftest.py) has begun its 2-second sleep, so a signal sent
+    now finds a tool running: a step's EXECUTING line comes before its model call, and on a loaded machine a signal
+    sent at that line can stop the run before the tool starts."""
+    started = nap_spec.with_name("nap.started")
+    deadline = time.monotonic() + timeout
+    while not started.exists():
+        assert time.monotonic() < deadline, "the nap tool never started"
+        time.sleep(0.02)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import re
 import signal
-import time
 
 import pytest
 
+from tests.cli.support import wait_for_nap
 from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.slow
@@ -58,6 +58,7 @@ def test_signal_stops_at_a_safe_point_then_resume_completes(child, strands, tmp_
 def test_second_ctrl_c_aborts_at_once_and_the_session_stays_resumable(child, strands, tmp_path, nap_spec):
     run = child("run", nap_spec)
     run.wait_for("Step 1/2: sleeper - EXECUTING")
+    wait_for_nap(nap_spec)
     run.proc.send_signal(signal.SIGINT)  # the nap tool is running: the stop waits for it
     run.wait_for("received: stopping now")
     run.proc.send_signal(signal.SIGINT)
@@ -78,10 +79,7 @@ def test_second_ctrl_c_aborts_at_once_and_the_session_stays_resumable(child, str
 def test_ctrl_c_while_a_tool_runs_names_the_tool_it_waits_for(child, strands, tmp_path, nap_spec):
     run = child("run", nap_spec)
     run.wait_for("Step 1/2: sleeper - EXECUTING")
-    deadline = time.monotonic() + 30
-    while not (tmp_path / "nap.started").exists():  # the 2-second nap is running
-        assert time.monotonic() < deadline, (run.out, run.err)
-        time.sleep(0.02)
+    wait_for_nap(nap_spec)
     run.proc.send_signal(signal.SIGINT)
     assert run.finish() == 130, (run.out, run.err)
     notice = next(line for line in run.err if "received: stopping now" in line)

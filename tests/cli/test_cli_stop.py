@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from tests.cli.support import wait_for_nap
 from tests.cli.terminal import Terminal
 from tests.conftest import EXAMPLES
 
@@ -103,11 +104,7 @@ def test_second_ctrl_c_on_a_terminal_restores_the_cursor_and_prints_the_resume_c
     term = Terminal("run", str(nap_spec), cwd=tmp_path, env={})
     try:
         term.wait_for("EXECUTING")
-        started = nap_spec.with_name("nap.started")
-        deadline = time.monotonic() + 60
-        while not started.exists():  # the nap tool runs: the first Ctrl+C has to wait for it (a fixed sleep raced
-            assert time.monotonic() < deadline, "the nap tool never started"  # a loaded machine)
-            time.sleep(0.02)
+        wait_for_nap(nap_spec)  # the nap tool runs: the first Ctrl+C has to wait for it
         term.press_ctrl_c()
         term.wait_for("received: stopping now")
         term.press_ctrl_c()
