@@ -12,7 +12,9 @@ load, over crash points in the last steps of an 8-step and a 40-step chain with 
   messages an invocation adds, not for every message of the window at every invocation;
 - the messages of a unit are found in its conversation by a search in C (`unit_messages`), as a scan finds them;
 - a warm resume looks each committed unit up in the spec once per workflow, not once per resume (`found_positions`);
-- whether the exactness sample disproved derivation is known at once, not found by walking the sample per point.
+- whether the exactness sample disproved derivation is known at once, not found by walking the sample per point;
+- the snapshot digest encodes what a state adds, not the pattern state's whole step history again (counted in bytes
+  encoded, since one JSON encoding is one call however long).
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ import pytest
 
 from strands_durable.agent.durable import unit_messages
 from strands_durable.faults.classes.explore import explore_point
+from strands_durable.faults.kit import snapshot
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.history.copying import copy_json_data, copy_message_data
-from strands_durable.store.state import Conversation
+from strands_durable.store.state import Conversation, SessionState
 
 TERMS = {  # (a file the function is in, its name) -> the term
     ("pydantic/main.py", "__getattr__"): "a missing attribute asked of a spec model",
@@ -109,6 +112,51 @@ def test_a_crash_point_of_a_long_one_agent_chain_does_no_python_work_per_step(
         long["a generator run by the explorer (the exactness sample walked)"]
         <= short["a generator run by the explorer (the exactness sample walked)"]
     )
+
+
+def _digest_bytes_per_point(
+    golden: WorkflowGoldenRun, steps: int, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> float:
+    """The bytes the snapshot digest JSON-encodes per crash point, over points in the last two steps."""
+    ids = [pid for pid in golden.ordered_ids() if pid.startswith((f"step[{steps - 2}]", f"step[{steps - 1}]"))]
+    explore_point(golden, ids[0], workdir)
+    encoded = [0]
+    canonical = snapshot._canonical
+
+    def counted(value: object) -> bytes:
+        data = canonical(value)
+        encoded[0] += len(data)
+        return data
+
+    with monkeypatch.context() as patch:
+        patch.setattr(snapshot, "_canonical", counted)
+        for point_id in ids:
+            assert explore_point(golden, point_id, workdir).ok
+    return encoded[0] / len(ids)
+
+
+def test_the_snapshot_digest_of_a_long_chain_encodes_what_a_state_adds(
+    goldens: dict[int, WorkflowGoldenRun], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # re-encoding the chain's whole `step_history` at each new pattern state: 630 bytes per point on the short chain,
+    # 3770 on the long one; encoding only the entries a state adds: about 300 on both
+    short = _digest_bytes_per_point(goldens[8], 8, tmp_path / "short", monkeypatch)
+    long = _digest_bytes_per_point(goldens[40], 40, tmp_path / "long", monkeypatch)
+    assert long <= 1.5 * short, (short, long)
+
+
+def test_a_pattern_state_is_encoded_as_the_json_encoder_encodes_it() -> None:
+    digester = snapshot.SnapshotDigest()
+    history: list[dict[str, object]] = []
+    for step in range(6):
+        history = [*history, {"index": step, "response": f"r{step}", "n": step / 2}]
+        for state in (
+            {"step_history": history, "current_step": step + 1, "total_steps": 6},
+            {"step_history": history[:2], "other": [1, "a", None], "b": {"nested": [history[0]]}},  # a shorter list
+            {"step_history": [dict(entry) for entry in history]},  # equal entries, other objects
+            {1: "not read from a journal"},
+        ):
+            assert digester._pattern_state(SessionState(pattern_state=state)) == snapshot._canonical(state)
 
 
 def test_a_units_messages_are_where_a_scan_of_the_owners_finds_them() -> None:

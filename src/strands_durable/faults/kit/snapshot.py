@@ -17,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from strands_durable.history import normalize
 from strands_durable.store.state import Conversation, SessionState
@@ -72,17 +73,84 @@ def conversation_digest(conv: Conversation) -> str:
     return _hash({**view, "messages": hashlib.sha256(_canonical(view["messages"])).hexdigest()})
 
 
-class _EncodedHistory:
-    """One conversation's messages as the digest encodes them, normalised one by one (`normalize(names=)`: a history
-    normalised in pieces equals it normalised whole): the messages (never changed in place once committed), each
-    one's canonical bytes, the hash of the canonical list up to each (without its closing bracket) and the
-    toolUseIds named after each (names are tool_<position>)."""
+def _shared_prefix(mine: list[Any], items: list[Any]) -> int:
+    """How many leading items `items` has in common with `mine` (equal as values): slices compared in C (shared
+    items by identity), the length found by bisection (a common prefix's prefixes are common)."""
+    low, high = 0, min(len(mine), len(items))
+    if mine[:high] == items[:high]:
+        return high
+    while low < high - 1:  # mine[:low] == items[:low] and mine[:high] != items[:high]
+        middle = (low + high) // 2
+        if mine[low:middle] == items[low:middle]:
+            low = middle
+        else:
+            high = middle
+    return low
 
-    __slots__ = ("hashes", "ids", "messages", "named", "parts")
+
+_Encoded = TypeVar("_Encoded", "_EncodedList", "_EncodedHistory")
+_KEPT = 4  # encodings kept per conversation or pattern-state key: the golden run's, the explored runs' off it
+
+
+def _nearest(kept: list[Any], items: list[Any], new: Callable[[], _Encoded]) -> _Encoded:
+    """The encoding of `items` (a conversation's messages, a list in the pattern state), extended from the kept one
+    sharing the longest prefix with them (`new()` when none does), and kept first. Equal items that are other objects
+    (read again) replace the kept ones, so the next states of the same run compare by identity."""
+    best, shared = None, -1
+    for encoded in kept:
+        common = _shared_prefix(encoded.items, items)
+        if common > shared:
+            best, shared = encoded, common
+        if shared == len(items):
+            break
+    if best is None:
+        best, shared = new(), 0
+    if shared and best.items[shared - 1] is not items[shared - 1]:
+        best.items[:shared] = items[:shared]
+    if shared < len(items):
+        best = best.extended(items, shared)
+    if best in kept:
+        kept.remove(best)
+    kept.insert(0, best)
+    del kept[_KEPT:]
+    return best
+
+
+class _EncodedList:
+    """A list's items (never changed in place once stored) and each one's canonical encoding, so a list that grew
+    (a chain's `step_history`) is encoded only in its new items."""
+
+    __slots__ = ("items", "parts")
 
     def __init__(self) -> None:
-        self.messages: list[dict[str, Any]] = []
+        self.items: list[Any] = []
         self.parts: list[bytes] = []
+
+    def encoding(self, count: int) -> bytes:
+        """The canonical encoding of the list of the first `count` items."""
+        return b"[" + b",".join(self.parts[:count]) + b"]"
+
+    def extended(self, items: list[Any], start: int) -> _EncodedList:
+        """These encodings up to item `start` (in place when that is all of them), then `items[start:]`."""
+        encoded = self
+        if start < len(self.items):
+            encoded = _EncodedList()
+            encoded.items, encoded.parts = self.items[:start], self.parts[:start]
+        encoded.items.extend(items[start:])
+        encoded.parts.extend(_canonical(item) for item in items[start:])
+        return encoded
+
+
+class _EncodedHistory:
+    """One conversation's messages as the digest encodes them, normalised one by one (`normalize(names=)`: a history
+    normalised in pieces equals it normalised whole): the messages (never changed in place once committed), the
+    hash of the canonical list up to each (without its closing bracket) and the toolUseIds named after each (names
+    are tool_<position>)."""
+
+    __slots__ = ("hashes", "ids", "items", "named")
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []  # the messages
         self.hashes: list[Any] = []  # hashlib objects, never updated once stored (copied to go on)
         self.ids: list[str] = []
         self.named: list[int] = []
@@ -95,21 +163,6 @@ class _EncodedHistory:
         running.update(b"]")
         return running.hexdigest()
 
-    def shared_prefix(self, messages: list[dict[str, Any]]) -> int:
-        """How many leading messages `messages` has in common with these (equal as values): slices compared in C
-        (shared messages by identity), the length found by bisection (a common prefix's prefixes are common)."""
-        mine = self.messages
-        low, high = 0, min(len(mine), len(messages))
-        if mine[:high] == messages[:high]:
-            return high
-        while low < high - 1:  # mine[:low] == messages[:low] and mine[:high] != messages[:high]
-            middle = (low + high) // 2
-            if mine[low:middle] == messages[low:middle]:
-                low = middle
-            else:
-                high = middle
-        return low
-
     def names(self, count: int) -> dict[str, str]:
         """The names of the ids the first `count` messages named."""
         named = self.named[count - 1] if count else 0
@@ -117,12 +170,12 @@ class _EncodedHistory:
 
     def extended(self, messages: list[dict[str, Any]], start: int) -> _EncodedHistory:
         """These encodings up to message `start` (in place when that is all of them), then `messages[start:]`."""
-        if start == len(self.messages):
+        if start == len(self.items):
             history = self
         else:
             history = _EncodedHistory()
-            history.messages, history.parts = self.messages[:start], self.parts[:start]
-            history.hashes, history.named = self.hashes[:start], self.named[:start]
+            history.items, history.hashes = self.items[:start], self.hashes[:start]
+            history.named = self.named[:start]
             history.ids = self.ids[: history.named[-1] if start else 0]
         names = history.names(start)
         for message in messages[start:]:
@@ -130,16 +183,12 @@ class _EncodedHistory:
             part = _canonical(normalised)
             running = history.hashes[-1].copy() if history.hashes else hashlib.sha256(b"[")
             running.update(b"," + part if history.hashes else part)
-            history.messages.append(message)
-            history.parts.append(part)
+            history.items.append(message)
             history.hashes.append(running)
             if len(names) > len(history.ids):  # the ids this message named first, in order
                 history.ids.extend(itertools.islice(names, len(history.ids), None))
             history.named.append(len(names))
         return history
-
-
-_HISTORIES_KEPT = 4  # per conversation key: the golden run's and the explored runs' that branch off it
 
 
 def _same(before: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
@@ -158,6 +207,7 @@ class SnapshotDigest:
         self._histories: dict[str, list[_EncodedHistory]] = {}  # per key, the last used first
         self._units: dict[str, tuple[Any, bytes]] = {}  # unit -> (the record encoded, `"<unit>":<record>`)
         self._pattern: tuple[Any, bytes] | None = None  # (the pattern state encoded, its encoding)
+        self._pattern_lists: dict[str, list[_EncodedList]] = {}  # per key of the pattern state, its lists' encodings
         self._parts: dict[str, tuple[str, bytes]] = {}  # conversation key -> (its digest, `"<key>":"<digest>"`)
 
     @staticmethod
@@ -193,25 +243,7 @@ class SnapshotDigest:
         history that grew by a turn, or a run's that branched off the golden run's, encodes and hashes only its new
         messages. The view's keys in canonical (sorted) order: agent, agent_state, cm_state, journal, messages."""
         messages = list(conv.messages)
-        histories = self._histories.setdefault(conv.key, [])
-        best, shared = None, -1
-        for history in histories:
-            common = history.shared_prefix(messages)
-            if common > shared:
-                best, shared = history, common
-            if shared == len(messages):
-                break
-        if best is None:
-            best, shared = _EncodedHistory(), 0
-        if shared and best.messages[shared - 1] is not messages[shared - 1]:
-            # equal messages, other objects (read again): keep these, so this history's next states compare by identity
-            best.messages[:shared] = messages[:shared]
-        if shared < len(messages):
-            best = best.extended(messages, shared)
-        if best in histories:
-            histories.remove(best)
-        histories.insert(0, best)
-        del histories[_HISTORIES_KEPT:]
+        best = _nearest(self._histories.setdefault(conv.key, []), messages, _EncodedHistory)
         count = len(messages)
         pending = [{"toolResult": result} for result in conv.tool_results.values()]
         last_uses = [
@@ -276,10 +308,25 @@ class SnapshotDigest:
         return cached[1]
 
     def _pattern_state(self, state: SessionState) -> bytes:
+        """`_canonical(state.pattern_state)`, each list value encoded only in the items its kept encodings lack (the
+        reducer extends a list such as a chain's `step_history` into a new list of the same item objects)."""
+        value = state.pattern_state
         cached = self._pattern
-        if cached is None or cached[0] is not state.pattern_state:
-            cached = self._pattern = (state.pattern_state, _canonical(state.pattern_state))
-        return cached[1]
+        if cached is not None and cached[0] is value:
+            return cached[1]
+        if not all(type(key) is str for key in value):
+            encoded = _canonical(value)  # not as read from a journal: the encoder's own key order and forms
+        else:
+            parts = [
+                _canonical(key) + b":" + (self._pattern_list(key, item) if type(item) is list else _canonical(item))
+                for key, item in sorted(value.items())
+            ]
+            encoded = b"{" + b",".join(parts) + b"}"
+        self._pattern = (value, encoded)
+        return encoded
+
+    def _pattern_list(self, key: str, items: list[Any]) -> bytes:
+        return _nearest(self._pattern_lists.setdefault(key, []), items, _EncodedList).encoding(len(items))
 
     def _unit(self, unit: str, record: Any) -> bytes:
         """`"<unit>":<record>` encoded, kept per unit with the record it encodes (compared by identity)."""
