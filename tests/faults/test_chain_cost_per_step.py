@@ -159,6 +159,32 @@ def test_a_pattern_state_is_encoded_as_the_json_encoder_encodes_it() -> None:
             assert digester._pattern_state(SessionState(pattern_state=state)) == snapshot._canonical(state)
 
 
+def test_pattern_states_of_runs_that_branch_apart_are_encoded_as_the_json_encoder_encodes_them() -> None:
+    # states of several runs interleaved, as the explorer digests them: lists extended, cut back, changed in one
+    # item, copied; more lineages than the digester keeps encodings for
+    rng = random.Random(0)
+    digester = snapshot.SnapshotDigest()
+    runs: list[list[dict[str, object]]] = [[] for _ in range(6)]
+    for _ in range(400):
+        run = rng.randrange(len(runs))
+        items = runs[run]
+        change = rng.choice(["extend", "extend", "cut", "change", "copy", "adopt"])
+        if change == "extend":
+            items = [*items, {"index": len(items), "response": f"r{rng.randrange(3)}"}]
+        elif change == "cut":
+            items = items[: rng.randrange(len(items) + 1)]
+        elif change == "change" and items:
+            at = rng.randrange(len(items))
+            items = [*items[:at], {"index": at, "response": "changed"}, *items[at + 1 :]]
+        elif change == "copy":
+            items = [dict(item) for item in items]
+        elif change == "adopt":
+            items = list(runs[rng.randrange(len(runs))])
+        runs[run] = items
+        state = {"step_history": items, "current_step": len(items)}
+        assert digester._pattern_state(SessionState(pattern_state=state)) == snapshot._canonical(state)
+
+
 def test_a_units_messages_are_where_a_scan_of_the_owners_finds_them() -> None:
     rng = random.Random(0)
     for _ in range(300):
