@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .digest import canonical_json, sha256_hex
@@ -61,6 +62,12 @@ class ModelRequest:
 
     def canonical(self) -> str:
         """The canonical JSON of the request; tools sorted by name, so registration order does not matter."""
+        return self._canonical
+
+    @cached_property
+    def _canonical(self) -> str:
+        """Encoded once per request: an answer asks for it twice (its digest and its estimated input tokens), and it
+        is the whole window's JSON. A request is not changed once built (frozen; `build` gives it its own lists)."""
         tools = sorted((_tool_spec(spec) for spec in self.tool_specs), key=lambda t: str(t["name"]))
         return canonical_json(
             {

@@ -1,0 +1,85 @@
+"""A resume of a long one-agent chain does per committed step only what it must (issue 37's chain bound), counted
+with cProfile on real runs crashed and resumed (exact counts, independent of the machine's load):
+
+- a synthetic model answer encodes its request's canonical JSON (the whole window) once, not once for its digest
+  and again for its estimated input tokens.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, resume, run_workflow
+from strands_durable.crashpoints import CrashPoint
+from strands_durable.runner.reporter import RecordingReporter
+
+COUNTED = {  # (a file the function is in, its name) -> what one call is
+    ("runner/units.py", "skip_committed"): "a committed step looked up by its own call",
+    ("runner/units.py", "completed"): "a unit's record looked up by its own call",
+    ("runner/patterns/steps.py", "step_view"): "a step view built",
+    ("models/digest.py", "canonical_json"): "a JSON encoding of the canonical form",
+    ("models/synthetic_policy.py", "answer"): "a synthetic answer",
+}
+
+
+def one_agent_chain(steps: int) -> str:
+    lines = [
+        "version: 0",
+        f"name: resume-cost-{steps}",
+        "runtime: {provider: synthetic}",
+        "agents:",
+        "  a0: {prompt: 'You refine a plan.'}",
+        "pattern:",
+        "  type: chain",
+        "  config:",
+        "    steps:",
+    ]
+    step = "      - {{agent: a0, input: 'Step {}: refine {{{{ steps[-1].response | truncate(40) }}}}'}}"
+    lines.append("      - {agent: a0, input: 'Start a plan.'}")
+    lines += [step.format(i) for i in range(1, steps)]
+    return "\n".join(lines) + "\n"
+
+
+def _crash_before(unit: str) -> CrashPoints:
+    points = CrashPoints()
+
+    def crash(point: CrashPoint) -> None:
+        if point.id == f"{unit}:a0/unit.before":
+            raise InjectedCrash(point)
+
+    points.subscribe(crash)
+    return points
+
+
+def _resume_counts(tmp_path: Path, steps: int, crash_at: int) -> tuple[Counter[str], RecordingReporter]:
+    """Run a chain of `steps` steps that crashes before step `crash_at`, then count what its resume calls."""
+    spec = tmp_path / f"chain-{steps}.strands.yaml"
+    spec.write_text(one_agent_chain(steps))
+    store = LocalStore(tmp_path / "sessions")
+    with pytest.raises(InjectedCrash):
+        run_workflow(spec, RunOptions(crash_points=_crash_before(f"step[{crash_at}]")), store=store)
+    (session_id,) = store.session_ids()
+    reporter = RecordingReporter()
+    profile = cProfile.Profile()
+    profile.enable()
+    outcome = resume(session_id, RunOptions(reporter=reporter), store=store)
+    profile.disable()
+    assert outcome.status == "completed"
+    counts: Counter[str] = Counter()
+    for (filename, _, name), (_, calls, *_) in pstats.Stats(profile).stats.items():  # type: ignore[attr-defined]
+        for (where, function), what in COUNTED.items():
+            if name == function and filename.replace("\\", "/").endswith(where):
+                counts[what] += calls
+    return counts, reporter
+
+
+def test_a_synthetic_answer_encodes_its_request_once(tmp_path: Path) -> None:
+    counts, _ = _resume_counts(tmp_path, 8, 4)
+    answers = counts["a synthetic answer"]
+    assert answers >= 4
+    assert counts["a JSON encoding of the canonical form"] == answers, counts
