@@ -1,6 +1,10 @@
 """A resume of a long one-agent chain does per committed step only what it must (issue 37's chain bound), counted
 with cProfile on real runs crashed and resumed (exact counts, independent of the machine's load):
 
+- the committed steps are reported skipped in one loop, each by its lookup (`completed`) and the reporter's call,
+  not by a `skip_committed` call per step; the reporter still hears of every step;
+- each earlier step's template view (`steps[n]`) is built once per resume, not again for every step the resume
+  runs (a resume of a long chain rebuilt all of them per step: quadratic in the steps it ran);
 - a synthetic model answer encodes its request's canonical JSON (the whole window) once, not once for its digest
   and again for its estimated input tokens.
 """
@@ -20,7 +24,6 @@ from strands_durable.runner.reporter import RecordingReporter
 
 COUNTED = {  # (a file the function is in, its name) -> what one call is
     ("runner/units.py", "skip_committed"): "a committed step looked up by its own call",
-    ("runner/units.py", "completed"): "a unit's record looked up by its own call",
     ("runner/patterns/steps.py", "step_view"): "a step view built",
     ("models/digest.py", "canonical_json"): "a JSON encoding of the canonical form",
     ("models/synthetic_policy.py", "answer"): "a synthetic answer",
@@ -76,6 +79,22 @@ def _resume_counts(tmp_path: Path, steps: int, crash_at: int) -> tuple[Counter[s
             if name == function and filename.replace("\\", "/").endswith(where):
                 counts[what] += calls
     return counts, reporter
+
+
+@pytest.mark.parametrize("steps", [8, 40])
+def test_a_resume_reports_every_committed_step_without_a_lookup_call_per_step(tmp_path: Path, steps: int) -> None:
+    counts, reporter = _resume_counts(tmp_path, steps, steps - 1)
+    skipped = [call[1:] for call in reporter.calls if call[0] == "unit_skipped"]
+    assert skipped == [(index, "a0", f"step[{index}]") for index in range(steps - 1)]  # every one, in order
+    # the step the resume runs is checked by `skip_committed`; the committed ones before it in the loop
+    assert counts["a committed step looked up by its own call"] <= 1, counts
+
+
+def test_a_resume_builds_each_step_view_once(tmp_path: Path) -> None:
+    # crashed before step 1: the resume runs 39 steps, each seeing every earlier one as `steps[n]`
+    counts, _ = _resume_counts(tmp_path, 40, 1)
+    # one view per step (the committed one and each run): 40; rebuilt per step run, it was 1 + 2 + ... + 40 = 820
+    assert counts["a step view built"] <= 40, counts
 
 
 def test_a_synthetic_answer_encodes_its_request_once(tmp_path: Path) -> None:

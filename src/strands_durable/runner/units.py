@@ -7,6 +7,7 @@ skipped. A unit's outcome and the pattern's readable position are committed toge
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -187,13 +188,28 @@ def skip_unit(ctx: RunContext, ref: UnitRef) -> dict[str, Any] | None:
 
 def skip_committed(ctx: RunContext, unit: str, label: str, index: int, total: int | None) -> dict[str, Any] | None:
     """`skip_unit` for a unit not yet described by a `UnitRef`: its record when it is committed (the reporter and the
-    telemetry told it is not run again), else None. A resume passes every committed step of a chain through this."""
-    record = completed(ctx, unit)
-    if record is not None:
-        ctx.reporter.unit_skipped(index, label, unit, total=total)
-        if ctx.telemetry is not None:
-            ctx.telemetry.unit_skipped(unit, label)
-    return record
+    telemetry told it is not run again), else None."""
+    found = skip_committed_prefix(ctx, ((unit, label, index),), total)
+    return found[0] if found else None
+
+
+def skip_committed_prefix(
+    ctx: RunContext, units: Iterable[tuple[str, str, int]], total: int | None
+) -> list[dict[str, Any]]:
+    """The records of the leading units of `units` (id, label, index) that are committed (`completed`), each reported
+    skipped as `skip_committed` reports it; stops at the first one that is not. A resume of a chain passes its
+    committed steps through this one loop: a lookup and the reporter's call per step."""
+    reporter, telemetry = ctx.reporter, ctx.telemetry
+    records = []
+    for unit, label, index in units:
+        record = completed(ctx, unit)
+        if record is None:
+            break
+        reporter.unit_skipped(index, label, unit, total=total)
+        if telemetry is not None:
+            telemetry.unit_skipped(unit, label)
+        records.append(record)
+    return records
 
 
 def hitl_answer(ctx: RunContext, ref: UnitRef, step: Any, template_ctx: dict[str, Any], where: str) -> str:

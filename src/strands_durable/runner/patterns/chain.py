@@ -5,26 +5,38 @@ from __future__ import annotations
 from typing import Any
 
 from strands_durable.runner.context import RunContext
-from strands_durable.runner.patterns.steps import is_hitl, step_view
-from strands_durable.runner.units import UnitRef, complete_unit, hitl_answer, run_agent_unit, skip_committed
+from strands_durable.runner.patterns.steps import is_hitl, label_of, step_view
+from strands_durable.runner.units import (
+    UnitRef,
+    complete_unit,
+    hitl_answer,
+    run_agent_unit,
+    skip_committed,
+    skip_committed_prefix,
+)
 
 
 def run_chain(ctx: RunContext) -> dict[str, Any]:
     steps = ctx.spec.pattern.config.steps
     history: list[dict[str, Any]] = list(ctx.state.pattern_state.get("step_history", []))
+    views = [step_view(entry) for entry in history]  # `steps[n]` of the templates: one view per entry, built once
     base = ctx.base_template_context()
-    hitl_response: str | None = None
     total = len(steps)
-    for index, step in enumerate(steps):
+    # a resume reports each committed step skipped (the CLI prints a line per step) in one loop, then goes on
+    # from the first step not committed; a HITL answer among them is the templates' `hitl_response`
+    skipped = skip_committed_prefix(ctx, ((f"step[{i}]", label_of(step), i) for i, step in enumerate(steps)), total)
+    hitl_response: str | None = next((r["response"] for r in reversed(skipped) if r.get("type") == "hitl"), None)
+    for index in range(len(skipped), total):
+        step = steps[index]
         hitl, unit = is_hitl(step), f"step[{index}]"
         label = "hitl" if hitl else step.agent
-        record = skip_committed(ctx, unit, label, index, total)  # a resume passes each committed step: no UnitRef
+        record = skip_committed(ctx, unit, label, index, total)  # committed after a step that is not: skipped too
         if record is not None:
             if hitl:
                 hitl_response = record["response"]
             continue
         ref = UnitRef(unit, label, index, total)
-        template_ctx = _template_context(base, history, hitl_response)
+        template_ctx = _template_context(base, views, hitl_response)
         where = f"pattern.config.steps[{index}]"
         if hitl:
             response = hitl_answer(ctx, ref, step, template_ctx, where)
@@ -44,16 +56,17 @@ def run_chain(ctx: RunContext) -> dict[str, Any]:
             )
             entry = {"index": index, "agent": step.agent, "response": response}
         history.append(entry)
+        views.append(step_view(entry))
         state = {"current_step": index + 1, "total_steps": total, "step_history": history}
         complete_unit(ctx, ref, {**entry, "agent": entry.get("agent")}, state, derived=not hitl)
-    return _template_context(base, history, hitl_response)
+    return _template_context(base, views, hitl_response)
 
 
-def _template_context(base: dict[str, Any], history: list[dict[str, Any]], hitl_response: str | None) -> dict[str, Any]:
-    steps = [step_view(h) for h in history]
+def _template_context(base: dict[str, Any], views: list[dict[str, Any]], hitl_response: str | None) -> dict[str, Any]:
+    """The template context of the next step: `views` are the earlier steps' `step_view`s (a list of its own)."""
     return {
         **base,
-        "steps": steps,
-        "last_response": steps[-1]["response"] if steps else "",
+        "steps": list(views),
+        "last_response": views[-1]["response"] if views else "",
         "hitl_response": hitl_response,
     }
