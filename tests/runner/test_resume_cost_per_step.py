@@ -20,7 +20,11 @@ import pytest
 
 from strands_durable import CrashPoints, InjectedCrash, LocalStore, RunOptions, resume, run_workflow
 from strands_durable.crashpoints import CrashPoint
+from strands_durable.errors import SpecError
+from strands_durable.runner.positions import check_committed_positions
+from strands_durable.runner.prepared import prepare
 from strands_durable.runner.reporter import RecordingReporter
+from strands_durable.store.state import copy_state
 
 COUNTED = {  # (a file the function is in, its name) -> what one call is
     ("runner/units.py", "skip_committed"): "a committed step looked up by its own call",
@@ -59,14 +63,19 @@ def _crash_before(unit: str) -> CrashPoints:
     return points
 
 
-def _resume_counts(tmp_path: Path, steps: int, crash_at: int) -> tuple[Counter[str], RecordingReporter]:
-    """Run a chain of `steps` steps that crashes before step `crash_at`, then count what its resume calls."""
+def _crashed_chain(tmp_path: Path, steps: int, crash_at: int) -> tuple[Path, LocalStore, str]:
     spec = tmp_path / f"chain-{steps}.strands.yaml"
     spec.write_text(one_agent_chain(steps))
     store = LocalStore(tmp_path / "sessions")
     with pytest.raises(InjectedCrash):
         run_workflow(spec, RunOptions(crash_points=_crash_before(f"step[{crash_at}]")), store=store)
     (session_id,) = store.session_ids()
+    return spec, store, session_id
+
+
+def _resume_counts(tmp_path: Path, steps: int, crash_at: int) -> tuple[Counter[str], RecordingReporter]:
+    """Run a chain of `steps` steps that crashes before step `crash_at`, then count what its resume calls."""
+    _, store, session_id = _crashed_chain(tmp_path, steps, crash_at)
     reporter = RecordingReporter()
     profile = cProfile.Profile()
     profile.enable()
@@ -95,6 +104,33 @@ def test_a_resume_builds_each_step_view_once(tmp_path: Path) -> None:
     counts, _ = _resume_counts(tmp_path, 40, 1)
     # one view per step (the committed one and each run): 40; rebuilt per step run, it was 1 + 2 + ... + 40 = 820
     assert counts["a step view built"] <= 40, counts
+
+
+class _ReadRecord(dict):
+    """A unit record that counts the reads Python code makes of it."""
+
+    reads = 0
+
+    def get(self, key, default=None):  # type: ignore[override]
+        _ReadRecord.reads += 1
+        return super().get(key, default)
+
+
+def test_a_warm_resume_finds_every_committed_unit_in_its_memo_without_reading_each_record(tmp_path: Path) -> None:
+    spec, store, session_id = _crashed_chain(tmp_path, 40, 39)
+    prepared = prepare(session_id, spec)
+    state = store.load(session_id)
+    check_committed_positions(prepared.spec, state, prepared.found_positions)  # the first look checks each unit
+    again = copy_state(state)
+    again.units = {unit: _ReadRecord(record) for unit, record in state.units.items()}
+    _ReadRecord.reads = 0
+    check_committed_positions(prepared.spec, again, prepared.found_positions)
+    assert len(again.units) == 39 and _ReadRecord.reads == 0  # one read per unit (39) before
+    # a record the memo does not hold is still checked: a HITL answer recorded where the spec has an agent step
+    hitl = copy_state(state)
+    hitl.units["step[0]"] = {"status": "completed", "type": "hitl", "agent": None, "index": 0, "response": "yes"}
+    with pytest.raises(SpecError, match="committed step 0 ran agent 'hitl' but the spec now names 'a0'"):
+        check_committed_positions(prepared.spec, hitl, prepared.found_positions)
 
 
 def test_a_synthetic_answer_encodes_its_request_once(tmp_path: Path) -> None:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from strands_durable.errors import SpecError
 from strands_durable.store.state import SessionState
 
 
-def check_committed_positions(spec: Any, state: SessionState, checked: set[tuple[str, str]] | None = None) -> None:
+def check_committed_positions(
+    spec: Any, state: SessionState, checked: set[tuple[str, str | None]] | None = None
+) -> None:
     """Raise SpecError (exit 3) naming the first committed conversation or unit the spec no longer has, or whose
     agent it now names differently. `checked`: the (unit, agent) pairs already found in this very spec, skipped and
-    added to (a warm resume's memo, runner/prepared.py: the spec is frozen, so a pair found once stays found)."""
+    added to (a warm resume's memo, runner/prepared.py: the spec is frozen, so a pair found once stays found). A pair
+    is remembered both as checked (a HITL unit's agent "hitl") and as recorded (its agent None)."""
     file = str(spec.source_path or "<spec>")
     for conv in state.conversations.values():
         if conv.agent not in spec.agents:
@@ -20,15 +24,23 @@ def check_committed_positions(spec: Any, state: SessionState, checked: set[tuple
                 f"the session has a committed conversation for agent '{conv.agent}', which the spec no longer defines",
                 key_path=f"agents.{conv.agent}",
             )
-    pairs = ((unit, record.get("agent") or "hitl") for unit, record in state.units.items())
-    unchecked = [pair for pair in pairs if checked is None or pair not in checked]
+    units = state.units
+    if checked is not None and checked.issuperset(
+        zip(units, map(dict.get, units.values(), repeat("agent")), strict=True)
+    ):
+        return  # a warm resume whose every pair was found before: told by one set operation in C, no step per unit
+    unchecked = [
+        (unit, record.get("agent") or "hitl", record.get("agent"))
+        for unit, record in units.items()
+        if checked is None or (unit, record.get("agent") or "hitl") not in checked
+    ]
     if not unchecked:
         return
     positions = _static_positions(spec)
-    for unit, recorded in unchecked:
+    for unit, recorded, agent in unchecked:
         _check_unit(spec, file, positions, unit, recorded)
         if checked is not None:
-            checked.add((unit, recorded))
+            checked.update(((unit, recorded), (unit, agent)))  # as checked and as recorded (the set operation's)
 
 
 def _check_unit(spec: Any, file: str, positions: dict[str, str] | None, unit: str, recorded: str) -> None:

@@ -47,7 +47,7 @@ class PreparedWorkflow:
     skills: Mapping[str, Path]
     _unknown: dict[frozenset[str], Mapping[str, str]] = field(default_factory=dict, compare=False, repr=False)
     # the committed (unit, agent) pairs found in `spec` so far (`check_committed_positions`' memo)
-    found_positions: set[tuple[str, str]] = field(default_factory=set, compare=False, repr=False)
+    found_positions: set[tuple[str, str | None]] = field(default_factory=set, compare=False, repr=False)
 
     def serves(self, session_id: str, meta: Mapping[str, Any]) -> bool:
         """Whether a resume of `session_id`, whose recorded metadata is `meta`, may use this: the same session,
