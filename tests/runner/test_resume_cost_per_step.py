@@ -5,6 +5,10 @@ with cProfile on real runs crashed and resumed (exact counts, independent of the
   not by a `skip_committed` call per step; the reporter still hears of every step;
 - each earlier step's template view (`steps[n]`) is built once per resume, not again for every step the resume
   runs (a resume of a long chain rebuilt all of them per step: quadratic in the steps it ran);
+- a warm resume whose committed units were all found in the frozen spec before tells so by one set operation,
+  without reading each unit's record in Python (and still refuses a unit whose recorded agent it has not found);
+- an invocation searches its conversation (every message of every unit that used it) for its own messages once, not
+  again at each hook (each message it commits);
 - a synthetic model answer encodes its request's canonical JSON (the whole window) once, not once for its digest
   and again for its estimated input tokens.
 """
@@ -31,16 +35,22 @@ COUNTED = {  # (a file the function is in, its name) -> what one call is
     ("runner/patterns/steps.py", "step_view"): "a step view built",
     ("models/digest.py", "canonical_json"): "a JSON encoding of the canonical form",
     ("models/synthetic_policy.py", "answer"): "a synthetic answer",
+    ("agent/durable.py", "unit_messages"): "a search of the conversation for a unit's messages",
+    ("agent/durable.py", "message_added"): "a message committed by an invocation",
+    ("agent/durable.py", "invoke"): "an invocation",
 }
 
 
-def one_agent_chain(steps: int) -> str:
+def one_agent_chain(steps: int, *, tools: bool = False) -> str:
     lines = [
         "version: 0",
         f"name: resume-cost-{steps}",
         "runtime: {provider: synthetic}",
+        *(["tools: {python: [calculator]}"] if tools else []),
         "agents:",
-        "  a0: {prompt: 'You refine a plan.'}",
+        "  a0: {prompt: 'You refine a plan and check numbers with the calculator.', tools: [calculator]}"
+        if tools
+        else "  a0: {prompt: 'You refine a plan.'}",
         "pattern:",
         "  type: chain",
         "  config:",
@@ -63,9 +73,9 @@ def _crash_before(unit: str) -> CrashPoints:
     return points
 
 
-def _crashed_chain(tmp_path: Path, steps: int, crash_at: int) -> tuple[Path, LocalStore, str]:
+def _crashed_chain(tmp_path: Path, steps: int, crash_at: int, *, tools: bool = False) -> tuple[Path, LocalStore, str]:
     spec = tmp_path / f"chain-{steps}.strands.yaml"
-    spec.write_text(one_agent_chain(steps))
+    spec.write_text(one_agent_chain(steps, tools=tools))
     store = LocalStore(tmp_path / "sessions")
     with pytest.raises(InjectedCrash):
         run_workflow(spec, RunOptions(crash_points=_crash_before(f"step[{crash_at}]")), store=store)
@@ -73,9 +83,11 @@ def _crashed_chain(tmp_path: Path, steps: int, crash_at: int) -> tuple[Path, Loc
     return spec, store, session_id
 
 
-def _resume_counts(tmp_path: Path, steps: int, crash_at: int) -> tuple[Counter[str], RecordingReporter]:
+def _resume_counts(
+    tmp_path: Path, steps: int, crash_at: int, *, tools: bool = False
+) -> tuple[Counter[str], RecordingReporter]:
     """Run a chain of `steps` steps that crashes before step `crash_at`, then count what its resume calls."""
-    _, store, session_id = _crashed_chain(tmp_path, steps, crash_at)
+    _, store, session_id = _crashed_chain(tmp_path, steps, crash_at, tools=tools)
     reporter = RecordingReporter()
     profile = cProfile.Profile()
     profile.enable()
@@ -104,6 +116,15 @@ def test_a_resume_builds_each_step_view_once(tmp_path: Path) -> None:
     counts, _ = _resume_counts(tmp_path, 40, 1)
     # one view per step (the committed one and each run): 40; rebuilt per step run, it was 1 + 2 + ... + 40 = 820
     assert counts["a step view built"] <= 40, counts
+
+
+def test_an_invocation_searches_its_conversation_once_not_at_every_message(tmp_path: Path) -> None:
+    counts, _ = _resume_counts(tmp_path, 8, 1, tools=True)
+    invocations, messages = counts["an invocation"], counts["a message committed by an invocation"]
+    assert invocations == 7 and messages >= 3 * invocations  # prompts, answers and tool results
+    # `invoke` finds the unit's messages, the invocation's first hook counts its turns, `complete_unit` its tokens;
+    # the hooks after it carry the count over their own commits (a search per hook before: 76 for 30 messages)
+    assert counts["a search of the conversation for a unit's messages"] <= 3 * invocations, counts
 
 
 class _ReadRecord(dict):

@@ -344,6 +344,9 @@ class InvocationHooks:
         self.crash = invoker.crash_points
         self.retrying: set[str] = set()  # calls an AfterToolCallEvent hook asked to run again (a new attempt)
         self.answer_seq: int | None = None  # the seq of the last model answer this invocation committed
+        # (conversation, its message count, this unit's turns in it) when last counted: the count is carried over
+        # this invocation's own commits instead of searching the whole conversation again at each hook
+        self._turns: tuple[Conversation, int, int] | None = None
 
     @property
     def conv(self) -> Conversation | None:
@@ -354,7 +357,21 @@ class InvocationHooks:
         conv = self.conv
         if conv is None:
             return 0
-        return sum(1 for i in unit_messages(conv, self.inv.unit) if conv.messages[i].get("role") == "assistant")
+        known = self._turns
+        if known is not None and known[0] is conv and known[1] == len(conv.messages):
+            return known[2]  # nothing committed to the conversation since it was counted, or only by `_committed`
+        turn = sum(1 for i in unit_messages(conv, self.inv.unit) if conv.messages[i].get("role") == "assistant")
+        self._turns = (conv, len(conv.messages), turn)
+        return turn
+
+    def _committed(self, index: int, turn: int, answer: bool) -> None:
+        """This unit's message was just committed at `index` of a conversation where `_turn()` was `turn`: one turn
+        more when it is the model's answer. Counted again at the next hook unless the commit is in the state."""
+        conv = self.conv
+        if conv is not None and len(conv.messages) == index + 1 and conv.units[index] == self.inv.unit:
+            self._turns = (conv, index + 1, turn + answer)
+        else:
+            self._turns = None
 
     def _check_stop(self) -> None:
         if self.invoker.stop_requested():
@@ -410,7 +427,7 @@ class InvocationHooks:
             from strands_durable.history.secrets import redact_secrets_in_place
 
             redact_secrets_in_place(message, self.inv.secrets)
-        turn = self._turn()
+        turn = counted = self._turn()
         if message.get("role") == "assistant":
             kind = "answer"
             self.crash.emit("model.answered", f"{self.inv.path}/turn[{turn}]", **self._model_fields(turn))
@@ -433,10 +450,11 @@ class InvocationHooks:
         owner = EVERY_OWNER if kind == "results" else None
         agent_state, taken = state_to_commit(self.agent, conv.agent_state if conv is not None else {}, owner)
         cm_state = self.agent.conversation_manager.get_state()
+        index = len(conv.messages) if conv is not None else 0
         record = events.message(
             self.inv.conv_key,
             self.inv.agent_id,
-            len(conv.messages) if conv is not None else 0,
+            index,
             stored,
             unit=self.inv.unit,
             agent_state=agent_state if conv is None or agent_state != conv.agent_state else events.UNSET,
@@ -446,6 +464,7 @@ class InvocationHooks:
         # from the durable tool-result journal; those records become durable with the next fsync
         defer = self.invoker.defer_commits
         seq = self.session.commit([record], path=commit_path, durable=kind == "answer", wait=not defer)
+        self._committed(index, counted, kind == "answer")
         settle(self.agent, owner, taken)
         if kind == "answer":
             self.answer_seq = seq
