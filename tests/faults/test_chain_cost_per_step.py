@@ -20,7 +20,6 @@ load, over crash points in the last steps of an 8-step and a 40-step chain with 
 from __future__ import annotations
 
 import cProfile
-import pstats
 import random
 from collections import Counter
 from pathlib import Path
@@ -35,6 +34,7 @@ from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.history.copying import copy_json_data, copy_message_data
 from strands_durable.store.state import Conversation, SessionState
+from tests.profiled import calls_by_term
 
 TERMS = {  # (a file the function is in, its name) -> the term
     ("pydantic/main.py", "__getattr__"): "a missing attribute asked of a spec model",
@@ -87,11 +87,7 @@ def _terms_per_point(golden: WorkflowGoldenRun, steps: int, workdir: Path) -> Co
         outcome = explore_point(golden, point_id, workdir)
         assert outcome.ok, outcome.describe()
     profile.disable()
-    counts: Counter[str] = Counter()
-    for (filename, _, name), (_, calls, *_) in pstats.Stats(profile).stats.items():  # type: ignore[attr-defined]
-        for (where, function), term in TERMS.items():
-            if name == function and filename.replace("\\", "/").endswith(where):
-                counts[term] += calls
+    counts = calls_by_term(profile, TERMS)
     return Counter({term: round(calls / len(ids), 2) for term, calls in counts.items()})
 
 

@@ -16,7 +16,6 @@ with cProfile on real runs crashed and resumed (exact counts, independent of the
 from __future__ import annotations
 
 import cProfile
-import pstats
 from collections import Counter
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from strands_durable.runner.positions import check_committed_positions
 from strands_durable.runner.prepared import prepare
 from strands_durable.runner.reporter import RecordingReporter
 from strands_durable.store.state import copy_state
+from tests.profiled import calls_by_term
 
 COUNTED = {  # (a file the function is in, its name) -> what one call is
     ("runner/units.py", "skip_committed"): "a committed step looked up by its own call",
@@ -94,11 +94,7 @@ def _resume_counts(
     outcome = resume(session_id, RunOptions(reporter=reporter), store=store)
     profile.disable()
     assert outcome.status == "completed"
-    counts: Counter[str] = Counter()
-    for (filename, _, name), (_, calls, *_) in pstats.Stats(profile).stats.items():  # type: ignore[attr-defined]
-        for (where, function), what in COUNTED.items():
-            if name == function and filename.replace("\\", "/").endswith(where):
-                counts[what] += calls
+    counts = calls_by_term(profile, COUNTED)
     return counts, reporter
 
 
