@@ -3,7 +3,7 @@ one crash point against workflow length (a 10-step vs a 50-step chain, default c
 once-per-workflow exactness sample runs before its timing and is printed on its own; the same points of both
 chains are then explored `--rounds` times, alternating, and the medians compared).
 
-    .venv/bin/python bench/bench_chaos.py [--points-per-chain 60] [--rounds 5] [--chains-only]
+    .venv/bin/python bench/bench_chaos.py [--points-per-chain 60] [--rounds 5] [--chains-only] [--chain-steps 10,50]
     .venv/bin/python bench/bench_chaos.py --baseline OLD/src [--rounds 5] [--xdist] [--examples DIR]
 
 Prints one line per measurement and the ratios, all measured in this one run. Scratch space as in the plugin
@@ -652,6 +652,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--points-per-chain", type=int, default=60)
     parser.add_argument(
+        "--chain-steps",
+        type=lambda text: [int(part) for part in text.split(",")],
+        default=[10, 50],
+        help="the chain lengths compared, the first the reference (issue 37: 10,50)",
+    )
+    parser.add_argument(
         "--baseline", type=Path, action="append", help="the src directory of a tree to compare with (repeatable)"
     )
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds with --baseline or --xdist")
@@ -729,20 +735,21 @@ def _measure(args: argparse.Namespace, workdir: Path) -> None:
     if not args.chains_only:
         examples_rate(workdir, args.examples.resolve())
 
-    compare_chains(workdir, args.points_per_chain, args.rounds)
+    compare_chains(workdir, args.points_per_chain, args.rounds, args.chain_steps)
 
 
-def compare_chains(workdir: Path, points_per_chain: int, rounds: int) -> None:
-    """The cost of one crash point on a 50-step chain against a 10-step one, for one agent per step and for one
-    agent for all steps: golden runs and exactness samples first (printed, not timed), then the same points of
-    each chain explored `rounds` times, the chains alternating within each round; medians per point compared."""
+def compare_chains(workdir: Path, points_per_chain: int, rounds: int, lengths: list[int]) -> None:
+    """The cost of one crash point on chains of `lengths` steps against the first (issue 37: 50 against 10), for
+    one agent per step and for one agent for all steps: golden runs and exactness samples first (printed, not
+    timed), then the same number of points of each chain explored `rounds` times, the chains alternating within
+    each round; medians per point compared."""
     from strands_durable.faults.classes.explore import _sample_verdicts
 
     specs = Path(tempfile.mkdtemp(dir=workdir))
     for shared in (False, True):
         label = "one agent" if shared else "one agent per step"
         chains = {}
-        for steps in (10, 50):
+        for steps in lengths:
             spec = specs / f"chain-{steps}-{'shared' if shared else 'distinct'}.strands.yaml"
             spec.write_text(chain_spec(steps, shared_agent=shared))
             golden = run_golden(ChaosTarget(spec), workdir / spec.stem / "golden")
@@ -754,8 +761,8 @@ def compare_chains(workdir: Path, points_per_chain: int, rounds: int) -> None:
                 f"{len(golden.checked_points())} points: {time.perf_counter() - start:.2f} s, before the timing"
             )
             chains[steps] = (golden, ids, workdir / spec.stem / "points")
-        walls: dict[int, list[float]] = {10: [], 50: []}
-        cpus: dict[int, list[float]] = {10: [], 50: []}
+        walls: dict[int, list[float]] = {steps: [] for steps in lengths}
+        cpus: dict[int, list[float]] = {steps: [] for steps in lengths}
         for _ in range(rounds):
             for steps, (golden, ids, points) in chains.items():
                 start, cpu = time.perf_counter(), time.process_time()
@@ -767,15 +774,18 @@ def compare_chains(workdir: Path, points_per_chain: int, rounds: int) -> None:
                 cpus[steps].append((time.process_time() - cpu) / len(ids))
         wall = {steps: statistics.median(values) for steps, values in walls.items()}
         cpu = {steps: statistics.median(values) for steps, values in cpus.items()}
-        for steps in (10, 50):
+        for steps in lengths:
             print(
                 f"chain of {steps:2d} steps ({label}): {wall[steps] * 1000:.1f} ms per point "
                 f"({cpu[steps] * 1000:.1f} CPU ms), median of {rounds} rounds"
             )
-        print(
-            f"cost per crash point, 50 vs 10 steps ({label}): ratio {wall[50] / wall[10]:.2f} "
-            f"(CPU {cpu[50] / cpu[10]:.2f}; target: <= 1.2)"
-        )
+        first = lengths[0]
+        for steps in lengths[1:]:
+            target = "; target: <= 1.2" if (first, steps) == (10, 50) else ""
+            print(
+                f"cost per crash point, {steps} vs {first} steps ({label}): ratio {wall[steps] / wall[first]:.2f} "
+                f"(CPU {cpu[steps] / cpu[first]:.2f}{target})"
+            )
 
 
 if __name__ == "__main__":
