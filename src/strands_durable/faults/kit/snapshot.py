@@ -9,7 +9,8 @@ after each commit of a run, or the next crash point's states, costs the changed 
 
 A conversation's digest (`conversation_digest`) hashes its view with the messages replaced by the hash of their
 canonical list, so a history that grew by a message is hashed on from where its prefix's hash stood, and a commit
-costs its new messages, not the whole history; each unit's record is encoded once.
+costs its new messages, not the whole history; each unit's record is encoded once, and a list in the pattern state
+(a chain's `step_history`) is encoded only in the items it gained.
 """
 
 from __future__ import annotations
