@@ -34,6 +34,7 @@ from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.history.copying import copy_json_data, copy_message_data
 from strands_durable.store.state import Conversation, SessionState
+from tests.chain_specs import one_agent_chain
 from tests.profiled import calls_by_term
 
 TERMS = {  # (a file the function is in, its name) -> the term
@@ -44,24 +45,6 @@ TERMS = {  # (a file the function is in, its name) -> the term
     ("runner/positions.py", "_static_positions"): "a committed unit looked up in the spec",
     ("faults/classes/explore.py", "<genexpr>"): "a generator run by the explorer (the exactness sample walked)",
 }
-
-
-def one_agent_chain(steps: int) -> str:
-    lines = [
-        "version: 0",
-        f"name: one-agent-chain-{steps}",
-        "runtime: {provider: synthetic}",
-        "tools: {python: [calculator]}",
-        "agents:",
-        "  a0: {prompt: 'You estimate and check numbers with the calculator.', tools: [calculator]}",
-        "pattern:",
-        "  type: chain",
-        "  config:",
-        "    steps:",
-    ]
-    step = "      - {{agent: a0, input: 'Step {}: refine {{{{ last_response | truncate(80) }}}}'}}"
-    lines += [step.format(i) for i in range(steps)]
-    return "\n".join(lines) + "\n"
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.faults.kit.workspace import Files, WorkspaceHistory, read_files
 from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.state import SessionState, fold
+from tests.chain_specs import one_agent_chain
 from tests.conftest import EXAMPLES
 
 
@@ -135,14 +136,7 @@ def _digest_from_scratch(state: SessionState) -> str:
 def test_a_conversation_digested_in_pieces_equals_its_whole_view_digested(tmp_path: Path) -> None:
     # one agent for every step: its conversation grows with the chain, and the explored runs branch off it
     spec = tmp_path / "chain.strands.yaml"
-    steps = "\n".join(
-        f"      - {{agent: a0, input: 'Step {i}: refine {{{{ last_response | truncate(80) }}}}'}}" for i in range(6)
-    )
-    spec.write_text(
-        "version: 0\nname: one-agent-chain\nruntime: {provider: synthetic}\ntools: {python: [calculator]}\n"
-        "agents:\n  a0: {prompt: 'You estimate and check numbers with the calculator.', tools: [calculator]}\n"
-        f"pattern:\n  type: chain\n  config:\n    steps:\n{steps}\n"
-    )
+    spec.write_text(one_agent_chain(6))
     golden = run_golden(ChaosTarget(spec), tmp_path / "golden")
     lengths = sorted({p.journal_length for p in golden.points if p.journal_length})
     states = [golden.state_at(length) for length in lengths]

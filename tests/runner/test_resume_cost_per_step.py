@@ -28,6 +28,7 @@ from strands_durable.runner.positions import check_committed_positions
 from strands_durable.runner.prepared import prepare
 from strands_durable.runner.reporter import RecordingReporter
 from strands_durable.store.state import copy_state
+from tests.chain_specs import one_agent_chain
 from tests.profiled import calls_by_term
 
 COUNTED = {  # (a file the function is in, its name) -> what one call is
@@ -39,27 +40,6 @@ COUNTED = {  # (a file the function is in, its name) -> what one call is
     ("agent/durable.py", "message_added"): "a message committed by an invocation",
     ("agent/durable.py", "invoke"): "an invocation",
 }
-
-
-def one_agent_chain(steps: int, *, tools: bool = False) -> str:
-    lines = [
-        "version: 0",
-        f"name: resume-cost-{steps}",
-        "runtime: {provider: synthetic}",
-        *(["tools: {python: [calculator]}"] if tools else []),
-        "agents:",
-        "  a0: {prompt: 'You refine a plan and check numbers with the calculator.', tools: [calculator]}"
-        if tools
-        else "  a0: {prompt: 'You refine a plan.'}",
-        "pattern:",
-        "  type: chain",
-        "  config:",
-        "    steps:",
-    ]
-    step = "      - {{agent: a0, input: 'Step {}: refine {{{{ steps[-1].response | truncate(40) }}}}'}}"
-    lines.append("      - {agent: a0, input: 'Start a plan.'}")
-    lines += [step.format(i) for i in range(1, steps)]
-    return "\n".join(lines) + "\n"
 
 
 def _crash_before(unit: str) -> CrashPoints:
