@@ -13,9 +13,9 @@ def check_committed_positions(
     spec: Any, state: SessionState, checked: set[tuple[str, str | None]] | None = None
 ) -> None:
     """Raise SpecError (exit 3) naming the first committed conversation or unit the spec no longer has, or whose
-    agent it now names differently. `checked`: the (unit, agent) pairs already found in this very spec, skipped and
-    added to (a warm resume's memo, runner/prepared.py: the spec is frozen, so a pair found once stays found). A pair
-    is remembered both as checked (a HITL unit's agent "hitl") and as recorded (its agent None)."""
+    agent it now names differently. `checked`: the (unit, agent as recorded: None for a HITL answer) pairs already
+    found in this very spec, skipped and added to (a warm resume's memo, runner/prepared.py: the spec is frozen, so a
+    pair found once stays found; when all are, one set operation in C says so)."""
     file = str(spec.source_path or "<spec>")
     for conv in state.conversations.values():
         if conv.agent not in spec.agents:
@@ -25,22 +25,18 @@ def check_committed_positions(
                 key_path=f"agents.{conv.agent}",
             )
     units = state.units
-    if checked is not None and checked.issuperset(
-        zip(units, map(dict.get, units.values(), repeat("agent")), strict=True)
-    ):
-        return  # a warm resume whose every pair was found before: told by one set operation in C, no step per unit
-    unchecked = [
-        (unit, record.get("agent") or "hitl", record.get("agent"))
-        for unit, record in units.items()
-        if checked is None or (unit, record.get("agent") or "hitl") not in checked
-    ]
-    if not unchecked:
+    pairs = list(zip(units, map(dict.get, units.values(), repeat("agent")), strict=True))
+    if checked is not None:
+        if checked.issuperset(pairs):
+            return  # a warm resume whose every pair was found before
+        pairs = [pair for pair in pairs if pair not in checked]
+    if not pairs:
         return
     positions = _static_positions(spec)
-    for unit, recorded, agent in unchecked:
-        _check_unit(spec, file, positions, unit, recorded)
+    for unit, agent in pairs:
+        _check_unit(spec, file, positions, unit, agent or "hitl")
         if checked is not None:
-            checked.update(((unit, recorded), (unit, agent)))  # as checked and as recorded (the set operation's)
+            checked.add((unit, agent))
 
 
 def _check_unit(spec: Any, file: str, positions: dict[str, str] | None, unit: str, recorded: str) -> None:
