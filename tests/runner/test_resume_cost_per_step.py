@@ -6,7 +6,7 @@ with cProfile on real runs crashed and resumed (exact counts, independent of the
 - each earlier step's template view (`steps[n]`) is built once per resume, not again for every step the resume
   runs (a resume of a long chain rebuilt all of them per step: quadratic in the steps it ran);
 - a warm resume whose committed units were all found in the frozen spec before tells so by one set operation,
-  without reading each unit's record in Python (and still refuses a unit whose recorded agent it has not found);
+  without looking each unit up in Python (and still refuses a unit whose recorded agent it has not found);
 - an invocation searches its conversation (every message of every unit that used it) for its own messages once, not
   again at each hook (each message it commits);
 - a synthetic model answer encodes its request's canonical JSON (the whole window) once, not once for its digest
@@ -103,31 +103,31 @@ def test_an_invocation_searches_its_conversation_once_not_at_every_message(tmp_p
     assert counts["a search of the conversation for a unit's messages"] <= 3 * invocations, counts
 
 
-class _ReadRecord(dict):
-    """A unit record that counts the reads Python code makes of it."""
+class _CountingMemo(set):
+    """A positions memo that counts the pairs Python code looks up in it one by one (a set operation runs in C)."""
 
-    reads = 0
+    lookups = 0
 
-    def get(self, key, default=None):  # type: ignore[override]
-        _ReadRecord.reads += 1
-        return super().get(key, default)
+    def __contains__(self, pair: object) -> bool:
+        _CountingMemo.lookups += 1
+        return super().__contains__(pair)
 
 
-def test_a_warm_resume_finds_every_committed_unit_in_its_memo_without_reading_each_record(tmp_path: Path) -> None:
+def test_a_warm_resume_finds_every_committed_unit_in_its_memo_without_a_step_per_unit(tmp_path: Path) -> None:
     spec, store, session_id = _crashed_chain(tmp_path, 40, 39)
     prepared = prepare(session_id, spec)
     state = store.load(session_id)
-    check_committed_positions(prepared.spec, state, prepared.found_positions)  # the first look checks each unit
-    again = copy_state(state)
-    again.units = {unit: _ReadRecord(record) for unit, record in state.units.items()}
-    _ReadRecord.reads = 0
-    check_committed_positions(prepared.spec, again, prepared.found_positions)
-    assert len(again.units) == 39 and _ReadRecord.reads == 0  # one read per unit (39) before
+    memo = _CountingMemo()
+    check_committed_positions(prepared.spec, state, memo)  # the first look checks each unit
+    assert len(memo) == len(state.units) == 39
+    _CountingMemo.lookups = 0
+    check_committed_positions(prepared.spec, copy_state(state), memo)
+    assert _CountingMemo.lookups == 0  # one lookup per unit (39) on the old code, or without the set operation
     # a record the memo does not hold is still checked: a HITL answer recorded where the spec has an agent step
     hitl = copy_state(state)
     hitl.units["step[0]"] = {"status": "completed", "type": "hitl", "agent": None, "index": 0, "response": "yes"}
     with pytest.raises(SpecError, match="committed step 0 ran agent 'hitl' but the spec now names 'a0'"):
-        check_committed_positions(prepared.spec, hitl, prepared.found_positions)
+        check_committed_positions(prepared.spec, hitl, memo)
 
 
 def test_a_synthetic_answer_encodes_its_request_once(tmp_path: Path) -> None:
