@@ -79,26 +79,11 @@ BENCH = REPO / "bench"  # xdist_probe.py, the plugin each timed pytest run loads
 
 
 def chain_spec(steps: int, *, shared_agent: bool) -> str:
-    agents = ["a0"] if shared_agent else [f"a{i}" for i in range(steps)]
-    lines = [
-        "version: 0",
-        f"name: bench-chain-{steps}",
-        "runtime: {provider: synthetic}",
-        "tools: {python: [calculator]}",
-        "agents:",
-        *[
-            f"  {a}: {{prompt: 'You estimate and check numbers with the calculator.', tools: [calculator]}}"
-            for a in agents
-        ],
-        "pattern:",
-        "  type: chain",
-        "  config:",
-        "    steps:",
-    ]
-    for i in range(steps):
-        agent = agents[0] if shared_agent else agents[i]
-        lines.append(f"      - {{agent: {agent}, input: 'Step {i}: refine {{{{ last_response | truncate(80) }}}}'}}")
-    return "\n".join(lines) + "\n"
+    """The chain comparison's spec (this tree's: a baseline tree runs only the examples' rate, `--examples-rate-only`,
+    through this file, so the import waits until a chain is asked for)."""
+    from strands_durable.testing.chain import refining_chain_text
+
+    return refining_chain_text(steps, one_agent=shared_agent, name=f"bench-chain-{steps}")
 
 
 def explore(spec: Path, workdir: Path, max_points: int | None) -> tuple[int, int, float, float]:

@@ -34,7 +34,7 @@ from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.history.copying import copy_json_data, copy_message_data
 from strands_durable.store.state import Conversation, SessionState
-from tests.chain_specs import one_agent_chain
+from strands_durable.testing.chain import refining_chain_text
 from tests.profiled import calls_by_term
 
 TERMS = {  # (a file the function is in, its name) -> the term
@@ -53,7 +53,7 @@ def goldens(tmp_path_factory: pytest.TempPathFactory) -> dict[int, WorkflowGolde
     runs = {}
     for steps in (8, 40):
         spec = root / f"chain-{steps}.strands.yaml"
-        spec.write_text(one_agent_chain(steps))
+        spec.write_text(refining_chain_text(steps, one_agent=True))
         runs[steps] = run_golden(ChaosTarget(spec), root / f"golden-{steps}")
     return runs
 

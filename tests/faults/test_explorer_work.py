@@ -24,7 +24,7 @@ from strands_durable.faults.kit.target import ChaosTarget
 from strands_durable.faults.kit.workspace import Files, WorkspaceHistory, read_files
 from strands_durable.store.base import read_journal_bytes
 from strands_durable.store.state import SessionState, fold
-from tests.chain_specs import one_agent_chain
+from strands_durable.testing.chain import refining_chain_text
 from tests.conftest import EXAMPLES
 
 
@@ -136,7 +136,7 @@ def _digest_from_scratch(state: SessionState) -> str:
 def test_a_conversation_digested_in_pieces_equals_its_whole_view_digested(tmp_path: Path) -> None:
     # one agent for every step: its conversation grows with the chain, and the explored runs branch off it
     spec = tmp_path / "chain.strands.yaml"
-    spec.write_text(one_agent_chain(6))
+    spec.write_text(refining_chain_text(6, one_agent=True))
     golden = run_golden(ChaosTarget(spec), tmp_path / "golden")
     lengths = sorted({p.journal_length for p in golden.points if p.journal_length})
     states = [golden.state_at(length) for length in lengths]

@@ -28,7 +28,7 @@ from strands_durable.runner.positions import check_committed_positions
 from strands_durable.runner.prepared import prepare
 from strands_durable.runner.reporter import RecordingReporter
 from strands_durable.store.state import copy_state
-from tests.chain_specs import one_agent_chain
+from strands_durable.testing.chain import refining_chain_text
 from tests.profiled import calls_by_term
 
 COUNTED = {  # (a file the function is in, its name) -> what one call is
@@ -55,7 +55,7 @@ def _crash_before(unit: str) -> CrashPoints:
 
 def _crashed_chain(tmp_path: Path, steps: int, crash_at: int, *, tools: bool = False) -> tuple[Path, LocalStore, str]:
     spec = tmp_path / f"chain-{steps}.strands.yaml"
-    spec.write_text(one_agent_chain(steps, tools=tools))
+    spec.write_text(refining_chain_text(steps, one_agent=True, tools=tools))
     store = LocalStore(tmp_path / "sessions")
     with pytest.raises(InjectedCrash):
         run_workflow(spec, RunOptions(crash_points=_crash_before(f"step[{crash_at}]")), store=store)
