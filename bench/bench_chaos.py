@@ -14,10 +14,10 @@ With `--baseline` (the `src` directory of another tree, e.g. `git archive main s
 examples' points/s is measured for both trees in fresh processes, alternating baseline and this tree `--rounds`
 times (the machine is shared, so rounds are paired and medians compared). `--xdist` also times the whole
 `pytest --strands-chaos examples/` process serially (`-n 0`) and on two workers (`-n 2`), alternating, for each
-tree measured, and prints serial / `-n 2`, where each process's CPU went (bench/xdist_probe.py: until its first item,
-in items, and after its unconfigure), and the ceiling the CPU of `-n 2` sets: serial wall / (its CPU / cores), which
-no run using that much CPU on these cores can beat. `--examples DIR` measures another directory of specs than
-examples/ (issue 18 pins the workload: the 7 examples as at 5526c56, `git archive 5526c56 examples | tar -x -C DIR/..`).
+tree measured, and prints serial / `-n 2`, where each process's CPU went (bench/xdist_probe.py; the parts are those
+of `--whole`, below), and the ceiling the CPU of `-n 2` sets: serial wall / (its CPU / cores), which no run using
+that much CPU on these cores can beat. `--examples DIR` measures another directory of specs than examples/ (issue 18
+pins the workload: the 7 examples as at 5526c56, `git archive 5526c56 examples | tar -x -C DIR/..`).
 `--freeze-gc` also measures this tree with the plugin's one tuning on (`--strands-chaos-freeze-gc`,
 faults/kit/collector.py) as one more tree of the comparison. Each summary line ends with the issue's target for it.
 
@@ -43,9 +43,10 @@ it is (fc915bd has no orders option).
 
 `--whole` (issue 37) times only the whole serial `pytest --strands-chaos examples/ -n 0` process of every tree,
 alternating `--rounds` times (this tree with `--strands-chaos-orders=golden`), wall and CPU seconds, and where each
-process's CPU went: until its first item (interpreter, imports, collection with the golden runs), in the crash-point
-items (with each workflow's exactness sample), in the `schedules` items, and after its unconfigure (pytest's
-end-of-run collections, the interpreter's exit).
+process's CPU went: until its first item (interpreter, imports, collection with the golden runs), in the runs of
+the crash-point items (with each workflow's exactness sample), around the items (pytest's per-item work and the
+plugins' hooks), in the `schedules` items, and after its unconfigure (pytest's end-of-run collections, the
+interpreter's exit); and how much of the phases before unconfigure the cyclic collector took.
 """
 
 from __future__ import annotations
@@ -607,8 +608,12 @@ def _probed_run(
     return wall, cpu, cpu_split(probe, cpu), done
 
 
+COLLECTOR = "of these, in the collector before unconfigure"  # a part of the others, not one more
+
+
 def cpu_split(probe: Path, total: float) -> dict[str, float]:
-    """One run's CPU seconds by process and phase, from `xdist_probe`'s lines and the run's total."""
+    """One run's CPU seconds by process and phase, from `xdist_probe`'s lines and the run's total; `COLLECTOR` is
+    the share of the phases before unconfigure spent in the cyclic collector."""
     lines = [json.loads(line) for line in probe.read_text().splitlines()] if probe.exists() else []
     split = {"after unconfigure": total - sum(line["unconfigure_cpu"] for line in lines)}
     for line in lines:
@@ -617,10 +622,16 @@ def cpu_split(probe: Path, total: float) -> dict[str, float]:
             continue
         first = line["first_item_cpu"] or line["unconfigure_cpu"]
         label = "workers" if line["process"] != "serial" else "process"
-        schedules = line.get("schedules_cpu", 0.0)
-        split[f"{label} to the first item"] = split.get(f"{label} to the first item", 0.0) + first
-        split[f"{label} in items"] = split.get(f"{label} in items", 0.0) + line["unconfigure_cpu"] - first - schedules
-        split[f"{label} in schedules items"] = split.get(f"{label} in schedules items", 0.0) + schedules
+        schedules, calls = line["schedules_cpu"], line["calls_cpu"]
+        parts = {
+            "to the first item": first,
+            "in items' runs": calls,
+            "around items (pytest, plugins' hooks)": line["unconfigure_cpu"] - first - schedules - calls,
+            "in schedules items": schedules,
+        }
+        for part, seconds in parts.items():
+            split[f"{label} {part}"] = split.get(f"{label} {part}", 0.0) + seconds
+        split[COLLECTOR] = split.get(COLLECTOR, 0.0) + line["collector_cpu"]
     return split
 
 
@@ -628,7 +639,8 @@ def print_split(label: str, splits: list[dict[str, float]]) -> None:
     """The median of each part over the runs."""
     if not splits:
         return
-    parts = [key for key in splits[0] if key != "after unconfigure"] + ["after unconfigure"]
+    last = ["after unconfigure", COLLECTOR]
+    parts = [key for key in splits[0] if key not in last] + [key for key in last if key in splits[0]]
     shown = ", ".join(f"{key} {statistics.median(s.get(key, 0.0) for s in splits):.2f}" for key in parts)
     print(f"{label} (s): {shown}")
 

@@ -1,6 +1,6 @@
 """The chaos bench's whole-run split (bench/bench_chaos.py `--whole`, `--xdist`): the probe plugin each timed pytest
-process loads (bench/xdist_probe.py) counts the CPU of the `schedules` items apart, and the split shows them apart
-from the crash-point items."""
+process loads (bench/xdist_probe.py) counts the CPU of the `schedules` items, of the other items' runs and of the
+cyclic collector apart, and the split shows them apart from pytest's own work around the items."""
 
 from __future__ import annotations
 
@@ -23,16 +23,20 @@ def _bench() -> ModuleType:
     return module
 
 
-def test_the_split_shows_the_schedules_items_apart_from_the_other_items(tmp_path: Path) -> None:
+def test_the_split_shows_the_items_runs_apart_from_the_work_around_them(tmp_path: Path) -> None:
     probe = tmp_path / "probe.jsonl"
-    line = {"process": "serial", "first_item_cpu": 1.0, "schedules_cpu": 0.5, "unconfigure_cpu": 4.0}
+    line = {"process": "serial", "first_item_cpu": 1.0, "schedules_cpu": 0.5, "calls_cpu": 2.0}
+    line |= {"collector_cpu": 0.25, "unconfigure_cpu": 4.0}
     probe.write_text(json.dumps(line) + "\n")
-    split = _bench().cpu_split(probe, 4.75)
+    bench = _bench()
+    split = bench.cpu_split(probe, 4.75)
     assert split == {
         "after unconfigure": 0.75,
         "process to the first item": 1.0,
-        "process in items": 2.5,
+        "process in items' runs": 2.0,
+        "process around items (pytest, plugins' hooks)": 0.5,
         "process in schedules items": 0.5,
+        bench.COLLECTOR: 0.25,
     }
 
 
@@ -44,6 +48,13 @@ def test_the_probe_counts_the_cpu_of_the_schedules_items(tmp_path: Path) -> None
         "    while time.process_time() < end:\n"
         "        pass\n\n"
         "def test_point():\n    _spin(0.05)\n\n"
+        "def test_garbage():\n"
+        "    import gc\n"
+        "    cycles = [[] for _ in range(300_000)]\n"
+        "    for cycle in cycles:\n"
+        "        cycle.append(cycle)\n"
+        "    del cycles\n"
+        "    gc.collect()\n\n"
         "def schedules():\n    _spin(0.3)\n"
     )
     probe = tmp_path / "probe.jsonl"
@@ -75,3 +86,6 @@ def test_the_probe_counts_the_cpu_of_the_schedules_items(tmp_path: Path) -> None
     assert line["process"] == "serial"
     assert line["schedules_cpu"] >= 0.3
     assert in_items - line["schedules_cpu"] >= 0.05  # the other item's CPU is not counted as the schedules item's
+    assert 0.05 <= line["calls_cpu"] < 0.3  # the other items' runs, not the schedules item's
+    assert line["calls_cpu"] <= in_items - line["schedules_cpu"]
+    assert line["collector_cpu"] >= 0.01  # the pass over 300,000 cycles the garbage item set off
