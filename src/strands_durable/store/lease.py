@@ -1,7 +1,9 @@
 """The exclusive per-session lease of the local store: an OS lock (flock) held for the life of a run, plus who
 holds it.
 
-The kernel drops the lock when its holder dies, so a dead holder's lease is taken over without guessing.
+The kernel drops the lock when its holder dies, so a dead holder's lease is taken over without guessing. A lease
+whose session was dropped without `close` or `abandon` (garbage collected) is released then, as its process's death
+would release it, with a `ResourceWarning` naming the session: until then the process keeps it from everyone.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import json
 import os
 import socket
 import time
+import warnings
+import weakref
 from pathlib import Path
 
 from strands_durable.errors import SessionInUse
@@ -50,6 +54,13 @@ def live_holder(directory: Path) -> LeaseHolder | None:
         os.close(fd)
 
 
+def _dropped(fd: int, session_id: str) -> None:
+    """The lease of a session garbage collected unreleased: its descriptor closed (the lock goes with it)."""
+    os.close(fd)
+    message = f"session {session_id} was dropped without close() or abandon(): its lease is released now"
+    warnings.warn(message, ResourceWarning, stacklevel=1)
+
+
 class Lease:
     """Held while a process runs or resumes a session. `acquire` raises SessionInUse when a live process has it,
     and StorageIOError (exit 12) naming the session when the lease cannot be written."""
@@ -80,6 +91,8 @@ class Lease:
             holder = _read_holder(self.directory) or _UNKNOWN
             raise SessionInUse(self.session_id, holder.pid, holder.host) from None
         self._fd = fd
+        self._on_drop = weakref.finalize(self, _dropped, fd, self.session_id)
+        self._on_drop.atexit = False  # a process that ends holding it lets the kernel release it
         info = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": time.time()}
         try:
             # atomic, not durable: who holds the lock matters only while the holder lives (the lock itself is the
@@ -105,6 +118,7 @@ class Lease:
     def release(self) -> None:
         if self._fd < 0:
             return
+        self._on_drop.detach()
         with contextlib.suppress(OSError):
             fcntl.flock(self._fd, fcntl.LOCK_UN)
         os.close(self._fd)
