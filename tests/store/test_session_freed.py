@@ -52,14 +52,27 @@ def test_an_abandoned_session_is_freed_at_once_and_its_commits_stay(tmp_path: Pa
     reopened.close()
 
 
+def _open_under(directory: Path) -> list[str]:
+    """What this process's open descriptors point to inside `directory`."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor is gone by now
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(f"{directory}{os.sep}"):
+                found.append(target)
+    return found
+
+
 def test_a_session_dropped_without_close_lets_its_lease_go_with_a_resource_warning(tmp_path: Path) -> None:
     """Forgetting `close()` (or `abandon()`) must not keep the session from everyone until the process ends: when the
-    session is collected, its lease goes as a dead process's does, and a ResourceWarning names the session."""
+    session is collected, its lease goes as a dead process's does (its descriptors closed), and a ResourceWarning
+    names the session."""
     store = LocalStore(tmp_path)
     created = store.create({"session_id": new_session_id(), "workflow_name": "w", "pattern": "chain"}, b"")
     session_id = created.session_id
     created.close()
     dropped = store.open(session_id)
+    assert _open_under(tmp_path)  # its lease and its journal
     dropped.commit([_message(0)])
     with pytest.raises(SessionInUse):  # held while its holder is alive
         store.open(session_id)
@@ -71,6 +84,7 @@ def test_a_session_dropped_without_close_lets_its_lease_go_with_a_resource_warni
             gc.collect()
             time.sleep(0.01)
     assert alive() is None
+    assert _open_under(tmp_path) == []  # the lease's and the journal's descriptors closed
     reopened = store.open(session_id)  # the lease is free again, in this process as in any other
     assert [m["content"][0]["text"] for m in reopened.state.conversations["c.a"].messages] == ["message 0"]
     reopened.close()

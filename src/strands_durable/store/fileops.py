@@ -10,6 +10,7 @@ import contextlib
 import functools
 import os
 import secrets
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
@@ -185,6 +186,8 @@ class FileOps:
 class _Appender:
     def __init__(self, path: Path) -> None:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, FILE_MODE)
+        self._on_drop = weakref.finalize(self, os.close, self._fd)  # a session dropped unclosed leaks no descriptor
+        self._on_drop.atexit = False
 
     def append(self, data: bytes) -> None:
         view = memoryview(data)
@@ -197,6 +200,7 @@ class _Appender:
 
     def close(self) -> None:
         if self._fd >= 0:
+            self._on_drop.detach()
             os.close(self._fd)
             self._fd = -1
 
