@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from itertools import repeat
 from typing import Any
 
 from strands_durable.errors import SpecError
@@ -24,8 +23,7 @@ def check_committed_positions(
                 f"the session has a committed conversation for agent '{conv.agent}', which the spec no longer defines",
                 key_path=f"agents.{conv.agent}",
             )
-    units = state.units
-    pairs = list(zip(units, map(dict.get, units.values(), repeat("agent")), strict=True))
+    pairs = [(unit, record.get("agent")) for unit, record in state.units.items()]
     if checked is not None:
         if checked.issuperset(pairs):
             return  # a warm resume whose every pair was found before
