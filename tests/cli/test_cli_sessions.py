@@ -142,6 +142,27 @@ def test_show_json_holds_the_session_and_pattern_state(strands, completed_id):
     assert shown["pattern_state"]["current_step"] == 3 and shown["lease"] is None
 
 
+def test_show_names_the_live_holder_and_since_when(strands, store):
+    import datetime as dt
+    import os
+    import socket
+
+    live = make_session(store, workflow="busy")
+    try:
+        session_id = live.state.session_id
+        text = strands("sessions", "show", session_id).stdout
+        shown = json.loads(strands("sessions", "show", session_id, "--json").stdout)
+    finally:
+        live.close()
+    lease = shown["lease"]
+    assert (lease["pid"], lease["host"], lease["owner"]) == (os.getpid(), socket.gethostname(), None)
+    since = dt.datetime.fromisoformat(lease["since"])
+    assert abs((dt.datetime.now(dt.timezone.utc) - since).total_seconds()) < 60
+    local = since.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    flat = " ".join(text.replace("│", " ").split())  # the panel may wrap a long row
+    assert f"In use by pid {os.getpid()} on host {socket.gethostname()} since {local}" in flat
+
+
 @pytest.mark.parametrize("command", ["show", "export", "check", "repair", "delete"])
 def test_session_commands_refuse_unknown_and_short_ids_with_exit_2(strands, command):
     unknown = strands("sessions", command, "deadbeef00")

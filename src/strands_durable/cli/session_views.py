@@ -126,7 +126,7 @@ def show_json(
             "token_usage_lost": state.lost_usage(),
         },
         "pattern_state": state.pattern_state,
-        "lease": None if holder is None else {"pid": holder.pid, "host": holder.host},
+        "lease": None if holder is None else _lease_json(holder),
         "unit_leases": [
             {"unit": unit.unit, "attempt": unit.attempt, "pid": unit.pid, "host": unit.host} for unit in units
         ],
@@ -135,6 +135,16 @@ def show_json(
     if engine is not None:
         document["temporal"] = {**engine, "workflow": workflow.to_json() if workflow else None}
     return document
+
+
+def _lease_json(holder: LeaseHolder) -> dict[str, Any]:
+    """The session lease's holder in `show --json`: `since` is null where the store does not record it."""
+    return {
+        "pid": holder.pid,
+        "host": holder.host,
+        "owner": holder.owner,
+        "since": _iso(holder.started_at) if holder.started_at else None,
+    }
 
 
 def session_panel(
@@ -177,7 +187,8 @@ def session_panel(
     if state.status == "failed" and state.reason:
         rows.append(("Failure", state.reason))
     if holder is not None:
-        rows.append(("In use by", f"pid {holder.pid} on host {holder.host}"))
+        since = f" since {local_time(_iso(holder.started_at))}" if holder.started_at else ""
+        rows.append(("In use by", holder.describe() + since))
     if units:
         lines = [f"{unit.unit} (attempt {unit.attempt}): pid {unit.pid} on host {unit.host}" for unit in units]
         rows.append(("Units in use by", "\n".join(lines)))

@@ -70,14 +70,14 @@ class SessionSummary:
 
 @dataclass(frozen=True)
 class LeaseHolder:
-    """Who holds a session's lease: a process (`pid` on `host`) or, for stores without processes to name (S3),
-    an opaque `owner` string. `live` is False for a lease whose holder is known to be gone."""
+    """Who holds a session's lease: a process (`pid` on `host`) or, for a store without processes to name, an
+    opaque `owner` string. `started_at`: when it took the lease (epoch seconds), 0.0 where the store does not
+    record it (S3's lease records when it lapses instead)."""
 
     pid: int
     host: str
     started_at: float = 0.0
     owner: str | None = None
-    live: bool = True
     unit: str | None = None  # a unit lease (`SessionStore.unit_holders`): the unit and the holder's attempt
     attempt: int | None = None
 
