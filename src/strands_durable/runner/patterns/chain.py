@@ -28,8 +28,7 @@ def run_chain(ctx: RunContext) -> dict[str, Any]:
     hitl_response: str | None = next((r["response"] for r in reversed(skipped) if r.get("type") == "hitl"), None)
     for index in range(len(skipped), total):
         step = steps[index]
-        hitl, unit = is_hitl(step), f"step[{index}]"
-        label = "hitl" if hitl else step.agent
+        hitl, unit, label = is_hitl(step), f"step[{index}]", label_of(step)
         record = skip_committed(ctx, unit, label, index, total)  # committed after a step that is not: skipped too
         if record is not None:
             if hitl:
