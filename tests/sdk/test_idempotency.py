@@ -101,6 +101,22 @@ def test_the_token_of_an_earlier_invocation_returns_that_invocations_result(worl
     assert again.state.get("note") == "kept"
 
 
+def test_a_returned_stored_result_reports_its_usage_but_spends_none(world, tmp_path):
+    agent = world.agent()
+    first = agent(PROMPTS[0], invocation_state={"idempotency_token": "t0"})
+    usage = dict(first.metrics.agent_invocations[-1].usage)  # the metrics object is the agent's: copied
+    spent = dict(first.metrics.accumulated_usage)
+    assert usage == spent and spent["totalTokens"] > 0
+    again = agent(PROMPTS[0], invocation_state={"idempotency_token": "t0"})  # the caller never got its answer
+    assert again.metrics.agent_invocations[-1].usage == usage
+    assert again.metrics.accumulated_usage == spent, "a stored result's tokens were counted as spent again"
+    fresh = world.agent()  # another process asking the same
+    result = fresh(PROMPTS[0], invocation_state={"idempotency_token": "t0"})
+    assert result.metrics.agent_invocations[-1].usage == usage
+    assert result.metrics.accumulated_usage["totalTokens"] == 0
+    assert len(world.requests) == 2  # the first call's two answers only
+
+
 def test_the_token_of_a_pending_invocation_finishes_it_whatever_the_prompt(world, tmp_path):
     golden, results = _golden(tmp_path)
     _first_then_killed(world, "default/inv[1]/turn[0]/tool[0]:add_expense/tool.committed", {"idempotency_token": "t1"})

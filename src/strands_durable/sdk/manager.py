@@ -326,14 +326,17 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
     def _replay(self, slot: _AgentSlot, state: SessionState, finished: tokens.Finished, event: Any) -> None:
         """Return a finished invocation's stored result again, running nothing and committing nothing: its answer
         is served by the model stage (no model call) after the messages it answered; the re-sent prompt is not
-        added. When the invocation ends, the agent is restored to the stored history (`_end_replay`)."""
+        added. When the invocation ends, the agent is restored to the stored history (`_end_replay`). The stored
+        usage is this invocation's (`metrics.agent_invocations[-1].usage`), but no model answered: the agent's
+        `accumulated_usage` and its OpenTelemetry token counters stay as they were."""
         conv = state.conversations[slot.key]
         agent = slot.agent
         agent.messages = copy.deepcopy(conv.messages[finished.start : finished.end])
-        for message in agent.messages:
+        invocation_usage = agent.event_loop_metrics.agent_invocations[-1].usage
+        for message in conv.messages[finished.start : finished.end + 1]:
             usage = (message.get("metadata") or {}).get("usage")
             if message.get("role") == "assistant" and usage:
-                agent.event_loop_metrics.update_usage(usage)
+                _add_usage(invocation_usage, usage)
         slot.serve = copy.deepcopy(conv.messages[finished.end])
         slot.serve_stop = finished.stop_reason
         slot.replaying = True
@@ -642,6 +645,8 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
 
             metadata = served.get("metadata") or {}
             usage = metadata.get("usage") or Usage(inputTokens=0, outputTokens=0, totalTokens=0)
+            if slot.replaying:  # counted in the invocation's usage by `_replay`: the SDK adds this one to the totals
+                usage = Usage(inputTokens=0, outputTokens=0, totalTokens=0)
             metrics = metadata.get("metrics") or Metrics(latencyMs=0)
             message = {"role": "assistant", "content": copy.deepcopy(served["content"])}
             yield ModelStopReason(stop_reason=slot.serve_stop, message=message, usage=usage, metrics=metrics)
@@ -875,6 +880,13 @@ def _nothing_to_answer(agent: Any) -> bool:
         return False
     messages = agent.messages
     return not messages or (messages[-1].get("role") == "assistant" and not invocations.tool_uses(messages[-1]))
+
+
+def _add_usage(target: dict[str, int], usage: dict[str, int]) -> None:
+    """Add a stored answer's `usage` to `target` (an SDK `Usage`), the optional cache counts too."""
+    for name, value in usage.items():
+        if isinstance(value, int):
+            target[name] = target.get(name, 0) + value
 
 
 def _is_sdk_placeholder(message: dict[str, Any]) -> bool:
