@@ -162,6 +162,30 @@ def test_an_invalid_session_id_is_refused_naming_the_rule(world, bad):
         DurableSessionManager(bad, world.sessions)
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"storage_dir": 5}, "storage_dir must be a path (str or os.PathLike), not int"),
+        ({"lease_timeout": "x"}, "lease_timeout must be None or a number of seconds >= 0, not 'x'"),
+        ({"lease_timeout": -1}, "lease_timeout must be None or a number of seconds >= 0, not -1"),
+        ({"lease_timeout": float("nan")}, "lease_timeout must be None or a number of seconds >= 0, not nan"),
+        ({"lease_timeout": True}, "lease_timeout must be None or a number of seconds >= 0, not True"),
+        ({"provider_profile": "bogus"}, "unknown provider_profile 'bogus'; expected one of bedrock, anthropic"),
+    ],
+)
+def test_a_constructor_argument_of_the_wrong_kind_is_refused_at_once_leaving_no_session(world, options, message):
+    options = {"storage_dir": world.sessions, **options}
+    with pytest.raises(UsageError) as refused:
+        DurableSessionManager("expenses-1", **options)
+    assert str(refused.value).startswith(message)
+    assert not world.sessions.exists() or not any(world.sessions.iterdir()), "a session was written"
+
+
+def test_storage_dir_and_store_together_are_refused(world):
+    with pytest.raises(UsageError, match="storage_dir or store, not both"):
+        DurableSessionManager("expenses-1", world.sessions, store=LocalStore(world.sessions))
+
+
 def test_an_id_differing_only_by_case_from_a_session_is_refused(world):
     world.agent()(PROMPTS[0])
     with pytest.raises(UsageError, match="differs only by case"):

@@ -116,6 +116,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         crash_points: CrashPoints | None = None,
     ) -> None:
         check_session_id(session_id)
+        _check_options(storage_dir, store, lease_timeout, provider_profile)
         self.session_id = session_id
         self.store = store if store is not None else open_store(storage_dir)
         self.lease_timeout = lease_timeout
@@ -880,6 +881,25 @@ def _nothing_to_answer(agent: Any) -> bool:
         return False
     messages = agent.messages
     return not messages or (messages[-1].get("role") == "assistant" and not invocations.tool_uses(messages[-1]))
+
+
+def _check_options(storage_dir: Any, store: Any, lease_timeout: Any, provider_profile: Any) -> None:
+    """Refuse a constructor argument of the wrong kind at once (`UsageError` naming it), not at the first prompt
+    after the session was marked running."""
+    import math
+    import os
+
+    from strands_durable.history import PROFILES
+
+    if storage_dir is not None and not isinstance(storage_dir, (str, os.PathLike)):
+        raise UsageError(f"storage_dir must be a path (str or os.PathLike), not {type(storage_dir).__name__}")
+    if storage_dir is not None and store is not None:
+        raise UsageError("give DurableSessionManager storage_dir or store, not both")
+    number = isinstance(lease_timeout, (int, float)) and not isinstance(lease_timeout, bool)
+    if lease_timeout is not None and not (number and math.isfinite(lease_timeout) and lease_timeout >= 0):
+        raise UsageError(f"lease_timeout must be None or a number of seconds >= 0, not {lease_timeout!r}")
+    if provider_profile is not None and provider_profile not in PROFILES:
+        raise UsageError(f"unknown provider_profile {provider_profile!r}; expected one of {', '.join(PROFILES)}")
 
 
 def _add_usage(target: dict[str, int], usage: dict[str, int]) -> None:
