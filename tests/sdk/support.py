@@ -83,7 +83,8 @@ class World:
             crash.subscribe(raise_at(crash_at))
         if kill_at is not None:
             crash.subscribe(sigkill_at(kill_at))
-        manager = DurableSessionManager("expenses-1", self.sessions, crash_points=crash, **manager_options)
+        where = {} if "store" in manager_options else {"storage_dir": self.sessions}
+        manager = DurableSessionManager("expenses-1", crash_points=crash, **where, **manager_options)
         return Agent(
             model=self.model(script),
             tools=tools if tools is not None else self.tools(),

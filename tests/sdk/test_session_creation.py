@@ -131,6 +131,21 @@ def test_a_directory_that_is_not_ours_is_never_cleared(tmp_path):
     assert (mine / "notes.txt").read_text() == "keep me"
 
 
+def test_a_file_where_the_session_directory_goes_is_named_and_kept(tmp_path):
+    world = World(tmp_path / "sessions")
+    world.sessions.mkdir()
+    stray = world.sessions / f"session_{SESSION}"
+    stray.write_text("keep me")
+    with pytest.raises(UsageError) as refused:
+        world.agent()(PROMPTS[0])
+    assert str(refused.value) == (
+        f"Cannot create session {SESSION}: {stray} exists and is not a strands-durable session (it is not a "
+        "directory); move it away or delete it"
+    )
+    assert stray.read_text() == "keep me"
+    assert [p.name for p in world.sessions.iterdir()] == [stray.name], "the staging directory was left behind"
+
+
 def test_two_processes_creating_one_id_at_the_same_moment_make_exactly_one_session(tmp_path):
     root, gate = tmp_path / "sessions", tmp_path / "gate"
     gate.mkdir()

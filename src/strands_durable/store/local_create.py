@@ -90,14 +90,18 @@ def create_session_directory(
 
 def _refuse_existing(directory: Path, session_id: str) -> None:
     """Say why `directory` could not become the session: the id's session, a live holder, or someone else's files."""
-    if (directory / JOURNAL_NAME).is_file():
+    if not directory.is_dir():
+        why = "it is not a directory"
+    elif (directory / JOURNAL_NAME).is_file():
         raise SessionExists(session_id)
-    holder = live_holder(directory)
-    if holder is not None:
-        raise SessionInUse(session_id, holder.pid, holder.host)
+    else:
+        holder = live_holder(directory)
+        if holder is not None:
+            raise SessionInUse(session_id, holder.pid, holder.host)
+        why = "it has no journal"
     raise UsageError(
-        f"Cannot create session {session_id}: {directory} exists and is not a strands-durable session (it has no "
-        "journal); move it away or delete it"
+        f"Cannot create session {session_id}: {directory} exists and is not a strands-durable session ({why}); "
+        "move it away or delete it"
     )
 
 
