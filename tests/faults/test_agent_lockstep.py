@@ -25,9 +25,9 @@ class LeaseLetGoBetweenCommits(DurableSessionManager):
     """A planted bug: the session's lease is held when opened and through two commits, then let go (never
     checked between commits again)."""
 
-    def _open(self):
-        session = super()._open()
-        if not getattr(session, "planted", False):
+    def _open_or_wait(self, deadline):
+        session = super()._open_or_wait(deadline)
+        if not isinstance(session, float) and not getattr(session, "planted", False):
             session.planted = True
             let_the_lease_go_after_two_commits(session)
         return session

@@ -63,9 +63,9 @@ class SkipsToolResultCommit(_Mutant):
 
 
 class CommitsPromptTwice(DurableSessionManager):  # finishing a pending invocation commits its prompt again
-    def _before_invocation(self, event):
+    async def _before_invocation(self, event):
         prompt = self.pending_prompt(event.agent.agent_id)
-        super()._before_invocation(event)
+        await super()._before_invocation(event)
         slot = self._slots[self._key_of(event.agent)]
         if prompt is not None and slot.hooks is not None:
             again = {"role": "user", "content": prompt}

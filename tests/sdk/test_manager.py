@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -217,6 +219,36 @@ def test_a_second_invocation_of_the_session_at_the_same_time_is_refused_naming_t
     finally:
         release.set()
         worker.join()
+
+
+def test_lease_timeout_waits_on_the_event_loop_so_a_holder_on_the_same_loop_finishes(world):
+    """Two agents of one session on one event loop (`asyncio.gather`): the second, with `lease_timeout`, waits for
+    the first without blocking the loop the first runs on, then takes its turn."""
+
+    @tool
+    async def slow(item: str) -> str:
+        """Wait."""
+        await asyncio.sleep(0.5)
+        return "ok"
+
+    turn = [[{"name": "slow", "input": {"item": "x"}}], "Done."]
+    first = world.agent(script=turn, tools=[slow])
+    second = world.agent(script=turn + turn, tools=[slow], lease_timeout=20)  # its turn comes after the first's
+
+    async def both() -> list[Any]:
+        async def later() -> Any:
+            await asyncio.sleep(0.1)  # the first holds the session by now
+            return await second.invoke_async("again")
+
+        return await asyncio.gather(first.invoke_async("go"), later(), return_exceptions=True)
+
+    start = time.monotonic()
+    results = asyncio.run(both())
+    assert [type(result).__name__ for result in results] == ["AgentResult", "AgentResult"], results
+    assert time.monotonic() - start < 15, "the wait blocked the loop the holder runs on"
+    messages = stored(world).conversations["default"].messages
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"] * 2
+    assert validate(messages, provider="bedrock", mode="stored") == []
 
 
 def test_two_agents_taking_turns_never_extend_a_stale_history(world):

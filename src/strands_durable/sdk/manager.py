@@ -9,6 +9,7 @@ different prompt first closes it honestly. See docs/python-agents.md.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import copy
@@ -65,6 +66,8 @@ from strands_durable.store.ids import ID_RULE, is_session_id
 from strands_durable.store.state import AGENT_PATTERN, Conversation, SessionState
 
 logger = logging.getLogger("strands_durable.sdk")
+
+_LEASE_POLL_S = 0.05  # how often a manager with `lease_timeout` tries a session another holder has again
 
 
 @dataclass(frozen=True)
@@ -256,7 +259,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
                 settle(agent, EVERY_OWNER, taken)
 
     # -- invocations ---------------------------------------------------------------------------------
-    def _before_invocation(self, event: Any) -> None:
+    async def _before_invocation(self, event: Any) -> None:
         slot = self._slots[self._key_of(event.agent)]
         if slot.hooks is not None:
             if slot.invocation is event.invocation_state:
@@ -265,13 +268,15 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         slot.invocation = event.invocation_state
         slot.aborted = False
         try:
+            slot.session = await self._open_async()
             self._begin(slot, event)
         except BaseException:
             self._let_go(slot)
             raise
 
     def _begin(self, slot: _AgentSlot, event: Any) -> None:
-        session = slot.session = self._open()
+        session = slot.session
+        assert session is not None
         state = session.state
         token = None
         if id(slot.agent) in self._node_keys:
@@ -679,9 +684,31 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
     def _open(self) -> Session:
         """Open (or create) the session, holding its lease; wait up to `lease_timeout` for another holder. During a
         graph invocation its nodes share the session the graph holds."""
+        deadline = self._lease_deadline()
+        while True:
+            opened = self._open_or_wait(deadline)
+            if not isinstance(opened, float):
+                return opened
+            time.sleep(opened)
+
+    async def _open_async(self) -> Session:
+        """`_open` on an event loop (an invocation's hooks): waiting for another holder yields to the loop rather
+        than blocking it, so a holder running on the same loop (`asyncio.gather` of two agents) can finish."""
+        deadline = self._lease_deadline()
+        while True:
+            opened = self._open_or_wait(deadline)
+            if not isinstance(opened, float):
+                return opened
+            await asyncio.sleep(opened)
+
+    def _lease_deadline(self) -> float | None:
+        return None if self.lease_timeout is None else time.monotonic() + self.lease_timeout
+
+    def _open_or_wait(self, deadline: float | None) -> Session | float:
+        """The session opened (or created) under its lease, or the seconds to wait before trying again while
+        another holder has it and `deadline` (monotonic) is ahead; SessionInUse once it is not."""
         if self._shared is not None:
             return self._shared
-        deadline = None if self.lease_timeout is None else time.monotonic() + self.lease_timeout
         while True:
             try:
                 try:
@@ -699,8 +726,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             except SessionInUse:
                 if deadline is None or time.monotonic() >= deadline:
                     raise
-                time.sleep(0.05)
-                continue
+                return _LEASE_POLL_S
             born = session.state.meta.get("created_at")
             if self._birth is not None and born != self._birth:
                 session.abandon()

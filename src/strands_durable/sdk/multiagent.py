@@ -230,11 +230,11 @@ class MultiAgentSupport:
         source.stream_async = stream_async
         source._durable_sees_tasks = True
 
-    def _before_graph(self, event: Any) -> None:
+    async def _before_graph(self, event: Any) -> None:
         source = event.source
         resuming = getattr(source, "_resume_from_session", False)
         self._graph_batch = []
-        self._shared = session = self._open()  # type: ignore[attr-defined]
+        self._shared = session = await self._open_async()  # type: ignore[attr-defined]
         try:
             self._own_invocation = dict(session.state.pattern_state.get(tokens.MULTIAGENT_KEY) or {})
             token = tokens.token_of(event.invocation_state)

@@ -464,13 +464,13 @@ class DetachingSessionManager(_hanging_base()):  # type: ignore[misc]
         super().__init__(*args, **kwargs)
         self._detached: set[str] = set()
 
-    def _before_invocation(self, event: Any) -> None:
+    async def _before_invocation(self, event: Any) -> None:
         from strands_durable.errors import SessionInUse
 
         key = self._key_of(event.agent)
         self._detached.discard(key)
         try:
-            super()._before_invocation(event)
+            await super()._before_invocation(event)
         except SessionInUse:
             self._detached.add(key)
 
