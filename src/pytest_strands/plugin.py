@@ -152,9 +152,6 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_strands.release import GoldenRelease
 
     config.pluginmanager.register(GoldenRelease(), "strands-chaos-golden-release")
-    from pytest_strands.release import GoldenRelease
-
-    pass  # config.pluginmanager.register(GoldenRelease(), "strands-chaos-golden-release")
     if worker is None:  # a worker's reports reach the controller, which adds them up
         config.pluginmanager.register(ChaosReporting(config), "strands-chaos-reporting")
     elif packs_properties(config):
