@@ -84,6 +84,20 @@ def _setting(config: pytest.Config, name: str, kind: type) -> Any:
     return value
 
 
+def _require_hypothesis() -> None:
+    """The `schedules` items draw their multi-fault schedules with hypothesis, which only the `pytest` and `test`
+    extras install: say so before collecting, not in a ModuleNotFoundError from each workflow's item."""
+    from strands_durable.faults.suite import ChaosUsageError
+
+    try:
+        import hypothesis  # noqa: F401
+    except ImportError:
+        raise ChaosUsageError(
+            "--strands-chaos: the multi-fault schedules (--strands-chaos-schedules, 10 per workflow) need hypothesis: "
+            "pip install 'strands-durable[pytest]', or pass --strands-chaos-schedules=0"
+        ) from None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "strands_chaos(**options): a test using the strands_chaos fixture; runs only with --strands-chaos"
@@ -126,6 +140,8 @@ def pytest_configure(config: pytest.Config) -> None:
             platform=sys.platform,
             numprocesses=config.getoption("numprocesses", None),
         )
+        if settings.schedules:
+            _require_hypothesis()
         selection = select_specs(config)
         for flag, path in (("--strands-chaos-report", settings.report), ("--strands-chaos-html", settings.html)):
             problem = report_path_problem(path) if path is not None else None

@@ -5,6 +5,7 @@ was collected, a HITL golden run that names the ini option, and a JSON report li
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import yaml
@@ -134,3 +135,25 @@ def test_the_json_report_lists_every_item_schedules_included(pytester: pytest.Py
     assert schedules["outcome"] == "passed" and len(schedules["schedules"]) == 2
     assert all(len(s["points"]) >= 2 and s["ok"] and s["fired"] for s in schedules["schedules"])
     assert body["summary"] == SUMMARY.search(result.stdout.str()).group(0)  # the summary line CI greps, unchanged
+
+
+def test_without_hypothesis_the_schedules_ask_for_it_in_one_usage_error(pytester, monkeypatch):
+    """The plugin ships in the package, hypothesis only in its `pytest` extra: a project without it gets one line
+    naming the extra (or how to go without schedules), before anything is collected."""
+    blocked = pytester.path / "blocked"
+    (blocked / "hypothesis").mkdir(parents=True)
+    (blocked / "hypothesis" / "__init__.py").write_text("raise ImportError('hypothesis is not installed here')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(blocked), os.environ.get("PYTHONPATH")])))
+    spec = pytester.path / "research.strands.yaml"
+    spec.write_text(RESEARCH.read_text())
+    refused = pytester.runpytest_subprocess("--strands-chaos", "-p", "no:hypothesispytest", "-p", "no:randomly", spec)
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert (
+        "ERROR: --strands-chaos: the multi-fault schedules (--strands-chaos-schedules, 10 per workflow) need "
+        "hypothesis: pip install 'strands-durable[pytest]', or pass --strands-chaos-schedules=0"
+    ) in refused.stderr.str()
+    without = pytester.runpytest_subprocess(
+        "--strands-chaos", "--strands-chaos-schedules=0", "--strands-chaos-max-points=2", "-p", "no:hypothesispytest",
+        "-p", "no:randomly", spec,
+    )  # fmt: skip
+    assert without.ret == pytest.ExitCode.OK, without.stdout.str()
