@@ -88,6 +88,32 @@ def test_cleanup_deletes_by_age_and_status_and_never_a_live_lease(tmp_path):
         live.close()
 
 
+def test_cleanup_reads_a_session_whole_before_deleting_it_and_keeps_one_damaged_in_the_middle(tmp_path):
+    """The listing reads a journal's ends only: a record damaged between them lists as the status before it.
+    Cleanup must not take that for an old session it may delete."""
+    store = LocalStore(tmp_path)
+    healthy = _session(store, status="paused").state.session_id
+    session = store.create(_meta(), b"")
+    for status in ("running", "paused", "running", "paused"):
+        session.commit([{"type": "status", "status": status}])
+    session.close()
+    damaged = session.state.session_id
+    journal = store.journal_path(damaged)
+    data = bytearray(journal.read_bytes())
+    data[len(data) // 2] ^= 0x01  # one bit, in a record with records after it
+    journal.write_bytes(bytes(data))
+    assert {s.session_id: s.status for s in store.list()}[damaged] == "paused"  # the listing cannot tell
+
+    for dry_run in (True, False):
+        report = cleanup_sessions(store, dt.timedelta(days=1), now=LATER, dry_run=dry_run)
+        assert [s.session_id for s in report.deleted] == [healthy]
+        [(kept, why)] = report.skipped
+        assert kept.session_id == damaged
+        assert why.startswith("corrupt (journal.log: ") and why.endswith("`strands sessions delete` removes it"), why
+    assert store.session_ids() == [damaged]
+    assert journal.read_bytes() == bytes(data), "the damaged journal was changed"
+
+
 def test_newest_unfinished_picks_the_latest_resumable_session_of_the_same_file(tmp_path):
     store = LocalStore(tmp_path)
     older = _session(store, status="paused")

@@ -11,8 +11,16 @@ import os
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from strands_durable.errors import DurableError, SessionInUse, SessionNotFound, UsageError
+from strands_durable.errors import (
+    CorruptSession,
+    DurableError,
+    SessionInUse,
+    SessionNotFound,
+    SessionUnreadable,
+    UsageError,
+)
 from strands_durable.store.base import SessionStore, SessionSummary
 
 RETENTION_ENV = "STRANDS_SESSIONS_RETENTION"
@@ -82,6 +90,10 @@ def cleanup_sessions(
             where = f" by {holder.describe()}" if holder is not None else ""
             report.skipped.append((summary, f"in use{where}"))
             continue
+        damage = _damage(store, summary.session_id)
+        if damage is not None:
+            report.skipped.append((summary, f"corrupt ({damage}); `strands sessions delete` removes it"))
+            continue
         if dry_run:
             report.deleted.append(summary)
             continue
@@ -96,6 +108,19 @@ def cleanup_sessions(
         else:
             report.deleted.append(summary)
     return report
+
+
+def _damage(store: SessionStore, session_id: str) -> str | None:
+    """What is wrong with a session about to be deleted, read whole (None: nothing). The listing reads a journal's
+    first and last records only, so a record damaged in between shows there as the status before it; a delete is
+    the one step that cannot be taken back, so it reads every record first."""
+    try:
+        store.load(session_id)
+    except (CorruptSession, SessionUnreadable) as exc:
+        return f"{Path(exc.path).name}: {exc.detail}"
+    except SessionNotFound:
+        return None  # deleted by someone else meanwhile: the delete says so
+    return None
 
 
 def apply_retention(store: SessionStore, *, keep: Collection[str] = ()) -> CleanupReport | None:
