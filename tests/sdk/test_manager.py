@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from typing import Any
@@ -371,6 +372,41 @@ def test_the_sliding_windows_state_is_restored(world):
     again = agent()
     assert again.conversation_manager.removed_message_count == talk.conversation_manager.removed_message_count > 0
     assert normalize(again.messages) == normalize(talk.messages)
+
+
+def test_a_window_shorter_than_an_invocation_moves_on_to_a_user_turn_instead_of_refusing_every_request(world, caplog):
+    """The SDK's sliding window, with no user message left to cut at, cuts at a toolUse/toolResult pair: the window
+    starts with an assistant turn, which Bedrock refuses (V1). The next invocation moves the window on."""
+    from strands.agent.conversation_manager import SlidingWindowConversationManager
+
+    from strands_durable.testing import PromptScriptedModel
+
+    taxi, hotel = SCRIPT[0]
+    script = {PROMPTS[0]: [[taxi], [hotel], "Recorded both."], PROMPTS[1]: SCRIPT[2:]}
+
+    def agent() -> Any:
+        return Agent(
+            model=PromptScriptedModel(script),
+            tools=world.tools(),
+            callback_handler=None,
+            conversation_manager=SlidingWindowConversationManager(window_size=4),
+            session_manager=DurableSessionManager("expenses-1", world.sessions, provider_profile="bedrock"),
+        )
+
+    talk = agent()
+    talk(PROMPTS[0])
+    assert [m["role"] for m in talk.messages] == ["assistant", "user", "assistant"]  # the SDK's cut at a tool pair
+    with caplog.at_level(logging.WARNING, logger="strands_durable.sdk"):
+        result = talk(PROMPTS[1])
+    assert str(result).strip() == "Recorded the dinner."
+    moved = "window started with an assistant turn, which the bedrock request refuses; it now starts empty"
+    assert moved in caplog.text
+    messages = stored(world).conversations["default"].messages
+    assert len(messages) == 10 and validate(messages, provider="bedrock", mode="stored") == []
+    again = agent()
+    assert again.conversation_manager.removed_message_count == talk.conversation_manager.removed_message_count
+    assert normalize(again.messages) == normalize(talk.messages)
+    assert validate(again.messages, provider="bedrock", mode="stored") == []
 
 
 def test_a_human_in_the_loop_interrupt_survives_a_restart(world):

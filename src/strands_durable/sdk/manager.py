@@ -302,6 +302,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
                 )
         if pending is None:
             self._fit_profile(slot, session)
+            self._fit_window(slot)
         conv = state.conversations.get(slot.key)
         session.commit([events.status("running")], path=f"{slot.key}/status", durable=False)
         unit = invocations.next_invocation(conv, slot.key)
@@ -399,6 +400,35 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             profile,
             len(actions),
             session.backup_of(slot.key),
+        )
+
+    def _fit_window(self, slot: _AgentSlot) -> None:
+        """Move the conversation manager's window on to its first user turn when it starts with an assistant turn
+        the model's profile refuses (rule V1: Bedrock and Anthropic). The SDK's sliding window leaves one when an
+        invocation is longer than the window: with no user message left to cut at, it cuts at a toolUse/toolResult
+        pair. Left so, every request of the conversation would be refused. The messages stay stored; the
+        conversation manager counts them removed (committed with the next message), and a log line says so."""
+        from strands_durable.history import validate
+
+        agent = slot.agent
+        window = agent.messages
+        if not window or getattr(agent.model, "stateful", False):
+            return
+        profile = self.provider_profile or profile_for_model(agent.model)
+        if not any(v.rule == "V1" for v in validate(window, profile, "stored", tools_configured=True)):
+            return
+        start = next((i for i, message in enumerate(window) if _is_user_turn(message)), len(window))
+        del window[:start]
+        agent.conversation_manager.removed_message_count += start
+        slot.known_messages = len(window)
+        logger.warning(
+            "session %s, agent %s: the conversation manager's window started with an assistant turn, which the %s "
+            "request refuses; it now starts %s (%d more messages counted removed, still stored)",
+            self.session_id,
+            slot.key,
+            profile,
+            "at the next user turn" if window else "empty",
+            start,
         )
 
     def _store_initial(self, slot: _AgentSlot, session: Session) -> None:
@@ -926,6 +956,11 @@ def _check_options(storage_dir: Any, store: Any, lease_timeout: Any, provider_pr
         raise UsageError(f"lease_timeout must be None or a number of seconds >= 0, not {lease_timeout!r}")
     if provider_profile is not None and provider_profile not in PROFILES:
         raise UsageError(f"unknown provider_profile {provider_profile!r}; expected one of {', '.join(PROFILES)}")
+
+
+def _is_user_turn(message: dict[str, Any]) -> bool:
+    """A user message that starts a turn: a prompt, not tool results."""
+    return message.get("role") == "user" and not any("toolResult" in block for block in message.get("content", ()))
 
 
 def _add_usage(target: dict[str, int], usage: dict[str, int]) -> None:
