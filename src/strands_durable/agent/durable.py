@@ -220,6 +220,7 @@ class DurableInvoker:
             # committed with this unit's first message: apply it again (a pure function of the messages). A unit
             # already under way was restored from the window state committed with its own messages.
             manager.apply_management(agent)
+            _fit_window(agent, inv.provider)
             if inv.compaction is not None and conv is not None and manager.due(conv.messages):
                 manager.compact(agent)  # before the unit's prompt: a crash after its commit resumes compacted
         counters = {"model_calls": 0}
@@ -257,6 +258,17 @@ def _name_restored(messages: list[dict[str, Any]], conversation: str, first: int
     stem = str(uuid.uuid5(_TRACKING_NAMESPACE, conversation))[:-12]
     for position, message in enumerate(messages, start=first):
         message["tracking_id"] = f"{stem}{position:012x}"
+
+
+def _fit_window(agent: Any, provider: str) -> None:
+    """A window the trim left starting where `provider` refuses (`history.window.misplaced_start`) starts at its
+    first prompt instead, counted removed: a pure function of the messages, as the trim is."""
+    from strands_durable.history.window import misplaced_start
+
+    start = misplaced_start(agent.messages, provider)
+    if start:
+        del agent.messages[:start]
+        agent.conversation_manager.removed_message_count += start
 
 
 def _restore_manager(manager: Any, cm_state: dict[str, Any], conv_key: str) -> list[dict[str, Any]]:

@@ -403,21 +403,19 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         )
 
     def _fit_window(self, slot: _AgentSlot) -> None:
-        """Move the conversation manager's window on to its first user turn when it starts with an assistant turn
-        the model's profile refuses (rule V1: Bedrock and Anthropic). The SDK's sliding window leaves one when an
-        invocation is longer than the window: with no user message left to cut at, it cuts at a toolUse/toolResult
-        pair. Left so, every request of the conversation would be refused. The messages stay stored; the
-        conversation manager counts them removed (committed with the next message), and a log line says so."""
-        from strands_durable.history import validate
+        """Move the conversation manager's window on to its first prompt when it starts where the model's profile
+        refuses (`history.window.misplaced_start`). The messages stay stored; the conversation manager counts them
+        removed (committed with the next message), and a log line says so."""
+        from strands_durable.history.window import misplaced_start
 
         agent = slot.agent
-        window = agent.messages
-        if not window or getattr(agent.model, "stateful", False):
+        if getattr(agent.model, "stateful", False):
             return
         profile = self.provider_profile or profile_for_model(agent.model)
-        if not any(v.rule == "V1" for v in validate(window, profile, "stored", tools_configured=True)):
+        window = agent.messages
+        start = misplaced_start(window, profile)
+        if not start:
             return
-        start = next((i for i, message in enumerate(window) if _is_user_turn(message)), len(window))
         del window[:start]
         agent.conversation_manager.removed_message_count += start
         slot.known_messages = len(window)
@@ -956,11 +954,6 @@ def _check_options(storage_dir: Any, store: Any, lease_timeout: Any, provider_pr
         raise UsageError(f"lease_timeout must be None or a number of seconds >= 0, not {lease_timeout!r}")
     if provider_profile is not None and provider_profile not in PROFILES:
         raise UsageError(f"unknown provider_profile {provider_profile!r}; expected one of {', '.join(PROFILES)}")
-
-
-def _is_user_turn(message: dict[str, Any]) -> bool:
-    """A user message that starts a turn: a prompt, not tool results."""
-    return message.get("role") == "user" and not any("toolResult" in block for block in message.get("content", ()))
 
 
 def _add_usage(target: dict[str, int], usage: dict[str, int]) -> None:
