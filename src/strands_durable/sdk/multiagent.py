@@ -86,6 +86,7 @@ class MultiAgentSupport:
     _own_invocation: dict[str, Any]  # tokens.MULTIAGENT_KEY: the orchestrator's own invocation (token, end stored)
     _task: Any = None  # the task of the invocation starting (seen by the wrapped stream_async)
     _replaying: bool = False  # a Graph returning its last invocation's stored result
+    _restored: bool = False  # the orchestrator's progress was restored from the journal for its next invocation
 
     def initialize_multi_agent(self, source: Any, **kwargs: Any) -> None:
         """Instrument the node agents and restore the orchestrator's progress and each node's latest visit."""
@@ -100,14 +101,22 @@ class MultiAgentSupport:
             self._initial[base] = copy.deepcopy(agent.messages)
             agent.hooks.add_hook(self)
             self.initialize(agent)  # type: ignore[attr-defined]
-        state = self._load()  # type: ignore[attr-defined]
+        self._continue_pending(source, kind, self._load())  # type: ignore[attr-defined]
+        self._restored = True  # the next invocation starts from what was just restored
+
+    def _continue_pending(self, source: Any, kind: str, state: SessionState | None) -> None:
+        """Restore the orchestrator's progress and each node's latest visit from the journal, as a new process does:
+        a multi-agent invocation left mid-way (the session still `running`, or `paused` by Ctrl+C at exit)
+        continues with the node that was running."""
         saved = state.pattern_state if state is not None else {}
         self._acked = dict(saved.get(ACKED_KEY) or {})
         self._own_invocation = dict(saved.get(tokens.MULTIAGENT_KEY) or {})
         payload = copy.deepcopy(saved.get(kind))
         self._before = copy.deepcopy(saved.get(BEFORE_KEY))
         self._latest = copy.deepcopy(payload)
-        running = state is not None and state.status == "running"
+        running = left_mid_way(state)
+        if payload and running and kind == "graph":
+            _forget_graph_run(source)  # a Graph called before (its call raised) restores as a new one does
         if payload and running and kind == "graph" and NEXT_KEY in saved:
             # mid-way (or every node ended but the invocation's end was not recorded): the Graph continues with
             # the nodes it would have run next, revisits of completed nodes included (its own resume state
@@ -128,11 +137,19 @@ class MultiAgentSupport:
                     source.deserialize_state(copy.deepcopy(self._before))
         elif payload:
             source.deserialize_state(payload)
-        for base in {self._node_keys[id(node.executor)] for node in source.nodes.values()}:
+        for node in source.nodes.values():
+            base = self._node_keys[id(node.executor)]
             slot = self._slots[base]
+            if slot.session is not None and slot.session is not self._shared:  # left open by a call that raised
+                slot.session = slot.hooks = slot.serve = None  # (its session already released)
+            slot.key = latest_visit(state, base)
             conv = state.conversations.get(slot.key) if state is not None else None
             if conv is not None:  # the orchestrator's restore resets its nodes: give them back what they held
                 self._restore(slot, state, conv)  # type: ignore[attr-defined]
+            elif node.executor.messages != self._initial[base]:  # never stored: as the node agent was built
+                node.executor.messages = copy.deepcopy(self._initial[base])
+                slot.unsaved = copy.deepcopy(self._initial[base])
+                slot.known_messages = len(node.executor.messages)
 
     def sync_multi_agent(self, source: Any, node_id: str | None = None, **kwargs: Any) -> None:
         """Commit the orchestrator's progress with the node invocation it has just recorded (after each node, and
@@ -233,9 +250,17 @@ class MultiAgentSupport:
     async def _before_graph(self, event: Any) -> None:
         source = event.source
         resuming = getattr(source, "_resume_from_session", False)
+        restored, self._restored = self._restored, False
         self._graph_batch = []
         self._shared = session = await self._open_async()  # type: ignore[attr-defined]
         try:
+            if not resuming and not restored and left_mid_way(session.state):
+                # an invocation left mid-way since this orchestrator was restored: its own call raised (Ctrl+C, a
+                # KeyboardInterrupt inside a node) or another process crashed; the SDK would start the task over
+                self._continue_pending(source, check_source(source), session.state)
+                resuming = getattr(source, "_resume_from_session", False)
+                if resuming:
+                    logger.info("session %s: continuing the interrupted invocation", self.session_id)  # type: ignore[attr-defined]
             self._own_invocation = dict(session.state.pattern_state.get(tokens.MULTIAGENT_KEY) or {})
             token = tokens.token_of(event.invocation_state)
             saved = session.state.pattern_state
@@ -335,6 +360,24 @@ class MultiAgentSupport:
                 session.close()
         for slot in self._slots.values():
             slot.seen_seq = session.state.seq
+
+
+def left_mid_way(state: SessionState | None) -> bool:
+    """Whether the session's last invocation never stored its end: `running` (a crash, or an exception such as
+    KeyboardInterrupt inside it), or `paused` because Ctrl+C ended the script during it."""
+    if state is None:
+        return False
+    return state.status == "running" or (state.status == "paused" and state.reason == "interrupted")
+
+
+def _forget_graph_run(graph: Any) -> None:
+    """Clear what a Graph's own earlier run left in memory (its state, its nodes' statuses), as a new Graph has."""
+    from strands.multiagent.base import Status
+    from strands.multiagent.graph import GraphState
+
+    graph.state = GraphState()
+    for node in graph.nodes.values():
+        node.execution_status = Status.PENDING
 
 
 def _ended(invocation: dict[str, Any]) -> dict[str, Any]:
