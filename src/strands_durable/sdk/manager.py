@@ -144,6 +144,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
             AfterNodeCallEvent,
             AgentInitializedEvent,
             BeforeMultiAgentInvocationEvent,
+            BeforeNodeCallEvent,
             MultiAgentInitializedEvent,
         )
 
@@ -157,6 +158,7 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         registry.add_callback(AfterInvocationEvent, self._after_invocation)
         registry.add_callback(MultiAgentInitializedEvent, lambda event: self.initialize_multi_agent(event.source))
         registry.add_callback(BeforeMultiAgentInvocationEvent, self._before_graph)
+        registry.add_callback(BeforeNodeCallEvent, self.before_node)
         registry.add_callback(AfterNodeCallEvent, lambda event: self.sync_multi_agent(event.source, event.node_id))
         registry.add_callback(AfterMultiAgentInvocationEvent, self._after_graph)
 

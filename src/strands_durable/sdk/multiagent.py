@@ -13,6 +13,7 @@ the swarm's memory, are applied again from their committed tool calls.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import re
@@ -86,6 +87,7 @@ class MultiAgentSupport:
     _own_invocation: dict[str, Any]  # tokens.MULTIAGENT_KEY: the orchestrator's own invocation (token, end stored)
     _task: Any = None  # the task of the invocation starting (seen by the wrapped stream_async)
     _replaying: bool = False  # a Graph returning its last invocation's stored result
+    _torn: list[str]  # the Graph's nodes that a BaseException tore down in the invocation under way
     _restored: bool = False  # the orchestrator's progress was restored from the journal for its next invocation
 
     def initialize_multi_agent(self, source: Any, **kwargs: Any) -> None:
@@ -93,6 +95,7 @@ class MultiAgentSupport:
         kind = check_source(source)
         self._source = source
         self._graph_batch = []
+        self._torn = []
         self._see_tasks(source)
         for node_id, node in source.nodes.items():
             agent = node.executor
@@ -158,6 +161,8 @@ class MultiAgentSupport:
         if session is None:
             return
         if node_id is not None and node_id in source.nodes:
+            if _left_running(source.nodes[node_id]):
+                self._torn.append(node_id)  # ended by a BaseException (Ctrl+C, a cancellation), not by its agent
             key = self._slots[node_key(node_id)].key
             conv = session.state.conversations.get(key)
             if conv is not None and conv.units and conv.units[-1] in session.state.units:
@@ -172,6 +177,27 @@ class MultiAgentSupport:
         else:
             new[NEXT_KEY] = self._graph_next(source, node_id, payload)
         session.commit([events.pattern_state(new)], path=f"{kind}/sync")
+
+    def before_node(self, event: Any) -> None:
+        """Run no further node of a Graph invocation one of whose nodes was torn down by a BaseException (Ctrl+C
+        inside its tool). The call is raising; but on Python 3.11 the SDK's Graph can lose the cancellation that
+        tears it down (`asyncio.wait_for` returns a result that arrived just before it was cancelled) and go on
+        to the next nodes, which would then run without the torn node's result. The node is marked failed so
+        that the Graph prunes its branch, and its task is cancelled before its agent starts: nothing is
+        committed for it, and the invocation is continued from the journal when called again."""
+        from strands.multiagent.base import Status
+
+        source = event.source
+        if not self._torn or type(source).__name__ != "Graph" or event.node_id not in source.nodes:
+            return
+        logger.warning(
+            "session %s: node %s not started: node(s) %s of this invocation were interrupted",
+            self.session_id,  # type: ignore[attr-defined]
+            event.node_id,
+            ", ".join(self._torn),
+        )
+        source.nodes[event.node_id].execution_status = Status.FAILED
+        raise asyncio.CancelledError(f"node {event.node_id}: the graph invocation was interrupted")
 
     def node_invocation(self, slot: Any, state: SessionState, incoming: list[Any]) -> invocations.Pending | None:
         """Settle which conversation a node agent's invocation continues and what it must finish from the journal:
@@ -252,6 +278,7 @@ class MultiAgentSupport:
         resuming = getattr(source, "_resume_from_session", False)
         restored, self._restored = self._restored, False
         self._graph_batch = []
+        self._torn = []
         self._shared = session = await self._open_async()  # type: ignore[attr-defined]
         try:
             if not resuming and not restored and left_mid_way(session.state):
@@ -342,6 +369,19 @@ class MultiAgentSupport:
         state = event.source.state
         status = getattr(state, "status", None) or getattr(state, "completion_status", None)
         failed = getattr(status, "value", "") == "executing"  # a crash left it mid-way
+        unfinished = [] if failed else self._unfinished_nodes(event.source, session.state)
+        if unfinished and getattr(status, "value", "") != "failed":
+            # the SDK reports the invocation ended although a node never finished: a BaseException (Ctrl+C) inside
+            # the node, which the SDK's Graph can swallow while its call raises. Left mid-way, as after a crash.
+            logger.warning(
+                "session %s: the %s reported %s while node(s) %s never finished (an exception such as "
+                "KeyboardInterrupt inside them); its end is not stored, calling it again continues them",
+                self.session_id,  # type: ignore[attr-defined]
+                type(event.source).__name__,
+                getattr(status, "value", status),
+                ", ".join(unfinished),
+            )
+            failed = True
         try:
             if not failed:
                 self._shared = session
@@ -361,6 +401,17 @@ class MultiAgentSupport:
         for slot in self._slots.values():
             slot.seen_seq = session.state.seq
 
+    def _unfinished_nodes(self, source: Any, state: SessionState) -> list[str]:
+        """The nodes the SDK left running (EXECUTING or DISPATCHED) or whose agent's invocation raised and is still
+        pending in the journal."""
+        unfinished = []
+        for node_id, node in source.nodes.items():
+            slot = self._slots[node_key(node_id)]
+            raised = slot.aborted and invocations.pending_invocation(state, state.conversations.get(slot.key))
+            if _left_running(node) or node_id in self._torn or raised:
+                unfinished.append(node_id)
+        return unfinished
+
 
 def left_mid_way(state: SessionState | None) -> bool:
     """Whether the session's last invocation never stored its end: `running` (a crash, or an exception such as
@@ -378,6 +429,13 @@ def _forget_graph_run(graph: Any) -> None:
     graph.state = GraphState()
     for node in graph.nodes.values():
         node.execution_status = Status.PENDING
+
+
+def _left_running(node: Any) -> bool:
+    """Whether the SDK left a Graph node running: its node call ended without its status (a BaseException)."""
+    from strands.multiagent.base import Status
+
+    return getattr(node, "execution_status", None) in (Status.EXECUTING, Status.DISPATCHED)
 
 
 def _ended(invocation: dict[str, Any]) -> dict[str, Any]:
