@@ -8,7 +8,9 @@ After each node the orchestrator's own serialized state is committed together wi
 consumed (`acked`), so a resumed run continues with the node that was running, inside its conversation (its
 pending invocation, as for a single agent); a node whose invocation ended but was never recorded by the
 orchestrator is finished again from the journal (no model call, no tool run). Swarm handoffs, which only change
-the swarm's memory, are applied again from their committed tool calls.
+the swarm's memory, are applied again from their committed tool calls. A call that raised (Ctrl+C inside a node)
+is left pending as a crash leaves it, whatever status the SDK reports, and the same object called again continues
+it as a new one would.
 """
 
 from __future__ import annotations
