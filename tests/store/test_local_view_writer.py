@@ -178,7 +178,10 @@ def test_one_thread_runs_every_sessions_writer_and_outlives_a_closed_one_only_wh
     # test waits for the CPU would end, and the next wake would rightly start another)
     keeper = WriterThread(lambda: None, min_interval_s=60.0)
     keeper.wake()
+    # its first run made (a wake before it folds into it, leaving none due), the next wake is due in a minute
+    assert _eventually(lambda: keeper.last_run > float("-inf") and keeper.due_at is None)
     keeper.wake()
+    assert keeper.due_at is not None
     ran_on: list[tuple[str, threading.Thread]] = []
     first = WriterThread(lambda: ran_on.append(("first", threading.current_thread())))
     second = WriterThread(lambda: ran_on.append(("second", threading.current_thread())))
