@@ -18,7 +18,7 @@ from strands_durable.cli.chaos import chaos
 from strands_durable.cli.chaos_backend import COMMAND as CHAOS_BACKEND
 from strands_durable.cli.chaos_backend import chaos_backend
 from strands_durable.cli.closed_stdout import WatchedStdout
-from strands_durable.cli.failure import fail, set_debug
+from strands_durable.cli.failure import fail, report_failure, set_debug
 from strands_durable.cli.run import run
 from strands_durable.cli.sessions import sessions_app
 from strands_durable.cli.temporal import worker
@@ -115,6 +115,10 @@ def _run_command() -> int:
         return int(ExitCode.SIGINT)
     except typer.TyperException as exc:  # click's own usage errors: one line too, like every other error
         return usage_failure(exc)
+    except BrokenPipeError:
+        raise  # main(): a closed stdout is exit 141, not an I/O failure
+    except Exception as exc:  # escaped a command: one line, exit 12 for an OSError, else 70 (a bug)
+        return report_failure(exc)
     return code if isinstance(code, int) else 0
 
 

@@ -19,6 +19,12 @@ def set_debug(enabled: bool) -> None:
 
 def fail(exc: BaseException) -> NoReturn:
     """Print `Error: <message>` on stderr and exit with the code `errors.exit_code_for` gives."""
+    raise typer.Exit(report_failure(exc))
+
+
+def report_failure(exc: BaseException) -> int:
+    """Print `Error: <message>` on stderr (the traceback first with --debug); return the exit code
+    `errors.exit_code_for` gives: an OSError is 12, anything that is not a DurableError 70."""
     if _debug:
         import traceback
 
@@ -28,4 +34,4 @@ def fail(exc: BaseException) -> NoReturn:
     else:
         message = f"{type(exc).__name__}: {exc}" + ("" if _debug else " (run with --debug for the traceback)")
     print(f"Error: {message}", file=sys.stderr)
-    raise typer.Exit(exit_code_for(exc))
+    return exit_code_for(exc)

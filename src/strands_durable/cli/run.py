@@ -14,7 +14,7 @@ from typing import Annotated, Any, TextIO
 
 import typer
 
-from strands_durable.cli.failure import fail, set_debug
+from strands_durable.cli.failure import fail, report_failure, set_debug
 from strands_durable.cli.run_request import CLOCK_ENV, RunRequest, pinned_clock, program_name, run_options
 from strands_durable.cli.sessions import complete_session_id
 from strands_durable.errors import DurableError, ExitCode, SessionCompleted, UsageError, exit_code_for
@@ -211,7 +211,9 @@ def execute(request: RunRequest) -> int:
         retention_from_env()  # a bad value fails before the run, not after it
         store = open_store(request.sessions_dir) if request.save_session else MemoryStore()
         session_id = session_to_resume(request, store, reporter, human)
-    except DurableError as exc:
+    except BrokenPipeError:
+        raise  # a closed stdout: main() ends with exit 141, no error
+    except Exception as exc:
         return _failed(request, None, exc, human)
     outcome: Any = None
     failure: BaseException | None = None
@@ -228,7 +230,9 @@ def execute(request: RunRequest) -> int:
                 outcome = resume(session_id, options, store=store)
             else:
                 outcome = run_workflow(request.spec, options, store=store)  # type: ignore[arg-type]
-    except (StopRequested, DurableError) as exc:
+    except BrokenPipeError:
+        raise
+    except (StopRequested, Exception) as exc:  # a DurableError, an OSError (12) or a bug (70) ends as any failure
         failure = exc
     finally:
         reporter.close()
@@ -240,7 +244,7 @@ def execute(request: RunRequest) -> int:
     elif isinstance(failure, HitlPaused):
         code = _paused_for_human(request, store, session_id, failure, human)
     else:
-        code = _failed(request, session_id, failure, human)  # type: ignore[arg-type]
+        code = _failed(request, session_id, failure, human)
     if request.save_session and session_id is not None:
         _apply_retention(store, session_id)
     return code
@@ -367,17 +371,14 @@ def _paused_for_human(request: RunRequest, store: Any, session_id: str | None, e
     return code
 
 
-def _failed(request: RunRequest, session_id: str | None, exc: DurableError, human: TextIO) -> int:
+def _failed(request: RunRequest, session_id: str | None, exc: Exception, human: TextIO) -> int:
     code = exit_code_for(exc)
     if request.json_output:
         _print_json({"session_id": session_id, "status": "failed", "exit_code": code, "error": str(exc)})
     elif session_id is not None and request.save_session and code not in (ExitCode.USAGE, ExitCode.SESSION_UNUSABLE):
         command = resume_command(request, session_id)
         print(f"Session {session_id} stopped; fix the cause and resume with: {command}", file=human)
-    try:
-        fail(exc)
-    except typer.Exit as exit_:
-        return int(exit_.exit_code)
+    return report_failure(exc)
 
 
 def _apply_retention(store: Any, session_id: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -45,16 +46,27 @@ def _no_symlink_on_the_way(out_dir: Path, rel: PurePosixPath) -> Path:
     """`out_dir/rel`, refused (StorageIOError) when a component below `out_dir` is a symbolic link or the file
     itself is a directory: an artifact is written strictly inside --out, never through a link out of it."""
     target = out_dir
-    for part in rel.parts:
-        target = target / part
-        if target.is_symlink():
-            raise StorageIOError(
-                f"cannot write artifact {rel}: {target} is a symbolic link (artifacts are written strictly inside "
-                f"{out_dir}, never through a link)"
-            )
-    if target.is_dir():
-        raise StorageIOError(f"cannot write artifact {rel}: {target} is a directory")
+    with _unwritable(out_dir / rel):
+        for part in rel.parts:
+            target = target / part
+            if target.is_symlink():
+                raise StorageIOError(
+                    f"cannot write artifact {rel}: {target} is a symbolic link (artifacts are written strictly "
+                    f"inside {out_dir}, never through a link)"
+                )
+        if target.is_dir():
+            raise StorageIOError(f"cannot write artifact {rel}: {target} is a directory")
     return target
+
+
+@contextlib.contextmanager
+def _unwritable(target: Path) -> Iterator[None]:
+    """An OSError looking at or writing `target` (a name too long for the file system, a directory that may not
+    be searched) is the artifact's StorageIOError naming it (exit 12), never a raw traceback."""
+    try:
+        yield
+    except OSError as exc:
+        raise StorageIOError(f"cannot write artifact {target}: {exc.strerror or exc}") from exc
 
 
 def resolve_out(out_dir: str | Path) -> str | Path:
@@ -87,7 +99,8 @@ def _existing(out_dir: str | Path, rel: PurePosixPath, s3: Any) -> str | None:
     if s3 is not None:
         return s3.where(rel) if s3.exists(rel) else None
     target = Path(out_dir) / rel
-    return str(target) if target.exists() else None
+    with _unwritable(target):
+        return str(target) if target.exists() else None
 
 
 def check_existing(spec: Any, out_dir: str | Path, context: dict[str, Any], *, force: bool, ours: set[str]) -> None:
@@ -159,12 +172,10 @@ def _write(ctx: Any, label: str, rel: PurePosixPath, content: bytes, fileops: Fi
     )
     if target is None:
         return str(s3.write(rel, content))
-    try:
+    with _unwritable(target):
         fileops.makedirs(target.parent)
         _remove_stale_temps(target, fileops)
         fileops.write_atomic(target, content)
-    except OSError as exc:
-        raise StorageIOError(f"cannot write artifact {target}: {exc.strerror or exc}") from exc
     return str(target)
 
 
