@@ -143,3 +143,15 @@ def test_ctrl_c_after_every_class_ran_on_the_first_spec_is_incomplete_naming_the
         {"fault": "stream", "spec": str(second)},
     ]
     assert report["not_run"] == []  # each class ran on the first spec: the old per-class check saw nothing missing
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "chaos"])
+def test_a_missing_spec_file_is_exit_3_worded_alike_by_run_validate_and_chaos(tmp_path: Path, command: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "strands_durable", command, "nope.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (result.returncode, result.stderr) == (3, "Error: nope.yaml: no such file\n")

@@ -3,8 +3,9 @@
 Prints a progress display on stderr, then the summary; writes the JSON report with `--report`. Exit 0 (PASS) only
 when every fault class ran on every spec and nothing was found (zero is the bar), 1 (FAIL) when something was
 found, 21 (INCOMPLETE) when nothing was found but a (fault class, spec) pair did not run (the budget ran out, a spec
-not explorable; the summary and the report's `missing_pairs` name them), 2 for bad flags, 130 after Ctrl+C (the
-partial table and report are still written; never passed).
+not explorable; the summary and the report's `missing_pairs` name them), 2 for bad flags, 3 for a spec file that is
+missing or unreadable (as `strands run` says it), 130 after Ctrl+C (the partial table and report are still
+written; never passed).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Annotated
 import typer
 
 from strands_durable.cli.failure import fail
-from strands_durable.errors import DurableError, ExitCode, UsageError
+from strands_durable.errors import DurableError, ExitCode
 
 
 def chaos(
@@ -59,13 +60,13 @@ def chaos(
     from strands_durable.faults.classes.registry import parse_fault_classes
     from strands_durable.faults.soak import soak, write_report
     from strands_durable.operations import parse_age
+    from strands_durable.spec import read_spec_bytes
 
     try:
         budget_s = parse_age(budget, what="--budget").total_seconds()
         classes = parse_fault_classes(faults)
-        missing = [str(s) for s in specs if not s.is_file()]
-        if missing:
-            raise UsageError(f"spec file not found: {missing[0]}")
+        for spec in specs:
+            read_spec_bytes(spec)  # a missing or unreadable spec is exit 3, worded as `strands run` words it
         result = soak(
             [s.resolve() for s in specs],
             faults=classes,
