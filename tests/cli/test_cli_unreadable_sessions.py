@@ -1,6 +1,8 @@
 """A session folder the user may not read (mode 000, or another user's) never breaks the sessions directory
 (issue 39, item 6): `strands run`, `sessions list` and `sessions cleanup` work for every other session, the folder
-is listed as `corrupt (session_<id>: permission denied)`, and a command on it exits 17 naming it.
+is listed as `corrupt (session_<id>: permission denied)`, and a command on it exits 17 naming it. A session the
+user may read but not delete is deleted by neither `sessions delete` nor `cleanup`: exit 12 naming it, the others
+deleted.
 
 The tests run as root, whom no mode stops; the commands then run as the unprivileged user `nobody` (`setpriv`),
 in a directory that user owns. Run as another user, the commands run as that user (and only the mode-000 case
@@ -118,3 +120,26 @@ def test_an_unreadable_session_folder_breaks_no_other_session(shared: Path, owne
         } == {theirs.state.session_id}
     finally:
         locked.chmod(0o700)
+
+
+def test_cleanup_deletes_what_it_can_then_names_a_session_it_may_not_delete_with_exit_12(shared: Path) -> None:
+    sessions = shared / "sessions"
+    sessions.mkdir()
+    store = LocalStore(sessions)
+    deletable, stuck = make_session(store, workflow="deletable"), make_session(store, workflow="stuck")
+    for session in (deletable, stuck):
+        session.close()
+    read_only = store.directory_of(stuck.state.session_id) / "scratch" / "read-only"  # a tool made it so
+    read_only.mkdir(parents=True)
+    (read_only / "kept.txt").write_text("x")
+    _give(shared)
+    read_only.chmod(0o555)  # the `shared` fixture opens it again to remove it
+    env = {"STRANDS_SESSIONS_DIR": str(sessions)}
+    cleaned = _as_user("sessions", "cleanup", "--older-than", "0m", "--force", cwd=shared, env=env)
+    alone = _as_user("sessions", "delete", stuck.state.session_id, "--force", cwd=shared, env=env)
+    assert cleaned.returncode == 12, cleaned.stdout + cleaned.stderr
+    assert "✓ Deleted 1 session\n" in cleaned.stdout and "Kept" not in cleaned.stdout
+    error = f"Error: cannot delete session {stuck.state.session_id}: Permission denied (EACCES)\n"
+    assert cleaned.stderr == error
+    assert not (sessions / f"session_{deletable.state.session_id}").exists()
+    assert (alone.returncode, alone.stderr) == (12, error)  # `sessions delete` says it the same way

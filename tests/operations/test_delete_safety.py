@@ -161,3 +161,21 @@ def test_the_cli_delete_and_cleanup_finish_a_delete_cut_short(tmp_path):
     assert done.returncode == 0, done.stderr
     assert f"✓ Finished an interrupted delete of session {session_id}" in done.stdout
     assert not any(p.name.startswith(".deleting_") for p in (tmp_path / "sessions").iterdir())
+
+
+def test_cleanup_reports_a_failed_delete_apart_from_the_sessions_it_keeps_and_deletes_the_others(tmp_path):
+    from tests.cli.support import make_session
+
+    root = tmp_path / "sessions"
+    ids = []
+    for _ in range(2):
+        session = make_session(LocalStore(root))
+        session.close()
+        ids.append(session.state.session_id)
+    failing = FailingAt(1, only="remove")  # the first session's first file
+    report = cleanup_sessions(LocalStore(root, fileops=failing), dt.timedelta(0))
+    assert report.skipped == []  # kept on purpose (held, corrupt): none here
+    ((summary, error),) = report.failed
+    assert str(error) == f"cannot delete session {summary.session_id}: Input/output error (EIO)"
+    assert int(error.exit_code) == 12
+    assert [s.session_id for s in report.deleted] == [i for i in ids if i != summary.session_id]

@@ -264,6 +264,18 @@ def cleanup(
         if summary.session_id in wanted:
             print(f"Kept {summary.session_id}: {why}")
     print(f"✓ Deleted {counted(len(report.deleted), 'session')}")
+    if report.failed:
+        fail(not_deleted([exc for _, exc in report.failed]))
+
+
+def not_deleted(errors: list[DurableError]) -> DurableError:
+    """One error for the sessions a cleanup could not delete, as `sessions delete` reports one: the error itself,
+    or all their messages on one line with the first one's exit code (12 for an I/O failure)."""
+    if len(errors) == 1:
+        return errors[0]
+    combined = DurableError("; ".join(str(exc) for exc in errors))
+    combined.exit_code = errors[0].exit_code
+    return combined
 
 
 @sessions_app.command("export")

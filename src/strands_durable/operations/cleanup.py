@@ -32,6 +32,7 @@ _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 class CleanupReport:
     deleted: list[SessionSummary] = field(default_factory=list)  # or, in a dry run, would be deleted
     skipped: list[tuple[SessionSummary, str]] = field(default_factory=list)  # old enough, but kept: why
+    failed: list[tuple[SessionSummary, DurableError]] = field(default_factory=list)  # its delete failed (I/O): why
     finished: list[str] = field(default_factory=list)  # ids of deletes cut short before, finished now (any age)
 
 
@@ -64,8 +65,9 @@ def cleanup_sessions(
 
     A session a live process holds is skipped (checked, and the delete itself takes the lease), whatever its
     status, and so is every id in `keep` and every session that cannot be read (reported as skipped, never
-    deleted unasked); `dry_run` only reports. A delete that was cut short is finished first, whatever its age
-    (`finished`).
+    deleted unasked); a delete that fails (permission denied, a disk error) is reported in `failed`, apart from
+    the sessions kept on purpose, and the others are still deleted. `dry_run` only reports. A delete that was cut
+    short is finished first, whatever its age (`finished`).
     """
     now = now or dt.datetime.now(dt.timezone.utc)
     report = CleanupReport()
@@ -104,7 +106,7 @@ def cleanup_sessions(
         except SessionNotFound:
             continue  # deleted by someone else meanwhile
         except DurableError as exc:
-            report.skipped.append((summary, str(exc)))
+            report.failed.append((summary, exc))
         else:
             report.deleted.append(summary)
     return report
