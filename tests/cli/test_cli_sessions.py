@@ -310,6 +310,16 @@ def test_repair_writes_a_new_generation_keeps_a_backup_and_check_then_passes(str
     assert messages[2]["content"][0]["toolResult"]["toolUseId"] == "t1"
 
 
+def test_repair_of_a_healthy_session_writes_nothing(strands, completed_id, sessions_dir):
+    directory = sessions_dir / f"session_{completed_id}"
+    before = {name: (directory / name).read_bytes() for name in ("journal.log", "session.json")}
+    for _ in range(2):  # the first repair after the run too: the run's close left every readable file trusted
+        result = strands("sessions", "repair", completed_id)
+        assert result.stdout.startswith(f"✓ Session {completed_id}: nothing to repair"), result.stderr
+        after = {name: (directory / name).read_bytes() for name in before}
+        assert after == before  # no record appended, updated_at (cleanup's age) unchanged
+
+
 def test_repair_drop_strategy_removes_the_unanswered_call(strands, store):
     session_id = _broken_session(store)
     result = strands("sessions", "repair", session_id, "--strategy", "drop")

@@ -99,6 +99,7 @@ class LocalSession(Session):
         self._lock = threading.RLock()  # concurrent units (tasks, branches, workers) commit from threads
         self._flushed_at = 0.0
         self._checkpoint_end = checkpoint_end
+        self._trusted_at_open = -1  # the seq every readable file agreed with at open (`mark_views_written`)
         self._durable_seq = state.seq  # the last record known durable (what was read at open is on disk)
         self._deferred_seq = state.seq  # the last deferred commit (appended; durable once the syncer says so)
         self._unpromised: list[tuple[int, tuple[ToolKey, ...]]] = []  # deferred commits no barrier has covered yet
@@ -462,12 +463,15 @@ class LocalSession(Session):
         self._writer.defer()
 
     def mark_views_written(self) -> None:
+        """Open found every readable file trusted (`SessionState.views_trusted`): none needs writing."""
+        self._trusted_at_open = self.state.seq
         for key, conv in self.state.conversations.items():
             self._written_messages[key] = len(conv.messages)
             self._written_generation[key] = conv.generation
 
     def rewrite_views(self) -> None:
         """Write every readable file again from the journal."""
+        self._trusted_at_open = -1  # written again: the close marks them
         with self._lock:
             with self._views_lock:
                 self._written_messages.clear()
@@ -518,6 +522,11 @@ class LocalSession(Session):
 
     def close(self) -> None:
         if self._closed:
+            return
+        if self._trusted_at_open == self.state.seq:
+            # nothing committed or written since an open that trusted every readable file: the journal's last
+            # mark still says so; a `sessions repair` that found nothing leaves the session's bytes as they were
+            self.abandon()
             return
         if not self._broken:
             try:
