@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -155,3 +156,14 @@ def test_a_missing_spec_file_is_exit_3_worded_alike_by_run_validate_and_chaos(tm
         timeout=120,
     )
     assert (result.returncode, result.stderr) == (3, "Error: nope.yaml: no such file\n")
+
+
+def test_the_faults_help_names_every_class_of_the_registry(tmp_path: Path) -> None:
+    from strands_durable.faults.classes.registry import FAULT_CLASSES, parse_fault_classes
+
+    result = strands_chaos("--help", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    shown = result.stdout.split("--faults CLASSES", 1)[1].split("--report", 1)[0]
+    words = set(re.split(r"[\s,;()]+", shown))  # the help is wrapped: whole words, never one cut in two
+    assert [name for name in FAULT_CLASSES if name not in words] == [], shown
+    assert parse_fault_classes("all")[: len(FAULT_CLASSES)] == list(FAULT_CLASSES)  # what `all` runs

@@ -1,4 +1,4 @@
-"""`strands chaos SPEC... --budget 10m`: the real-fault soak (kill, power, disk, concurrent, stream, compound).
+"""`strands chaos SPEC... --budget 10m`: the real-fault soak under every fault class (faults/classes/names.py).
 
 Prints a progress display on stderr, then the summary; writes the JSON report with `--report`. Exit 0 (PASS) only
 when every fault class ran on every spec and nothing was found (zero is the bar), 1 (FAIL) when something was
@@ -17,6 +17,7 @@ import typer
 
 from strands_durable.cli.failure import fail
 from strands_durable.errors import DurableError, ExitCode
+from strands_durable.faults.classes.names import FAULT_CLASSES
 
 
 def chaos(
@@ -32,7 +33,8 @@ def chaos(
         typer.Option(
             "--faults",
             metavar="CLASSES",
-            help="Fault classes: interrupt,kill,power,disk,concurrent,stream,compound or all.",
+            help=f"Comma-separated fault classes: {', '.join(FAULT_CLASSES)} (or one another package adds); all "
+            "(the default) is every class.",
         ),
     ] = "all",
     report: Annotated[

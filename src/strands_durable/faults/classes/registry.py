@@ -1,7 +1,7 @@
 """The registry of fault classes by name, for the soak runner, the CLI, the pytest plugin and the CI gate.
 
 A class is a module declaring a `FaultClass` (faults/kit/findings.py) as `FAULT_CLASS`. The classes this package
-ships are one line each in `BUILT_IN`; another package adds its own through the entry-point group
+ships are one line each in `BUILT_IN` (classes/names.py); another package adds its own through the entry-point group
 `strands_durable.fault_classes` (name = the class's name, value = `module:attribute` of its `FaultClass`), and
 `strands chaos --faults`, the pytest plugin's `--strands-chaos-faults` and the soak pick it up from there. A
 built-in name always means the built-in class.
@@ -21,23 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from strands_durable.errors import UsageError
+from strands_durable.faults.classes.names import BUILT_IN, FAULT_CLASSES
 from strands_durable.faults.kit.findings import FaultClass, FaultRun, Finding
 from strands_durable.faults.kit.golden import WorkflowGoldenRun
 from strands_durable.faults.kit.runs import run_golden
 from strands_durable.faults.kit.target import ChaosTarget, spec_target
 
-# the fault classes this package ships: one line each (name -> the module declaring its `FaultClass` as FAULT_CLASS)
-BUILT_IN: dict[str, str] = {
-    "interrupt": "strands_durable.faults.classes.interrupt",
-    "kill": "strands_durable.faults.classes.kill",
-    "power": "strands_durable.faults.classes.power",
-    "disk": "strands_durable.faults.classes.disk",
-    "concurrent": "strands_durable.faults.classes.concurrent",
-    "stream": "strands_durable.faults.classes.stream",
-    "compound": "strands_durable.faults.classes.compound",
-    "hostile": "strands_durable.faults.classes.hostile",
-}
-FAULT_CLASSES = tuple(BUILT_IN)
 AGENT_FAULTS = ("interrupt", "kill")  # the classes the Python-agent engine (faults/agents/) injects
 ENTRY_POINT_GROUP = "strands_durable.fault_classes"
 LEVELS = ("gate", "full")
