@@ -167,3 +167,24 @@ def test_the_faults_help_names_every_class_of_the_registry(tmp_path: Path) -> No
     words = set(re.split(r"[\s,;()]+", shown))  # the help is wrapped: whole words, never one cut in two
     assert [name for name in FAULT_CLASSES if name not in words] == [], shown
     assert parse_fault_classes("all")[: len(FAULT_CLASSES)] == list(FAULT_CLASSES)  # what `all` runs
+
+
+def test_python_m_chaos_help_shows_specs_as_optional_defaulting_to_every_example_and_scenario() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "chaos", "--help"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Usage: python -m chaos [OPTIONS] [SPECS...]" in result.stdout
+    assert "required" not in result.stdout
+    assert "chaos/scenarios/*.strands.yaml" in " ".join(result.stdout.split())
+
+
+@pytest.mark.slow
+def test_python_m_chaos_without_specs_soaks_the_defaults_even_after_a_json_report_path(tmp_path: Path) -> None:
+    from chaos.__main__ import default_specs
+
+    command = [sys.executable, "-m", "chaos", "--budget", "1s", "--no-progress", "--report", str(tmp_path / "r.json")]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 21, result.stdout + result.stderr  # a second is not enough: INCOMPLETE, never PASS
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["specs"] == [str(spec) for spec in default_specs()]
