@@ -105,6 +105,28 @@ def test_the_quickstart_sample_output_is_what_the_command_prints(strands):
     assert printed[0].startswith("Session ID: ") and printed[-1].endswith("/durable-agent-workflows-report.md")
 
 
+def test_the_resume_sample_output_is_what_a_resume_after_ctrl_c_prints(strands, child):
+    """The quickstart's run, stopped by Ctrl+C while step 2 runs, then resumed as the README shows it."""
+    import signal
+
+    argv = shlex.split(_fenced_commands()[0].split(" && ")[1])
+    run = child(*argv[1:2], REPO / argv[2], *argv[3:], env={"STRANDS_SYNTHETIC_LATENCY_MS": "300"})
+    run.wait_for("Step 2/3: researcher - EXECUTING")
+    run.proc.send_signal(signal.SIGINT)
+    assert run.finish() == 130, run.err
+    session_id = run.out[0].removeprefix("Session ID: ")
+    blocks = (REPO / "README.md").read_text(encoding="utf-8").split("```")[1::2]
+    command, *shown = next(b for b in blocks if b.strip().startswith("$ strands run --resume")).strip().splitlines()
+    resumed = strands(*shlex.split(command)[2:4], session_id[:8])  # `$ strands run --resume ID`
+    assert resumed.returncode == 0, resumed.stderr
+    printed = resumed.stdout.strip().splitlines()
+    # everything but the session id and the artifact's absolute path, token counts included
+    assert printed[1:-1] == shown[1:-1]
+    assert printed[0] == f"Resuming session: {session_id[:8]}..." and shown[0].startswith("Resuming session: ")
+    for lines in (printed, shown):
+        assert lines[-1].startswith("Artifact written: /") and lines[-1].endswith("/durable-agent-workflows-report.md")
+
+
 def test_the_readme_k_example_selects_one_real_crash_point(tmp_path):
     import re
     import subprocess

@@ -10,6 +10,7 @@ from strands_durable.errors import DurableError, exit_code_for
 from strands_durable.runner.native_tools import NATIVE_TOOL_NAMES, native_tools
 from strands_durable.runner.skills import skills_prompt
 from strands_durable.spec import load_spec
+from tests.conftest import REPO
 from tests.tools.support import call, result_text, run_script, scripted_spec, tool_results
 
 
@@ -23,6 +24,18 @@ def test_python_exec_is_refused_before_a_session_without_the_flag(tmp_path):
         run_script(spec, tmp_path, [call("python_exec", code="print(1)")])
     assert exit_code_for(caught.value) == 18 and "--allow-python-exec" in str(caught.value)
     assert not (tmp_path / "sessions").exists() or not list((tmp_path / "sessions").iterdir())
+
+
+def test_python_exec_is_refused_without_the_flag_only_when_an_agent_gets_it_as_the_readme_says(tmp_path):
+    listed = "tools:\n  python: [python_exec, calculator]\n"
+    given_to_none, _ = run_script(scripted_spec(tmp_path, "[calculator]", listed), tmp_path, [])
+    assert given_to_none.status == "completed"
+    with pytest.raises(DurableError) as caught:  # an agent without `tools:` gets every tool of the spec
+        run_script(scripted_spec(tmp_path, None, listed, name="every.yaml"), tmp_path, [])
+    assert exit_code_for(caught.value) == 18 and "agents.worker.tools" in str(caught.value)
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    row = readme.split("| `--allow-python-exec` |")[1].split("|")[0]
+    assert "without the flag a run in which an agent gets it" in row and "given to no agent it never runs" in row
 
 
 def test_python_exec_runs_restricted_code_with_a_real_timeout_and_its_results_are_committed(tmp_path):
