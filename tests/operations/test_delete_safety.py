@@ -179,3 +179,102 @@ def test_cleanup_reports_a_failed_delete_apart_from_the_sessions_it_keeps_and_de
     assert str(error) == f"cannot delete session {summary.session_id}: Input/output error (EIO)"
     assert int(error.exit_code) == 12
     assert [s.session_id for s in report.deleted] == [i for i in ids if i != summary.session_id]
+
+
+class RefusingUnder(FileOps):
+    """The real file layer, except that nothing under `stuck` may be removed (EACCES: a file a tool made root's)."""
+
+    def __init__(self, stuck: Path) -> None:
+        self.stuck = stuck
+
+    def _check(self, path: Path) -> None:
+        if path == self.stuck or self.stuck in path.parents:
+            raise OSError(errno.EACCES, "Permission denied", str(path))
+
+    def remove(self, path: Path) -> None:
+        self._check(path)
+        super().remove(path)
+
+    def rmdir(self, path: Path) -> None:
+        self._check(path)
+        super().rmdir(path)
+
+    def remove_tree(self, path: Path) -> None:
+        self._check(path)
+        super().remove_tree(path)
+
+
+def _refusing(original, check):
+    def method(self, path: Path) -> None:
+        check(path)
+        original(self, path)
+
+    return method
+
+
+def _cut_short(root: Path, count: int) -> list[str]:
+    """`count` sessions whose deletes were cut short after the rename (gone from every listing)."""
+    from tests.cli.support import make_session
+
+    ids = []
+    for _ in range(count):
+        session = make_session(LocalStore(root))
+        session.close()
+        with pytest.raises(DurableError):
+            LocalStore(root, fileops=FailingAt(1, only="remove")).delete(session.state.session_id)
+        ids.append(session.state.session_id)
+    return sorted(ids)
+
+
+def _doomed(root: Path, session_id: str) -> Path:
+    return root / f".deleting_session_{session_id}"
+
+
+def test_a_delete_cut_short_that_cannot_be_finished_blocks_no_other(tmp_path):
+    from tests.cli.support import make_session
+
+    root = tmp_path / "sessions"
+    stuck, other = _cut_short(root, 2)
+    refusing = LocalStore(root, fileops=RefusingUnder(_doomed(root, stuck)))
+    with pytest.raises(DurableError, match=f"cannot delete session {stuck}: Permission denied"):
+        refusing.finish_interrupted_deletes()  # asked without a list to fill: the first failure is raised
+    failed: list = []
+    assert refusing.finish_interrupted_deletes(failed) == [other] and not _doomed(root, other).exists()
+    assert [(i, str(e)) for i, e in failed] == [(stuck, f"cannot delete session {stuck}: Permission denied (EACCES)")]
+    old = make_session(LocalStore(root))
+    old.close()
+    report = cleanup_sessions(refusing, dt.timedelta(0))
+    assert [s.session_id for s in report.deleted] == [old.state.session_id]
+    assert [i for i, _ in report.unfinished] == [stuck] and report.failed == []
+    assert _doomed(root, stuck).is_dir()
+
+
+def test_the_cli_goes_on_past_a_delete_cut_short_it_cannot_finish_and_names_it(tmp_path, monkeypatch):
+    from tests.cli.in_process import strands_in_process
+    from tests.cli.support import make_session
+
+    root = tmp_path / "sessions"
+    (stuck,) = _cut_short(root, 1)
+    check = RefusingUnder(_doomed(root, stuck))._check
+    for name in ("remove", "rmdir", "remove_tree"):  # every store the CLI opens gets the refusing layer
+        monkeypatch.setattr(FileOps, name, _refusing(getattr(FileOps, name), check))
+    ids = []
+    for _ in range(2):
+        session = make_session(LocalStore(root))
+        session.close()
+        ids.append(session.state.session_id)
+    error = f"Error: cannot delete session {stuck}: Permission denied (EACCES)"
+    warning = f"⚠ Warning: an interrupted delete could not be finished: cannot delete session {stuck}: Permission "
+
+    def sessions(*args: str):
+        return strands_in_process("sessions", *args, "--sessions-dir", root, cwd=tmp_path)
+
+    deleted = sessions("delete", ids[0], "--force")
+    assert deleted.returncode == 0, deleted.stderr
+    assert deleted.stderr.startswith(warning) and deleted.stdout.strip() == f"✓ Deleted session {ids[0]}"
+    asked = sessions("delete", stuck[:8], "--force")  # the stuck one itself: its own error
+    assert (asked.returncode, asked.stderr.strip()) == (12, error)
+    cleaned = sessions("cleanup", "--older-than", "0m", "--force")
+    assert cleaned.returncode == 12 and cleaned.stderr.strip() == error, cleaned.stderr
+    assert "✓ Deleted 1 session" in cleaned.stdout
+    assert LocalStore(root).session_ids() == [] and _doomed(root, stuck).is_dir()

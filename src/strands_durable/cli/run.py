@@ -395,7 +395,8 @@ def _apply_retention(store: Any, session_id: str) -> None:
             f"({RETENTION_ENV})",
             file=sys.stderr,
         )
-    for _, exc in report.failed if report is not None else ():  # the run itself succeeded: a warning, not its exit
+    failures = [*report.unfinished, *report.failed] if report is not None else []
+    for _, exc in failures:  # the run itself succeeded: a warning, not its exit
         print(f"⚠ Warning: automatic cleanup ({RETENTION_ENV}) failed: {exc}", file=sys.stderr)
 
 

@@ -201,11 +201,16 @@ def delete(
     from strands_durable.cli.session_views import short_id
 
     store = open_store(sessions_dir)
-    finished = store.finish_interrupted_deletes()
+    stuck: list[tuple[str, DurableError]] = []
+    finished = store.finish_interrupted_deletes(stuck)
     for finished_id in finished:
         print(f"✓ Finished an interrupted delete of session {finished_id}")
     if any(finished_id.startswith(session_id.strip()) for finished_id in finished):
         return
+    for stuck_id, exc in stuck:
+        if stuck_id.startswith(session_id.strip()):
+            fail(exc)  # the session asked for is the one whose delete cannot be finished
+        _warn_stuck(exc)
     full_id = store.resolve(session_id)
     holder = store.holder(full_id)
     if holder is not None:
@@ -235,37 +240,52 @@ def cleanup(
 
     Never one a live process holds. Set STRANDS_SESSIONS_RETENTION (e.g. 7d) to do this after every run.
     """
-    from strands_durable.operations import cleanup_sessions, parse_age
+    from strands_durable.operations import parse_age
 
     age = parse_age(older_than)
     statuses = checked_statuses(status)
     store = open_store(sessions_dir)
-    for finished_id in [] if dry_run else store.finish_interrupted_deletes():
+    stuck: list[tuple[str, DurableError]] = []
+    for finished_id in [] if dry_run else store.finish_interrupted_deletes(stuck):
         print(f"✓ Finished an interrupted delete of session {finished_id}")
+    failed = _cleanup(store, age, older_than, statuses, dry_run=dry_run, force=force)
+    errors = [exc for _, exc in stuck] + failed  # after the others were deleted: one error line, exit 12
+    if errors:
+        fail(not_deleted(errors))
+
+
+def _warn_stuck(exc: DurableError) -> None:
+    print(f"⚠ Warning: an interrupted delete could not be finished: {exc}", file=sys.stderr)
+
+
+def _cleanup(store: Any, age: Any, older_than: str, statuses: Any, *, dry_run: bool, force: bool) -> list[Any]:
+    """`sessions cleanup` once the deletes cut short are finished: what it lists, asks and deletes; the errors of
+    the sessions it could not delete."""
+    from strands_durable.operations import cleanup_sessions
+
     plan = cleanup_sessions(store, age, statuses, dry_run=True)
     for summary, why in plan.skipped:
         print(f"Keeping {summary.session_id} ({summary.workflow_name}): {why}")
     if not plan.deleted:
         print(f"No sessions older than {older_than} to delete.")
-        return
+        return []
     for summary in plan.deleted:
         print(
             f"{'Would delete' if dry_run else 'To delete'}: {summary.session_id} ({summary.workflow_name}, "
             f"{summary.display_status})"
         )
     if dry_run:
-        return
+        return []
     if not force and not confirm(f"Delete {counted(len(plan.deleted), 'session')}?"):
         print("Nothing deleted.", file=sys.stderr)
-        return
+        return []
     wanted = {s.session_id for s in plan.deleted}
-    report = cleanup_sessions(store, age, statuses)
+    report = cleanup_sessions(store, age, statuses)  # the deletes cut short that failed above are in `unfinished`
     for summary, why in report.skipped:
         if summary.session_id in wanted:
             print(f"Kept {summary.session_id}: {why}")
     print(f"✓ Deleted {counted(len(report.deleted), 'session')}")
-    if report.failed:
-        fail(not_deleted([exc for _, exc in report.failed]))
+    return [exc for _, exc in report.failed]
 
 
 def not_deleted(errors: list[DurableError]) -> DurableError:

@@ -34,6 +34,7 @@ class CleanupReport:
     skipped: list[tuple[SessionSummary, str]] = field(default_factory=list)  # old enough, but kept: why
     failed: list[tuple[SessionSummary, DurableError]] = field(default_factory=list)  # its delete failed (I/O): why
     finished: list[str] = field(default_factory=list)  # ids of deletes cut short before, finished now (any age)
+    unfinished: list[tuple[str, DurableError]] = field(default_factory=list)  # such deletes that failed again: why
 
 
 def parse_age(text: str, *, what: str = "--older-than") -> dt.timedelta:
@@ -67,12 +68,13 @@ def cleanup_sessions(
     status, and so is every id in `keep` and every session that cannot be read (reported as skipped, never
     deleted unasked); a delete that fails (permission denied, a disk error) is reported in `failed`, apart from
     the sessions kept on purpose, and the others are still deleted. `dry_run` only reports. A delete that was cut
-    short is finished first, whatever its age (`finished`).
+    short is finished first, whatever its age (`finished`; one that fails again is in `unfinished`, and the
+    cleanup goes on).
     """
     now = now or dt.datetime.now(dt.timezone.utc)
     report = CleanupReport()
     if not dry_run:
-        report.finished = store.finish_interrupted_deletes()
+        report.finished = store.finish_interrupted_deletes(report.unfinished)
     for summary in store.list():
         if summary.status == "corrupt":  # never deleted unasked: what is left of it may be worth saving
             if statuses is None or "corrupt" in statuses:

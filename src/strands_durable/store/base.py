@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from strands_durable.crashpoints import CrashPoints
+from strands_durable.errors import DurableError
 from strands_durable.store.fileops import FileOps
 from strands_durable.store.ids import resolve_session_id
 from strands_durable.store.journal import JournalContents, frame_line, read_journal
@@ -316,9 +317,11 @@ class SessionStore(ABC):
     def delete(self, session_id: str) -> None:
         """Delete a session (takes the lease first: SessionInUse while a live process holds it)."""
 
-    def finish_interrupted_deletes(self) -> list[str]:
+    def finish_interrupted_deletes(self, failed: list[tuple[str, DurableError]] | None = None) -> list[str]:
         """Finish the deletes that were cut short and left a session no command lists; the ids finished (a store
-        whose interrupted delete leaves a session that is still listed and deleted again has none)."""
+        whose interrupted delete leaves a session that is still listed and deleted again has none). One that
+        cannot be finished (permission denied, a disk error) raises its error, or, given `failed`, is added there
+        as (id, error) while the others are finished: one stuck leftover never blocks every later delete."""
         return []
 
     @abstractmethod

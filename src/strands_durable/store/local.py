@@ -466,11 +466,17 @@ class LocalStore(SessionStore):
                 found.append(session_id)
         return found
 
-    def finish_interrupted_deletes(self) -> list[str]:
-        """Finish every delete that was cut short; the ids finished."""
+    def finish_interrupted_deletes(self, failed: list[tuple[str, DurableError]] | None = None) -> list[str]:
+        """Finish every delete that was cut short; the ids finished (`SessionStore.finish_interrupted_deletes`)."""
         finished = []
         for session_id in self.interrupted_deletes():
             doomed = self.root / f"{layout.DELETING_PREFIX}{layout.SESSION_PREFIX}{session_id}"
-            self._empty_and_remove(doomed, session_id)
+            try:
+                self._empty_and_remove(doomed, session_id)
+            except DurableError as exc:
+                if failed is None:
+                    raise
+                failed.append((session_id, exc))
+                continue
             finished.append(session_id)
         return finished

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from strands_durable.crashpoints import CrashPoints
+from strands_durable.errors import DurableError
 from strands_durable.store.base import (
     Inspection,
     KnownJournal,
@@ -197,8 +198,8 @@ class WrappingStore(SessionStore):
     def delete(self, session_id: str) -> None:
         self.inner.delete(session_id)
 
-    def finish_interrupted_deletes(self) -> list[str]:
-        return self.inner.finish_interrupted_deletes()
+    def finish_interrupted_deletes(self, failed: list[tuple[str, DurableError]] | None = None) -> list[str]:
+        return self.inner.finish_interrupted_deletes(failed)
 
     def holder(self, session_id: str) -> LeaseHolder | None:
         return self.inner.holder(session_id)
