@@ -220,7 +220,7 @@ class DurableInvoker:
             # committed with this unit's first message: apply it again (a pure function of the messages). A unit
             # already under way was restored from the window state committed with its own messages.
             manager.apply_management(agent)
-            _fit_window(agent, inv.provider)
+            fit_window(agent, inv.provider)
             if inv.compaction is not None and conv is not None and manager.due(conv.messages):
                 manager.compact(agent)  # before the unit's prompt: a crash after its commit resumes compacted
         counters = {"model_calls": 0}
@@ -260,15 +260,17 @@ def _name_restored(messages: list[dict[str, Any]], conversation: str, first: int
         message["tracking_id"] = f"{stem}{position:012x}"
 
 
-def _fit_window(agent: Any, provider: str) -> None:
+def fit_window(agent: Any, provider: str) -> int:
     """A window the trim left starting where `provider` refuses (`history.window.misplaced_start`) starts at its
-    first prompt instead, counted removed: a pure function of the messages, as the trim is."""
+    first prompt instead, counted removed by the agent's conversation manager: a pure function of the messages, as
+    the trim is. The number of messages moved out of the window (spec runs and `DurableSessionManager` alike)."""
     from strands_durable.history.window import misplaced_start
 
     start = misplaced_start(agent.messages, provider)
     if start:
         del agent.messages[:start]
         agent.conversation_manager.removed_message_count += start
+    return start
 
 
 def _restore_manager(manager: Any, cm_state: dict[str, Any], conv_key: str) -> list[dict[str, Any]]:

@@ -14,6 +14,8 @@ import atexit
 import contextlib
 import copy
 import logging
+import math
+import os
 import sys
 import threading
 import time
@@ -35,7 +37,7 @@ from strands.hooks import (
 from strands.hooks.registry import HookRegistry
 from strands.session.session_manager import SessionManager
 
-from strands_durable.agent.durable import DurableInvoker, Invocation, InvocationHooks
+from strands_durable.agent.durable import DurableInvoker, Invocation, InvocationHooks, fit_window
 from strands_durable.agent.state_attribution import (
     EVERY_OWNER,
     TOOL_CALL,
@@ -408,26 +410,21 @@ class DurableSessionManager(MultiAgentSupport, SessionManager):
         """Move the conversation manager's window on to its first prompt when it starts where the model's profile
         refuses (`history.window.misplaced_start`). The messages stay stored; the conversation manager counts them
         removed (committed with the next message), and a log line says so."""
-        from strands_durable.history.window import misplaced_start
-
         agent = slot.agent
         if getattr(agent.model, "stateful", False):
             return
         profile = self.provider_profile or profile_for_model(agent.model)
-        window = agent.messages
-        start = misplaced_start(window, profile)
+        start = fit_window(agent, profile)
         if not start:
             return
-        del window[:start]
-        agent.conversation_manager.removed_message_count += start
-        slot.known_messages = len(window)
+        slot.known_messages = len(agent.messages)
         logger.warning(
             "session %s, agent %s: the conversation manager's window started with an assistant turn, which the %s "
             "request refuses; it now starts %s (%d more messages counted removed, still stored)",
             self.session_id,
             slot.key,
             profile,
-            "at the next user turn" if window else "empty",
+            "at the next user turn" if agent.messages else "empty",
             start,
         )
 
@@ -942,9 +939,6 @@ def _nothing_to_answer(agent: Any) -> bool:
 def _check_options(storage_dir: Any, store: Any, lease_timeout: Any, provider_profile: Any) -> None:
     """Refuse a constructor argument of the wrong kind at once (`UsageError` naming it), not at the first prompt
     after the session was marked running."""
-    import math
-    import os
-
     from strands_durable.history import PROFILES
 
     if storage_dir is not None and not isinstance(storage_dir, (str, os.PathLike)):
