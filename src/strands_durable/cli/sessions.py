@@ -280,7 +280,7 @@ def _cleanup(store: Any, age: Any, older_than: str, statuses: Any, *, dry_run: b
         print("Nothing deleted.", file=sys.stderr)
         return []
     wanted = {s.session_id for s in plan.deleted}
-    report = cleanup_sessions(store, age, statuses)  # the deletes cut short that failed above are in `unfinished`
+    report = cleanup_sessions(store, age, statuses, finish_deletes=False)  # finished (or not) above
     for summary, why in report.skipped:
         if summary.session_id in wanted:
             print(f"Kept {summary.session_id}: {why}")

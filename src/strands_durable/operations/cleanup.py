@@ -60,6 +60,7 @@ def cleanup_sessions(
     dry_run: bool = False,
     keep: Collection[str] = (),
     now: dt.datetime | None = None,
+    finish_deletes: bool = True,
 ) -> CleanupReport:
     """Delete sessions last updated more than `older_than` ago whose status is in `statuses` (when None: every
     status but `idle`; an agent's chat between invocations is deleted only when `idle` is asked for by name).
@@ -69,11 +70,11 @@ def cleanup_sessions(
     deleted unasked); a delete that fails (permission denied, a disk error) is reported in `failed`, apart from
     the sessions kept on purpose, and the others are still deleted. `dry_run` only reports. A delete that was cut
     short is finished first, whatever its age (`finished`; one that fails again is in `unfinished`, and the
-    cleanup goes on).
+    cleanup goes on), unless `finish_deletes` is False (a caller that finished them itself).
     """
     now = now or dt.datetime.now(dt.timezone.utc)
     report = CleanupReport()
-    if not dry_run:
+    if finish_deletes and not dry_run:
         report.finished = store.finish_interrupted_deletes(report.unfinished)
     for summary in store.list():
         if summary.status == "corrupt":  # never deleted unasked: what is left of it may be worth saving
